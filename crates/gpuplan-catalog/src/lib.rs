@@ -1,0 +1,34 @@
+//! The gpuplan catalog: accelerators and cloud offerings, every number with its source and
+//! the date it was read.
+//!
+//! The data are committed files under `data/` (see `data/SCHEMA.md`), embedded into the
+//! binary at build time and parsed through private DTOs into validated
+//! [`gpuplan_model`] values. [`Catalog::from_files`] reads another catalog with the same
+//! layout, which a front end has loaded from disk; this crate itself never touches files.
+//!
+//! ```
+//! use gpuplan_catalog::Catalog;
+//!
+//! let catalog = Catalog::embedded().unwrap();
+//! let h100 = catalog.accelerators().resolve_one("h100").unwrap();
+//! assert_eq!(h100.accelerator.id.as_str(), "H100-SXM5-80GB");
+//! ```
+//!
+//! The [`import`] module turns a snapshot of the public SkyPilot catalog into rows of
+//! `data/offerings/`, repairing or dropping the rows whose data are known to be wrong and
+//! recording why.
+
+mod accelerator_index;
+mod catalog;
+mod error;
+mod offering_query;
+mod raw;
+mod summary;
+
+pub mod import;
+
+pub use accelerator_index::{AcceleratorIndex, LookupError, Resolved};
+pub use catalog::{Catalog, CatalogFile, SCHEMA_VERSION};
+pub use error::CatalogError;
+pub use offering_query::{OfferingQuery, OfferingSort};
+pub use summary::{CatalogSummary, ProviderSummary};

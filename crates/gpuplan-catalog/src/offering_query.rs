@@ -1,0 +1,109 @@
+use crate::Catalog;
+use gpuplan_model::{AcceleratorId, Bytes, Offering, ProviderId, UsdPerHour};
+use std::cmp::Ordering;
+
+/// The order of an offerings listing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OfferingSort {
+    /// Cheapest on-demand price first; unknown prices last.
+    #[default]
+    Price,
+    /// Cheapest on-demand price per accelerator first.
+    PricePerGpu,
+    /// Most accelerators first.
+    Gpus,
+    /// Most accelerator memory first.
+    Memory,
+    /// Provider, then instance type, then region.
+    Provider,
+}
+
+/// A filter over a catalog's offerings. Every field left empty matches everything.
+#[derive(Debug, Clone, Default)]
+pub struct OfferingQuery {
+    /// Accelerator ids to keep (already resolved from user names).
+    pub accelerators: Vec<AcceleratorId>,
+    pub providers: Vec<ProviderId>,
+    /// Region names or prefixes (`us-east` matches `us-east-1`).
+    pub regions: Vec<String>,
+    pub min_gpus: Option<u32>,
+    pub max_gpus: Option<u32>,
+    /// Minimum memory per accelerator.
+    pub min_gpu_memory: Option<Bytes>,
+    /// Maximum price: on-demand, or spot when `spot_only`.
+    pub max_price: Option<UsdPerHour>,
+    pub spot_only: bool,
+    /// Keep CPU-only instances too (off by default: gpuplan lists accelerator offerings).
+    pub include_cpu_only: bool,
+    pub sort: OfferingSort,
+}
+
+impl OfferingQuery {
+    pub fn matches(&self, catalog: &Catalog, offering: &Offering) -> bool {
+        let Some(accelerator) = &offering.accelerator else {
+            return self.include_cpu_only && self.accelerators.is_empty() && self.min_gpus.unwrap_or(0) == 0;
+        };
+        if !self.accelerators.is_empty() && !self.accelerators.contains(accelerator) {
+            return false;
+        }
+        if !self.providers.is_empty() && !self.providers.contains(&offering.provider) {
+            return false;
+        }
+        if !self.regions.is_empty() {
+            let region = offering.region.as_deref().unwrap_or("").to_lowercase();
+            if !self.regions.iter().any(|wanted| region.starts_with(&wanted.to_lowercase())) {
+                return false;
+            }
+        }
+        if self.min_gpus.is_some_and(|min| offering.accelerator_count < min)
+            || self.max_gpus.is_some_and(|max| offering.accelerator_count > max)
+        {
+            return false;
+        }
+        if let Some(min) = self.min_gpu_memory {
+            let per_gpu = catalog.accelerators().get(accelerator.as_str()).map(|a| a.memory);
+            if per_gpu.is_none_or(|memory| memory < min) {
+                return false;
+            }
+        }
+        let price = if self.spot_only { offering.spot } else { offering.on_demand };
+        if self.spot_only && price.is_none() {
+            return false;
+        }
+        if let Some(max) = self.max_price {
+            if price.is_none_or(|price| price.0 > max.0) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The matching offerings of `catalog`, in the requested order.
+    pub fn run<'a>(&self, catalog: &'a Catalog) -> Vec<&'a Offering> {
+        let mut found: Vec<&Offering> = catalog.offerings().iter().filter(|o| self.matches(catalog, o)).collect();
+        let price = |o: &Offering| if self.spot_only { o.spot } else { o.on_demand };
+        let by_price = |a: Option<UsdPerHour>, b: Option<UsdPerHour>| match (a, b) {
+            (Some(a), Some(b)) => a.0.total_cmp(&b.0),
+            (Some(_), None) => Ordering::Less,
+            (None, Some(_)) => Ordering::Greater,
+            (None, None) => Ordering::Equal,
+        };
+        let by_name = |a: &Offering, b: &Offering| {
+            (&a.provider, &a.instance_type, &a.region, &a.zone).cmp(&(&b.provider, &b.instance_type, &b.region, &b.zone))
+        };
+        found.sort_by(|a, b| {
+            let primary = match self.sort {
+                OfferingSort::Price => by_price(price(a), price(b)),
+                OfferingSort::PricePerGpu => by_price(
+                    price(a).map(|p| p.per(a.accelerator_count)),
+                    price(b).map(|p| p.per(b.accelerator_count)),
+                ),
+                OfferingSort::Gpus => b.accelerator_count.cmp(&a.accelerator_count),
+                OfferingSort::Memory => b.accelerator_memory.cmp(&a.accelerator_memory),
+                OfferingSort::Provider => Ordering::Equal,
+            };
+            primary.then_with(|| by_name(a, b))
+        });
+        found
+    }
+}

@@ -1,0 +1,18 @@
+mod catalog;
+mod gpus;
+mod instances;
+
+use crate::args::{Cli, Command};
+use crate::catalog_source;
+use gpuplan::{Error, ExitStatus};
+
+/// Runs one command to completion; the answer is printed, the status returned.
+pub fn run(cli: Cli) -> Result<ExitStatus, Error> {
+    let catalog = catalog_source::load(cli.catalog.as_deref())?;
+    let format = cli.output_format();
+    match cli.command {
+        Command::Gpus(args) => gpus::run(&catalog, &args, format),
+        Command::Instances(args) => instances::run(&catalog, &args, format),
+        Command::Catalog => catalog::run(&catalog, format),
+    }
+}

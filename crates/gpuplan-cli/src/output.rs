@@ -1,0 +1,33 @@
+//! Writing answers to standard output. A closed pipe (`gpuplan instances | head`) ends the
+//! program quietly instead of panicking.
+
+use gpuplan::emit::{OutputFormat, Table};
+use serde::Serialize;
+use std::io::Write;
+
+pub fn text(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    if stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()).is_err() {
+        // The reader went away; there is nobody left to tell.
+    }
+}
+
+pub fn json<T: Serialize>(value: &T) {
+    match serde_json::to_string_pretty(value) {
+        Ok(body) => text(&format!("{body}\n")),
+        Err(error) => eprintln_note(&format!("could not encode the answer as JSON: {error}")),
+    }
+}
+
+/// A table in any text format, or the JSON of `wire` when JSON was asked for.
+pub fn listing<T: Serialize>(format: OutputFormat, table: &Table, wire: &T) {
+    match format.exporter() {
+        Some(exporter) => text(&exporter.export(table)),
+        None => json(wire),
+    }
+}
+
+/// A note for the person at the terminal, on standard error so pipes stay clean.
+pub fn eprintln_note(note: &str) {
+    let _ = writeln!(std::io::stderr(), "note: {note}");
+}

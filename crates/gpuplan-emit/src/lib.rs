@@ -1,0 +1,24 @@
+//! How gpuplan shows its answers.
+//!
+//! Listings are first turned into a plain [`Table`] of text cells (the `view` functions), then
+//! written by one [`Exporter`] per format: a terminal table, CSV or Markdown. JSON does not go
+//! through a table: it serialises the documented wire types of [`wire`] (see `docs/json.md`),
+//! which the CLI and the HTTP API share.
+//!
+//! ```
+//! use gpuplan_emit::{Exporter, MarkdownExporter, Table};
+//!
+//! let table = Table::new(["gpu", "memory"]).with_row(["H100-SXM5-80GB", "80 GiB"]);
+//! assert!(MarkdownExporter.export(&table).contains("| H100-SXM5-80GB | 80 GiB |"));
+//! ```
+
+mod export;
+mod format;
+mod table;
+mod view;
+pub mod wire;
+
+pub use export::{CsvExporter, Exporter, MarkdownExporter, TerminalExporter};
+pub use format::OutputFormat;
+pub use table::{Align, Table};
+pub use view::{catalog_table, gpu_detail, gpu_table, instance_table};

@@ -1,0 +1,18 @@
+//! Listings as [`Table`](crate::Table)s of text cells, one function per listing.
+
+mod catalog;
+mod gpu;
+mod instance;
+
+pub use catalog::catalog_table;
+pub use gpu::{gpu_detail, gpu_table};
+pub use instance::instance_table;
+
+/// A number with at most one decimal and no trailing zero; `-` when unknown.
+fn cell(value: Option<f64>) -> String {
+    match value {
+        None => "-".to_string(),
+        Some(v) if (v - v.round()).abs() < 0.05 => format!("{v:.0}"),
+        Some(v) => format!("{v:.1}"),
+    }
+}

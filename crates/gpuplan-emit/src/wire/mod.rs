@@ -1,0 +1,13 @@
+//! The JSON wire format shared by the CLI (`--format json`) and the HTTP API.
+//!
+//! These structs are the documented contract of `docs/json.md`: fields may be added, never
+//! renamed or removed. Sizes are bytes, rates bytes per second, prices USD per hour, dates
+//! `YYYY-MM-DD`; an unknown value is `null`, never `0`.
+
+mod catalog_summary;
+mod gpu;
+mod instance;
+
+pub use catalog_summary::{CatalogSummaryJson, ProviderSummaryJson};
+pub use gpu::{GpuJson, NvLinkJson};
+pub use instance::InstanceJson;

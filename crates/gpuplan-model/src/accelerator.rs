@@ -1,0 +1,72 @@
+use crate::{AcceleratorId, Bytes, BytesPerSecond, FlopsPerSecond, Precision, Source, Watts};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// Peak throughput per precision. A precision is absent when the hardware lacks it or no
+/// source states it; there are no zeros standing for "unknown".
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct PeakTable(pub BTreeMap<Precision, FlopsPerSecond>);
+
+impl PeakTable {
+    pub fn get(&self, precision: Precision) -> Option<FlopsPerSecond> {
+        self.0.get(&precision).copied()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (Precision, FlopsPerSecond)> + '_ {
+        self.0.iter().map(|(precision, rate)| (*precision, *rate))
+    }
+}
+
+/// An NVIDIA NVLink attachment.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct NvLink {
+    pub generation: u8,
+    /// Total bidirectional bandwidth per GPU.
+    pub bandwidth: BytesPerSecond,
+}
+
+/// One accelerator model (a GPU, TPU chip or Neuron device) with its datasheet figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Accelerator {
+    pub id: AcceleratorId,
+    pub name: String,
+    pub vendor: String,
+    pub architecture: String,
+    pub compute_capability: Option<String>,
+    pub form_factor: Option<String>,
+    pub release_year: Option<u16>,
+    /// Device memory as the datasheet states it.
+    pub memory: Bytes,
+    /// Memory the driver reports, where a source gives it (slightly less than `memory`).
+    pub reported_memory: Option<Bytes>,
+    pub memory_type: Option<String>,
+    pub memory_bandwidth: Option<BytesPerSecond>,
+    pub tdp: Option<Watts>,
+    pub pcie_generation: Option<u8>,
+    pub nvlink: Option<NvLink>,
+    pub interconnect: Option<String>,
+    pub aliases: Vec<String>,
+    /// Dense peak throughput (no sparsity).
+    pub dense: PeakTable,
+    /// 2:4 structured-sparsity figures, kept apart from the dense ones.
+    pub sparse: PeakTable,
+    pub sources: Vec<Source>,
+}
+
+impl Accelerator {
+    /// Memory available to a program: the driver-reported figure when known, else the
+    /// datasheet figure.
+    pub fn usable_memory(&self) -> Bytes {
+        self.reported_memory.unwrap_or(self.memory)
+    }
+
+    /// Dense peak at `precision`.
+    pub fn peak(&self, precision: Precision) -> Option<FlopsPerSecond> {
+        self.dense.get(precision)
+    }
+}

@@ -1,0 +1,38 @@
+//! The vocabulary of gpuplan.
+//!
+//! Plain values shared by every other crate: units as newtypes ([`Bytes`], [`FlopsPerSecond`],
+//! [`UsdPerHour`] …), names that normalise themselves ([`AcceleratorId`], [`ProviderId`]),
+//! hardware ([`Accelerator`]), rentable shapes ([`Offering`]) and the provenance every catalog
+//! number carries ([`Source`], [`Date`]). Nothing here reads files, prints or touches a clock.
+//!
+//! ```
+//! use gpuplan_model::{Bytes, Precision};
+//!
+//! let weights = Bytes::from_gib(13.5);
+//! assert_eq!(weights.to_string(), "13.5 GiB");
+//! assert_eq!("BF16".parse::<Precision>().unwrap(), Precision::Bf16);
+//! ```
+
+mod accelerator;
+mod accelerator_id;
+mod billing;
+mod date;
+mod name;
+mod offering;
+mod precision;
+mod provider;
+mod source;
+mod suggestion;
+mod units;
+
+pub use accelerator::{Accelerator, NvLink, PeakTable};
+pub use accelerator_id::AcceleratorId;
+pub use billing::{BillingGranularity, BillingMode, CommitmentTerm, ReservedDiscount};
+pub use date::{Date, DateError};
+pub use name::normalize_name;
+pub use offering::{GpuInterconnect, NodeNetwork, Offering};
+pub use precision::{Precision, UnknownPrecision};
+pub use provider::ProviderId;
+pub use source::Source;
+pub use suggestion::did_you_mean;
+pub use units::{Bytes, BytesPerSecond, FlopsPerSecond, GigabitsPerSecond, UsdPerHour, Watts};

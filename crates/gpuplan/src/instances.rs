@@ -1,0 +1,86 @@
+use crate::Error;
+use gpuplan_catalog::{Catalog, OfferingQuery, OfferingSort};
+use gpuplan_model::{Bytes, Offering, ProviderId, UsdPerHour, did_you_mean};
+use std::collections::BTreeSet;
+
+/// `instances`: which offerings rent a GPU, in which shape, at what price. Names are as the
+/// user typed them; [`find_instances`] resolves and validates them.
+#[derive(Debug, Clone, Default)]
+pub struct InstancesRequest {
+    /// An accelerator id, alias or family name (`H100` matches every H100 variant).
+    pub gpu: Option<String>,
+    pub providers: Vec<String>,
+    pub regions: Vec<String>,
+    pub min_gpus: Option<u32>,
+    pub max_gpus: Option<u32>,
+    /// Minimum memory per GPU, GiB.
+    pub min_gpu_memory_gib: Option<f64>,
+    /// Maximum USD per hour (spot price with `spot_only`).
+    pub max_price: Option<f64>,
+    pub spot_only: bool,
+    pub include_cpu_only: bool,
+    pub sort: OfferingSort,
+}
+
+/// The matching offerings, and what the names were taken to mean.
+#[derive(Debug)]
+pub struct InstancesAnswer<'a> {
+    pub offerings: Vec<&'a Offering>,
+    pub notes: Vec<String>,
+}
+
+pub fn find_instances<'a>(catalog: &'a Catalog, request: &InstancesRequest) -> Result<InstancesAnswer<'a>, Error> {
+    let mut notes = Vec::new();
+    let mut query = OfferingQuery {
+        sort: request.sort,
+        spot_only: request.spot_only,
+        include_cpu_only: request.include_cpu_only,
+        regions: request.regions.clone(),
+        min_gpus: request.min_gpus,
+        max_gpus: request.max_gpus,
+        ..OfferingQuery::default()
+    };
+    if let (Some(min), Some(max)) = (request.min_gpus, request.max_gpus) {
+        if min > max {
+            return Err(Error::invalid(
+                format!("--min-gpus {min} is more than --max-gpus {max}"),
+                Some("swap the two values".to_string()),
+            ));
+        }
+    }
+    if let Some(gib) = request.min_gpu_memory_gib {
+        if !(gib.is_finite() && gib >= 0.0) {
+            return Err(Error::invalid(format!("--min-gpu-memory {gib} must be a non-negative number of GiB"), None));
+        }
+        query.min_gpu_memory = Some(Bytes::from_gib(gib));
+    }
+    if let Some(price) = request.max_price {
+        if !(price.is_finite() && price > 0.0) {
+            return Err(Error::invalid(format!("--max-price {price} must be a positive number of USD per hour"), None));
+        }
+        query.max_price = Some(UsdPerHour(price));
+    }
+    if let Some(name) = &request.gpu {
+        let family = catalog.accelerators().resolve_family(name)?;
+        if family.len() > 1 || family.first().is_some_and(|a| a.id.as_str() != name.as_str()) {
+            let ids: Vec<String> = family.iter().map(|a| a.id.to_string()).collect();
+            notes.push(format!("`{name}` matches {}", ids.join(", ")));
+        }
+        query.accelerators = family.iter().map(|a| a.id.clone()).collect();
+    }
+    let known: BTreeSet<&str> = catalog.offerings().iter().map(|o| o.provider.as_str()).collect();
+    for name in &request.providers {
+        let provider = ProviderId::new(name);
+        if !known.contains(provider.as_str()) {
+            let hint = did_you_mean(name, known.iter().copied())
+                .map(|near| format!("did you mean `{near}`?"))
+                .or_else(|| Some(format!("known providers: {}", known.iter().copied().collect::<Vec<_>>().join(", "))));
+            return Err(Error::invalid(format!("unknown provider `{name}`"), hint));
+        }
+        query.providers.push(provider);
+    }
+    Ok(InstancesAnswer {
+        offerings: query.run(catalog),
+        notes,
+    })
+}

@@ -1,0 +1,33 @@
+//! gpuplan: which cloud GPU server to rent for an ML job, how many, under which billing mode,
+//! and what it will cost.
+//!
+//! This crate is the facade the command line and the HTTP server both call. Each use case is
+//! a plain function from a validated request and a [`Catalog`] to an answer; rendering the
+//! answer is the caller's business (see [`gpuplan_emit`]).
+//!
+//! ```
+//! use gpuplan::{Catalog, InstancesRequest, find_instances};
+//!
+//! let catalog = Catalog::embedded().unwrap();
+//! let request = InstancesRequest { gpu: Some("T4".into()), providers: vec!["aws".into()], ..Default::default() };
+//! let answer = find_instances(&catalog, &request).unwrap();
+//! assert!(answer.offerings.iter().any(|o| o.instance_type == "g4dn.xlarge"));
+//! ```
+
+mod error;
+mod gpus;
+mod instances;
+
+pub use error::{Error, ExitStatus};
+pub use gpuplan_catalog::{Catalog, CatalogError, CatalogFile, CatalogSummary, OfferingSort};
+pub use gpus::{GpuAnswer, show_gpus};
+pub use instances::{InstancesAnswer, InstancesRequest, find_instances};
+
+pub use gpuplan_catalog as catalog;
+pub use gpuplan_emit as emit;
+pub use gpuplan_model as model;
+
+/// What the catalog holds, per provider.
+pub fn summarize_catalog(catalog: &Catalog) -> CatalogSummary {
+    CatalogSummary::of(catalog)
+}
