@@ -19,7 +19,12 @@ fn main() {
     for file in &files {
         let relative = file.strip_prefix(&data_dir).expect("collected under data/");
         let relative = relative.to_string_lossy().replace('\\', "/");
-        writeln!(code, "    ({relative:?}, include_str!({:?})),", file.display().to_string()).expect("writing to a String");
+        writeln!(
+            code,
+            "    ({relative:?}, include_str!({:?})),",
+            file.display().to_string()
+        )
+        .expect("writing to a String");
     }
     code.push_str("];\n");
 

@@ -47,7 +47,10 @@ fn main() -> Result<()> {
 }
 
 fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
 }
 
 fn import(args: &[String]) -> Result<()> {
@@ -80,7 +83,13 @@ fn import(args: &[String]) -> Result<()> {
     let curated: HashSet<(String, String, String)> = base
         .offerings()
         .iter()
-        .map(|o| (o.provider.to_string(), o.instance_type.clone(), o.region.clone().unwrap_or_default()))
+        .map(|o| {
+            (
+                o.provider.to_string(),
+                o.instance_type.clone(),
+                o.region.clone().unwrap_or_default(),
+            )
+        })
         .collect();
 
     let mut snapshot_files = Vec::new();

@@ -23,6 +23,9 @@ pub struct CatalogFile {
 /// is off by more is a per-GPU figure written as a total, or the wrong accelerator.
 const MEMORY_TOTAL_TOLERANCE: f64 = 0.10;
 
+/// What makes an offering unique: provider, instance type, region, zone.
+type OfferingKey = (String, String, Option<String>, Option<String>);
+
 /// Accelerators, offerings and reserved-price discounts, validated together.
 #[derive(Debug, Clone)]
 pub struct Catalog {
@@ -48,15 +51,19 @@ impl Catalog {
     /// Builds a catalog from files laid out as under `data/`: `catalog.toml`,
     /// `accelerators/*.toml`, `offerings/**/*.csv`, `billing/*.toml`. Other files are ignored.
     pub fn from_files(files: &[CatalogFile]) -> Result<Catalog, CatalogError> {
-        let manifest = files
-            .iter()
-            .find(|file| file.path == "catalog.toml")
-            .ok_or_else(|| CatalogError::new("catalog.toml", "missing: a catalog folder needs its catalog.toml manifest"))?;
+        let manifest = files.iter().find(|file| file.path == "catalog.toml").ok_or_else(|| {
+            CatalogError::new(
+                "catalog.toml",
+                "missing: a catalog folder needs its catalog.toml manifest",
+            )
+        })?;
         let schema_version = raw::parse_manifest(&manifest.path, &manifest.text)?.schema_version;
         if schema_version != SCHEMA_VERSION {
             return Err(CatalogError::new(
                 &manifest.path,
-                format!("schema version {schema_version} is not supported; this gpuplan reads version {SCHEMA_VERSION}"),
+                format!(
+                    "schema version {schema_version} is not supported; this gpuplan reads version {SCHEMA_VERSION}"
+                ),
             )
             .in_field("schema_version"));
         }
@@ -76,19 +83,20 @@ impl Catalog {
                 reserved_discounts.extend(raw::parse_reserved(path, &file.text)?);
             }
         }
-        let accelerators = AcceleratorIndex::new(accelerators).map_err(|message| {
-            CatalogError::new("accelerators/", message)
-        })?;
+        let accelerators =
+            AcceleratorIndex::new(accelerators).map_err(|message| CatalogError::new("accelerators/", message))?;
 
-        let mut seen: HashMap<(String, String, Option<String>, Option<String>), (&str, Option<usize>)> =
-            HashMap::new();
+        let mut seen: HashMap<OfferingKey, (&str, Option<usize>)> = HashMap::new();
         let mut offerings = Vec::with_capacity(offering_rows.len());
         for (path, line, offering) in offering_rows {
             let error = |field: &str, message: String| CatalogError::new(path, message).at_line(line).in_field(field);
             if let Some(id) = &offering.accelerator {
-                let accelerator = accelerators
-                    .get(id.as_str())
-                    .ok_or_else(|| error("accelerator", format!("`{id}` is not an accelerator id of this catalog")))?;
+                let accelerator = accelerators.get(id.as_str()).ok_or_else(|| {
+                    error(
+                        "accelerator",
+                        format!("`{id}` is not an accelerator id of this catalog"),
+                    )
+                })?;
                 if let Some(total) = offering.accelerator_memory {
                     check_memory_total(accelerator, offering.accelerator_count, total.as_gib())
                         .map_err(|message| error("accelerator_memory_gib", message))?;

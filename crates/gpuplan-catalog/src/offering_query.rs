@@ -35,6 +35,9 @@ pub struct OfferingQuery {
     pub spot_only: bool,
     /// Keep CPU-only instances too (off by default: gpuplan lists accelerator offerings).
     pub include_cpu_only: bool,
+    /// One row per zone where zone prices differ; by default zones are folded into one row
+    /// per region showing the lowest spot price of its zones.
+    pub per_zone: bool,
     pub sort: OfferingSort,
 }
 
@@ -51,7 +54,11 @@ impl OfferingQuery {
         }
         if !self.regions.is_empty() {
             let region = offering.region.as_deref().unwrap_or("").to_lowercase();
-            if !self.regions.iter().any(|wanted| region.starts_with(&wanted.to_lowercase())) {
+            if !self
+                .regions
+                .iter()
+                .any(|wanted| region.starts_with(&wanted.to_lowercase()))
+            {
                 return false;
             }
         }
@@ -66,7 +73,11 @@ impl OfferingQuery {
                 return false;
             }
         }
-        let price = if self.spot_only { offering.spot } else { offering.on_demand };
+        let price = if self.spot_only {
+            offering.spot
+        } else {
+            offering.on_demand
+        };
         if self.spot_only && price.is_none() {
             return false;
         }
@@ -79,8 +90,13 @@ impl OfferingQuery {
     }
 
     /// The matching offerings of `catalog`, in the requested order.
-    pub fn run<'a>(&self, catalog: &'a Catalog) -> Vec<&'a Offering> {
-        let mut found: Vec<&Offering> = catalog.offerings().iter().filter(|o| self.matches(catalog, o)).collect();
+    pub fn run(&self, catalog: &Catalog) -> Vec<Offering> {
+        let matching = catalog.offerings().iter().filter(|o| self.matches(catalog, o));
+        let mut found: Vec<Offering> = if self.per_zone {
+            matching.cloned().collect()
+        } else {
+            fold_zones(matching)
+        };
         let price = |o: &Offering| if self.spot_only { o.spot } else { o.on_demand };
         let by_price = |a: Option<UsdPerHour>, b: Option<UsdPerHour>| match (a, b) {
             (Some(a), Some(b)) => a.0.total_cmp(&b.0),
@@ -89,9 +105,14 @@ impl OfferingQuery {
             (None, None) => Ordering::Equal,
         };
         let by_name = |a: &Offering, b: &Offering| {
-            (&a.provider, &a.instance_type, &a.region, &a.zone).cmp(&(&b.provider, &b.instance_type, &b.region, &b.zone))
+            (&a.provider, &a.instance_type, &a.region, &a.zone).cmp(&(
+                &b.provider,
+                &b.instance_type,
+                &b.region,
+                &b.zone,
+            ))
         };
-        found.sort_by(|a, b| {
+        found.sort_by(|a: &Offering, b: &Offering| {
             let primary = match self.sort {
                 OfferingSort::Price => by_price(price(a), price(b)),
                 OfferingSort::PricePerGpu => by_price(
@@ -106,4 +127,37 @@ impl OfferingQuery {
         });
         found
     }
+}
+
+/// Folds the zone rows of each `(provider, instance type, region)` into one row: the
+/// on-demand price is regional, the spot price the lowest of the zones.
+fn fold_zones<'a>(offerings: impl Iterator<Item = &'a Offering>) -> Vec<Offering> {
+    let mut folded: Vec<Offering> = Vec::new();
+    let mut index: std::collections::HashMap<(&str, &str, Option<&str>), usize> = std::collections::HashMap::new();
+    for offering in offerings {
+        let key = (
+            offering.provider.as_str(),
+            offering.instance_type.as_str(),
+            offering.region.as_deref(),
+        );
+        match index.get(&key) {
+            Some(&at) => {
+                let kept = &mut folded[at];
+                kept.spot = match (kept.spot, offering.spot) {
+                    (Some(a), Some(b)) => Some(if b.0 < a.0 { b } else { a }),
+                    (a, b) => a.or(b),
+                };
+                if kept.on_demand.is_none() {
+                    kept.on_demand = offering.on_demand;
+                }
+            }
+            None => {
+                index.insert(key, folded.len());
+                let mut row = offering.clone();
+                row.zone = None;
+                folded.push(row);
+            }
+        }
+    }
+    folded
 }

@@ -3,9 +3,9 @@
 
 use crate::error::{CatalogError, line_column};
 use gpuplan_model::{
-    Accelerator, AcceleratorId, BillingGranularity, Bytes, BytesPerSecond, CommitmentTerm, Date,
-    FlopsPerSecond, GigabitsPerSecond, GpuInterconnect, NodeNetwork, NvLink, Offering, PeakTable,
-    Precision, ProviderId, ReservedDiscount, Source, UsdPerHour, Watts,
+    Accelerator, AcceleratorId, BillingGranularity, Bytes, BytesPerSecond, CommitmentTerm, Date, FlopsPerSecond,
+    GigabitsPerSecond, GpuInterconnect, NodeNetwork, NvLink, Offering, PeakTable, Precision, ProviderId,
+    ReservedDiscount, Source, UsdPerHour, Watts,
 };
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -185,7 +185,8 @@ fn peak_table(field: &str, raw: BTreeMap<String, f64>) -> Result<PeakTable, Fiel
 }
 
 fn parse_date(field: &str, text: &str) -> Result<Date, FieldError> {
-    text.parse().map_err(|error: gpuplan_model::DateError| field_error(field, error.to_string()))
+    text.parse()
+        .map_err(|error: gpuplan_model::DateError| field_error(field, error.to_string()))
 }
 
 impl RawAccelerator {
@@ -199,7 +200,10 @@ impl RawAccelerator {
             .memory_bandwidth_gb_per_s
             .map(|gb| positive("memory_bandwidth_gb_per_s", gb).map(BytesPerSecond::from_gb_per_s))
             .transpose()?;
-        let tdp = self.tdp_watts.map(|w| positive("tdp_watts", w).map(Watts)).transpose()?;
+        let tdp = self
+            .tdp_watts
+            .map(|w| positive("tdp_watts", w).map(Watts))
+            .transpose()?;
         let nvlink = match (self.nvlink_generation, self.nvlink_gb_per_s) {
             (Some(generation), Some(gb)) => Some(NvLink {
                 generation,
@@ -234,7 +238,10 @@ impl RawAccelerator {
                 if !COVERABLE_FIELDS.contains(&covered.as_str()) {
                     return Err(field_error(
                         "sources.covers",
-                        format!("unknown field `{covered}` (expected one of {})", COVERABLE_FIELDS.join(", ")),
+                        format!(
+                            "unknown field `{covered}` (expected one of {})",
+                            COVERABLE_FIELDS.join(", ")
+                        ),
                     ));
                 }
             }
@@ -362,20 +369,24 @@ fn number(field: &str, text: &str) -> Result<Option<f64>, FieldError> {
 
 fn price(field: &str, text: &str) -> Result<Option<UsdPerHour>, FieldError> {
     match number(field, text)? {
-        Some(value) if value <= 0.0 => Err(field_error(field, "a price must be positive; leave it empty when unknown")),
+        Some(value) if value <= 0.0 => Err(field_error(
+            field,
+            "a price must be positive; leave it empty when unknown",
+        )),
         value => Ok(value.map(UsdPerHour)),
     }
 }
 
 fn parsed<T: std::str::FromStr<Err = String>>(field: &str, text: &str) -> Result<Option<T>, FieldError> {
-    optional(text).map(|text| text.parse().map_err(|e| field_error(field, e))).transpose()
+    optional(text)
+        .map(|text| text.parse().map_err(|e| field_error(field, e)))
+        .transpose()
 }
 
 impl RawOffering {
     pub(crate) fn into_model(self) -> Result<Offering, FieldError> {
         let provider = optional(&self.provider).ok_or_else(|| field_error("provider", "is empty"))?;
-        let instance_type =
-            optional(&self.instance_type).ok_or_else(|| field_error("instance_type", "is empty"))?;
+        let instance_type = optional(&self.instance_type).ok_or_else(|| field_error("instance_type", "is empty"))?;
         let accelerator = optional(&self.accelerator).map(AcceleratorId::new);
         let accelerator_count = match optional(&self.accelerator_count) {
             None => 0,

@@ -40,8 +40,16 @@ impl CatalogSummary {
                 Some(ProviderSummary {
                     provider: provider.clone(),
                     offerings: offerings.len(),
-                    instance_types: offerings.iter().map(|o| &o.instance_type).collect::<BTreeSet<_>>().len(),
-                    regions: offerings.iter().filter_map(|o| o.region.as_ref()).collect::<BTreeSet<_>>().len(),
+                    instance_types: offerings
+                        .iter()
+                        .map(|o| &o.instance_type)
+                        .collect::<BTreeSet<_>>()
+                        .len(),
+                    regions: offerings
+                        .iter()
+                        .filter_map(|o| o.region.as_ref())
+                        .collect::<BTreeSet<_>>()
+                        .len(),
                     accelerators: offerings
                         .iter()
                         .filter_map(|o| o.accelerator.as_ref().map(|a| a.to_string()))

@@ -105,6 +105,11 @@ pub struct InstancesArgs {
     #[arg(long)]
     pub include_cpu: bool,
 
+    /// One row per availability zone where zone prices differ (default: one row per
+    /// region, with the lowest spot price of its zones).
+    #[arg(long)]
+    pub zones: bool,
+
     /// Order of the listing.
     #[arg(long, value_enum, default_value_t = SortKey::Price)]
     pub sort: SortKey,

@@ -33,7 +33,11 @@ fn read_folder(root: &Path, folder: &Path, files: &mut Vec<CatalogFile>) -> Resu
             read_folder(root, &path, files)?;
         } else if matches!(path.extension().and_then(|e| e.to_str()), Some("toml" | "csv")) {
             let text = std::fs::read_to_string(&path).map_err(|e| unreadable(&path, e))?;
-            let relative = path.strip_prefix(root).unwrap_or(&path).to_string_lossy().replace('\\', "/");
+            let relative = path
+                .strip_prefix(root)
+                .unwrap_or(&path)
+                .to_string_lossy()
+                .replace('\\', "/");
             files.push(CatalogFile { path: relative, text });
         }
     }

@@ -44,7 +44,9 @@ pub struct CsvExporter;
 
 impl Exporter for CsvExporter {
     fn export(&self, table: &Table) -> String {
-        let mut writer = csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).from_writer(Vec::new());
+        let mut writer = csv::WriterBuilder::new()
+            .terminator(csv::Terminator::Any(b'\n'))
+            .from_writer(Vec::new());
         // Writing to a Vec cannot fail.
         let _ = writer.write_record(&table.headers);
         for row in &table.rows {
@@ -61,7 +63,12 @@ pub struct MarkdownExporter;
 impl Exporter for MarkdownExporter {
     fn export(&self, table: &Table) -> String {
         let escape = |cell: &str| cell.replace('|', "\\|");
-        let line = |cells: &[String]| format!("| {} |\n", cells.iter().map(|c| escape(c)).collect::<Vec<_>>().join(" | "));
+        let line = |cells: &[String]| {
+            format!(
+                "| {} |\n",
+                cells.iter().map(|c| escape(c)).collect::<Vec<_>>().join(" | ")
+            )
+        };
         let mut text = line(&table.headers);
         let rule: Vec<String> = table
             .align

@@ -34,7 +34,9 @@ impl FromStr for OutputFormat {
             "json" => Ok(OutputFormat::Json),
             "csv" => Ok(OutputFormat::Csv),
             "markdown" | "md" => Ok(OutputFormat::Markdown),
-            other => Err(format!("unknown format `{other}` (expected table, json, csv or markdown)")),
+            other => Err(format!(
+                "unknown format `{other}` (expected table, json, csv or markdown)"
+            )),
         }
     }
 }

@@ -24,9 +24,7 @@ impl Date {
             2 => 28,
             _ => return None,
         };
-        (1..=days_in_month)
-            .contains(&day)
-            .then_some(Date { year, month, day })
+        (1..=days_in_month).contains(&day).then_some(Date { year, month, day })
     }
 }
 

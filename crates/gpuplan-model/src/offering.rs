@@ -1,6 +1,4 @@
-use crate::{
-    AcceleratorId, BillingGranularity, Bytes, Date, GigabitsPerSecond, ProviderId, UsdPerHour,
-};
+use crate::{AcceleratorId, BillingGranularity, Bytes, Date, GigabitsPerSecond, ProviderId, UsdPerHour};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;

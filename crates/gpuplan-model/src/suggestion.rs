@@ -18,8 +18,7 @@ where
         .into_iter()
         .map(|candidate| {
             let folded = normalize_name(candidate);
-            let score = strsim::jaro_winkler(&typed, &folded)
-                .max(strsim::jaro_winkler(&typed_lenient, &folded));
+            let score = strsim::jaro_winkler(&typed, &folded).max(strsim::jaro_winkler(&typed_lenient, &folded));
             (score, candidate)
         })
         .filter(|(score, _)| *score >= MIN_SIMILARITY)

@@ -207,10 +207,7 @@ mod tests {
         assert!((BytesPerSecond::from_gb_per_s(3350.0).as_gb_per_s() - 3350.0).abs() < 1e-9);
         assert_eq!(BytesPerSecond::from_gb_per_s(3350.0).to_string(), "3.35 TB/s");
         assert_eq!(FlopsPerSecond::from_tflops(989.4).to_string(), "989.4 TFLOPS");
-        assert_eq!(
-            GigabitsPerSecond(100.0).as_bytes_per_second(),
-            BytesPerSecond(12.5e9)
-        );
+        assert_eq!(GigabitsPerSecond(100.0).as_bytes_per_second(), BytesPerSecond(12.5e9));
     }
 
     #[test]

@@ -40,7 +40,9 @@ impl Error {
     pub fn hint(&self) -> Option<String> {
         match self {
             Error::Lookup(error) => error.hint(),
-            Error::Catalog(_) => Some("check the file named above, or drop --catalog to use the built-in catalog".to_string()),
+            Error::Catalog(_) => {
+                Some("check the file named above, or drop --catalog to use the built-in catalog".to_string())
+            }
             Error::InvalidInput { hint, .. } => hint.clone(),
         }
     }

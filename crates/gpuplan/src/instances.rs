@@ -19,22 +19,25 @@ pub struct InstancesRequest {
     pub max_price: Option<f64>,
     pub spot_only: bool,
     pub include_cpu_only: bool,
+    /// One row per zone where zone prices differ (default: one row per region).
+    pub per_zone: bool,
     pub sort: OfferingSort,
 }
 
 /// The matching offerings, and what the names were taken to mean.
 #[derive(Debug)]
-pub struct InstancesAnswer<'a> {
-    pub offerings: Vec<&'a Offering>,
+pub struct InstancesAnswer {
+    pub offerings: Vec<Offering>,
     pub notes: Vec<String>,
 }
 
-pub fn find_instances<'a>(catalog: &'a Catalog, request: &InstancesRequest) -> Result<InstancesAnswer<'a>, Error> {
+pub fn find_instances(catalog: &Catalog, request: &InstancesRequest) -> Result<InstancesAnswer, Error> {
     let mut notes = Vec::new();
     let mut query = OfferingQuery {
         sort: request.sort,
         spot_only: request.spot_only,
         include_cpu_only: request.include_cpu_only,
+        per_zone: request.per_zone,
         regions: request.regions.clone(),
         min_gpus: request.min_gpus,
         max_gpus: request.max_gpus,
@@ -50,13 +53,19 @@ pub fn find_instances<'a>(catalog: &'a Catalog, request: &InstancesRequest) -> R
     }
     if let Some(gib) = request.min_gpu_memory_gib {
         if !(gib.is_finite() && gib >= 0.0) {
-            return Err(Error::invalid(format!("--min-gpu-memory {gib} must be a non-negative number of GiB"), None));
+            return Err(Error::invalid(
+                format!("--min-gpu-memory {gib} must be a non-negative number of GiB"),
+                None,
+            ));
         }
         query.min_gpu_memory = Some(Bytes::from_gib(gib));
     }
     if let Some(price) = request.max_price {
         if !(price.is_finite() && price > 0.0) {
-            return Err(Error::invalid(format!("--max-price {price} must be a positive number of USD per hour"), None));
+            return Err(Error::invalid(
+                format!("--max-price {price} must be a positive number of USD per hour"),
+                None,
+            ));
         }
         query.max_price = Some(UsdPerHour(price));
     }
@@ -74,7 +83,12 @@ pub fn find_instances<'a>(catalog: &'a Catalog, request: &InstancesRequest) -> R
         if !known.contains(provider.as_str()) {
             let hint = did_you_mean(name, known.iter().copied())
                 .map(|near| format!("did you mean `{near}`?"))
-                .or_else(|| Some(format!("known providers: {}", known.iter().copied().collect::<Vec<_>>().join(", "))));
+                .or_else(|| {
+                    Some(format!(
+                        "known providers: {}",
+                        known.iter().copied().collect::<Vec<_>>().join(", ")
+                    ))
+                });
             return Err(Error::invalid(format!("unknown provider `{name}`"), hint));
         }
         query.providers.push(provider);

@@ -16,11 +16,17 @@ pub(crate) struct Mapped {
 }
 
 fn mapped(id: &str) -> Result<Mapped, String> {
-    Ok(Mapped { id: AcceleratorId::new(id), assumption: None })
+    Ok(Mapped {
+        id: AcceleratorId::new(id),
+        assumption: None,
+    })
 }
 
 fn assumed(id: &str, why: &'static str) -> Result<Mapped, String> {
-    Ok(Mapped { id: AcceleratorId::new(id), assumption: Some(why) })
+    Ok(Mapped {
+        id: AcceleratorId::new(id),
+        assumption: Some(why),
+    })
 }
 
 pub(crate) fn map(
@@ -37,7 +43,10 @@ pub(crate) fn map(
     match name {
         "A100" => {
             let large = at_least(60.0);
-            match (has("pcie") || has("-pci_") || is_pcie_a100(cloud, &row.instance_type, count), large) {
+            match (
+                has("pcie") || has("-pci_") || is_pcie_a100(cloud, &row.instance_type, count),
+                large,
+            ) {
                 (true, true) => mapped("A100-PCIE-80GB"),
                 (true, false) => mapped("A100-PCIE-40GB"),
                 (false, true) => mapped("A100-SXM4-80GB"),
@@ -60,10 +69,17 @@ pub(crate) fn map(
             } else if cloud == "azure" && row.instance_type.starts_with("Standard_NC") {
                 // Azure's NC H100 v5 series carries H100 NVL cards.
                 assumed("H100-NVL-94GB", "NC H100 v5 carries H100 NVL (Azure documentation)")
-            } else if has("sxm") || has("hbm3") || has("nvlink") || matches!(cloud, "aws" | "gcp" | "oci" | "azure" | "nebius") {
+            } else if has("sxm")
+                || has("hbm3")
+                || has("nvlink")
+                || matches!(cloud, "aws" | "gcp" | "oci" | "azure" | "nebius")
+            {
                 mapped("H100-SXM5-80GB")
             } else {
-                assumed("H100-SXM5-80GB", "H100 form factor not stated by the source; SXM5 assumed")
+                assumed(
+                    "H100-SXM5-80GB",
+                    "H100 form factor not stated by the source; SXM5 assumed",
+                )
             }
         }
         "H100-NVL" => mapped("H100-NVL-94GB"),
@@ -80,12 +96,17 @@ pub(crate) fn map(
             } else if matches!(cloud, "aws" | "gcp" | "oci" | "lambda") {
                 mapped("V100-SXM2-16GB")
             } else {
-                assumed("V100-SXM2-16GB", "V100 form factor not stated by the source; SXM2 16 GB assumed")
+                assumed(
+                    "V100-SXM2-16GB",
+                    "V100 form factor not stated by the source; SXM2 16 GB assumed",
+                )
             }
         }
         "V100-32GB" => mapped("V100-SXM2-32GB"),
         "GH200" => mapped(if at_least(120.0) { "GH200-144GB" } else { "GH200-96GB" }),
-        "RTXPRO6000-WK" | "RTXPRO6000WS" => assumed("RTX-PRO-6000", "Workstation edition; figures of the RTX PRO 6000 used"),
+        "RTXPRO6000-WK" | "RTXPRO6000WS" => {
+            assumed("RTX-PRO-6000", "Workstation edition; figures of the RTX PRO 6000 used")
+        }
         other => match accelerators.resolve_one(other) {
             Ok(resolved) => mapped(resolved.accelerator.id.as_str()),
             Err(_) => Err(format!("accelerator `{other}` not in the catalog")),

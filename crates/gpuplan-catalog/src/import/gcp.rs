@@ -67,7 +67,9 @@ pub(crate) fn join(rows: Vec<(String, SkyRow)>, report: &mut ProviderReport) -> 
                 return None;
             };
             let spot = match (host.spot, gpu.spot) {
-                (Some(host_spot), Some(gpu_spot)) if gpu.price.is_some_and(|p| gpu_spot < p) => Some(host_spot + gpu_spot),
+                (Some(host_spot), Some(gpu_spot)) if gpu.price.is_some_and(|p| gpu_spot < p) => {
+                    Some(host_spot + gpu_spot)
+                }
                 (_, Some(_)) => {
                     report.drop_price(
                         "GCP GPU row's spot price above its on-demand price; spot dropped",
@@ -97,7 +99,9 @@ pub(crate) fn join(rows: Vec<(String, SkyRow)>, report: &mut ProviderReport) -> 
                 .rsplit('-')
                 .find_map(|part| part.strip_suffix('g').and_then(|n| n.parse::<u32>().ok()));
             match count {
-                Some(count) => joined.extend(attach(name, count, machine.to_string(), report).map(|r| (source.clone(), r))),
+                Some(count) => {
+                    joined.extend(attach(name, count, machine.to_string(), report).map(|r| (source.clone(), r)))
+                }
                 None => report.drop_row("GCP machine type with no GPU count in its name", machine.to_string()),
             }
         } else if let Some((_, count)) = G2_L4_COUNT.iter().find(|(name, _)| *name == machine) {

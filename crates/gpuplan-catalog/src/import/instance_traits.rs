@@ -67,9 +67,18 @@ pub(crate) fn traits(cloud: &str, instance_type: &str, accelerator: Option<&str>
             ..Traits::default()
         };
     };
-    let sxm_like = ["SXM", "H100-SXM5", "H200-SXM", "B200", "B300", "GB200", "MI300X", "MI325X"]
-        .iter()
-        .any(|marker| accelerator.contains(marker));
+    let sxm_like = [
+        "SXM",
+        "H100-SXM5",
+        "H200-SXM",
+        "B200",
+        "B300",
+        "GB200",
+        "MI300X",
+        "MI325X",
+    ]
+    .iter()
+    .any(|marker| accelerator.contains(marker));
     let gpu_interconnect = if count <= 1 {
         GpuInterconnect::None
     } else if accelerator.starts_with("Trainium") {
@@ -82,14 +91,19 @@ pub(crate) fn traits(cloud: &str, instance_type: &str, accelerator: Option<&str>
         GpuInterconnect::Pcie
     };
     let node_network = match cloud {
-        "aws" if ["p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "p6-b300", "p3dn", "trn1", "trn1n", "trn2"]
+        "aws"
+            if [
+                "p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "p6-b300", "p3dn", "trn1", "trn1n", "trn2",
+            ]
             .iter()
             .any(|family| instance_type.starts_with(&format!("{family}.")))
-            && count >= 8 =>
+                && count >= 8 =>
         {
             Some(NodeNetwork::Efa)
         }
-        "azure" if instance_type.starts_with("Standard_ND") && instance_type.contains('r') => Some(NodeNetwork::Infiniband),
+        "azure" if instance_type.starts_with("Standard_ND") && instance_type.contains('r') => {
+            Some(NodeNetwork::Infiniband)
+        }
         "aws" | "gcp" | "azure" => Some(NodeNetwork::Ethernet),
         _ => None,
     };

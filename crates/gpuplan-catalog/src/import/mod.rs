@@ -82,7 +82,10 @@ pub fn import_skypilot(
         for row in rows {
             provider.rows_read += 1;
             match row {
-                Ok(row) => rows_by_cloud.entry(file.cloud.clone()).or_default().push((file.source.clone(), row)),
+                Ok(row) => rows_by_cloud
+                    .entry(file.cloud.clone())
+                    .or_default()
+                    .push((file.source.clone(), row)),
                 Err(problem) => provider.drop_row("malformed row", problem),
             }
         }
@@ -91,7 +94,11 @@ pub fn import_skypilot(
     let mut offerings: BTreeMap<ProviderId, Vec<Offering>> = BTreeMap::new();
     for (cloud, rows) in rows_by_cloud {
         let provider_report = report.provider(&cloud);
-        let rows = if cloud == "gcp" { gcp::join(rows, provider_report) } else { rows };
+        let rows = if cloud == "gcp" {
+            gcp::join(rows, provider_report)
+        } else {
+            rows
+        };
         let mut built = Vec::new();
         for (source, row) in rows {
             if let Some(offering) = build_offering(&cloud, &source, &row, accelerators, options, provider_report) {
@@ -117,12 +124,19 @@ fn build_offering(
 ) -> Option<Offering> {
     let label = || format!("{} {}", row.instance_type, row.region.as_deref().unwrap_or("-"));
     let region = row.region.clone();
-    if options.curated.contains(&(cloud.to_string(), row.instance_type.clone(), region.clone().unwrap_or_default())) {
+    if options.curated.contains(&(
+        cloud.to_string(),
+        row.instance_type.clone(),
+        region.clone().unwrap_or_default(),
+    )) {
         report.drop_row("superseded by a curated row", label());
         return None;
     }
     if row.accelerator_name.is_none() && CPU_ONLY_NOT_IMPORTED.contains(&cloud) {
-        report.drop_row("CPU-only VM size (CPU-only shapes are imported from GCP, Lambda, RunPod, Nebius and Seeweb)", label());
+        report.drop_row(
+            "CPU-only VM size (CPU-only shapes are imported from GCP, Lambda, RunPod, Nebius and Seeweb)",
+            label(),
+        );
         return None;
     }
 
@@ -183,7 +197,12 @@ fn build_offering(
 
     let prices = price_checks::check(cloud, row, count, report, &label());
     notes.extend(prices.notes);
-    let traits = instance_traits::traits(cloud, &row.instance_type, accelerator.as_ref().map(|a| a.as_str()), count);
+    let traits = instance_traits::traits(
+        cloud,
+        &row.instance_type,
+        accelerator.as_ref().map(|a| a.as_str()),
+        count,
+    );
     Some(Offering {
         provider: ProviderId::new(cloud),
         instance_type: row.instance_type.clone(),
@@ -239,14 +258,22 @@ fn collapse_zones(offerings: Vec<Offering>, report: &mut ProviderReport) -> Vec<
                 Some(kept) if cheaper_or_equal(kept, &offering) => {
                     report.drop_row(
                         "duplicate of another row with the same key (kept the cheapest)",
-                        format!("{} {}", offering.instance_type, offering.region.as_deref().unwrap_or("-")),
+                        format!(
+                            "{} {}",
+                            offering.instance_type,
+                            offering.region.as_deref().unwrap_or("-")
+                        ),
                     );
                 }
                 _ => {
                     if seen.contains_key(&offering.zone) {
                         report.drop_row(
                             "duplicate of another row with the same key (kept the cheapest)",
-                            format!("{} {}", offering.instance_type, offering.region.as_deref().unwrap_or("-")),
+                            format!(
+                                "{} {}",
+                                offering.instance_type,
+                                offering.region.as_deref().unwrap_or("-")
+                            ),
                         );
                     }
                     seen.insert(offering.zone.clone(), offering);

@@ -6,7 +6,9 @@ use gpuplan_model::Offering;
 pub fn write_offerings_csv(offerings: &[Offering]) -> String {
     let mut sorted: Vec<&Offering> = offerings.iter().collect();
     sorted.sort_by(|a, b| (&a.instance_type, &a.region, &a.zone).cmp(&(&b.instance_type, &b.region, &b.zone)));
-    let mut writer = csv::WriterBuilder::new().terminator(csv::Terminator::Any(b'\n')).from_writer(Vec::new());
+    let mut writer = csv::WriterBuilder::new()
+        .terminator(csv::Terminator::Any(b'\n'))
+        .from_writer(Vec::new());
     let number = |value: f64| {
         let text = format!("{value:.6}");
         text.trim_end_matches('0').trim_end_matches('.').to_string()

@@ -27,7 +27,10 @@ pub(crate) fn check(cloud: &str, row: &SkyRow, count: u32, report: &mut Provider
     if cloud == "mithril" {
         // Every Mithril price is 1.0 or 8.0 per instance: placeholders, not prices.
         if on_demand.is_some() || spot.is_some() {
-            report.drop_price("placeholder price (Mithril lists 1.0/8.0 for every type)", label.to_string());
+            report.drop_price(
+                "placeholder price (Mithril lists 1.0/8.0 for every type)",
+                label.to_string(),
+            );
             notes.push("source price is a placeholder; price unknown".to_string());
         }
         on_demand = None;
@@ -47,7 +50,10 @@ pub(crate) fn check(cloud: &str, row: &SkyRow, count: u32, report: &mut Provider
             on_demand = None;
         }
         None if row.price.is_none() => {
-            report.note_price("no on-demand price (capacity blocks / reservations only, or not listed)", label.to_string());
+            report.note_price(
+                "no on-demand price (capacity blocks / reservations only, or not listed)",
+                label.to_string(),
+            );
             notes.push("no on-demand price in the source".to_string());
         }
         _ => {}
@@ -58,11 +64,17 @@ pub(crate) fn check(cloud: &str, row: &SkyRow, count: u32, report: &mut Provider
             spot = None;
         }
         (Some(price), Some(od)) if price >= od => {
-            report.drop_price("spot price not below on-demand", format!("{label}: spot {price} ≥ {od}"));
+            report.drop_price(
+                "spot price not below on-demand",
+                format!("{label}: spot {price} ≥ {od}"),
+            );
             spot = None;
         }
         (Some(price), None) if count > 0 && price / f64::from(count) > MAX_USD_PER_ACCELERATOR_HOUR => {
-            report.drop_price("implausible price per accelerator-hour", format!("{label}: spot {price}"));
+            report.drop_price(
+                "implausible price per accelerator-hour",
+                format!("{label}: spot {price}"),
+            );
             spot = None;
         }
         _ => {}

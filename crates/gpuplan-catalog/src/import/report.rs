@@ -68,12 +68,19 @@ impl ImportReport {
     pub fn to_markdown(&self) -> String {
         let mut text = String::from("| provider | rows read | offerings written |\n|---|---:|---:|\n");
         for (name, provider) in &self.providers {
-            let _ = writeln!(text, "| {name} | {} | {} |", provider.rows_read, provider.offerings_written);
+            let _ = writeln!(
+                text,
+                "| {name} | {} | {} |",
+                provider.rows_read, provider.offerings_written
+            );
         }
         for (name, provider) in &self.providers {
             let sections = [
                 ("Rows dropped", &provider.dropped_rows),
-                ("Prices dropped (offering kept, price unknown)", &provider.dropped_prices),
+                (
+                    "Prices dropped (offering kept, price unknown)",
+                    &provider.dropped_prices,
+                ),
                 ("Repairs", &provider.repairs),
                 ("Notes", &provider.notes),
             ];

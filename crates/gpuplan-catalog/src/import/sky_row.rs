@@ -55,7 +55,11 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Result<SkyRow, String>>, String> {
             Ok(record) => {
                 let line = record.position().map_or(0, |p| p.line());
                 if record.len() != headers.len() {
-                    Err(format!("line {line}: {} fields where the header has {}", record.len(), headers.len()))
+                    Err(format!(
+                        "line {line}: {} fields where the header has {}",
+                        record.len(),
+                        headers.len()
+                    ))
                 } else {
                     columns.read(&record, line).map_err(|e| format!("line {line}: {e}"))
                 }
@@ -83,7 +87,12 @@ struct Columns {
 
 impl Columns {
     fn read(&self, record: &csv::StringRecord, line: u64) -> Result<SkyRow, String> {
-        let text = |column: Option<usize>| column.and_then(|i| record.get(i)).map(str::trim).filter(|t| !t.is_empty());
+        let text = |column: Option<usize>| {
+            column
+                .and_then(|i| record.get(i))
+                .map(str::trim)
+                .filter(|t| !t.is_empty())
+        };
         let number = |column: Option<usize>, name: &str| -> Result<Option<f64>, String> {
             text(column)
                 .map(|t| {
@@ -94,7 +103,10 @@ impl Columns {
                 })
                 .transpose()
         };
-        let local_disk_gb = match (number(self.disk_size, "LocalDiskSize")?, number(self.disk_count, "LocalDiskCount")?) {
+        let local_disk_gb = match (
+            number(self.disk_size, "LocalDiskSize")?,
+            number(self.disk_count, "LocalDiskCount")?,
+        ) {
             (Some(size), count) => Some(size * count.unwrap_or(1.0)),
             (None, _) => number(self.storage_gib, "StorageGiB")?.map(|gib| Bytes::from_gib(gib).as_gb()),
         };
@@ -150,7 +162,9 @@ impl SkyRow {
     /// The GPU name inside `GpuInfo` (`'Name': 'A100 PCIe'`), lower-cased.
     pub(crate) fn gpu_info_name(&self) -> String {
         let info = &self.gpu_info;
-        let Some(start) = info.find("Name") else { return info.to_lowercase() };
+        let Some(start) = info.find("Name") else {
+            return info.to_lowercase();
+        };
         let rest = &info[start + 4..];
         let rest = rest.trim_start_matches(['\'', '"', ':', ' ']);
         rest.split(['\'', '"']).next().unwrap_or("").to_lowercase()

@@ -18,6 +18,7 @@ pub fn run(catalog: &Catalog, args: &InstancesArgs, format: OutputFormat) -> Res
         max_price: args.max_price,
         spot_only: args.spot,
         include_cpu_only: args.include_cpu,
+        per_zone: args.zones,
         sort: match args.sort {
             SortKey::Price => OfferingSort::Price,
             SortKey::PricePerGpu => OfferingSort::PricePerGpu,
@@ -30,23 +31,18 @@ pub fn run(catalog: &Catalog, args: &InstancesArgs, format: OutputFormat) -> Res
     for note in &answer.notes {
         output::eprintln_note(note);
     }
-    let total = answer.offerings.len();
-    let limit = match args.limit {
-        Some(0) => total,
-        Some(limit) => limit,
-        None if format == OutputFormat::Table => DEFAULT_TABLE_ROWS,
-        None => total,
+    let limit = match (args.limit, format) {
+        (Some(limit), _) => limit,
+        (None, OutputFormat::Table) => DEFAULT_TABLE_ROWS,
+        (None, _) => 0,
     };
-    let shown = &answer.offerings[..total.min(limit)];
-    let mut table = instance_table(shown.iter().copied());
-    if total == 0 {
-        table.footer.push("No offering matches these filters.".to_string());
-    } else if shown.len() < total {
-        table.footer.push(format!("{} of {total} offerings shown; --limit 0 shows all.", shown.len()));
+    let table = instance_table(&answer.offerings, limit);
+    let shown = if limit == 0 {
+        answer.offerings.len()
     } else {
-        table.footer.push(format!("{total} offerings. Prices in USD per hour."));
-    }
-    let wire: Vec<InstanceJson> = shown.iter().map(|o| InstanceJson::from(*o)).collect();
+        answer.offerings.len().min(limit)
+    };
+    let wire: Vec<InstanceJson> = answer.offerings[..shown].iter().map(InstanceJson::from).collect();
     output::listing(format, &table, &wire);
     Ok(ExitStatus::Success)
 }

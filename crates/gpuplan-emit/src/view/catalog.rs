@@ -4,7 +4,14 @@ use gpuplan_catalog::CatalogSummary;
 /// The per-provider summary of `gpuplan catalog`.
 pub fn catalog_table(summary: &CatalogSummary) -> Table {
     let mut table = Table::new([
-        "provider", "offerings", "instance types", "regions", "accelerators", "priced", "spot", "as of (oldest … newest)",
+        "provider",
+        "offerings",
+        "instance types",
+        "regions",
+        "accelerators",
+        "priced",
+        "spot",
+        "as of (oldest … newest)",
     ])
     .right_aligned(&["offerings", "instance types", "regions", "priced", "spot"]);
     for p in &summary.providers {
@@ -17,7 +24,11 @@ pub fn catalog_table(summary: &CatalogSummary) -> Table {
             format!("{accelerators} types"),
             p.with_on_demand_price.to_string(),
             p.with_spot_price.to_string(),
-            if p.oldest == p.newest { p.oldest.to_string() } else { format!("{} … {}", p.oldest, p.newest) },
+            if p.oldest == p.newest {
+                p.oldest.to_string()
+            } else {
+                format!("{} … {}", p.oldest, p.newest)
+            },
         ]);
     }
     let offerings: usize = summary.providers.iter().map(|p| p.offerings).sum();

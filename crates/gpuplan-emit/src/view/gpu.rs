@@ -6,11 +6,25 @@ use std::fmt::Write as _;
 /// The accelerator listing of `gpuplan gpus`.
 pub fn gpu_table<'a>(accelerators: impl IntoIterator<Item = &'a Accelerator>) -> Table {
     let mut table = Table::new([
-        "id", "vendor", "architecture", "memory", "bandwidth", "fp32", "bf16/fp16", "fp8", "int8", "TDP", "scale-up link", "year",
+        "id",
+        "vendor",
+        "architecture",
+        "memory",
+        "bandwidth",
+        "fp32",
+        "bf16/fp16",
+        "fp8",
+        "int8",
+        "TDP",
+        "scale-up link",
+        "year",
     ])
     .right_aligned(&["memory", "bandwidth", "fp32", "bf16/fp16", "fp8", "int8", "TDP", "year"]);
     for a in accelerators {
-        let half = a.peak(Precision::Bf16).or(a.peak(Precision::Fp16)).map(|r| r.as_tflops());
+        let half = a
+            .peak(Precision::Bf16)
+            .or(a.peak(Precision::Fp16))
+            .map(|r| r.as_tflops());
         table.push_row([
             a.id.to_string(),
             a.vendor.clone(),
@@ -26,7 +40,9 @@ pub fn gpu_table<'a>(accelerators: impl IntoIterator<Item = &'a Accelerator>) ->
             a.release_year.map_or("-".to_string(), |y| y.to_string()),
         ]);
     }
-    table.footer.push("Peak throughput: dense TFLOPS (TOPS for int8), no sparsity. `gpuplan gpus ID` shows sources.".to_string());
+    table.footer.push(
+        "Peak throughput: dense TFLOPS (TOPS for int8), no sparsity. `gpuplan gpus ID` shows sources.".to_string(),
+    );
     table
 }
 
@@ -57,21 +73,38 @@ pub fn gpu_detail(a: &Accelerator) -> String {
     if let Some(year) = a.release_year {
         line("released", year.to_string());
     }
-    let reported = a.reported_memory.map(|m| format!(" ({m} reported by the driver)")).unwrap_or_default();
+    let reported = a
+        .reported_memory
+        .map(|m| format!(" ({m} reported by the driver)"))
+        .unwrap_or_default();
     line(
         "memory",
-        format!("{}{} {reported}", a.memory, a.memory_type.as_ref().map(|t| format!(" {t}")).unwrap_or_default())
-            .trim_end()
-            .to_string(),
+        format!(
+            "{}{}{reported}",
+            a.memory,
+            a.memory_type.as_ref().map(|t| format!(" {t}")).unwrap_or_default()
+        )
+        .trim_end()
+        .to_string(),
     );
-    line("memory bandwidth", a.memory_bandwidth.map_or("unknown".to_string(), |b| b.to_string()));
+    line(
+        "memory bandwidth",
+        a.memory_bandwidth.map_or("unknown".to_string(), |b| b.to_string()),
+    );
     line("TDP", a.tdp.map_or("unknown".to_string(), |w| w.to_string()));
-    line("host interface", a.pcie_generation.map_or("unknown".to_string(), |g| format!("PCIe Gen{g}")));
-    line("scale-up link", match (a.nvlink, &a.interconnect) {
-        (Some(nvlink), _) => format!("NVLink {} — {} per GPU", nvlink.generation, nvlink.bandwidth),
-        (None, Some(text)) => text.clone(),
-        (None, None) => "none known".to_string(),
-    });
+    line(
+        "host interface",
+        a.pcie_generation
+            .map_or("unknown".to_string(), |g| format!("PCIe Gen{g}")),
+    );
+    line(
+        "scale-up link",
+        match (a.nvlink, &a.interconnect) {
+            (Some(nvlink), _) => format!("NVLink {} — {} per GPU", nvlink.generation, nvlink.bandwidth),
+            (None, Some(text)) => text.clone(),
+            (None, None) => "none known".to_string(),
+        },
+    );
     if !a.aliases.is_empty() {
         line("aliases", a.aliases.join(", "));
     }
@@ -81,7 +114,13 @@ pub fn gpu_detail(a: &Accelerator) -> String {
         let dense = a.dense.get(precision).map(|r| r.as_tflops());
         let sparse = a.sparse.get(precision).map(|r| r.as_tflops());
         if dense.is_some() || sparse.is_some() {
-            let _ = writeln!(text, "  {:<10} {:>12} {:>12}", precision.to_string(), cell(dense), cell(sparse));
+            let _ = writeln!(
+                text,
+                "  {:<10} {:>12} {:>12}",
+                precision.to_string(),
+                cell(dense),
+                cell(sparse)
+            );
         }
     }
     let _ = writeln!(text, "\n  sources");

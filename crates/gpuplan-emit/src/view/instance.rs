@@ -1,27 +1,45 @@
 use crate::Table;
 use gpuplan_model::{Offering, UsdPerHour};
 
-/// The offering listing of `gpuplan instances`.
-pub fn instance_table<'a>(offerings: impl IntoIterator<Item = &'a Offering>) -> Table {
+/// Regions named in a folded row before the rest are counted.
+const REGIONS_NAMED: usize = 2;
+
+/// The offering listing of `gpuplan instances`, at most `limit` rows (0: all).
+///
+/// Neighbouring offerings that differ only by region (RunPod and Lambda list every type in
+/// every region at one price) are shown as one row naming their regions.
+pub fn instance_table(offerings: &[Offering], limit: usize) -> Table {
     let mut table = Table::new([
-        "provider", "instance type", "region", "GPUs", "GPU memory", "vCPUs", "RAM", "GPU link", "on-demand", "spot", "$/GPU-h",
+        "provider",
+        "instance type",
+        "region",
+        "GPUs",
+        "GPU memory",
+        "vCPUs",
+        "RAM",
+        "GPU link",
+        "on-demand",
+        "spot",
+        "$/GPU-h",
     ])
     .right_aligned(&["GPU memory", "vCPUs", "RAM", "on-demand", "spot", "$/GPU-h"]);
+    let groups = group_by_region(offerings);
+    let shown = if limit == 0 {
+        groups.len()
+    } else {
+        groups.len().min(limit)
+    };
     let price = |p: Option<UsdPerHour>| p.map_or("-".to_string(), |p| format!("{:.3}", p.0));
-    for o in offerings {
+    for group in &groups[..shown] {
+        let o = group[0];
         let gpus = match &o.accelerator {
             Some(id) => format!("{}× {id}", o.accelerator_count),
             None => "CPU only".to_string(),
         };
-        let region = match (&o.region, &o.zone) {
-            (Some(region), Some(zone)) => format!("{region} ({zone})"),
-            (Some(region), None) => region.clone(),
-            (None, _) => "-".to_string(),
-        };
         table.push_row([
             o.provider.to_string(),
             o.instance_type.clone(),
-            region,
+            regions(group),
             gpus,
             o.accelerator_memory.map_or("-".to_string(), |m| m.to_string()),
             format!("{}", o.vcpus),
@@ -29,8 +47,57 @@ pub fn instance_table<'a>(offerings: impl IntoIterator<Item = &'a Offering>) -> 
             o.gpu_interconnect.map_or("-".to_string(), |i| i.to_string()),
             price(o.on_demand),
             price(o.spot),
-            price(o.on_demand.filter(|_| o.accelerator_count > 0).map(|p| p.per(o.accelerator_count))),
+            price(
+                o.on_demand
+                    .filter(|_| o.accelerator_count > 0)
+                    .map(|p| p.per(o.accelerator_count)),
+            ),
         ]);
     }
+    table.footer.push(match (offerings.len(), shown < groups.len()) {
+        (0, _) => "No offering matches these filters.".to_string(),
+        (total, true) => format!(
+            "{shown} of {} rows shown ({total} offerings); --limit 0 shows all.",
+            groups.len()
+        ),
+        (total, false) => format!("{total} offerings. Prices in USD per hour."),
+    });
     table
+}
+
+fn same_but_region(a: &Offering, b: &Offering) -> bool {
+    a.provider == b.provider
+        && a.instance_type == b.instance_type
+        && a.on_demand == b.on_demand
+        && a.spot == b.spot
+        && a.accelerator == b.accelerator
+        && a.accelerator_count == b.accelerator_count
+}
+
+fn group_by_region(offerings: &[Offering]) -> Vec<Vec<&Offering>> {
+    let mut groups: Vec<Vec<&Offering>> = Vec::new();
+    for offering in offerings {
+        match groups.last_mut() {
+            Some(group) if same_but_region(group[0], offering) => group.push(offering),
+            _ => groups.push(vec![offering]),
+        }
+    }
+    groups
+}
+
+fn regions(group: &[&Offering]) -> String {
+    let name = |o: &Offering| match (&o.region, &o.zone) {
+        (Some(region), Some(zone)) => format!("{region} ({zone})"),
+        (Some(region), None) => region.clone(),
+        (None, _) => "-".to_string(),
+    };
+    let mut names: Vec<String> = group.iter().map(|o| name(o)).collect();
+    names.dedup();
+    if names.len() > REGIONS_NAMED {
+        let rest = names.len() - REGIONS_NAMED;
+        names.truncate(REGIONS_NAMED);
+        format!("{} +{rest}", names.join(", "))
+    } else {
+        names.join(", ")
+    }
 }

@@ -35,7 +35,10 @@ pub struct NvLinkJson {
 }
 
 fn tflops(table: &PeakTable) -> BTreeMap<String, f64> {
-    table.iter().map(|(precision, rate)| (precision.to_string(), rate.as_tflops())).collect()
+    table
+        .iter()
+        .map(|(precision, rate)| (precision.to_string(), rate.as_tflops()))
+        .collect()
 }
 
 impl From<&Accelerator> for GpuJson {

@@ -1,0 +1,660 @@
+//! The catalog as a specification: what the embedded data promise, how a broken catalog is
+//! reported, and what the SkyPilot importer does with each known trap of its source.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use gpuplan_catalog::import::{ImportOptions, SnapshotFile, import_skypilot};
+use gpuplan_catalog::{Catalog, CatalogFile, OfferingQuery, OfferingSort};
+use gpuplan_model::{Offering, Precision, ProviderId};
+use std::collections::{BTreeSet, HashSet};
+use std::sync::OnceLock;
+
+fn catalog() -> &'static Catalog {
+    static CATALOG: OnceLock<Catalog> = OnceLock::new();
+    CATALOG.get_or_init(|| Catalog::embedded().expect("the embedded catalog is valid"))
+}
+
+fn offerings_of(provider: &str) -> Vec<&'static Offering> {
+    catalog()
+        .offerings()
+        .iter()
+        .filter(|o| o.provider.as_str() == provider)
+        .collect()
+}
+
+mod embedded_catalog {
+    use super::*;
+
+    #[test]
+    fn has_at_least_35_accelerators_with_unique_ids() {
+        let ids: Vec<&str> = catalog().accelerators().iter().map(|a| a.id.as_str()).collect();
+        let unique: BTreeSet<&str> = ids.iter().copied().collect();
+        assert!(ids.len() >= 35, "{} accelerators", ids.len());
+        assert_eq!(unique.len(), ids.len());
+    }
+
+    #[test]
+    fn covers_the_accelerators_clouds_rent() {
+        for id in [
+            "V100-SXM2-16GB",
+            "V100-SXM2-32GB",
+            "T4",
+            "P100-PCIE-16GB",
+            "A10",
+            "A10G",
+            "L4",
+            "L40",
+            "L40S",
+            "A100-PCIE-40GB",
+            "A100-SXM4-40GB",
+            "A100-PCIE-80GB",
+            "A100-SXM4-80GB",
+            "H100-PCIE-80GB",
+            "H100-SXM5-80GB",
+            "H100-NVL-94GB",
+            "H200-SXM-141GB",
+            "GH200-96GB",
+            "B200",
+            "B300",
+            "GB200",
+            "RTX-A6000",
+            "RTX-6000-ADA",
+            "RTX-3090",
+            "RTX-4090",
+            "RTX-5090",
+            "MI250X",
+            "MI300X",
+            "MI325X",
+            "TPU-v4",
+            "TPU-v5e",
+            "TPU-v5p",
+            "TPU-v6e",
+            "Trainium",
+            "Inferentia2",
+        ] {
+            assert!(catalog().accelerators().get(id).is_some(), "{id} is missing");
+        }
+    }
+
+    #[test]
+    fn every_accelerator_number_has_a_dated_source() {
+        for a in catalog().accelerators().iter() {
+            assert!(!a.sources.is_empty(), "{} has no source", a.id);
+            let covered: HashSet<&str> = a
+                .sources
+                .iter()
+                .flat_map(|s| s.covers.iter().map(String::as_str))
+                .collect();
+            let present = [
+                ("memory_gib", true),
+                ("memory_bandwidth_gb_per_s", a.memory_bandwidth.is_some()),
+                ("dense_tflops", !a.dense.is_empty()),
+                ("sparse_tflops", !a.sparse.is_empty()),
+                ("tdp_watts", a.tdp.is_some()),
+                ("nvlink_gb_per_s", a.nvlink.is_some()),
+            ];
+            for (field, is_present) in present {
+                assert!(
+                    !is_present || covered.contains(field),
+                    "{}: {field} has no source",
+                    a.id
+                );
+            }
+            for source in &a.sources {
+                assert!(source.url.starts_with("http"), "{}: source url `{}`", a.id, source.url);
+            }
+        }
+    }
+
+    #[test]
+    fn no_sparse_figure_sits_in_a_dense_column() {
+        for a in catalog().accelerators().iter() {
+            for (precision, sparse) in a.sparse.iter() {
+                if let Some(dense) = a.dense.get(precision) {
+                    assert!(
+                        sparse.0 > dense.0 * 1.25,
+                        "{} {precision}: dense {dense} vs sparse {sparse}",
+                        a.id
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn unknown_stays_unknown() {
+        // No zero stands for a missing value: every stated number is positive.
+        for a in catalog().accelerators().iter() {
+            assert!(a.memory.as_u64() > 0);
+            for (_, rate) in a.dense.iter().chain(a.sparse.iter()) {
+                assert!(rate.0 > 0.0, "{}", a.id);
+            }
+        }
+        // The Hopper GPU has no int4 tensor path: absent, not zero.
+        let h100 = catalog().accelerators().get("H100-SXM5-80GB").unwrap();
+        assert_eq!(h100.peak(Precision::Int4), None);
+    }
+
+    #[test]
+    fn every_offering_names_a_known_accelerator_with_a_consistent_memory_total() {
+        for o in catalog().offerings() {
+            let Some(id) = &o.accelerator else {
+                assert_eq!(o.accelerator_count, 0);
+                continue;
+            };
+            let accelerator = catalog().accelerators().get(id.as_str()).expect("known accelerator");
+            assert!(o.accelerator_count > 0);
+            let total = o.accelerator_memory.expect("memory total").as_gib();
+            let expected = accelerator.memory.as_gib() * f64::from(o.accelerator_count);
+            assert!(
+                (total - expected).abs() / expected <= 0.10,
+                "{} {}",
+                o.provider,
+                o.instance_type
+            );
+        }
+    }
+
+    #[test]
+    fn prices_are_positive_or_unknown_and_spot_is_below_on_demand() {
+        for o in catalog().offerings() {
+            for price in [o.on_demand, o.spot].into_iter().flatten() {
+                assert!(
+                    price.0 > 0.0 && price.0.is_finite(),
+                    "{} {}",
+                    o.provider,
+                    o.instance_type
+                );
+            }
+            if let (Some(on_demand), Some(spot)) = (o.on_demand, o.spot) {
+                assert!(
+                    spot.0 < on_demand.0,
+                    "{} {} {:?}",
+                    o.provider,
+                    o.instance_type,
+                    o.region
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn no_placeholder_price_reaches_a_user() {
+        assert!(
+            offerings_of("mithril")
+                .iter()
+                .all(|o| o.on_demand.is_none() && o.spot.is_none())
+        );
+        assert!(offerings_of("vast").iter().all(|o| o.spot.is_none()));
+    }
+
+    #[test]
+    fn offerings_are_unique_per_provider_type_region_and_zone() {
+        let mut seen = HashSet::new();
+        for o in catalog().offerings() {
+            assert!(
+                seen.insert((&o.provider, &o.instance_type, &o.region, &o.zone)),
+                "duplicate {} {} {:?} {:?}",
+                o.provider,
+                o.instance_type,
+                o.region,
+                o.zone
+            );
+        }
+    }
+
+    #[test]
+    fn every_offering_has_a_source_and_date() {
+        for o in catalog().offerings() {
+            assert!(!o.source.trim().is_empty(), "{} {}", o.provider, o.instance_type);
+        }
+    }
+
+    #[test]
+    fn h100_is_rented_by_at_least_five_providers() {
+        let query = OfferingQuery {
+            accelerators: catalog()
+                .accelerators()
+                .resolve_family("H100")
+                .unwrap()
+                .iter()
+                .map(|a| a.id.clone())
+                .collect(),
+            ..OfferingQuery::default()
+        };
+        let providers: BTreeSet<ProviderId> = query.run(catalog()).into_iter().map(|o| o.provider).collect();
+        assert!(providers.len() >= 5, "{providers:?}");
+    }
+
+    #[test]
+    fn the_issue_families_are_covered() {
+        let types: HashSet<(&str, &str)> = catalog()
+            .offerings()
+            .iter()
+            .map(|o| (o.provider.as_str(), o.instance_type.as_str()))
+            .collect();
+        for (provider, instance_type) in [
+            ("aws", "g4dn.xlarge"),
+            ("aws", "g5.xlarge"),
+            ("aws", "g6.xlarge"),
+            ("aws", "g6e.xlarge"),
+            ("aws", "p3.2xlarge"),
+            ("aws", "p4d.24xlarge"),
+            ("aws", "p4de.24xlarge"),
+            ("aws", "p5.48xlarge"),
+            ("aws", "p5e.48xlarge"),
+            ("aws", "p5en.48xlarge"),
+            ("aws", "p6-b200.48xlarge"),
+            ("aws", "inf2.xlarge"),
+            ("aws", "trn1.32xlarge"),
+            ("gcp", "a2-highgpu-1g"),
+            ("gcp", "a3-highgpu-8g"),
+            ("gcp", "g2-standard-4"),
+            ("gcp", "n1-standard-8+T4x1"),
+            ("gcp", "n1-standard-8+V100x1"),
+            ("azure", "Standard_NC4as_T4_v3"),
+            ("azure", "Standard_NC24ads_A100_v4"),
+            ("azure", "Standard_ND96asr_v4"),
+            ("azure", "Standard_ND96isr_H100_v5"),
+            ("oci", "BM.GPU.H100.8"),
+            ("lambda", "gpu_8x_h100_sxm5"),
+        ] {
+            assert!(
+                types.contains(&(provider, instance_type)),
+                "{provider} {instance_type} missing"
+            );
+        }
+        for (provider, prefix) in [
+            ("alibaba", "ecs.gn6i"),
+            ("alibaba", "ecs.gn7i"),
+            ("alibaba", "ecs.gn7e"),
+            ("tencent", "GN7"),
+        ] {
+            assert!(
+                types.iter().any(|(p, t)| *p == provider && t.starts_with(prefix)),
+                "{provider} {prefix}* missing"
+            );
+        }
+    }
+
+    #[test]
+    fn gcp_prices_include_the_host_and_the_gpu() {
+        // asia-east1-a: g2-standard-4 host 0.16997 + L4 x1 0.64847 (the snapshot's SOURCE.md example).
+        let g2 = catalog()
+            .offerings()
+            .iter()
+            .find(|o| o.instance_type == "g2-standard-4" && o.region.as_deref() == Some("asia-east1"))
+            .expect("g2-standard-4 in asia-east1");
+        assert!((g2.on_demand.unwrap().0 - 0.81844).abs() < 1e-6, "{:?}", g2.on_demand);
+    }
+
+    #[test]
+    fn query_results_obey_every_filter_and_the_order() {
+        let query = OfferingQuery {
+            providers: vec![ProviderId::new("aws")],
+            max_price: Some(gpuplan_model::UsdPerHour(2.0)),
+            sort: OfferingSort::Price,
+            ..OfferingQuery::default()
+        };
+        let found = query.run(catalog());
+        assert!(!found.is_empty());
+        assert!(
+            found
+                .iter()
+                .all(|o| o.provider.as_str() == "aws" && o.on_demand.unwrap().0 <= 2.0)
+        );
+        assert!(
+            found
+                .windows(2)
+                .all(|w| w[0].on_demand.unwrap().0 <= w[1].on_demand.unwrap().0)
+        );
+    }
+}
+
+mod broken_catalogs {
+    use super::*;
+
+    const MANIFEST: &str = "schema_version = 1\n";
+    const ACCELERATOR: &str = r#"
+[[accelerator]]
+id = "T4"
+name = "NVIDIA T4"
+vendor = "NVIDIA"
+architecture = "Turing"
+memory_gib = 16
+aliases = ["tesla-t4"]
+
+[[accelerator.sources]]
+covers = ["memory_gib"]
+title = "NVIDIA T4 datasheet"
+url = "https://www.nvidia.com/t4"
+as_of = "2026-11-22"
+"#;
+    const HEADER: &str = "provider,instance_type,region,zone,accelerator,accelerator_count,accelerator_memory_gib,vcpus,memory_gib,local_disk_gb,network_gbps,gpu_interconnect,node_network,on_demand_usd_per_hour,spot_usd_per_hour,billing_granularity,source,as_of,notes\n";
+
+    fn file(path: &str, text: &str) -> CatalogFile {
+        CatalogFile {
+            path: path.to_string(),
+            text: text.to_string(),
+        }
+    }
+
+    fn load(offerings: &str) -> Result<Catalog, String> {
+        Catalog::from_files(&[
+            file("catalog.toml", MANIFEST),
+            file("accelerators/test.toml", ACCELERATOR),
+            file("offerings/test.csv", &format!("{HEADER}{offerings}")),
+        ])
+        .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_valid_small_catalog_loads() {
+        let catalog =
+            load("aws,g4dn.xlarge,us-east-1,,T4,1,16,4,16,125,25,none,ethernet,0.526,0.2,second,test,2026-11-22,\n")
+                .unwrap();
+        assert_eq!(catalog.offerings().len(), 1);
+        assert_eq!(
+            catalog
+                .accelerators()
+                .resolve_one("Tesla T4")
+                .unwrap()
+                .accelerator
+                .id
+                .as_str(),
+            "T4"
+        );
+    }
+
+    #[test]
+    fn a_bad_price_names_file_line_and_field() {
+        let error = load("aws,g4dn.xlarge,us-east-1,,T4,1,16,4,16,,,,,-1,,,test,2026-11-22,\n").unwrap_err();
+        assert_eq!(
+            error,
+            "offerings/test.csv:2: field `on_demand_usd_per_hour`: `-1` is not a non-negative number"
+        );
+    }
+
+    #[test]
+    fn a_zero_price_is_refused() {
+        let error = load("aws,a,r,,T4,1,16,4,16,,,,,0,,,test,2026-11-22,\n").unwrap_err();
+        assert!(error.contains("a price must be positive"), "{error}");
+    }
+
+    #[test]
+    fn spot_above_on_demand_is_refused() {
+        let error = load("aws,a,r,,T4,1,16,4,16,,,,,1.0,2.0,,test,2026-11-22,\n").unwrap_err();
+        assert!(
+            error.contains("spot_usd_per_hour") && error.contains("not below on-demand"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn an_unknown_accelerator_is_refused() {
+        let error = load("aws,a,r,,Z9,1,16,4,16,,,,,1.0,,,test,2026-11-22,\n").unwrap_err();
+        assert!(
+            error.contains("field `accelerator`") && error.contains("`Z9`"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_per_gpu_memory_written_as_total_is_refused() {
+        let error = load("aws,a,r,,T4,4,16,4,16,,,,,1.0,,,test,2026-11-22,\n").unwrap_err();
+        assert!(error.contains("accelerator_memory_gib"), "{error}");
+    }
+
+    #[test]
+    fn a_duplicate_offering_is_refused() {
+        let row = "aws,a,r,,T4,1,16,4,16,,,,,1.0,,,test,2026-11-22,\n";
+        let error = load(&format!("{row}{row}")).unwrap_err();
+        assert!(error.contains("duplicate offering") && error.contains(":3:"), "{error}");
+    }
+
+    #[test]
+    fn a_wrong_header_is_refused() {
+        let error = Catalog::from_files(&[
+            file("catalog.toml", MANIFEST),
+            file("offerings/x.csv", "provider,instance\naws,a\n"),
+        ])
+        .unwrap_err();
+        assert_eq!(error.line, Some(1));
+    }
+
+    #[test]
+    fn a_toml_syntax_error_names_line_and_column() {
+        let error = Catalog::from_files(&[
+            file("catalog.toml", MANIFEST),
+            file(
+                "accelerators/bad.toml",
+                "[[accelerator]]\nid = \"X\"\nmemory_gib = = 3\n",
+            ),
+        ])
+        .unwrap_err();
+        assert_eq!((error.file.as_str(), error.line), ("accelerators/bad.toml", Some(3)));
+        assert!(error.column.is_some());
+    }
+
+    #[test]
+    fn an_unsourced_number_is_refused() {
+        let text = ACCELERATOR.replace("memory_gib = 16", "memory_gib = 16\ntdp_watts = 70");
+        let error =
+            Catalog::from_files(&[file("catalog.toml", MANIFEST), file("accelerators/a.toml", &text)]).unwrap_err();
+        assert_eq!(error.field.as_deref(), Some("tdp_watts"));
+        assert!(error.message.contains("no source"), "{error}");
+    }
+
+    #[test]
+    fn a_future_schema_version_is_refused() {
+        let error = Catalog::from_files(&[file("catalog.toml", "schema_version = 2\n")]).unwrap_err();
+        assert!(
+            error.to_string().contains("schema version 2 is not supported"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_missing_manifest_is_refused() {
+        let error = Catalog::from_files(&[]).unwrap_err();
+        assert_eq!(error.file, "catalog.toml");
+    }
+}
+
+mod importer {
+    use super::*;
+    use gpuplan_catalog::import::Imported;
+
+    fn snapshot(cloud: &str, fixture: &str) -> SnapshotFile {
+        let path = format!("{}/tests/fixtures/snapshot/{fixture}", env!("CARGO_MANIFEST_DIR"));
+        SnapshotFile {
+            cloud: cloud.to_string(),
+            source: format!("fixture {fixture}"),
+            text: std::fs::read_to_string(path).unwrap(),
+        }
+    }
+
+    fn import(files: &[SnapshotFile]) -> Imported {
+        let options = ImportOptions {
+            as_of: "2026-11-22".parse().unwrap(),
+            curated: HashSet::new(),
+        };
+        import_skypilot(files, catalog().accelerators(), &options).unwrap()
+    }
+
+    fn rows<'a>(imported: &'a Imported, provider: &str) -> &'a [Offering] {
+        imported
+            .offerings
+            .get(&ProviderId::new(provider))
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+    }
+
+    fn dropped(imported: &Imported, provider: &str, reason_part: &str) -> usize {
+        let report = &imported.report.providers[provider];
+        report
+            .dropped_rows
+            .iter()
+            .chain(&report.dropped_prices)
+            .filter(|(reason, _)| reason.contains(reason_part))
+            .map(|(_, tally)| tally.count)
+            .sum()
+    }
+
+    #[test]
+    fn zones_with_equal_prices_fold_into_their_region() {
+        let imported = import(&[snapshot("aws", "aws.csv")]);
+        let g4dn: Vec<&Offering> = rows(&imported, "aws")
+            .iter()
+            .filter(|o| o.instance_type == "g4dn.xlarge")
+            .collect();
+        // us-east-1: both zones at spot 0.20 → one row; us-east-2: 0.15 vs 0.17 → a row per zone.
+        assert_eq!(g4dn.len(), 3);
+        assert!(
+            g4dn.iter()
+                .any(|o| o.region.as_deref() == Some("us-east-1") && o.zone.is_none())
+        );
+        assert_eq!(
+            g4dn.iter().filter(|o| o.region.as_deref() == Some("us-east-2")).count(),
+            2
+        );
+        assert_eq!(g4dn[0].accelerator.as_ref().unwrap().as_str(), "T4");
+        assert_eq!(g4dn[0].local_disk.unwrap().as_gb(), 125.0);
+    }
+
+    #[test]
+    fn spot_equal_to_on_demand_is_dropped_and_missing_on_demand_stays_unknown() {
+        let imported = import(&[snapshot("aws", "aws.csv")]);
+        let p4d = rows(&imported, "aws")
+            .iter()
+            .find(|o| o.instance_type == "p4d.24xlarge")
+            .unwrap();
+        assert_eq!(p4d.spot, None);
+        assert_eq!(p4d.accelerator.as_ref().unwrap().as_str(), "A100-SXM4-40GB");
+        let p5e = rows(&imported, "aws")
+            .iter()
+            .find(|o| o.instance_type == "p5e.48xlarge")
+            .unwrap();
+        assert_eq!(p5e.on_demand, None);
+        assert_eq!(dropped(&imported, "aws", "spot price not below on-demand"), 1);
+    }
+
+    #[test]
+    fn gcp_joins_hosts_and_gpu_rows_per_zone() {
+        let imported = import(&[snapshot("gcp", "gcp-hosts.csv"), snapshot("gcp", "gcp-gpus.csv")]);
+        let gcp = rows(&imported, "gcp");
+        let g2 = gcp.iter().find(|o| o.instance_type == "g2-standard-4").unwrap();
+        assert!((g2.on_demand.unwrap().0 - 0.81844).abs() < 1e-9);
+        assert!((g2.spot.unwrap().0 - 0.27).abs() < 1e-9);
+        let n1 = gcp.iter().find(|o| o.instance_type == "n1-standard-8+T4x1").unwrap();
+        assert!((n1.on_demand.unwrap().0 - 0.729998).abs() < 1e-9);
+        assert!(
+            gcp.iter()
+                .any(|o| o.instance_type == "n1-standard-8" && o.accelerator.is_none())
+        );
+        // The A100 GPU row's spot (3.50) is above its on-demand (2.93): spot dropped.
+        let a2 = gcp.iter().find(|o| o.instance_type == "a2-highgpu-1g").unwrap();
+        assert!((a2.on_demand.unwrap().0 - (0.94803 + 2.9333)).abs() < 1e-9);
+        assert_eq!(a2.spot, None);
+    }
+
+    #[test]
+    fn a_per_gpu_size_written_as_the_total_is_repaired() {
+        let imported = import(&[snapshot("lambda", "lambda.csv")]);
+        let h100 = rows(&imported, "lambda")
+            .iter()
+            .find(|o| o.instance_type == "gpu_8x_h100_sxm5")
+            .unwrap();
+        assert_eq!(h100.accelerator_memory.unwrap().as_gib(), 640.0);
+        assert!(
+            imported.report.providers["lambda"]
+                .repairs
+                .keys()
+                .any(|r| r.contains("TotalGpuMemoryInMiB"))
+        );
+        // Lambda's 1-GPU A100 is the PCIe card.
+        let a100 = rows(&imported, "lambda")
+            .iter()
+            .find(|o| o.instance_type == "gpu_1x_a100")
+            .unwrap();
+        assert_eq!(a100.accelerator.as_ref().unwrap().as_str(), "A100-PCIE-40GB");
+    }
+
+    #[test]
+    fn runpod_memory_in_gb_and_unknown_accelerators() {
+        let imported = import(&[snapshot("runpod", "runpod.csv")]);
+        let runpod = rows(&imported, "runpod");
+        assert_eq!(runpod.len(), 1);
+        assert_eq!(runpod[0].accelerator.as_ref().unwrap().as_str(), "A100-PCIE-80GB");
+        assert_eq!(runpod[0].accelerator_memory.unwrap().as_gib(), 160.0);
+        assert_eq!(runpod[0].spot, None, "RunPod's spot equals on-demand: not a spot price");
+        assert_eq!(dropped(&imported, "runpod", "QUANTUM-9000"), 1);
+    }
+
+    #[test]
+    fn marketplace_zero_spot_and_malformed_rows() {
+        let imported = import(&[snapshot("vast", "vast.csv")]);
+        let vast = rows(&imported, "vast");
+        assert_eq!(vast.len(), 1, "the row with a price of `not-a-price` is dropped");
+        assert_eq!(vast[0].region.as_deref(), Some("DK"));
+        assert_eq!(vast[0].spot, None);
+        assert_eq!(vast[0].accelerator_memory.unwrap().as_gib(), 48.0);
+        assert_eq!(dropped(&imported, "vast", "zero spot price"), 1);
+        let malformed = &imported.report.providers["vast"].dropped_rows["malformed row"];
+        assert!(malformed.examples[0].contains("line 3"), "{:?}", malformed.examples);
+    }
+
+    #[test]
+    fn placeholder_prices_never_become_prices() {
+        let imported = import(&[snapshot("mithril", "mithril.csv")]);
+        let mithril = rows(&imported, "mithril");
+        assert_eq!((mithril[0].on_demand, mithril[0].spot), (None, None));
+        assert!(mithril[0].notes.as_deref().unwrap().contains("placeholder"));
+    }
+
+    #[test]
+    fn a_wrong_accelerator_count_is_corrected_and_cpu_only_vms_are_skipped() {
+        let imported = import(&[snapshot("azure", "azure.csv")]);
+        let azure = rows(&imported, "azure");
+        assert_eq!(azure.len(), 1);
+        assert_eq!(azure[0].accelerator_count, 8);
+        assert_eq!(azure[0].spot, None);
+    }
+
+    #[test]
+    fn a_file_without_a_required_column_fails_with_its_name() {
+        let files = [snapshot("aws", "missing-column.csv")];
+        let options = ImportOptions {
+            as_of: "2026-11-22".parse().unwrap(),
+            curated: HashSet::new(),
+        };
+        let error = import_skypilot(&files, catalog().accelerators(), &options).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "fixture missing-column.csv: line 1: missing column `AcceleratorName`"
+        );
+    }
+
+    #[test]
+    fn curated_rows_supersede_imported_ones() {
+        let options = ImportOptions {
+            as_of: "2026-11-22".parse().unwrap(),
+            curated: HashSet::from([("lambda".to_string(), "gpu_1x_a100".to_string(), "us-east-1".to_string())]),
+        };
+        let imported =
+            import_skypilot(&[snapshot("lambda", "lambda.csv")], catalog().accelerators(), &options).unwrap();
+        assert!(
+            rows(&imported, "lambda")
+                .iter()
+                .all(|o| o.instance_type != "gpu_1x_a100")
+        );
+    }
+
+    #[test]
+    fn the_report_lists_every_reason() {
+        let imported = import(&[snapshot("vast", "vast.csv"), snapshot("mithril", "mithril.csv")]);
+        let markdown = imported.report.to_markdown();
+        assert!(markdown.contains("| vast | 2 | 1 |"), "{markdown}");
+        assert!(markdown.contains("placeholder price"), "{markdown}");
+    }
+}

@@ -1,0 +1,373 @@
+//! The `gpuplan` command line as a user meets it: commands, their output, their exit codes.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use serde_json::Value;
+use std::process::Command;
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Run {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("not JSON ({e}):\n{}", self.stdout))
+    }
+}
+
+fn gpuplan(args: &[&str]) -> Run {
+    let output = Command::new(env!("CARGO_BIN_EXE_gpuplan"))
+        .args(args)
+        .env_remove("GPUPLAN_CATALOG")
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the gpuplan binary runs");
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(output.stdout).unwrap(),
+        stderr: String::from_utf8(output.stderr).unwrap(),
+    }
+}
+
+mod gpus {
+    use super::*;
+
+    #[test]
+    fn lists_every_accelerator_as_json_with_the_contract_fields() {
+        let run = gpuplan(&["gpus", "--format", "json"]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let gpus = run.json();
+        let gpus = gpus.as_array().unwrap();
+        assert!(gpus.len() >= 35, "{} accelerators", gpus.len());
+        for gpu in gpus {
+            for field in [
+                "id",
+                "aliases",
+                "memory_bytes",
+                "memory_bandwidth_bytes_per_second",
+                "peak_tflops",
+                "tdp_watts",
+                "sources",
+            ] {
+                assert!(gpu.get(field).is_some(), "{} lacks {field}", gpu["id"]);
+            }
+        }
+        let h100 = gpus.iter().find(|g| g["id"] == "H100-SXM5-80GB").unwrap();
+        assert_eq!(h100["memory_bytes"], 80u64 * 1024 * 1024 * 1024);
+        assert_eq!(h100["peak_tflops"]["bf16"], 989.4);
+        assert!(
+            h100["peak_tflops"].get("int4").is_none(),
+            "unsupported precisions are absent"
+        );
+    }
+
+    #[test]
+    fn the_table_lists_accelerators() {
+        let run = gpuplan(&["gpus"]);
+        assert_eq!(run.code, 0);
+        assert!(run.stdout.contains("H100-SXM5-80GB") && run.stdout.contains("TPU-v5e"));
+    }
+
+    #[test]
+    fn one_accelerator_shows_its_sources() {
+        let run = gpuplan(&["gpus", "t4"]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        insta::assert_snapshot!(run.stdout);
+    }
+
+    #[test]
+    fn an_alias_resolves_with_a_visible_note() {
+        let run = gpuplan(&["gpus", "h100"]);
+        assert_eq!(run.code, 0);
+        assert!(run.stdout.contains("H100-SXM5-80GB"));
+        assert_eq!(
+            run.stderr,
+            "note: `h100` means H100-SXM5-80GB; other variants: H100-NVL-94GB, H100-PCIE-80GB\n"
+        );
+    }
+
+    #[test]
+    fn an_ambiguous_family_lists_its_members() {
+        let run = gpuplan(&["gpus", "A100", "--format", "csv"]);
+        assert_eq!(run.code, 0);
+        insta::assert_snapshot!(run.stdout);
+        assert!(run.stderr.contains("`A100` matches 4 accelerators"), "{}", run.stderr);
+    }
+
+    #[test]
+    fn a_typo_gets_did_you_mean_and_exit_2() {
+        let run = gpuplan(&["gpus", "h1OO"]);
+        assert_eq!(run.code, 2);
+        assert_eq!(
+            run.stderr,
+            "error: unknown accelerator `h1OO`\n  hint: did you mean `H100`?\n"
+        );
+        assert_eq!(run.stdout, "");
+    }
+}
+
+mod instances {
+    use super::*;
+
+    #[test]
+    fn h100_is_rented_by_at_least_five_providers() {
+        let run = gpuplan(&["instances", "--gpu", "H100", "--format", "json"]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let providers: std::collections::BTreeSet<String> = run
+            .json()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["provider"].as_str().unwrap().to_string())
+            .collect();
+        assert!(providers.len() >= 5, "{providers:?}");
+    }
+
+    #[test]
+    fn t4_includes_aws_g4dn_and_an_alibaba_or_tencent_offering() {
+        let run = gpuplan(&["instances", "--gpu", "T4", "--format", "json"]);
+        let offerings = run.json();
+        let offerings = offerings.as_array().unwrap();
+        assert!(
+            offerings
+                .iter()
+                .any(|o| o["provider"] == "aws" && o["instance_type"] == "g4dn.xlarge")
+        );
+        assert!(
+            offerings
+                .iter()
+                .any(|o| o["provider"] == "alibaba" || o["provider"] == "tencent")
+        );
+        for field in [
+            "provider",
+            "instance_type",
+            "region",
+            "gpu",
+            "gpu_count",
+            "vcpus",
+            "memory_bytes",
+            "on_demand_usd_per_hour",
+            "spot_usd_per_hour",
+            "source",
+            "as_of",
+        ] {
+            assert!(offerings[0].get(field).is_some(), "missing {field}");
+        }
+    }
+
+    #[test]
+    fn filters_and_sorts_by_price() {
+        let run = gpuplan(&[
+            "instances",
+            "--provider",
+            "aws",
+            "--max-price",
+            "2",
+            "--sort",
+            "price",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let offerings = run.json();
+        let prices: Vec<f64> = offerings
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| {
+                assert_eq!(o["provider"], "aws");
+                o["on_demand_usd_per_hour"].as_f64().unwrap()
+            })
+            .collect();
+        assert!(!prices.is_empty());
+        assert!(prices.iter().all(|p| *p <= 2.0));
+        assert!(prices.windows(2).all(|w| w[0] <= w[1]));
+    }
+
+    #[test]
+    fn min_gpus_and_memory_filters() {
+        let run = gpuplan(&["instances", "--gpu", "A100-80GB", "--min-gpus", "8", "--format", "json"]);
+        let offerings = run.json();
+        let offerings = offerings.as_array().unwrap();
+        assert!(!offerings.is_empty());
+        assert!(offerings.iter().all(|o| o["gpu_count"].as_u64().unwrap() >= 8));
+        assert!(offerings.iter().all(|o| o["gpu"].as_str().unwrap().contains("80GB")));
+        assert!(run.stderr.contains("`A100-80GB` matches"), "{}", run.stderr);
+    }
+
+    #[test]
+    fn a_table_for_people() {
+        let run = gpuplan(&[
+            "instances",
+            "--gpu",
+            "L4",
+            "--provider",
+            "gcp",
+            "--region",
+            "us-central1",
+            "--limit",
+            "4",
+        ]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        insta::assert_snapshot!(run.stdout);
+    }
+
+    #[test]
+    fn markdown_and_csv() {
+        let markdown = gpuplan(&[
+            "instances",
+            "--gpu",
+            "p100",
+            "--provider",
+            "oci",
+            "--format",
+            "markdown",
+        ]);
+        assert!(
+            markdown.stdout.starts_with("| provider | instance type |"),
+            "{}",
+            markdown.stdout
+        );
+        let csv = gpuplan(&["instances", "--gpu", "p100", "--provider", "oci", "--format", "csv"]);
+        assert!(
+            csv.stdout.starts_with("provider,instance type,region,"),
+            "{}",
+            csv.stdout
+        );
+    }
+
+    #[test]
+    fn unknown_gpu_exits_2_with_did_you_mean() {
+        let run = gpuplan(&["instances", "--gpu", "h1OO"]);
+        assert_eq!(run.code, 2);
+        assert!(run.stderr.contains("did you mean `H100`?"), "{}", run.stderr);
+    }
+
+    #[test]
+    fn unknown_provider_exits_2_with_did_you_mean() {
+        let run = gpuplan(&["instances", "--provider", "lamda"]);
+        assert_eq!(run.code, 2);
+        assert_eq!(
+            run.stderr,
+            "error: unknown provider `lamda`\n  hint: did you mean `lambda`?\n"
+        );
+    }
+
+    #[test]
+    fn contradictory_filters_exit_2() {
+        let run = gpuplan(&["instances", "--min-gpus", "8", "--max-gpus", "2"]);
+        assert_eq!(run.code, 2);
+        assert!(
+            run.stderr.contains("--min-gpus 8 is more than --max-gpus 2"),
+            "{}",
+            run.stderr
+        );
+    }
+
+    #[test]
+    fn errors_are_json_when_json_was_asked_for() {
+        let run = gpuplan(&["instances", "--gpu", "h1OO", "--format", "json"]);
+        assert_eq!(run.code, 2);
+        let error: Value = serde_json::from_str(&run.stderr).unwrap();
+        assert_eq!(error["error"]["code"], "unknown_accelerator");
+        assert_eq!(error["error"]["hint"], "did you mean `H100`?");
+    }
+
+    #[test]
+    fn bad_arguments_exit_2_without_a_backtrace() {
+        for args in [
+            &["instances", "--max-price", "cheap"][..],
+            &["instances", "--sort", "colour"],
+            &["frobnicate"],
+        ] {
+            let run = gpuplan(args);
+            assert_eq!(run.code, 2, "{args:?}");
+            assert!(!run.stderr.contains("panicked"), "{}", run.stderr);
+        }
+    }
+
+    #[test]
+    fn a_negative_price_limit_is_refused() {
+        let run = gpuplan(&["instances", "--max-price=-1"]);
+        assert_eq!(run.code, 2);
+        assert!(
+            run.stderr.contains("--max-price -1 must be a positive number"),
+            "{}",
+            run.stderr
+        );
+    }
+}
+
+mod catalog {
+    use super::*;
+
+    #[test]
+    fn summarises_providers_with_dates_and_schema_version() {
+        let run = gpuplan(&["catalog", "--format", "json"]);
+        assert_eq!(run.code, 0);
+        let summary = run.json();
+        assert_eq!(summary["schema_version"], 1);
+        let providers = summary["providers"].as_array().unwrap();
+        for expected in ["aws", "gcp", "azure", "oci", "lambda", "runpod", "alibaba", "tencent"] {
+            assert!(
+                providers.iter().any(|p| p["provider"] == expected),
+                "{expected} missing"
+            );
+        }
+        assert!(
+            providers
+                .iter()
+                .all(|p| p["oldest_as_of"].as_str().unwrap().len() == 10)
+        );
+    }
+
+    #[test]
+    fn the_table_names_every_provider() {
+        let run = gpuplan(&["catalog"]);
+        assert!(run.stdout.contains("Alibaba Cloud") && run.stdout.contains("Catalog schema version 1"));
+    }
+
+    fn write(dir: &std::path::Path, path: &str, text: &str) {
+        let path = dir.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    #[test]
+    fn another_catalog_can_be_loaded_and_a_broken_one_is_named() {
+        let dir = std::env::temp_dir().join(format!("gpuplan-cli-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        write(&dir, "catalog.toml", "schema_version = 1\n");
+        write(
+            &dir,
+            "accelerators/x.toml",
+            "[[accelerator]]\nid = \"X1\"\nname = \"X\"\nvendor = \"V\"\narchitecture = \"A\"\nmemory_gib = 8\n\
+             [[accelerator.sources]]\ncovers = [\"memory_gib\"]\ntitle = \"t\"\nurl = \"https://x\"\nas_of = \"2026-01-01\"\n",
+        );
+        let dir_arg = dir.to_str().unwrap();
+        let run = gpuplan(&["--catalog", dir_arg, "gpus", "--format", "json"]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert_eq!(run.json().as_array().unwrap().len(), 1);
+
+        write(&dir, "offerings/bad.csv", "provider,instance_type\naws,x\n");
+        let run = gpuplan(&["--catalog", dir_arg, "gpus"]);
+        assert_eq!(run.code, 2);
+        assert!(
+            run.stderr
+                .contains("caused by: offerings/bad.csv:1: the header must be exactly"),
+            "{}",
+            run.stderr
+        );
+
+        let run = Command::new(env!("CARGO_BIN_EXE_gpuplan"))
+            .args(["catalog"])
+            .env("GPUPLAN_CATALOG", dir.join("missing"))
+            .output()
+            .unwrap();
+        assert_eq!(run.status.code(), Some(2));
+        assert!(String::from_utf8_lossy(&run.stderr).contains("cannot be read"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
