@@ -39,7 +39,7 @@ fn collect(dir: &Path, files: &mut Vec<PathBuf>) {
         println!("cargo:rerun-if-changed={}", path.display());
         if path.is_dir() {
             collect(&path, files);
-        } else if matches!(path.extension().and_then(|e| e.to_str()), Some("toml" | "csv")) {
+        } else if matches!(path.extension().and_then(|e| e.to_str()), Some("toml" | "csv" | "json")) {
             files.push(path);
         }
     }

@@ -1,5 +1,6 @@
 use crate::accelerator_index::AcceleratorIndex;
 use crate::error::CatalogError;
+use crate::model_library::{ModelLibrary, parse_model};
 use crate::raw;
 use gpuplan_model::{Accelerator, Date, Offering, ReservedDiscount};
 use std::collections::HashMap;
@@ -32,6 +33,7 @@ pub struct Catalog {
     accelerators: AcceleratorIndex,
     offerings: Vec<Offering>,
     reserved_discounts: Vec<ReservedDiscount>,
+    models: ModelLibrary,
     schema_version: u32,
 }
 
@@ -49,7 +51,8 @@ impl Catalog {
     }
 
     /// Builds a catalog from files laid out as under `data/`: `catalog.toml`,
-    /// `accelerators/*.toml`, `offerings/**/*.csv`, `billing/*.toml`. Other files are ignored.
+    /// `accelerators/*.toml`, `offerings/**/*.csv`, `billing/*.toml`, `models/*.json`. Other files
+    /// are ignored.
     pub fn from_files(files: &[CatalogFile]) -> Result<Catalog, CatalogError> {
         let manifest = files.iter().find(|file| file.path == "catalog.toml").ok_or_else(|| {
             CatalogError::new(
@@ -71,6 +74,7 @@ impl Catalog {
         let mut accelerators = Vec::new();
         let mut offering_rows = Vec::new();
         let mut reserved_discounts = Vec::new();
+        let mut models = Vec::new();
         for file in files {
             let path = file.path.as_str();
             if path.starts_with("accelerators/") && path.ends_with(".toml") {
@@ -79,10 +83,13 @@ impl Catalog {
                 for (line, offering) in raw::parse_offerings(path, &file.text)? {
                     offering_rows.push((path, line, offering));
                 }
+            } else if path.starts_with("models/") && path.ends_with(".json") {
+                models.push(parse_model(path, &file.text)?);
             } else if path.starts_with("billing/") && path.ends_with(".toml") {
                 reserved_discounts.extend(raw::parse_reserved(path, &file.text)?);
             }
         }
+        let models = ModelLibrary::new(models).map_err(|message| CatalogError::new("models/", message))?;
         let accelerators =
             AcceleratorIndex::new(accelerators).map_err(|message| CatalogError::new("accelerators/", message))?;
 
@@ -126,6 +133,7 @@ impl Catalog {
             accelerators,
             offerings,
             reserved_discounts,
+            models,
             schema_version,
         })
     }
@@ -140,6 +148,11 @@ impl Catalog {
 
     pub fn reserved_discounts(&self) -> &[ReservedDiscount] {
         &self.reserved_discounts
+    }
+
+    /// The built-in models (`data/models/*.json`).
+    pub fn models(&self) -> &ModelLibrary {
+        &self.models
     }
 
     pub fn schema_version(&self) -> u32 {

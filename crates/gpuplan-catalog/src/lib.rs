@@ -21,6 +21,8 @@
 mod accelerator_index;
 mod catalog;
 mod error;
+mod hf_config;
+mod model_library;
 mod offering_query;
 mod raw;
 mod summary;
@@ -30,5 +32,7 @@ pub mod import;
 pub use accelerator_index::{AcceleratorIndex, LookupError, Resolved};
 pub use catalog::{Catalog, CatalogFile, SCHEMA_VERSION};
 pub use error::CatalogError;
+pub use hf_config::{ModelConfigError, SUPPORTED_MODEL_TYPES, parse_hf_config_text};
+pub use model_library::{ModelLibrary, UnknownModel};
 pub use offering_query::{OfferingQuery, OfferingSort};
 pub use summary::{CatalogSummary, ProviderSummary};

@@ -17,6 +17,7 @@ mod accelerator;
 mod accelerator_id;
 mod billing;
 mod date;
+mod model_spec;
 mod name;
 mod offering;
 mod precision;
@@ -24,15 +25,20 @@ mod provider;
 mod source;
 mod suggestion;
 mod units;
+mod workload;
 
 pub use accelerator::{Accelerator, NvLink, PeakTable};
 pub use accelerator_id::AcceleratorId;
 pub use billing::{BillingGranularity, BillingMode, CommitmentTerm, ReservedDiscount};
 pub use date::{Date, DateError};
+pub use model_spec::{
+    Architecture, AttentionBias, CitedSpec, MlaSpec, ModelSpec, MoeSpec, Norm, Stacks, TransformerSpec,
+};
 pub use name::normalize_name;
 pub use offering::{GpuInterconnect, NodeNetwork, Offering};
 pub use precision::{Precision, UnknownPrecision};
 pub use provider::ProviderId;
 pub use source::Source;
 pub use suggestion::did_you_mean;
+pub use workload::{Checkpointing, Engine, Optimizer, ParallelLayout, Task, Workload};
 pub use units::{Bytes, BytesPerSecond, FlopsPerSecond, GigabitsPerSecond, UsdPerHour, Watts};

@@ -1,0 +1,519 @@
+//! Reads a Hugging Face `config.json` into a [`TransformerSpec`].
+//!
+//! Each supported `model_type` names its fields differently (`n_embd` in GPT-2, `d_model` in
+//! T5, `hidden_size` elsewhere); this module maps them onto one shape and says which field is
+//! missing when one is.
+
+use gpuplan_model::{AttentionBias, MlaSpec, MoeSpec, Norm, Stacks, TransformerSpec};
+use serde_json::{Map, Value};
+
+/// The `model_type`s this reader understands.
+pub const SUPPORTED_MODEL_TYPES: &[&str] = &[
+    "llama",
+    "mistral",
+    "mixtral",
+    "qwen2",
+    "qwen2_moe",
+    "gemma",
+    "gemma2",
+    "phi3",
+    "deepseek_v3",
+    "gpt2",
+    "gptj",
+    "gpt_neox",
+    "opt",
+    "bloom",
+    "falcon",
+    "mpt",
+    "bert",
+    "roberta",
+    "t5",
+    "mt5",
+    "whisper",
+    "vit",
+];
+
+/// A `config.json` that cannot be read as a supported transformer.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ModelConfigError {
+    #[error("not valid JSON at line {line}, column {column}: {message}")]
+    Malformed { line: usize, column: usize, message: String },
+    #[error("the config has no `model_type`")]
+    NoModelType,
+    #[error("model_type `{model_type}` is not supported (supported: {})", SUPPORTED_MODEL_TYPES.join(", "))]
+    Unsupported { model_type: String },
+    #[error("model_type `{model_type}` needs the field `{field}`, which the config lacks")]
+    MissingField { model_type: String, field: String },
+    #[error("field `{field}`: {message}")]
+    Invalid { field: String, message: String },
+}
+
+/// Parses the text of a `config.json`.
+pub fn parse_hf_config_text(text: &str) -> Result<TransformerSpec, ModelConfigError> {
+    let value: Value = serde_json::from_str(text).map_err(|error| ModelConfigError::Malformed {
+        line: error.line(),
+        column: error.column(),
+        message: error.to_string().split(" at line").next().unwrap_or_default().to_string(),
+    })?;
+    let Value::Object(config) = value else {
+        return Err(ModelConfigError::Invalid {
+            field: "(root)".to_string(),
+            message: "a config.json is a JSON object".to_string(),
+        });
+    };
+    parse_hf_config(&config)
+}
+
+struct Fields<'a> {
+    config: &'a Map<String, Value>,
+    model_type: &'a str,
+}
+
+impl Fields<'_> {
+    fn opt(&self, names: &[&str]) -> Result<Option<u64>, ModelConfigError> {
+        for name in names {
+            match self.config.get(*name) {
+                None | Some(Value::Null) => continue,
+                Some(value) => {
+                    return value.as_u64().map(Some).ok_or_else(|| ModelConfigError::Invalid {
+                        field: (*name).to_string(),
+                        message: format!("expected a non-negative whole number, found {value}"),
+                    });
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    fn req(&self, names: &[&str]) -> Result<u64, ModelConfigError> {
+        match self.opt(names)? {
+            Some(0) => Err(ModelConfigError::Invalid {
+                field: names[0].to_string(),
+                message: "must be positive".to_string(),
+            }),
+            Some(value) => Ok(value),
+            None => Err(ModelConfigError::MissingField {
+                model_type: self.model_type.to_string(),
+                field: names[0].to_string(),
+            }),
+        }
+    }
+
+    fn flag(&self, name: &str) -> Option<bool> {
+        self.config.get(name).and_then(Value::as_bool)
+    }
+
+    fn text(&self, name: &str) -> Option<&str> {
+        self.config.get(name).and_then(Value::as_str)
+    }
+}
+
+/// Parses an already-decoded `config.json` object.
+pub fn parse_hf_config(config: &Map<String, Value>) -> Result<TransformerSpec, ModelConfigError> {
+    let model_type = config
+        .get("model_type")
+        .and_then(Value::as_str)
+        .ok_or(ModelConfigError::NoModelType)?;
+    if !SUPPORTED_MODEL_TYPES.contains(&model_type) {
+        return Err(ModelConfigError::Unsupported {
+            model_type: model_type.to_string(),
+        });
+    }
+    let f = Fields { config, model_type };
+    let spec = match model_type {
+        "gpt2" => gpt2(&f)?,
+        "gptj" => gptj(&f)?,
+        "gpt_neox" => gpt_neox(&f)?,
+        "opt" => opt(&f)?,
+        "bloom" => bloom(&f)?,
+        "falcon" => falcon(&f)?,
+        "mpt" => mpt(&f)?,
+        "bert" | "roberta" => bert(&f)?,
+        "t5" | "mt5" => t5(&f)?,
+        "whisper" => whisper(&f)?,
+        "vit" => vit(&f)?,
+        _ => llama_like(&f)?,
+    };
+    if spec.heads == 0 || spec.hidden == 0 || spec.layers == 0 {
+        return Err(ModelConfigError::Invalid {
+            field: "hidden_size".to_string(),
+            message: "hidden size, layers and heads must be positive".to_string(),
+        });
+    }
+    Ok(spec)
+}
+
+fn base(model_type: &str, stacks: Stacks) -> TransformerSpec {
+    TransformerSpec {
+        model_type: model_type.to_string(),
+        stacks,
+        hidden: 0,
+        layers: 0,
+        decoder_layers: 0,
+        heads: 0,
+        kv_heads: 0,
+        head_dim: 0,
+        ffn: 0,
+        gated_ffn: false,
+        vocab: 0,
+        tied_embeddings: true,
+        learned_positions: 0,
+        norm: Norm::LayerNorm,
+        norms_per_layer: 2,
+        attention_bias: AttentionBias::All,
+        mlp_bias: true,
+        moe: None,
+        mla: None,
+        max_context: 0,
+        extra_parameters: 0,
+        image: None,
+    }
+}
+
+/// Llama and its descendants: RMSNorm, rotary positions, SwiGLU, optional GQA / MoE / MLA.
+fn llama_like(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
+    let hidden = f.req(&["hidden_size"])?;
+    let heads = f.req(&["num_attention_heads"])?;
+    let mut spec = base(f.model_type, Stacks::DecoderOnly);
+    spec.hidden = hidden;
+    spec.layers = f.req(&["num_hidden_layers"])?;
+    spec.heads = heads;
+    spec.kv_heads = f.opt(&["num_key_value_heads"])?.unwrap_or(heads);
+    spec.head_dim = f.opt(&["head_dim"])?.unwrap_or(hidden / heads);
+    spec.ffn = f.req(&["intermediate_size"])?;
+    spec.gated_ffn = true;
+    spec.vocab = f.req(&["vocab_size"])?;
+    let tie_default = matches!(f.model_type, "gemma" | "gemma2");
+    spec.tied_embeddings = f.flag("tie_word_embeddings").unwrap_or(tie_default);
+    spec.norm = Norm::RmsNorm;
+    // Gemma 2 adds a norm after attention and after the MLP: four per layer.
+    spec.norms_per_layer = if f.model_type == "gemma2" { 4 } else { 2 };
+    spec.attention_bias = match (f.model_type, f.flag("attention_bias")) {
+        ("qwen2" | "qwen2_moe", _) => AttentionBias::Qkv,
+        (_, Some(true)) => AttentionBias::All,
+        _ => AttentionBias::None,
+    };
+    spec.mlp_bias = f.flag("mlp_bias").unwrap_or(false);
+    spec.max_context = f.opt(&["max_position_embeddings"])?.unwrap_or(0);
+    match f.model_type {
+        "mixtral" => {
+            spec.moe = Some(MoeSpec {
+                experts: f.req(&["num_local_experts"])?,
+                experts_per_token: f.req(&["num_experts_per_tok"])?,
+                shared_experts: 0,
+                expert_ffn: spec.ffn,
+                shared_ffn: 0,
+                dense_layers: 0,
+            });
+        }
+        "qwen2_moe" => {
+            spec.moe = Some(MoeSpec {
+                experts: f.req(&["num_experts"])?,
+                experts_per_token: f.req(&["num_experts_per_tok"])?,
+                shared_experts: u64::from(f.opt(&["shared_expert_intermediate_size"])?.unwrap_or(0) > 0),
+                expert_ffn: f.req(&["moe_intermediate_size"])?,
+                shared_ffn: f.opt(&["shared_expert_intermediate_size"])?.unwrap_or(0),
+                dense_layers: 0,
+            });
+            // Qwen-MoE's shared expert has a one-unit sigmoid gate per layer.
+            spec.extra_parameters = spec.layers * hidden;
+        }
+        "deepseek_v3" => {
+            let expert_ffn = f.req(&["moe_intermediate_size"])?;
+            let shared = f.opt(&["n_shared_experts"])?.unwrap_or(0);
+            let experts = f.req(&["n_routed_experts"])?;
+            spec.moe = Some(MoeSpec {
+                experts,
+                experts_per_token: f.req(&["num_experts_per_tok"])?,
+                shared_experts: shared,
+                expert_ffn,
+                shared_ffn: shared * expert_ffn,
+                dense_layers: f.opt(&["first_k_dense_replace"])?.unwrap_or(0),
+            });
+            let mla = MlaSpec {
+                q_lora_rank: f.opt(&["q_lora_rank"])?.unwrap_or(0),
+                kv_lora_rank: f.req(&["kv_lora_rank"])?,
+                qk_nope_head_dim: f.req(&["qk_nope_head_dim"])?,
+                qk_rope_head_dim: f.req(&["qk_rope_head_dim"])?,
+                v_head_dim: f.req(&["v_head_dim"])?,
+            };
+            spec.head_dim = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
+            spec.mla = Some(mla);
+            // The router's per-expert score-correction bias.
+            let moe_layers = spec.layers.saturating_sub(f.opt(&["first_k_dense_replace"])?.unwrap_or(0));
+            spec.extra_parameters = moe_layers * experts;
+        }
+        _ => {}
+    }
+    Ok(spec)
+}
+
+fn gpt2(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
+    let hidden = f.req(&["n_embd", "hidden_size"])?;
+    let heads = f.req(&["n_head", "num_attention_heads"])?;
+    let mut spec = base(f.model_type, Stacks::DecoderOnly);
+    spec.hidden = hidden;
+    spec.layers = f.req(&["n_layer", "num_hidden_layers"])?;
+    spec.heads = heads;
+    spec.kv_heads = heads;
+    spec.head_dim = hidden / heads;
+    spec.ffn = f.opt(&["n_inner"])?.unwrap_or(4 * hidden);
+    spec.vocab = f.req(&["vocab_size"])?;
+    spec.learned_positions = f.req(&["n_positions", "max_position_embeddings"])?;
+    spec.max_context = spec.learned_positions;
+    Ok(spec)
+}
+
+fn gptj(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
+    let mut spec = gpt2(f)?;
+    spec.learned_positions = 0;
+    spec.tied_embeddings = f.flag("tie_word_embeddings").unwrap_or(false);
+    spec.norms_per_layer = 1;
+    spec.attention_bias = AttentionBias::None;
+    // GPT-J's output layer has a bias.
+    spec.extra_parameters = spec.vocab;
+    Ok(spec)
+}
+
+fn gpt_neox(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
+    let hidden = f.req(&["hidden_size"])?;
+    let heads = f.req(&["num_attention_heads"])?;
+    let mut spec = base(f.model_type, Stacks::DecoderOnly);
+    spec.hidden = hidden;
+    spec.layers = f.req(&["num_hidden_layers"])?;
+    spec.heads = heads;
+    spec.kv_heads = heads;
+    spec.head_dim = hidden / heads;
+    spec.ffn = f.req(&["intermediate_size"])?;
+    spec.vocab = f.req(&["vocab_size"])?;
+    spec.tied_embeddings = f.flag("tie_word_embeddings").unwrap_or(false);
+    spec.max_context = f.opt(&["max_position_embeddings"])?.unwrap_or(0);
+    Ok(spec)
+}
+
+fn opt(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
+    let hidden = f.req(&["hidden_size"])?;
+    let heads = f.req(&["num_attention_heads"])?;
+    let mut spec = base(f.model_type, Stacks::DecoderOnly);
+    spec.hidden = hidden;
+    spec.layers = f.req(&["num_hidden_layers"])?;
+    spec.heads = heads;
+    spec.kv_heads = heads;
+    spec.head_dim = hidden / heads;
+    spec.ffn = f.req(&["ffn_dim"])?;
+    spec.vocab = f.req(&["vocab_size"])?;
+    spec.tied_embeddings = f.flag("tie_word_embeddings").unwrap_or(true);
+    let positions = f.req(&["max_position_embeddings"])?;
+    // OPT's learned positions are offset by 2 rows.
+    spec.learned_positions = positions + 2;
+    spec.max_context = positions;
+    Ok(spec)
+}
+
+fn bloom(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
+    let hidden = f.req(&["hidden_size", "n_embed"])?;
+    let heads = f.req(&["n_head", "num_attention_heads"])?;
+    let mut spec = base(f.model_type, Stacks::DecoderOnly);
+    spec.hidden = hidden;
+    spec.layers = f.req(&["n_layer", "num_hidden_layers"])?;
+    spec.heads = heads;
+    spec.kv_heads = heads;
+    spec.head_dim = hidden / heads;
+    spec.ffn = 4 * hidden;
+    spec.vocab = f.req(&["vocab_size"])?;
+    spec.max_context = f.opt(&["seq_length"])?.unwrap_or(2048);
+    // The layer norm right after the word embeddings.
+    spec.extra_parameters = 2 * hidden;
+    Ok(spec)
+}
+
+fn falcon(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
+    let hidden = f.req(&["hidden_size"])?;
+    let heads = f.req(&["num_attention_heads", "n_head"])?;
+    let new_architecture = f.flag("new_decoder_architecture").unwrap_or(false);
+    let mut spec = base(f.model_type, Stacks::DecoderOnly);
+    spec.hidden = hidden;
+    spec.layers = f.req(&["num_hidden_layers", "n_layer"])?;
+    spec.heads = heads;
+    spec.kv_heads = if new_architecture {
+        f.req(&["num_kv_heads", "n_head_kv"])?
+    } else if f.flag("multi_query").unwrap_or(true) {
+        1
+    } else {
+        heads
+    };
+    spec.head_dim = hidden / heads;
+    spec.ffn = f.opt(&["ffn_hidden_size"])?.unwrap_or(4 * hidden);
+    spec.vocab = f.req(&["vocab_size"])?;
+    spec.norms_per_layer = if new_architecture { 2 } else { 1 };
+    let bias = f.flag("bias").unwrap_or(false);
+    spec.attention_bias = if bias { AttentionBias::All } else { AttentionBias::None };
+    spec.mlp_bias = bias;
+    spec.max_context = f.opt(&["max_position_embeddings"])?.unwrap_or(2048);
+    Ok(spec)
+}
+
+fn mpt(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
+    let hidden = f.req(&["d_model"])?;
+    let heads = f.req(&["n_heads"])?;
+    let mut spec = base(f.model_type, Stacks::DecoderOnly);
+    spec.hidden = hidden;
+    spec.layers = f.req(&["n_layers"])?;
+    spec.heads = heads;
+    spec.kv_heads = heads;
+    spec.head_dim = hidden / heads;
+    spec.ffn = f.opt(&["expansion_ratio"])?.unwrap_or(4) * hidden;
+    spec.vocab = f.req(&["vocab_size"])?;
+    let no_bias = f.flag("no_bias").unwrap_or(true);
+    spec.attention_bias = if no_bias { AttentionBias::None } else { AttentionBias::All };
+    spec.mlp_bias = !no_bias;
+    // MPT's layer norms have no bias when `no_bias` is set.
+    if no_bias {
+        spec.norm = Norm::RmsNorm;
+    }
+    spec.max_context = f.opt(&["max_seq_len"])?.unwrap_or(2048);
+    Ok(spec)
+}
+
+fn bert(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
+    let hidden = f.req(&["hidden_size"])?;
+    let heads = f.req(&["num_attention_heads"])?;
+    let mut spec = base(f.model_type, Stacks::EncoderOnly);
+    spec.hidden = hidden;
+    spec.layers = f.req(&["num_hidden_layers"])?;
+    spec.heads = heads;
+    spec.kv_heads = heads;
+    spec.head_dim = hidden / heads;
+    spec.ffn = f.req(&["intermediate_size"])?;
+    spec.vocab = f.req(&["vocab_size"])?;
+    spec.learned_positions = f.req(&["max_position_embeddings"])?;
+    spec.max_context = if f.model_type == "roberta" { spec.learned_positions - 2 } else { spec.learned_positions };
+    let token_types = f.opt(&["type_vocab_size"])?.unwrap_or(2);
+    // Token-type embeddings, the embedding layer norm, the pooler (dense + bias).
+    spec.extra_parameters = token_types * hidden + 2 * hidden + hidden * hidden + hidden;
+    Ok(spec)
+}
+
+fn t5(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
+    let hidden = f.req(&["d_model"])?;
+    let heads = f.req(&["num_heads"])?;
+    let layers = f.req(&["num_layers"])?;
+    let mut spec = base(f.model_type, Stacks::EncoderDecoder);
+    spec.hidden = hidden;
+    spec.layers = layers;
+    spec.decoder_layers = f.opt(&["num_decoder_layers"])?.unwrap_or(layers);
+    spec.heads = heads;
+    spec.kv_heads = heads;
+    spec.head_dim = f.req(&["d_kv"])?;
+    spec.ffn = f.req(&["d_ff"])?;
+    spec.gated_ffn = f.text("feed_forward_proj").is_some_and(|proj| proj.starts_with("gated"));
+    spec.vocab = f.req(&["vocab_size"])?;
+    spec.tied_embeddings = f.flag("tie_word_embeddings").unwrap_or(true);
+    spec.norm = Norm::RmsNorm;
+    spec.attention_bias = AttentionBias::None;
+    spec.mlp_bias = false;
+    spec.max_context = f.opt(&["n_positions"])?.unwrap_or(512);
+    // Relative position buckets, one table in the encoder and one in the decoder.
+    let buckets = f.opt(&["relative_attention_num_buckets"])?.unwrap_or(32);
+    spec.extra_parameters = 2 * buckets * heads;
+    Ok(spec)
+}
+
+fn whisper(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
+    let hidden = f.req(&["d_model"])?;
+    let heads = f.req(&["encoder_attention_heads"])?;
+    let mut spec = base(f.model_type, Stacks::EncoderDecoder);
+    spec.hidden = hidden;
+    spec.layers = f.req(&["encoder_layers"])?;
+    spec.decoder_layers = f.req(&["decoder_layers"])?;
+    spec.heads = heads;
+    spec.kv_heads = heads;
+    spec.head_dim = hidden / heads;
+    spec.ffn = f.req(&["encoder_ffn_dim"])?;
+    spec.vocab = f.req(&["vocab_size"])?;
+    let mel_bins = f.opt(&["num_mel_bins"])?.unwrap_or(80);
+    let source_positions = f.opt(&["max_source_positions"])?.unwrap_or(1500);
+    let target_positions = f.opt(&["max_target_positions"])?.unwrap_or(448);
+    spec.learned_positions = target_positions;
+    spec.max_context = target_positions;
+    // Whisper's K projections have no bias: one h-vector less per attention block.
+    let attention_blocks = spec.layers + 2 * spec.decoder_layers;
+    let conv_stem = mel_bins * hidden * 3 + hidden + hidden * hidden * 3 + hidden;
+    spec.extra_parameters = (conv_stem + source_positions * hidden + 4 * hidden).saturating_sub(attention_blocks * hidden);
+    Ok(spec)
+}
+
+fn vit(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
+    let hidden = f.req(&["hidden_size"])?;
+    let heads = f.req(&["num_attention_heads"])?;
+    let image = f.opt(&["image_size"])?.unwrap_or(224);
+    let patch = f.opt(&["patch_size"])?.unwrap_or(16);
+    let channels = f.opt(&["num_channels"])?.unwrap_or(3);
+    let labels = f
+        .config
+        .get("id2label")
+        .and_then(Value::as_object)
+        .map_or(1000, |labels| labels.len() as u64);
+    let mut spec = base(f.model_type, Stacks::EncoderOnly);
+    spec.hidden = hidden;
+    spec.layers = f.req(&["num_hidden_layers"])?;
+    spec.heads = heads;
+    spec.kv_heads = heads;
+    spec.head_dim = hidden / heads;
+    spec.ffn = f.req(&["intermediate_size"])?;
+    spec.vocab = 0;
+    let patches = (image / patch.max(1)).pow(2);
+    spec.max_context = patches + 1;
+    spec.image = Some((image, patch));
+    // Patch embedding, class token, position embeddings, final norm, classifier.
+    spec.extra_parameters =
+        channels * patch * patch * hidden + hidden + hidden + (patches + 1) * hidden + 2 * hidden + labels * hidden + labels;
+    Ok(spec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn malformed_json_names_line_and_column() {
+        let error = parse_hf_config_text("{\n  \"model_type\": \"llama\",\n  \"hidden_size\": ,\n}").unwrap_err();
+        let ModelConfigError::Malformed { line, column, .. } = error else { panic!("{error:?}") };
+        assert_eq!((line, column), (3, 18));
+    }
+
+    #[test]
+    fn an_unsupported_architecture_lists_the_supported_ones() {
+        let error = parse_hf_config_text(r#"{"model_type": "mamba"}"#).unwrap_err();
+        let text = error.to_string();
+        assert!(text.contains("`mamba` is not supported") && text.contains("llama") && text.contains("t5"), "{text}");
+    }
+
+    #[test]
+    fn a_missing_field_is_named() {
+        let error = parse_hf_config_text(r#"{"model_type": "llama", "hidden_size": 4096}"#).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "model_type `llama` needs the field `num_attention_heads`, which the config lacks"
+        );
+    }
+
+    #[test]
+    fn a_negative_size_is_invalid() {
+        let error = parse_hf_config_text(
+            r#"{"model_type": "llama", "hidden_size": -1, "num_attention_heads": 32}"#,
+        )
+        .unwrap_err();
+        assert!(error.to_string().contains("field `hidden_size`"), "{error}");
+    }
+
+    #[test]
+    fn reads_gqa_and_head_dim() {
+        let spec = parse_hf_config_text(
+            r#"{"model_type": "llama", "hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8,
+                "num_hidden_layers": 32, "intermediate_size": 14336, "vocab_size": 128256}"#,
+        )
+        .unwrap();
+        assert_eq!((spec.kv_heads, spec.head_dim, spec.tied_embeddings), (8, 128, false));
+    }
+}

@@ -1,0 +1,183 @@
+//! The built-in models: `data/models/*.json`, each a Hugging Face config (or cited totals for
+//! CNNs and diffusion pipelines) with the published parameter count and its source.
+
+use crate::error::CatalogError;
+use crate::hf_config::parse_hf_config;
+use gpuplan_model::{Architecture, CitedSpec, ModelSpec, Source, did_you_mean};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+
+#[derive(Deserialize)]
+struct RawModel {
+    id: String,
+    name: String,
+    #[serde(default)]
+    aliases: Vec<String>,
+    kind: String,
+    published_parameters: Option<u64>,
+    parameters_source: Option<RawSource>,
+    config_source: Option<RawSource>,
+    config: Option<Map<String, Value>>,
+    vision: Option<RawVision>,
+    components: Option<Vec<RawComponent>>,
+    #[serde(default)]
+    published_counts_output_layer_twice: bool,
+}
+
+#[derive(Deserialize)]
+struct RawSource {
+    title: String,
+    url: String,
+    as_of: String,
+    note: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct RawVision {
+    resolution: u64,
+    forward_flops_per_sample: Option<f64>,
+    flops_source: Option<RawSource>,
+    activation_bytes_per_sample: Option<f64>,
+    activation_source: Option<RawSource>,
+    denoising_steps_default: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct RawComponent {
+    name: String,
+    parameters: u64,
+}
+
+fn source(raw: RawSource, covers: &str) -> Result<Source, String> {
+    Ok(Source {
+        covers: vec![covers.to_string()],
+        title: raw.title,
+        url: raw.url,
+        as_of: raw.as_of.parse().map_err(|e: gpuplan_model::DateError| e.to_string())?,
+        note: raw.note,
+    })
+}
+
+/// Parses one `models/*.json` file.
+pub(crate) fn parse_model(file: &str, text: &str) -> Result<ModelSpec, CatalogError> {
+    let raw: RawModel = serde_json::from_str(text).map_err(|error| {
+        CatalogError::new(file, error.to_string())
+            .at_line(Some(error.line()))
+            .at_column(Some(error.column()))
+    })?;
+    let fail = |field: &str, message: String| CatalogError::new(file, message).in_field(field);
+    let mut sources = Vec::new();
+    if let Some(raw) = raw.parameters_source {
+        sources.push(source(raw, "published_parameters").map_err(|m| fail("parameters_source", m))?);
+    }
+    if let Some(raw) = raw.config_source {
+        sources.push(source(raw, "config").map_err(|m| fail("config_source", m))?);
+    }
+    let architecture = match raw.kind.as_str() {
+        "transformer" => {
+            let config = raw.config.ok_or_else(|| fail("config", "a transformer needs its config".to_string()))?;
+            Architecture::Transformer(parse_hf_config(&config).map_err(|e| fail("config", e.to_string()))?)
+        }
+        "vision" | "diffusion" => {
+            let vision = raw.vision.ok_or_else(|| fail("vision", "a vision model needs its cited figures".to_string()))?;
+            let flops = vision.forward_flops_per_sample;
+            if flops.is_some_and(|flops| !(flops > 0.0 && flops.is_finite())) {
+                return Err(fail("vision.forward_flops_per_sample", "must be a positive number".to_string()));
+            }
+            if let Some(raw) = vision.flops_source {
+                sources.push(source(raw, "forward_flops_per_sample").map_err(|m| fail("vision.flops_source", m))?);
+            }
+            if let Some(raw) = vision.activation_source {
+                sources.push(source(raw, "activation_bytes_per_sample").map_err(|m| fail("vision.activation_source", m))?);
+            }
+            Architecture::Cited(CitedSpec {
+                family: raw.kind.clone(),
+                resolution: vision.resolution,
+                forward_flops_per_sample: flops,
+                activation_bytes_per_sample: vision.activation_bytes_per_sample.map(|b| b.round() as u64),
+                denoising_steps: vision.denoising_steps_default,
+                components: raw
+                    .components
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|c| (c.name, c.parameters))
+                    .collect(),
+            })
+        }
+        other => return Err(fail("kind", format!("`{other}` is not transformer, vision or diffusion"))),
+    };
+    Ok(ModelSpec {
+        id: raw.id,
+        name: raw.name,
+        aliases: raw.aliases,
+        architecture,
+        published_parameters: raw.published_parameters,
+        published_counts_output_layer_twice: raw.published_counts_output_layer_twice,
+        sources,
+    })
+}
+
+/// Folds a model name for lookup: case, spaces, `-` and `_` are ignored, dots are kept
+/// (`opt-1.3b` and `opt-13b` are different models).
+fn model_key(name: &str) -> String {
+    name.chars()
+        .filter(|c| !matches!(c, ' ' | '-' | '_'))
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// The built-in models by id and alias.
+#[derive(Debug, Clone, Default)]
+pub struct ModelLibrary {
+    models: Vec<ModelSpec>,
+    by_name: HashMap<String, usize>,
+}
+
+/// A model name that is neither a built-in id nor an alias.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown model `{input}`")]
+pub struct UnknownModel {
+    pub input: String,
+    pub suggestion: Option<String>,
+}
+
+impl ModelLibrary {
+    pub(crate) fn new(mut models: Vec<ModelSpec>) -> Result<ModelLibrary, String> {
+        models.sort_by(|a, b| a.id.cmp(&b.id));
+        let mut by_name = HashMap::new();
+        for (index, model) in models.iter().enumerate() {
+            for name in std::iter::once(&model.id).chain(&model.aliases) {
+                if let Some(other) = by_name.insert(model_key(name), index) {
+                    if other != index {
+                        return Err(format!("the name `{name}` belongs to both {} and {}", models[other].id, model.id));
+                    }
+                }
+            }
+        }
+        Ok(ModelLibrary { models, by_name })
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &ModelSpec> {
+        self.models.iter()
+    }
+
+    pub fn len(&self) -> usize {
+        self.models.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.models.is_empty()
+    }
+
+    /// The model with this id or alias (case and separators ignored).
+    pub fn get(&self, name: &str) -> Result<&ModelSpec, UnknownModel> {
+        self.by_name.get(&model_key(name)).map(|&i| &self.models[i]).ok_or_else(|| {
+            let names = self.models.iter().flat_map(|m| std::iter::once(m.id.as_str()).chain(m.aliases.iter().map(String::as_str)));
+            UnknownModel {
+                input: name.to_string(),
+                suggestion: did_you_mean(name, names).map(str::to_string),
+            }
+        })
+    }
+}

@@ -1,0 +1,164 @@
+//! What a user wants to run: the task, its sizes, its precision and its parallel layout.
+
+use crate::Precision;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+macro_rules! named_enum {
+    ($(#[$meta:meta])* $name:ident, $what:literal { $($(#[$vmeta:meta])* $variant:ident => $text:literal $(| $alias:literal)*),+ $(,)? }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+        pub enum $name {
+            $($(#[$vmeta])* #[serde(rename = $text)] $variant,)+
+        }
+
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$variant),+];
+
+            pub fn name(self) -> &'static str {
+                match self { $($name::$variant => $text,)+ }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+
+        impl FromStr for $name {
+            type Err = String;
+            fn from_str(text: &str) -> Result<Self, String> {
+                let folded = text.trim().to_lowercase();
+                match folded.as_str() {
+                    $($text $(| $alias)* => Ok($name::$variant),)+
+                    _ => Err(format!(
+                        concat!("unknown ", $what, " `{}` (expected one of: {})"),
+                        text,
+                        [$($text),+].join(", ")
+                    )),
+                }
+            }
+        }
+    };
+}
+
+named_enum!(
+    /// What is done with the model.
+    Task, "task" {
+        /// Training from scratch.
+        Pretrain => "pretrain" | "pre-train" | "pretraining" | "training",
+        /// Full fine-tuning: every weight trained.
+        Finetune => "finetune" | "fine-tune" | "full-finetune" | "sft",
+        /// Low-rank adapters on a frozen 16-bit base.
+        Lora => "lora",
+        /// Low-rank adapters on a frozen 4-bit NF4 base (Dettmers et al. 2023).
+        Qlora => "qlora",
+        /// Serving: prefill and decode.
+        Inference => "inference" | "serving" | "infer",
+    }
+);
+
+impl Task {
+    pub fn is_training(self) -> bool {
+        !matches!(self, Task::Inference)
+    }
+}
+
+named_enum!(
+    /// Activation recomputation during the backward pass.
+    Checkpointing, "checkpointing mode" {
+        /// Keep every activation.
+        None => "none" | "off",
+        /// Recompute the attention core only (Korthikanti et al. 2022).
+        Selective => "selective",
+        /// Keep only each layer's input and recompute the layer.
+        Full => "full" | "on",
+    }
+);
+
+named_enum!(
+    /// The optimizer, which sets the per-parameter state kept in memory.
+    Optimizer, "optimizer" {
+        /// Adam/AdamW: two fp32 moments (plus an fp32 master copy under mixed precision).
+        AdamW => "adamw" | "adam",
+        /// 8-bit Adam (bitsandbytes): two 8-bit moments.
+        Adam8bit => "adam8bit" | "adamw8bit" | "adam-8bit" | "paged-adamw-8bit",
+        /// SGD with momentum: one fp32 buffer.
+        SgdMomentum => "sgd" | "sgd-momentum",
+        /// Adafactor: factored second moments, about no extra state per parameter.
+        Adafactor => "adafactor",
+    }
+);
+
+named_enum!(
+    /// The software that runs inference, where measured efficiencies differ.
+    Engine, "engine" {
+        /// Hugging Face Transformers / plain PyTorch, eager mode.
+        Pytorch => "pytorch" | "torch" | "transformers" | "hf",
+        Vllm => "vllm",
+        TensorrtLlm => "tensorrt-llm" | "trt-llm" | "trtllm",
+        /// TensorRT for CNN / BERT style models.
+        Tensorrt => "tensorrt" | "trt",
+        Onnxruntime => "onnxruntime" | "onnx" | "ort",
+    }
+);
+
+/// How the GPUs share the work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct ParallelLayout {
+    /// Data-parallel replicas.
+    pub dp: u32,
+    /// Tensor-parallel degree (within a node).
+    pub tp: u32,
+    /// Pipeline stages.
+    pub pp: u32,
+    /// ZeRO stage (0–3; FSDP full sharding = 3) across the data-parallel group.
+    pub zero: u8,
+}
+
+impl ParallelLayout {
+    pub fn single() -> Self {
+        ParallelLayout { dp: 1, tp: 1, pp: 1, zero: 0 }
+    }
+
+    pub fn gpus(&self) -> u32 {
+        self.dp.saturating_mul(self.tp).saturating_mul(self.pp)
+    }
+}
+
+impl fmt::Display for ParallelLayout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "DP{}×TP{}×PP{}", self.dp, self.tp, self.pp)?;
+        if self.zero > 0 {
+            write!(f, " ZeRO-{}", self.zero)?;
+        }
+        Ok(())
+    }
+}
+
+/// A described job, with every size explicit. Front ends fill defaults before building one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Workload {
+    pub task: Task,
+    /// Compute precision for training; weight precision for inference.
+    pub precision: Precision,
+    /// Global batch: sequences (or samples) per optimizer step; for inference, sequences
+    /// processed together.
+    pub batch: u64,
+    /// Sequences per GPU per forward/backward pass.
+    pub micro_batch: u64,
+    /// Tokens per sequence (the prompt for inference).
+    pub seq: u64,
+    /// Tokens generated per sequence (inference).
+    pub output_tokens: u64,
+    pub layout: ParallelLayout,
+    pub checkpointing: Checkpointing,
+    pub optimizer: Optimizer,
+    /// Rank of the LoRA adapters (LoRA / QLoRA).
+    pub lora_rank: u64,
+    /// Fused attention that never materialises the score matrix (FlashAttention).
+    pub flash_attention: bool,
+    pub engine: Engine,
+}
