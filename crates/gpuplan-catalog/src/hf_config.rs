@@ -37,7 +37,11 @@ pub const SUPPORTED_MODEL_TYPES: &[&str] = &[
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ModelConfigError {
     #[error("not valid JSON at line {line}, column {column}: {message}")]
-    Malformed { line: usize, column: usize, message: String },
+    Malformed {
+        line: usize,
+        column: usize,
+        message: String,
+    },
     #[error("the config has no `model_type`")]
     NoModelType,
     #[error("model_type `{model_type}` is not supported (supported: {})", SUPPORTED_MODEL_TYPES.join(", "))]
@@ -53,7 +57,12 @@ pub fn parse_hf_config_text(text: &str) -> Result<TransformerSpec, ModelConfigEr
     let value: Value = serde_json::from_str(text).map_err(|error| ModelConfigError::Malformed {
         line: error.line(),
         column: error.column(),
-        message: error.to_string().split(" at line").next().unwrap_or_default().to_string(),
+        message: error
+            .to_string()
+            .split(" at line")
+            .next()
+            .unwrap_or_default()
+            .to_string(),
     })?;
     let Value::Object(config) = value else {
         return Err(ModelConfigError::Invalid {
@@ -240,7 +249,9 @@ fn llama_like(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
             spec.head_dim = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
             spec.mla = Some(mla);
             // The router's per-expert score-correction bias.
-            let moe_layers = spec.layers.saturating_sub(f.opt(&["first_k_dense_replace"])?.unwrap_or(0));
+            let moe_layers = spec
+                .layers
+                .saturating_sub(f.opt(&["first_k_dense_replace"])?.unwrap_or(0));
             spec.extra_parameters = moe_layers * experts;
         }
         _ => {}
@@ -365,7 +376,11 @@ fn mpt(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
     spec.ffn = f.opt(&["expansion_ratio"])?.unwrap_or(4) * hidden;
     spec.vocab = f.req(&["vocab_size"])?;
     let no_bias = f.flag("no_bias").unwrap_or(true);
-    spec.attention_bias = if no_bias { AttentionBias::None } else { AttentionBias::All };
+    spec.attention_bias = if no_bias {
+        AttentionBias::None
+    } else {
+        AttentionBias::All
+    };
     spec.mlp_bias = !no_bias;
     // MPT's layer norms have no bias when `no_bias` is set.
     if no_bias {
@@ -387,7 +402,11 @@ fn bert(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
     spec.ffn = f.req(&["intermediate_size"])?;
     spec.vocab = f.req(&["vocab_size"])?;
     spec.learned_positions = f.req(&["max_position_embeddings"])?;
-    spec.max_context = if f.model_type == "roberta" { spec.learned_positions - 2 } else { spec.learned_positions };
+    spec.max_context = if f.model_type == "roberta" {
+        spec.learned_positions - 2
+    } else {
+        spec.learned_positions
+    };
     let token_types = f.opt(&["type_vocab_size"])?.unwrap_or(2);
     // Token-type embeddings, the embedding layer norm, the pooler (dense + bias).
     spec.extra_parameters = token_types * hidden + 2 * hidden + hidden * hidden + hidden;
@@ -406,7 +425,9 @@ fn t5(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
     spec.kv_heads = heads;
     spec.head_dim = f.req(&["d_kv"])?;
     spec.ffn = f.req(&["d_ff"])?;
-    spec.gated_ffn = f.text("feed_forward_proj").is_some_and(|proj| proj.starts_with("gated"));
+    spec.gated_ffn = f
+        .text("feed_forward_proj")
+        .is_some_and(|proj| proj.starts_with("gated"));
     spec.vocab = f.req(&["vocab_size"])?;
     spec.tied_embeddings = f.flag("tie_word_embeddings").unwrap_or(true);
     spec.norm = Norm::RmsNorm;
@@ -439,7 +460,8 @@ fn whisper(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
     // Whisper's K projections have no bias: one h-vector less per attention block.
     let attention_blocks = spec.layers + 2 * spec.decoder_layers;
     let conv_stem = mel_bins * hidden * 3 + hidden + hidden * hidden * 3 + hidden;
-    spec.extra_parameters = (conv_stem + source_positions * hidden + 4 * hidden).saturating_sub(attention_blocks * hidden);
+    spec.extra_parameters =
+        (conv_stem + source_positions * hidden + 4 * hidden).saturating_sub(attention_blocks * hidden);
     Ok(spec)
 }
 
@@ -466,8 +488,13 @@ fn vit(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
     spec.max_context = patches + 1;
     spec.image = Some((image, patch));
     // Patch embedding, class token, position embeddings, final norm, classifier.
-    spec.extra_parameters =
-        channels * patch * patch * hidden + hidden + hidden + (patches + 1) * hidden + 2 * hidden + labels * hidden + labels;
+    spec.extra_parameters = channels * patch * patch * hidden
+        + hidden
+        + hidden
+        + (patches + 1) * hidden
+        + 2 * hidden
+        + labels * hidden
+        + labels;
     Ok(spec)
 }
 
@@ -478,7 +505,9 @@ mod tests {
     #[test]
     fn malformed_json_names_line_and_column() {
         let error = parse_hf_config_text("{\n  \"model_type\": \"llama\",\n  \"hidden_size\": ,\n}").unwrap_err();
-        let ModelConfigError::Malformed { line, column, .. } = error else { panic!("{error:?}") };
+        let ModelConfigError::Malformed { line, column, .. } = error else {
+            panic!("{error:?}")
+        };
         assert_eq!((line, column), (3, 18));
     }
 
@@ -486,7 +515,10 @@ mod tests {
     fn an_unsupported_architecture_lists_the_supported_ones() {
         let error = parse_hf_config_text(r#"{"model_type": "mamba"}"#).unwrap_err();
         let text = error.to_string();
-        assert!(text.contains("`mamba` is not supported") && text.contains("llama") && text.contains("t5"), "{text}");
+        assert!(
+            text.contains("`mamba` is not supported") && text.contains("llama") && text.contains("t5"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -500,10 +532,8 @@ mod tests {
 
     #[test]
     fn a_negative_size_is_invalid() {
-        let error = parse_hf_config_text(
-            r#"{"model_type": "llama", "hidden_size": -1, "num_attention_heads": 32}"#,
-        )
-        .unwrap_err();
+        let error = parse_hf_config_text(r#"{"model_type": "llama", "hidden_size": -1, "num_attention_heads": 32}"#)
+            .unwrap_err();
         assert!(error.to_string().contains("field `hidden_size`"), "{error}");
     }
 

@@ -76,20 +76,28 @@ pub(crate) fn parse_model(file: &str, text: &str) -> Result<ModelSpec, CatalogEr
     }
     let architecture = match raw.kind.as_str() {
         "transformer" => {
-            let config = raw.config.ok_or_else(|| fail("config", "a transformer needs its config".to_string()))?;
+            let config = raw
+                .config
+                .ok_or_else(|| fail("config", "a transformer needs its config".to_string()))?;
             Architecture::Transformer(parse_hf_config(&config).map_err(|e| fail("config", e.to_string()))?)
         }
         "vision" | "diffusion" => {
-            let vision = raw.vision.ok_or_else(|| fail("vision", "a vision model needs its cited figures".to_string()))?;
+            let vision = raw
+                .vision
+                .ok_or_else(|| fail("vision", "a vision model needs its cited figures".to_string()))?;
             let flops = vision.forward_flops_per_sample;
             if flops.is_some_and(|flops| !(flops > 0.0 && flops.is_finite())) {
-                return Err(fail("vision.forward_flops_per_sample", "must be a positive number".to_string()));
+                return Err(fail(
+                    "vision.forward_flops_per_sample",
+                    "must be a positive number".to_string(),
+                ));
             }
             if let Some(raw) = vision.flops_source {
                 sources.push(source(raw, "forward_flops_per_sample").map_err(|m| fail("vision.flops_source", m))?);
             }
             if let Some(raw) = vision.activation_source {
-                sources.push(source(raw, "activation_bytes_per_sample").map_err(|m| fail("vision.activation_source", m))?);
+                sources
+                    .push(source(raw, "activation_bytes_per_sample").map_err(|m| fail("vision.activation_source", m))?);
             }
             Architecture::Cited(CitedSpec {
                 family: raw.kind.clone(),
@@ -105,7 +113,12 @@ pub(crate) fn parse_model(file: &str, text: &str) -> Result<ModelSpec, CatalogEr
                     .collect(),
             })
         }
-        other => return Err(fail("kind", format!("`{other}` is not transformer, vision or diffusion"))),
+        other => {
+            return Err(fail(
+                "kind",
+                format!("`{other}` is not transformer, vision or diffusion"),
+            ));
+        }
     };
     Ok(ModelSpec {
         id: raw.id,
@@ -150,7 +163,10 @@ impl ModelLibrary {
             for name in std::iter::once(&model.id).chain(&model.aliases) {
                 if let Some(other) = by_name.insert(model_key(name), index) {
                     if other != index {
-                        return Err(format!("the name `{name}` belongs to both {} and {}", models[other].id, model.id));
+                        return Err(format!(
+                            "the name `{name}` belongs to both {} and {}",
+                            models[other].id, model.id
+                        ));
                     }
                 }
             }
@@ -172,12 +188,18 @@ impl ModelLibrary {
 
     /// The model with this id or alias (case and separators ignored).
     pub fn get(&self, name: &str) -> Result<&ModelSpec, UnknownModel> {
-        self.by_name.get(&model_key(name)).map(|&i| &self.models[i]).ok_or_else(|| {
-            let names = self.models.iter().flat_map(|m| std::iter::once(m.id.as_str()).chain(m.aliases.iter().map(String::as_str)));
-            UnknownModel {
-                input: name.to_string(),
-                suggestion: did_you_mean(name, names).map(str::to_string),
-            }
-        })
+        self.by_name
+            .get(&model_key(name))
+            .map(|&i| &self.models[i])
+            .ok_or_else(|| {
+                let names = self
+                    .models
+                    .iter()
+                    .flat_map(|m| std::iter::once(m.id.as_str()).chain(m.aliases.iter().map(String::as_str)));
+                UnknownModel {
+                    input: name.to_string(),
+                    suggestion: did_you_mean(name, names).map(str::to_string),
+                }
+            })
     }
 }

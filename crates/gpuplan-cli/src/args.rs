@@ -59,6 +59,111 @@ pub enum Command {
     Instances(InstancesArgs),
     /// Show what the catalog holds, per provider, with as-of dates.
     Catalog,
+    /// List the built-in models with their parameter counts.
+    Models,
+    /// Estimate memory per GPU and speed of a workload on a GPU type.
+    Estimate(EstimateArgs),
+}
+
+/// Parses a count that may be written in scientific notation (`2e9`).
+fn count(text: &str) -> Result<f64, String> {
+    let value: f64 = text
+        .trim()
+        .replace('_', "")
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number"))?;
+    if value.is_finite() && value > 0.0 {
+        Ok(value)
+    } else {
+        Err(format!("`{text}` must be a positive number"))
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct EstimateArgs {
+    /// A built-in model id (`gpuplan models`) or the path of a Hugging Face config.json.
+    #[arg(long)]
+    pub model: String,
+
+    /// What to run: pretrain, finetune, lora, qlora or inference.
+    #[arg(long)]
+    pub task: String,
+
+    /// The GPU type: an id or alias (`H100`, `A100-80GB`, `rtx-4090`).
+    #[arg(long)]
+    pub gpu: String,
+
+    /// Number of GPUs.
+    #[arg(long)]
+    pub gpus: Option<u32>,
+
+    /// GPUs per node (default: up to 8).
+    #[arg(long)]
+    pub gpus_per_node: Option<u32>,
+
+    /// fp32, tf32, fp16, bf16, fp8, int8 or int4 (default: bf16 where supported, else fp16).
+    #[arg(long)]
+    pub precision: Option<String>,
+
+    /// Global batch in sequences or samples (inference: sequences processed together).
+    #[arg(long)]
+    pub batch: Option<u64>,
+
+    /// Sequences per GPU per forward/backward pass (default: the fastest that fits).
+    #[arg(long)]
+    pub micro_batch: Option<u64>,
+
+    /// Tokens per sequence (the prompt, for inference).
+    #[arg(long)]
+    pub seq: Option<u64>,
+
+    /// Tokens generated per sequence (inference; 0 for encoders such as BERT).
+    #[arg(long)]
+    pub output_tokens: Option<u64>,
+
+    /// Tensor-parallel degree (default: chosen).
+    #[arg(long)]
+    pub tp: Option<u32>,
+
+    /// Pipeline-parallel degree (default: chosen).
+    #[arg(long)]
+    pub pp: Option<u32>,
+
+    /// ZeRO stage 0–3 (FSDP full sharding = 3; default: the lowest that fits).
+    #[arg(long)]
+    pub zero: Option<u8>,
+
+    /// Activation recomputation: none, selective or full (default: the least that fits).
+    #[arg(long)]
+    pub checkpointing: Option<String>,
+
+    /// adamw, adam8bit, sgd or adafactor (default adamw).
+    #[arg(long)]
+    pub optimizer: Option<String>,
+
+    /// LoRA rank (LoRA/QLoRA; default 16).
+    #[arg(long)]
+    pub lora_rank: Option<u64>,
+
+    /// Tokens to train on, for the time to train (`2e9` works).
+    #[arg(long, value_parser = count)]
+    pub tokens: Option<f64>,
+
+    /// Epochs over --dataset-size samples, for the time to train.
+    #[arg(long, value_parser = count)]
+    pub epochs: Option<f64>,
+
+    /// Samples (sequences or images) per epoch.
+    #[arg(long, value_parser = count)]
+    pub dataset_size: Option<f64>,
+
+    /// Inference engine: pytorch, torch-compile, vllm, tensorrt-llm, tensorrt or onnxruntime.
+    #[arg(long)]
+    pub engine: Option<String>,
+
+    /// Use fused flash attention (default: on for compute capability 8.0+).
+    #[arg(long)]
+    pub flash_attention: Option<bool>,
 }
 
 #[derive(Debug, Args)]

@@ -21,4 +21,4 @@ pub mod wire;
 pub use export::{CsvExporter, Exporter, MarkdownExporter, TerminalExporter};
 pub use format::OutputFormat;
 pub use table::{Align, Table};
-pub use view::{catalog_table, gpu_detail, gpu_table, instance_table};
+pub use view::{catalog_table, estimate_report, gpu_detail, gpu_table, instance_table, model_table, parameter_count};

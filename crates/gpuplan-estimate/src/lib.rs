@@ -1,1 +1,39 @@
-//! placeholder
+//! gpuplan's estimators: how much memory a workload needs per GPU, how fast it trains or
+//! serves, and what that rests on.
+//!
+//! Every function here is pure: a model's architecture ([`gpuplan_model::ModelSpec`]), an
+//! accelerator, a workload and a [`Cluster`] in, an [`Estimate`] out, with the assumptions
+//! behind every number. The formulas cite their sources in each module's "References";
+//! every heuristic constant lives in [`efficiency`] with the evidence for its value.
+//!
+//! ```
+//! use gpuplan_estimate::parameters::count_parameters;
+//! # use gpuplan_model::*;
+//! # let spec = TransformerSpec { model_type: "llama".into(), stacks: Stacks::DecoderOnly, hidden: 4096,
+//! #     layers: 32, decoder_layers: 0, heads: 32, kv_heads: 32, head_dim: 128, ffn: 11008, gated_ffn: true,
+//! #     vocab: 32000, tied_embeddings: false, learned_positions: 0, norm: Norm::RmsNorm, norms_per_layer: 2,
+//! #     attention_bias: AttentionBias::None, mlp_bias: false, moe: None, mla: None, max_context: 4096,
+//! #     extra_parameters: 0, image: None };
+//! // Llama-2-7B, counted layer by layer: exactly the published 6,738,415,616.
+//! assert_eq!(count_parameters(&spec).total, 6_738_415_616);
+//! ```
+
+pub mod activations;
+mod cluster;
+pub mod efficiency;
+mod error;
+mod estimate;
+pub mod flops;
+pub mod inference;
+pub mod kv_cache;
+pub mod memory;
+pub mod parameters;
+pub mod precision_bytes;
+pub mod training;
+
+pub use cluster::Cluster;
+pub use error::EstimateError;
+pub use estimate::{Estimate, EstimateRequest, ParameterSummary, TrainingAmount, Uncertainty, estimate};
+pub use inference::{Bound, InferenceEstimate};
+pub use memory::MemoryEstimate;
+pub use training::TrainingEstimate;

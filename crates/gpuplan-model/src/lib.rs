@@ -40,5 +40,5 @@ pub use precision::{Precision, UnknownPrecision};
 pub use provider::ProviderId;
 pub use source::Source;
 pub use suggestion::did_you_mean;
-pub use workload::{Checkpointing, Engine, Optimizer, ParallelLayout, Task, Workload};
 pub use units::{Bytes, BytesPerSecond, FlopsPerSecond, GigabitsPerSecond, UsdPerHour, Watts};
+pub use workload::{Checkpointing, Engine, Optimizer, ParallelLayout, Task, Workload};

@@ -97,6 +97,8 @@ named_enum!(
     Engine, "engine" {
         /// Hugging Face Transformers / plain PyTorch, eager mode.
         Pytorch => "pytorch" | "torch" | "transformers" | "hf",
+        /// PyTorch with `torch.compile` and CUDA graphs (gpt-fast style decoding).
+        TorchCompile => "torch-compile" | "compile" | "gpt-fast",
         Vllm => "vllm",
         TensorrtLlm => "tensorrt-llm" | "trt-llm" | "trtllm",
         /// TensorRT for CNN / BERT style models.
@@ -120,7 +122,12 @@ pub struct ParallelLayout {
 
 impl ParallelLayout {
     pub fn single() -> Self {
-        ParallelLayout { dp: 1, tp: 1, pp: 1, zero: 0 }
+        ParallelLayout {
+            dp: 1,
+            tp: 1,
+            pp: 1,
+            zero: 0,
+        }
     }
 
     pub fn gpus(&self) -> u32 {

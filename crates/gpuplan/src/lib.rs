@@ -15,16 +15,19 @@
 //! ```
 
 mod error;
+mod estimate_workload;
 mod gpus;
 mod instances;
 
 pub use error::{Error, ExitStatus};
+pub use estimate_workload::{EstimateAnswer, ModelSource, WorkloadRequest, estimate_workload};
 pub use gpuplan_catalog::{Catalog, CatalogError, CatalogFile, CatalogSummary, OfferingSort};
 pub use gpus::{GpuAnswer, show_gpus};
 pub use instances::{InstancesAnswer, InstancesRequest, find_instances};
 
 pub use gpuplan_catalog as catalog;
 pub use gpuplan_emit as emit;
+pub use gpuplan_estimate as estimator;
 pub use gpuplan_model as model;
 
 /// What the catalog holds, per provider.

@@ -1,6 +1,8 @@
 mod catalog;
+mod estimate;
 mod gpus;
 mod instances;
+mod models;
 
 use crate::args::{Cli, Command};
 use crate::catalog_source;
@@ -14,5 +16,7 @@ pub fn run(cli: Cli) -> Result<ExitStatus, Error> {
         Command::Gpus(args) => gpus::run(&catalog, &args, format),
         Command::Instances(args) => instances::run(&catalog, &args, format),
         Command::Catalog => catalog::run(&catalog, format),
+        Command::Models => models::run(&catalog, format),
+        Command::Estimate(args) => estimate::run(&catalog, &args, format),
     }
 }

@@ -1,12 +1,16 @@
 //! Listings as [`Table`](crate::Table)s of text cells, one function per listing.
 
 mod catalog;
+mod estimate;
 mod gpu;
 mod instance;
+mod model;
 
 pub use catalog::catalog_table;
+pub use estimate::estimate_report;
 pub use gpu::{gpu_detail, gpu_table};
 pub use instance::instance_table;
+pub use model::{model_table, parameter_count};
 
 /// A number with at most one decimal and no trailing zero; `-` when unknown.
 fn cell(value: Option<f64>) -> String {

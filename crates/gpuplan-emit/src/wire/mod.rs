@@ -5,9 +5,13 @@
 //! `YYYY-MM-DD`; an unknown value is `null`, never `0`.
 
 mod catalog_summary;
+mod estimate;
 mod gpu;
 mod instance;
+mod model;
 
 pub use catalog_summary::{CatalogSummaryJson, ProviderSummaryJson};
+pub use estimate::EstimateJson;
 pub use gpu::{GpuJson, NvLinkJson};
 pub use instance::InstanceJson;
+pub use model::ModelSummaryJson;

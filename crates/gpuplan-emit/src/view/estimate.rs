@@ -1,0 +1,192 @@
+use crate::view::model::parameter_count;
+use crate::wire::EstimateJson;
+use gpuplan_model::Bytes;
+use std::fmt::Write as _;
+
+fn duration(seconds: f64) -> String {
+    if !seconds.is_finite() {
+        return "-".to_string();
+    }
+    if seconds < 1e-3 {
+        format!("{:.0} µs", seconds * 1e6)
+    } else if seconds < 1.0 {
+        format!("{:.1} ms", seconds * 1e3)
+    } else if seconds < 120.0 {
+        format!("{seconds:.2} s")
+    } else if seconds < 2.0 * 3600.0 {
+        format!("{:.1} min", seconds / 60.0)
+    } else if seconds < 3.0 * 86400.0 {
+        format!("{:.1} h", seconds / 3600.0)
+    } else {
+        format!("{:.1} days", seconds / 86400.0)
+    }
+}
+
+fn rate(value: f64) -> String {
+    if value >= 1e6 {
+        format!("{:.2} M", value / 1e6)
+    } else if value >= 1e3 {
+        format!("{:.1} k", value / 1e3)
+    } else {
+        format!("{value:.2}")
+    }
+}
+
+/// The human-readable report of `gpuplan estimate`.
+pub fn estimate_report(e: &EstimateJson) -> String {
+    let mut text = String::new();
+    let w = &e.workload;
+    let _ = writeln!(
+        text,
+        "{} ({} parameters{}) · {} on {} × {}",
+        e.model.id,
+        parameter_count(e.model.parameters),
+        if e.model.active_parameters != e.model.parameters {
+            format!(", {} active", parameter_count(e.model.active_parameters))
+        } else {
+            String::new()
+        },
+        w.task,
+        e.gpus,
+        e.gpu.id
+    );
+    let mut layout = format!("DP {} × TP {} × PP {}", w.layout.dp, w.layout.tp, w.layout.pp);
+    if w.layout.zero > 0 {
+        layout.push_str(&format!(", ZeRO-{}", w.layout.zero));
+    }
+    let _ = writeln!(
+        text,
+        "{layout} · {} · batch {} × {} tokens{}{}",
+        w.precision,
+        w.batch,
+        w.seq,
+        if w.task == "inference" {
+            format!(" + {} output", w.output_tokens)
+        } else {
+            format!(" · micro-batch {}", w.micro_batch)
+        },
+        if w.task == "inference" {
+            String::new()
+        } else {
+            format!(" · recompute {}", w.checkpointing)
+        },
+    );
+
+    let m = &e.memory;
+    let b = &m.breakdown;
+    let _ = writeln!(text, "\nmemory per GPU (±{:.0} %)", e.uncertainty.memory * 100.0);
+    for (label, bytes) in [
+        ("weights", b.weights),
+        ("gradients", b.gradients),
+        ("optimizer states", b.optimizer),
+        ("activations", b.activations),
+        ("KV cache", b.kv_cache),
+        ("runtime overhead", b.overhead),
+    ] {
+        if bytes > 0 {
+            let _ = writeln!(text, "  {label:<18} {:>12}", Bytes(bytes).to_string());
+        }
+    }
+    let verdict = if m.fits {
+        format!("fits, {} free", Bytes(m.headroom_bytes.unsigned_abs()))
+    } else {
+        format!("does NOT fit: {} short", Bytes(m.headroom_bytes.unsigned_abs()))
+    };
+    let _ = writeln!(
+        text,
+        "  {:<18} {:>12} of {} → {verdict}",
+        "total",
+        Bytes(m.per_gpu_bytes).to_string(),
+        Bytes(m.capacity_bytes)
+    );
+
+    if let Some(t) = &e.training {
+        let _ = writeln!(text, "\ntraining (±{:.0} %)", e.uncertainty.speed * 100.0);
+        let _ = writeln!(text, "  {:<18} {}", "step time", duration(t.step_seconds));
+        if t.tokens_per_second > 0.0 {
+            let _ = writeln!(
+                text,
+                "  {:<18} {} tokens/s ({} per GPU)",
+                "throughput",
+                rate(t.tokens_per_second),
+                rate(t.tokens_per_second / f64::from(e.gpus))
+            );
+        }
+        let _ = writeln!(text, "  {:<18} {} samples/s", "", rate(t.samples_per_second));
+        let _ = writeln!(text, "  {:<18} {:.1} %", "MFU", t.mfu * 100.0);
+        if e.gpus > 1 {
+            let _ = writeln!(
+                text,
+                "  {:<18} {:.0} % (communication {} per step, pipeline bubble {:.1} %)",
+                "scaling efficiency",
+                t.scaling_efficiency * 100.0,
+                duration(t.communication_seconds),
+                t.pipeline_bubble * 100.0
+            );
+        }
+        if let (Some(seconds), Some(hours)) = (t.time_seconds, t.gpu_hours) {
+            let _ = writeln!(
+                text,
+                "  {:<18} {} ({:.0} GPU-hours)",
+                "time to train",
+                duration(seconds),
+                hours
+            );
+        }
+    }
+    if let Some(i) = &e.inference {
+        let _ = writeln!(text, "\ninference (±{:.0} %)", e.uncertainty.speed * 100.0);
+        let _ = writeln!(text, "  {:<18} {}", "time to first token", duration(i.ttft_seconds));
+        if i.tpot_seconds > 0.0 {
+            let _ = writeln!(
+                text,
+                "  {:<18} {} ({}-bound)",
+                "time per token",
+                duration(i.tpot_seconds),
+                i.decode_bound
+            );
+            let _ = writeln!(
+                text,
+                "  {:<18} {} tokens/s",
+                "output throughput",
+                rate(i.output_tokens_per_second)
+            );
+        }
+        let _ = writeln!(
+            text,
+            "  {:<18} {}",
+            "request latency",
+            duration(i.request_latency_seconds)
+        );
+        let _ = writeln!(
+            text,
+            "  {:<18} {} requests/s",
+            "throughput",
+            rate(i.requests_per_second)
+        );
+        let _ = writeln!(text, "  {:<18} {}", "max concurrent", i.max_concurrent_sequences);
+    }
+    if !e.defaults.is_empty() {
+        let _ = writeln!(text, "\ndefaults chosen");
+        for default in &e.defaults {
+            let _ = writeln!(text, "  - {default}");
+        }
+    }
+    let _ = writeln!(text, "\nassumptions");
+    for assumption in &e.assumptions {
+        let _ = writeln!(text, "  - {assumption}");
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_pick_a_readable_unit() {
+        assert_eq!(duration(0.0123), "12.3 ms");
+        assert_eq!(duration(3.0 * 3600.0), "3.0 h");
+        assert_eq!(duration(10.0 * 86400.0), "10.0 days");
+    }
+}

@@ -1,0 +1,184 @@
+use gpuplan_estimate::{Estimate, Uncertainty};
+use gpuplan_model::{Accelerator, ModelSpec, Workload};
+use serde::Serialize;
+
+/// `gpuplan estimate --format json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct EstimateJson {
+    pub model: ModelJson,
+    pub gpu: GpuRefJson,
+    pub gpus: u32,
+    pub gpus_per_node: u32,
+    pub workload: WorkloadJson,
+    pub memory: MemoryJson,
+    pub training: Option<TrainingJson>,
+    pub inference: Option<InferenceJson>,
+    pub uncertainty: Uncertainty,
+    /// Values gpuplan chose because the request left them open.
+    pub defaults: Vec<String>,
+    pub assumptions: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ModelJson {
+    pub id: String,
+    pub parameters: u64,
+    pub active_parameters: u64,
+    pub trainable_parameters: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GpuRefJson {
+    pub id: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct WorkloadJson {
+    pub task: String,
+    pub precision: String,
+    pub batch: u64,
+    pub micro_batch: u64,
+    pub seq: u64,
+    pub output_tokens: u64,
+    pub layout: LayoutJson,
+    pub checkpointing: String,
+    pub optimizer: String,
+    pub lora_rank: u64,
+    pub flash_attention: bool,
+    pub engine: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LayoutJson {
+    pub dp: u32,
+    pub tp: u32,
+    pub pp: u32,
+    pub zero: u8,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MemoryJson {
+    pub per_gpu_bytes: u64,
+    pub capacity_bytes: u64,
+    pub fits: bool,
+    pub headroom_bytes: i64,
+    pub breakdown: BreakdownJson,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BreakdownJson {
+    pub weights: u64,
+    pub gradients: u64,
+    pub optimizer: u64,
+    pub activations: u64,
+    pub kv_cache: u64,
+    pub overhead: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TrainingJson {
+    pub step_seconds: f64,
+    pub tokens_per_second: f64,
+    pub samples_per_second: f64,
+    pub mfu: f64,
+    pub time_seconds: Option<f64>,
+    pub gpu_hours: Option<f64>,
+    pub communication_seconds: f64,
+    pub pipeline_bubble: f64,
+    pub scaling_efficiency: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct InferenceJson {
+    pub ttft_seconds: f64,
+    pub tpot_seconds: f64,
+    pub output_tokens_per_second: f64,
+    pub requests_per_second: f64,
+    pub max_concurrent_sequences: u64,
+    pub request_latency_seconds: f64,
+    pub decode_bound: String,
+}
+
+impl EstimateJson {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        model: &ModelSpec,
+        accelerator: &Accelerator,
+        gpus: u32,
+        gpus_per_node: u32,
+        workload: &Workload,
+        estimate: &Estimate,
+        defaults: &[String],
+    ) -> EstimateJson {
+        let m = &estimate.memory;
+        EstimateJson {
+            model: ModelJson {
+                id: model.id.clone(),
+                parameters: estimate.parameters.total,
+                active_parameters: estimate.parameters.active,
+                trainable_parameters: estimate.parameters.trainable,
+            },
+            gpu: GpuRefJson {
+                id: accelerator.id.to_string(),
+            },
+            gpus,
+            gpus_per_node,
+            workload: WorkloadJson {
+                task: workload.task.to_string(),
+                precision: workload.precision.to_string(),
+                batch: workload.batch,
+                micro_batch: workload.micro_batch,
+                seq: workload.seq,
+                output_tokens: workload.output_tokens,
+                layout: LayoutJson {
+                    dp: workload.layout.dp,
+                    tp: workload.layout.tp,
+                    pp: workload.layout.pp,
+                    zero: workload.layout.zero,
+                },
+                checkpointing: workload.checkpointing.to_string(),
+                optimizer: workload.optimizer.to_string(),
+                lora_rank: workload.lora_rank,
+                flash_attention: workload.flash_attention,
+                engine: workload.engine.to_string(),
+            },
+            memory: MemoryJson {
+                per_gpu_bytes: m.per_gpu.as_u64(),
+                capacity_bytes: m.capacity.as_u64(),
+                fits: m.fits(),
+                headroom_bytes: m.headroom_bytes(),
+                breakdown: BreakdownJson {
+                    weights: m.weights.as_u64(),
+                    gradients: m.gradients.as_u64(),
+                    optimizer: m.optimizer.as_u64(),
+                    activations: m.activations.as_u64(),
+                    kv_cache: m.kv_cache.as_u64(),
+                    overhead: m.overhead.as_u64(),
+                },
+            },
+            training: estimate.training.map(|t| TrainingJson {
+                step_seconds: t.step_seconds,
+                tokens_per_second: t.tokens_per_second,
+                samples_per_second: t.samples_per_second,
+                mfu: t.mfu,
+                time_seconds: t.time_seconds,
+                gpu_hours: t.gpu_hours,
+                communication_seconds: t.communication_seconds,
+                pipeline_bubble: t.pipeline_bubble,
+                scaling_efficiency: t.scaling_efficiency,
+            }),
+            inference: estimate.inference.map(|i| InferenceJson {
+                ttft_seconds: i.ttft_seconds,
+                tpot_seconds: i.tpot_seconds,
+                output_tokens_per_second: i.output_tokens_per_second,
+                requests_per_second: i.requests_per_second,
+                max_concurrent_sequences: i.max_concurrent_sequences,
+                request_latency_seconds: i.request_latency_seconds,
+                decode_bound: format!("{:?}", i.decode_bound).to_lowercase(),
+            }),
+            uncertainty: estimate.uncertainty,
+            defaults: defaults.to_vec(),
+            assumptions: estimate.assumptions.clone(),
+        }
+    }
+}

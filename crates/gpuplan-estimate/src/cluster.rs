@@ -1,0 +1,68 @@
+//! The machines a workload runs on: how many accelerators, how they are grouped into nodes,
+//! and how fast they talk.
+
+use crate::efficiency::{COLLECTIVE_BANDWIDTH_FRACTION, default_node_network_gbps, pcie_bandwidth_gb_per_s};
+use gpuplan_model::{Accelerator, BytesPerSecond, GpuInterconnect};
+
+/// Accelerators and links, as the communication model sees them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Cluster {
+    pub gpus: u32,
+    pub gpus_per_node: u32,
+    /// Achievable per-GPU collective bandwidth inside a node, one direction.
+    pub intra_node: BytesPerSecond,
+    /// Achievable per-GPU collective bandwidth between nodes, one direction.
+    pub inter_node: BytesPerSecond,
+    /// Whether the intra-node figure is NVLink (else PCIe).
+    pub nvlink: bool,
+}
+
+impl Cluster {
+    /// A cluster of `gpus` accelerators, `gpus_per_node` to a node. `interconnect` says how the
+    /// GPUs of a node are linked where an offering states it; `node_network_gbps` is the
+    /// node's network bandwidth.
+    pub fn new(
+        accelerator: &Accelerator,
+        gpus: u32,
+        gpus_per_node: u32,
+        interconnect: Option<GpuInterconnect>,
+        node_network_gbps: Option<f64>,
+    ) -> Cluster {
+        let gpus_per_node = gpus_per_node.clamp(1, gpus.max(1));
+        let nvlink_possible = accelerator.nvlink.is_some();
+        let nvlink = match interconnect {
+            Some(GpuInterconnect::Nvlink | GpuInterconnect::Nvswitch) => nvlink_possible,
+            Some(_) => false,
+            // Without an offering, SXM parts are assumed on their NVLink baseboard.
+            None => nvlink_possible && accelerator.form_factor.as_deref().is_some_and(|f| f.starts_with("SXM")),
+        };
+        let intra_gb = match accelerator.nvlink {
+            Some(link) if nvlink => link.bandwidth.as_gb_per_s() / 2.0,
+            _ => pcie_bandwidth_gb_per_s(accelerator.pcie_generation),
+        };
+        let network_gb = node_network_gbps.unwrap_or_else(|| default_node_network_gbps(accelerator)) / 8.0;
+        Cluster {
+            gpus: gpus.max(1),
+            gpus_per_node,
+            intra_node: BytesPerSecond::from_gb_per_s(intra_gb * COLLECTIVE_BANDWIDTH_FRACTION),
+            inter_node: BytesPerSecond::from_gb_per_s(
+                network_gb / f64::from(gpus_per_node) * COLLECTIVE_BANDWIDTH_FRACTION,
+            ),
+            nvlink,
+        }
+    }
+
+    pub fn nodes(&self) -> u32 {
+        self.gpus.div_ceil(self.gpus_per_node)
+    }
+
+    /// Bandwidth of a collective over `group` GPUs laid out `stride` apart: intra-node when the
+    /// group fits in one node, else limited by the network.
+    pub fn group_bandwidth(&self, group: u32, stride: u32) -> BytesPerSecond {
+        if group.saturating_mul(stride) <= self.gpus_per_node {
+            self.intra_node
+        } else {
+            self.inter_node
+        }
+    }
+}

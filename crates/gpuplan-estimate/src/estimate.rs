@@ -1,0 +1,562 @@
+//! The entry point: one workload of one model on one cluster → memory, speed and the
+//! assumptions behind them.
+
+use crate::cluster::Cluster;
+use crate::efficiency::{
+    CNN_ACTIVATION_BYTES_PER_FORWARD_FLOP, INFERENCE_UNCERTAINTY, MEMORY_UNCERTAINTY, TRAINING_UNCERTAINTY,
+    engine_profile, training_peak_fraction,
+};
+use crate::error::EstimateError;
+use crate::inference::{InferenceEstimate, InferenceShape};
+use crate::memory::{self, MemoryEstimate};
+use crate::parameters::{ParameterCount, count_parameters};
+use crate::precision_bytes::{activation_bytes, weight_bytes};
+use crate::training::{TrainingEstimate, TrainingShape};
+use crate::{flops, inference, kv_cache, training};
+use gpuplan_model::{
+    Accelerator, Architecture, Bytes, CitedSpec, Engine, FlopsPerSecond, ModelSpec, Precision, Task, TransformerSpec,
+    Workload,
+};
+use serde::Serialize;
+
+/// How much training is asked for, to turn throughput into time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum TrainingAmount {
+    Tokens(f64),
+    Samples(f64),
+}
+
+/// Everything one estimate needs.
+#[derive(Debug, Clone, Copy)]
+pub struct EstimateRequest<'a> {
+    pub model: &'a ModelSpec,
+    pub accelerator: &'a Accelerator,
+    pub workload: &'a Workload,
+    pub cluster: Cluster,
+    pub amount: Option<TrainingAmount>,
+}
+
+/// Parameter counts of the model as estimated.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ParameterSummary {
+    pub total: u64,
+    /// Used per token (differs from total for mixture-of-experts models).
+    pub active: u64,
+    /// Updated by the optimizer (the adapters for LoRA/QLoRA; 0 for inference).
+    pub trainable: u64,
+}
+
+/// Relative half-widths of the bands the estimates carry, from the validation report.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Uncertainty {
+    pub memory: f64,
+    pub speed: f64,
+}
+
+/// An estimate with its reasons.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Estimate {
+    pub parameters: ParameterSummary,
+    pub memory: MemoryEstimate,
+    pub training: Option<TrainingEstimate>,
+    pub inference: Option<InferenceEstimate>,
+    pub uncertainty: Uncertainty,
+    pub assumptions: Vec<String>,
+}
+
+/// Largest sizes accepted: beyond these, inputs are mistakes, and products could overflow.
+const MAX_SEQUENCE: u64 = 10_000_000;
+const MAX_BATCH: u64 = 100_000_000;
+const MAX_GPUS: u32 = 1_000_000;
+
+/// The dense peak the workload computes at, falling back where the format only stores weights.
+fn compute_peak(accelerator: &Accelerator, workload: &Workload) -> Result<(Precision, FlopsPerSecond), EstimateError> {
+    let wanted = match (workload.task, workload.precision) {
+        // Weight-only quantisation: int4 weights are dequantised to 16-bit for the matmul.
+        (Task::Inference, Precision::Int4 | Precision::Fp4 | Precision::Fp6) => {
+            if accelerator.peak(workload.precision).is_some() && workload.precision == Precision::Fp4 {
+                Precision::Fp4
+            } else {
+                Precision::Fp16
+            }
+        }
+        (Task::Inference, Precision::Int8) if accelerator.peak(Precision::Int8).is_none() => Precision::Fp16,
+        // QLoRA computes in 16-bit.
+        (Task::Qlora, _) => Precision::Bf16,
+        (_, precision) => precision,
+    };
+    let fallback = match wanted {
+        Precision::Bf16 => Some(Precision::Fp16),
+        Precision::Fp16 => Some(Precision::Bf16),
+        Precision::Tf32 => Some(Precision::Fp32),
+        _ => None,
+    };
+    // bf16 on a part without bf16 (V100, T4) is an error for training, where the format
+    // matters; serving 16-bit weights runs in fp16 there.
+    let allow_fallback = workload.task == Task::Inference || workload.task == Task::Qlora || wanted != Precision::Bf16;
+    accelerator
+        .peak(wanted)
+        .map(|peak| (wanted, peak))
+        .or_else(|| {
+            fallback
+                .filter(|_| allow_fallback)
+                .and_then(|p| accelerator.peak(p).map(|peak| (p, peak)))
+        })
+        .ok_or_else(|| EstimateError::PrecisionUnsupported {
+            accelerator: accelerator.id.to_string(),
+            precision: wanted.to_string(),
+        })
+}
+
+fn validate(request: &EstimateRequest) -> Result<(), EstimateError> {
+    let w = request.workload;
+    for (what, value) in [
+        ("batch", w.batch),
+        ("micro-batch", w.micro_batch),
+        ("sequence length", w.seq),
+    ] {
+        if value == 0 {
+            return Err(EstimateError::NotPositive { what });
+        }
+    }
+    if w.seq > MAX_SEQUENCE {
+        return Err(EstimateError::OutOfRange {
+            what: "sequence length",
+            value: w.seq.to_string(),
+        });
+    }
+    if w.output_tokens > MAX_SEQUENCE {
+        return Err(EstimateError::OutOfRange {
+            what: "output tokens",
+            value: w.output_tokens.to_string(),
+        });
+    }
+    if w.batch > MAX_BATCH || w.micro_batch > MAX_BATCH {
+        return Err(EstimateError::OutOfRange {
+            what: "batch",
+            value: w.batch.to_string(),
+        });
+    }
+    let layout = w.layout;
+    if layout.tp == 0 || layout.pp == 0 || layout.dp == 0 || request.cluster.gpus > MAX_GPUS {
+        return Err(EstimateError::NotPositive {
+            what: "parallel degree",
+        });
+    }
+    if layout.zero > 3 {
+        return Err(EstimateError::OutOfRange {
+            what: "ZeRO stage",
+            value: layout.zero.to_string(),
+        });
+    }
+    if layout.gpus() != request.cluster.gpus {
+        return Err(EstimateError::LayoutMismatch {
+            layout: layout.gpus(),
+            gpus: request.cluster.gpus,
+        });
+    }
+    if matches!(w.task, Task::Lora | Task::Qlora) && w.lora_rank == 0 {
+        return Err(EstimateError::NotPositive { what: "LoRA rank" });
+    }
+    if w.task.is_training() && w.batch % (w.micro_batch * u64::from(layout.dp)) != 0 {
+        return Err(EstimateError::BatchNotDivisible {
+            batch: w.batch,
+            micro_batch: w.micro_batch,
+            dp: layout.dp,
+        });
+    }
+    if let Architecture::Transformer(spec) = &request.model.architecture {
+        let tp = u64::from(layout.tp);
+        if spec.heads % tp != 0 {
+            return Err(EstimateError::TensorParallelHeads {
+                tp: layout.tp,
+                heads: spec.heads,
+            });
+        }
+        if spec.mla.is_none() && spec.kv_heads % tp != 0 && tp % spec.kv_heads != 0 {
+            return Err(EstimateError::TensorParallelKvHeads {
+                tp: layout.tp,
+                kv_heads: spec.kv_heads,
+            });
+        }
+        if u64::from(layout.pp) > spec.layers + spec.decoder_layers {
+            return Err(EstimateError::PipelineTooDeep {
+                pp: layout.pp,
+                layers: spec.layers + spec.decoder_layers,
+            });
+        }
+        if w.task == Task::Inference && !spec.generates() && w.output_tokens > 0 {
+            return Err(EstimateError::Unsupported {
+                task: "generation".to_string(),
+                model: request.model.id.clone(),
+                why: "it is an encoder without a decoder; use --output-tokens 0".to_string(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Estimates memory and speed of `request`.
+pub fn estimate(request: &EstimateRequest) -> Result<Estimate, EstimateError> {
+    validate(request)?;
+    let (compute_precision, peak) = compute_peak(request.accelerator, request.workload)?;
+    let mut assumptions = Vec::new();
+    if compute_precision != request.workload.precision {
+        assumptions.push(format!(
+            "{} weights; matmuls run at {} ({} dense peak {peak})",
+            request.workload.precision, compute_precision, request.accelerator.id
+        ));
+    }
+    match &request.model.architecture {
+        Architecture::Transformer(spec) => transformer(request, spec, peak, assumptions),
+        Architecture::Cited(spec) => cited(request, spec, peak, assumptions),
+    }
+}
+
+/// Sequence length the model actually sees: a ViT sees its patches, whatever was asked.
+fn effective_sequence(spec: &TransformerSpec, workload: &Workload) -> u64 {
+    match spec.image {
+        Some(_) => spec.max_context,
+        None => workload.seq,
+    }
+}
+
+fn transformer(
+    request: &EstimateRequest,
+    spec: &TransformerSpec,
+    peak: FlopsPerSecond,
+    mut assumptions: Vec<String>,
+) -> Result<Estimate, EstimateError> {
+    let workload = request.workload;
+    let counts: ParameterCount = count_parameters(spec);
+    let seq = effective_sequence(spec, workload);
+    if spec.image.is_some() && seq != workload.seq {
+        assumptions.push(format!(
+            "a vision transformer sees {seq} tokens per image (patches + class token)"
+        ));
+    }
+    if spec.max_context > 0 && seq > spec.max_context && spec.image.is_none() {
+        assumptions.push(format!(
+            "sequence {seq} is longer than the {} tokens the model was trained for",
+            spec.max_context
+        ));
+    }
+    assumptions.push(format!(
+        "{} parameters ({} active per token) counted from the architecture",
+        counts.total, counts.active
+    ));
+
+    if workload.task == Task::Inference {
+        // TensorRT-LLM's fp8 recipes quantise the KV cache to fp8 as well (its performance
+        // tables are measured so); other engines keep it in 16-bit by default.
+        let kv_value_bytes = if workload.precision == Precision::Fp8 && workload.engine == Engine::TensorrtLlm {
+            1.0
+        } else {
+            2.0
+        };
+        let kv_gpu =
+            kv_cache::bytes_per_token(spec, kv_value_bytes) / kv_cache::tensor_parallel_split(spec, workload.layout.tp);
+        let memory = memory::inference(spec, &counts, workload, request.accelerator, kv_gpu);
+        let expert_bytes = match spec.moe {
+            Some(moe) => {
+                let one = if spec.gated_ffn { 3 } else { 2 } * spec.hidden * moe.expert_ffn;
+                let moe_layers = spec.layers.saturating_sub(moe.dense_layers);
+                (moe.experts * one * moe_layers) as f64 * weight_bytes(Task::Inference, workload.precision)
+                    / f64::from(workload.layout.tp * workload.layout.pp)
+            }
+            None => 0.0,
+        };
+        let reserved = memory.weights + memory.activations + memory.overhead;
+        let shape = InferenceShape {
+            layers: spec.layers + spec.decoder_layers,
+            hidden: spec.hidden,
+            matmul_parameters: counts.active_matmul() as f64,
+            attention_flops_per_token_per_context: flops::attention_forward_per_token(spec, 1),
+            weight_bytes_gpu: memory.weights.as_u64() as f64,
+            expert_bytes_gpu: expert_bytes,
+            expert_share_per_token: spec.moe.map_or(0.0, |m| m.experts_per_token as f64 / m.experts as f64),
+            kv_bytes_per_token_gpu: kv_gpu / f64::from(workload.layout.pp),
+            kv_budget_bytes: memory.capacity.as_u64().saturating_sub(reserved.as_u64()) as f64,
+            tensor_parallel_bandwidth: request.cluster.group_bandwidth(workload.layout.tp, 1).0,
+            activation_bytes_per_sequence: memory.activations.as_u64() as f64 / workload.batch.max(1) as f64,
+            generates: spec.generates(),
+        };
+        let (estimate, notes) = inference::estimate(request.accelerator, peak, workload, &shape);
+        assumptions.extend(notes);
+        assumptions.push(format!(
+            "KV cache in {}: {} per token on each GPU",
+            if kv_value_bytes < 2.0 { "fp8" } else { "16-bit" },
+            Bytes((kv_gpu / f64::from(workload.layout.pp)) as u64)
+        ));
+        push_memory_assumptions(&mut assumptions, request);
+        return Ok(Estimate {
+            parameters: ParameterSummary {
+                total: counts.total,
+                active: counts.active,
+                trainable: 0,
+            },
+            memory,
+            training: None,
+            inference: Some(estimate),
+            uncertainty: Uncertainty {
+                memory: MEMORY_UNCERTAINTY,
+                speed: INFERENCE_UNCERTAINTY,
+            },
+            assumptions,
+        });
+    }
+
+    let memory = memory::training(spec, &counts, workload, request.accelerator, seq, request.cluster.gpus);
+    let trainable = match workload.task {
+        Task::Lora | Task::Qlora => memory::lora_parameters(spec, workload.lora_rank),
+        _ => counts.total,
+    };
+    let shape = TrainingShape {
+        hidden: spec.hidden,
+        layers: spec.layers + spec.decoder_layers,
+        seq,
+        trainable_parameters: trainable as f64,
+        parameters: counts.total as f64,
+        flops_per_token: flops::training_per_token(spec, &counts, seq, workload.task, workload.checkpointing),
+    };
+    let (mut estimate, notes) = training::estimate(request.accelerator, peak, workload, &request.cluster, &shape);
+    assumptions.extend(notes);
+    estimate = apply_amount(estimate, request, seq);
+    push_memory_assumptions(&mut assumptions, request);
+    Ok(Estimate {
+        parameters: ParameterSummary {
+            total: counts.total,
+            active: counts.active,
+            trainable,
+        },
+        memory,
+        training: Some(estimate),
+        inference: None,
+        uncertainty: Uncertainty {
+            memory: MEMORY_UNCERTAINTY,
+            speed: TRAINING_UNCERTAINTY,
+        },
+        assumptions,
+    })
+}
+
+fn apply_amount(estimate: TrainingEstimate, request: &EstimateRequest, _seq: u64) -> TrainingEstimate {
+    match request.amount {
+        Some(TrainingAmount::Tokens(tokens)) => estimate.for_tokens(tokens, request.cluster.gpus),
+        Some(TrainingAmount::Samples(samples)) => estimate.for_samples(samples, request.cluster.gpus),
+        None => estimate,
+    }
+}
+
+fn push_memory_assumptions(assumptions: &mut Vec<String>, request: &EstimateRequest) {
+    let w = request.workload;
+    match w.task {
+        Task::Pretrain | Task::Finetune => assumptions.push(format!(
+            "{} weights, {} gradients, {} optimizer with an fp32 master copy under mixed precision \
+             (ZeRO stage {} over {} data-parallel ranks)",
+            w.precision, w.precision, w.optimizer, w.layout.zero, w.layout.dp
+        )),
+        Task::Lora => assumptions.push(format!(
+            "LoRA rank {} on every linear layer of attention and MLP, adapters in fp32 with AdamW; frozen base in {}",
+            w.lora_rank, w.precision
+        )),
+        Task::Qlora => assumptions.push(format!(
+            "QLoRA: NF4 base with double quantisation (4.127 bits per weight), embeddings in 16-bit, \
+             rank-{} fp32 adapters on every linear layer",
+            w.lora_rank
+        )),
+        Task::Inference => assumptions.push(format!(
+            "{} weights; embeddings and output layer kept in 16-bit",
+            w.precision
+        )),
+    }
+    if w.task.is_training() {
+        assumptions.push(format!(
+            "activations per Korthikanti et al. 2022, {} recomputation, flash attention {}, micro-batch {}",
+            w.checkpointing,
+            if w.flash_attention { "on" } else { "off" },
+            w.micro_batch
+        ));
+    }
+    assumptions.push(format!(
+        "runtime overhead: {} GiB CUDA context{}, {:.0} % allocator fragmentation on activations and gradients",
+        crate::efficiency::CUDA_CONTEXT_GIB,
+        if request.cluster.gpus > 1 {
+            format!(" + {} GiB NCCL buffers", crate::efficiency::NCCL_BUFFERS_GIB)
+        } else {
+            String::new()
+        },
+        crate::efficiency::ALLOCATOR_FRAGMENTATION * 100.0
+    ));
+}
+
+/// Factor on the transformer training efficiency for convolutional networks: NVIDIA's
+/// DeepLearningExamples ResNet-50 v1.5 trains at ≈ 2,700 images/s per A100-80GB with AMP,
+/// i.e. 3 × 8.2 GFLOPs × 2,700 ≈ 66 TFLOPS, 21 % of the 312 TFLOPS peak, against ≈ 55 % for
+/// large transformers.
+const CNN_EFFICIENCY_FACTOR: f64 = 0.4;
+
+fn cited(
+    request: &EstimateRequest,
+    spec: &CitedSpec,
+    peak: FlopsPerSecond,
+    mut assumptions: Vec<String>,
+) -> Result<Estimate, EstimateError> {
+    let workload = request.workload;
+    let model = request.model;
+    let parameters = model
+        .published_parameters
+        .unwrap_or_else(|| spec.components.iter().map(|(_, p)| p).sum());
+    let params = parameters as f64;
+    let split = f64::from(workload.layout.tp * workload.layout.pp);
+    let weights = params * weight_bytes(workload.task, workload.precision) / split;
+    assumptions.push(format!(
+        "{parameters} parameters as published; figures at {0}×{0} pixels",
+        spec.resolution
+    ));
+    let forward = spec.forward_flops_per_sample;
+    let activation_per_sample = match (spec.activation_bytes_per_sample, forward) {
+        (Some(bytes), _) => bytes as f64,
+        (None, Some(flops)) => {
+            assumptions.push(format!(
+                "activation memory per sample taken as {CNN_ACTIVATION_BYTES_PER_FORWARD_FLOP} bytes per forward FLOP \
+                 (no published figure for this model)"
+            ));
+            flops * CNN_ACTIVATION_BYTES_PER_FORWARD_FLOP
+        }
+        (None, None) => 0.0,
+    };
+    let memory = if workload.task.is_training() {
+        let trainable = params / split;
+        let gradients = trainable * crate::precision_bytes::gradient_bytes(workload.task, workload.precision);
+        let optimizer =
+            trainable * crate::precision_bytes::optimizer_bytes(workload.task, workload.precision, workload.optimizer);
+        let activations =
+            activation_per_sample * workload.micro_batch as f64 * activation_bytes(workload.precision) / 2.0;
+        let overhead = Bytes::from_gib(crate::efficiency::CUDA_CONTEXT_GIB)
+            + Bytes(((activations + gradients) * crate::efficiency::ALLOCATOR_FRAGMENTATION) as u64);
+        let parts = [
+            Bytes(weights as u64),
+            Bytes(gradients as u64),
+            Bytes(optimizer as u64),
+            Bytes(activations as u64),
+        ];
+        MemoryEstimate {
+            weights: parts[0],
+            gradients: parts[1],
+            optimizer: parts[2],
+            activations: parts[3],
+            kv_cache: Bytes::ZERO,
+            overhead,
+            per_gpu: parts.iter().fold(overhead, |sum, part| sum + *part),
+            capacity: memory::capacity(request.accelerator, workload),
+        }
+    } else {
+        let activations = activation_per_sample * workload.batch as f64 / 3.0;
+        let overhead = Bytes::from_gib(crate::efficiency::CUDA_CONTEXT_GIB);
+        MemoryEstimate {
+            weights: Bytes(weights as u64),
+            gradients: Bytes::ZERO,
+            optimizer: Bytes::ZERO,
+            activations: Bytes(activations as u64),
+            kv_cache: Bytes::ZERO,
+            overhead,
+            per_gpu: Bytes(weights as u64) + Bytes(activations as u64) + overhead,
+            capacity: memory::capacity(request.accelerator, workload),
+        }
+    };
+    let Some(forward) = forward else {
+        assumptions.push("no published FLOPs per sample for this model: speed is not estimated".to_string());
+        return Ok(Estimate {
+            parameters: ParameterSummary {
+                total: parameters,
+                active: parameters,
+                trainable: 0,
+            },
+            memory,
+            training: None,
+            inference: None,
+            uncertainty: Uncertainty {
+                memory: MEMORY_UNCERTAINTY * 2.0,
+                speed: f64::NAN,
+            },
+            assumptions,
+        });
+    };
+    let gpus = f64::from(request.cluster.gpus);
+    if workload.task.is_training() {
+        let (base, evidence) = training_peak_fraction(request.accelerator, workload.precision);
+        assumptions.push(evidence.to_string());
+        assumptions.push(format!("convolutional networks reach ×{CNN_EFFICIENCY_FACTOR} of that"));
+        let per_sample = 3.0 * forward;
+        let step = per_sample * workload.batch as f64 / (gpus * peak.0 * base * CNN_EFFICIENCY_FACTOR);
+        let samples_per_second = workload.batch as f64 / step;
+        let mut training = TrainingEstimate {
+            step_seconds: step,
+            tokens_per_second: 0.0,
+            samples_per_second,
+            mfu: per_sample * samples_per_second / (gpus * peak.0),
+            hfu: per_sample * samples_per_second / (gpus * peak.0),
+            time_seconds: None,
+            gpu_hours: None,
+            compute_seconds: step,
+            communication_seconds: 0.0,
+            pipeline_bubble: 0.0,
+            scaling_efficiency: 1.0,
+        };
+        training = apply_amount(training, request, 0);
+        return Ok(Estimate {
+            parameters: ParameterSummary {
+                total: parameters,
+                active: parameters,
+                trainable: parameters,
+            },
+            memory,
+            training: Some(training),
+            inference: None,
+            uncertainty: Uncertainty {
+                memory: MEMORY_UNCERTAINTY * 2.0,
+                speed: TRAINING_UNCERTAINTY,
+            },
+            assumptions,
+        });
+    }
+    let profile = engine_profile(workload.engine);
+    let steps = spec.denoising_steps.unwrap_or(1) as f64;
+    let latency = steps * forward * workload.batch as f64
+        / (gpus * peak.0 * profile.prefill_peak_fraction * CNN_EFFICIENCY_FACTOR)
+        + profile.step_overhead_seconds * steps;
+    assumptions.push(format!(
+        "engine profile: {}; ×{CNN_EFFICIENCY_FACTOR} for convolutions",
+        profile.evidence
+    ));
+    Ok(Estimate {
+        parameters: ParameterSummary {
+            total: parameters,
+            active: parameters,
+            trainable: 0,
+        },
+        memory,
+        training: None,
+        inference: Some(InferenceEstimate {
+            ttft_seconds: latency,
+            tpot_seconds: 0.0,
+            output_tokens_per_second: 0.0,
+            requests_per_second: workload.batch as f64 / latency,
+            max_concurrent_sequences: (memory
+                .capacity
+                .as_u64()
+                .saturating_sub(memory.weights.as_u64() + memory.overhead.as_u64())
+                as f64
+                / (memory.activations.as_u64() as f64 / workload.batch.max(1) as f64).max(1.0))
+                as u64,
+            request_latency_seconds: latency,
+            decode_bound: inference::Bound::Compute,
+        }),
+        uncertainty: Uncertainty {
+            memory: MEMORY_UNCERTAINTY * 2.0,
+            speed: INFERENCE_UNCERTAINTY,
+        },
+        assumptions,
+    })
+}

@@ -1,0 +1,103 @@
+//! Floating-point operations of training and inference.
+//!
+//! References:
+//! - Kaplan et al. 2020 ("Scaling Laws for Neural Language Models", §2.1): a forward pass
+//!   costs 2N FLOPs per token for N non-embedding parameters, the backward pass twice that.
+//! - Chowdhery et al. 2022 ("PaLM", Appendix B): model FLOPs per token for MFU are
+//!   6N + 12·L·H·Q·T (L layers, H heads, Q head size, T sequence length), recomputation
+//!   excluded; we use the same definition so that our MFU compares with published ones.
+//! - Hu et al. 2021 ("LoRA"): frozen weights need no weight gradients, so the backward pass
+//!   costs one matmul per weight instead of two (≈ 4N per token in all).
+
+use crate::parameters::ParameterCount;
+use gpuplan_model::{Checkpointing, Task, TransformerSpec};
+
+/// Attention-score FLOPs per token of one forward pass (QKᵀ and AV) over `seq` tokens, in
+/// the PaLM convention (the causal mask is not discounted).
+pub fn attention_forward_per_token(spec: &TransformerSpec, seq: u64) -> f64 {
+    let layers = (spec.layers + spec.decoder_layers) as f64;
+    let width = match spec.mla {
+        Some(mla) => (spec.heads * (mla.qk_nope_head_dim + mla.qk_rope_head_dim + mla.v_head_dim)) as f64 / 2.0,
+        None => spec.attention_width() as f64,
+    };
+    4.0 * layers * width * seq as f64
+}
+
+/// FLOPs per trained token.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TrainingFlops {
+    /// Model FLOPs (the MFU numerator): forward + backward, no recomputation.
+    pub model: f64,
+    /// FLOPs the hardware executes: recomputation included, frozen weights' gradients excluded.
+    pub hardware: f64,
+}
+
+pub fn training_per_token(
+    spec: &TransformerSpec,
+    counts: &ParameterCount,
+    seq: u64,
+    task: Task,
+    checkpointing: Checkpointing,
+) -> TrainingFlops {
+    let matmul = 2.0 * counts.active_matmul() as f64;
+    let attention = attention_forward_per_token(spec, seq);
+    let forward = matmul + attention;
+    let model = 3.0 * forward;
+    // Backward: input gradients (one forward's worth) plus weight gradients (another, only
+    // for trained weights) plus the attention backward (two forwards' worth).
+    let backward = match task {
+        Task::Lora | Task::Qlora => matmul + 2.0 * attention,
+        _ => 2.0 * forward,
+    };
+    let recompute = match checkpointing {
+        Checkpointing::Full => forward,
+        Checkpointing::Selective => attention,
+        Checkpointing::None => 0.0,
+    };
+    TrainingFlops {
+        model,
+        hardware: forward + backward + recompute,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parameters::count_parameters;
+    use gpuplan_model::{AttentionBias, Norm, Stacks};
+
+    #[test]
+    fn six_n_plus_attention() {
+        let spec = TransformerSpec {
+            model_type: "llama".into(),
+            stacks: Stacks::DecoderOnly,
+            hidden: 4096,
+            layers: 32,
+            decoder_layers: 0,
+            heads: 32,
+            kv_heads: 32,
+            head_dim: 128,
+            ffn: 11008,
+            gated_ffn: true,
+            vocab: 32000,
+            tied_embeddings: false,
+            learned_positions: 0,
+            norm: Norm::RmsNorm,
+            norms_per_layer: 2,
+            attention_bias: AttentionBias::None,
+            mlp_bias: false,
+            moe: None,
+            mla: None,
+            max_context: 4096,
+            extra_parameters: 0,
+            image: None,
+        };
+        let counts = count_parameters(&spec);
+        let flops = training_per_token(&spec, &counts, 4096, Task::Pretrain, Checkpointing::None);
+        let n = (counts.total - 32000 * 4096) as f64;
+        assert_eq!(flops.model, 6.0 * n + 12.0 * 32.0 * 4096.0 * 4096.0);
+        assert_eq!(flops.hardware, flops.model);
+        let full = training_per_token(&spec, &counts, 4096, Task::Pretrain, Checkpointing::Full);
+        assert!((full.hardware / full.model - 4.0 / 3.0).abs() < 1e-12);
+    }
+}

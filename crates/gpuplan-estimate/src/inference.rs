@@ -1,0 +1,157 @@
+//! Serving speed: prefill (compute-bound) and decode (bound by the larger of memory traffic
+//! and compute), with a fixed per-step cost that depends on the engine.
+//!
+//! References:
+//! - Pope et al. 2022 ("Efficiently Scaling Transformer Inference"), §2–3: decode reads all
+//!   weights and the KV cache every step, so small batches are memory-bound; prefill is
+//!   compute-bound.
+//! - Kwon et al. 2023 ("Efficient Memory Management for LLM Serving with PagedAttention"):
+//!   the number of concurrent sequences is bounded by the memory left for the KV cache.
+
+use crate::efficiency::{ALL_REDUCE_LATENCY_SECONDS, LOW_PRECISION_DECODE_FACTOR, engine_profile};
+use gpuplan_model::{Accelerator, FlopsPerSecond, Workload};
+use serde::Serialize;
+
+/// What bounds a decode step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Bound {
+    Memory,
+    Compute,
+}
+
+/// How fast serving runs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct InferenceEstimate {
+    /// Time to first token: prefill of the batch's prompts.
+    pub ttft_seconds: f64,
+    /// Time per output token (one decode step) at the average context length.
+    pub tpot_seconds: f64,
+    /// Output tokens per second over the batch, prefill included.
+    pub output_tokens_per_second: f64,
+    /// Completed requests per second with `batch` sequences in flight.
+    pub requests_per_second: f64,
+    /// Sequences of this length whose KV cache fits beside the weights.
+    pub max_concurrent_sequences: u64,
+    /// End-to-end latency of one request.
+    pub request_latency_seconds: f64,
+    pub decode_bound: Bound,
+}
+
+/// The model quantities serving needs, per GPU of a tensor-parallel group.
+#[derive(Debug, Clone, Copy)]
+pub struct InferenceShape {
+    pub layers: u64,
+    pub hidden: u64,
+    /// Parameters in matmuls per token (active experts only), whole model.
+    pub matmul_parameters: f64,
+    /// Forward attention FLOPs per token at a given context, whole model: `a × context`.
+    pub attention_flops_per_token_per_context: f64,
+    /// Weight bytes read per decode step on one GPU with all experts touched.
+    pub weight_bytes_gpu: f64,
+    /// Of which bytes belong to routed experts (MoE), and the share each token uses.
+    pub expert_bytes_gpu: f64,
+    pub expert_share_per_token: f64,
+    pub kv_bytes_per_token_gpu: f64,
+    /// Memory left for KV cache on one GPU.
+    pub kv_budget_bytes: f64,
+    /// Activation bytes one sequence needs when nothing is cached (encoders).
+    pub activation_bytes_per_sequence: f64,
+    /// Collective bandwidth between the GPUs of a tensor-parallel group, bytes/s.
+    pub tensor_parallel_bandwidth: f64,
+    pub generates: bool,
+}
+
+pub fn estimate(
+    accelerator: &Accelerator,
+    peak: FlopsPerSecond,
+    workload: &Workload,
+    shape: &InferenceShape,
+) -> (InferenceEstimate, Vec<String>) {
+    let profile = engine_profile(workload.engine);
+    let tp = f64::from(workload.layout.tp);
+    let batch = workload.batch as f64;
+    let seq = workload.seq as f64;
+    let out = workload.output_tokens as f64;
+    let bandwidth = accelerator.memory_bandwidth.map_or(f64::INFINITY, |b| b.0);
+    let layers = shape.layers as f64;
+    let tp_sync = |tokens: f64| {
+        if workload.layout.tp > 1 {
+            let bytes = tokens * shape.hidden as f64 * 2.0;
+            2.0 * layers
+                * (ALL_REDUCE_LATENCY_SECONDS + 2.0 * (tp - 1.0) / tp * bytes / shape.tensor_parallel_bandwidth)
+        } else {
+            0.0
+        }
+    };
+    let fixed = profile.step_overhead_seconds + profile.per_layer_overhead_seconds * layers;
+
+    // Prefill: every prompt token through every weight; causal attention averages half the prompt.
+    let prefill_flops =
+        batch * seq * (2.0 * shape.matmul_parameters + shape.attention_flops_per_token_per_context * seq / 2.0) / tp;
+    let prefill_compute = prefill_flops / (peak.0 * profile.prefill_peak_fraction);
+    let prefill_memory = shape.weight_bytes_gpu / (bandwidth * profile.decode_bandwidth_fraction);
+    let ttft = prefill_compute.max(prefill_memory)
+        + profile.step_overhead_seconds
+        + profile.prefill_per_layer_overhead_seconds * layers
+        + tp_sync(batch * seq);
+
+    // Decode at the average context of the generation.
+    let context = seq + out / 2.0;
+    let experts_touched = 1.0 - (1.0 - shape.expert_share_per_token).powf(batch);
+    let weight_bytes = shape.weight_bytes_gpu - shape.expert_bytes_gpu * (1.0 - experts_touched);
+    let traffic = weight_bytes + batch * context * shape.kv_bytes_per_token_gpu;
+    let decode_memory = traffic / (bandwidth * profile.decode_bandwidth_fraction);
+    let decode_flops =
+        batch * (2.0 * shape.matmul_parameters + shape.attention_flops_per_token_per_context * context) / tp;
+    let low_precision = matches!(
+        workload.precision,
+        gpuplan_model::Precision::Fp8 | gpuplan_model::Precision::Int8
+    );
+    let decode_fraction = profile.decode_peak_fraction
+        * if low_precision {
+            LOW_PRECISION_DECODE_FACTOR
+        } else {
+            1.0
+        };
+    let decode_compute = decode_flops / (peak.0 * decode_fraction);
+    let (decode_core, bound) = if decode_memory >= decode_compute {
+        (decode_memory, Bound::Memory)
+    } else {
+        (decode_compute, Bound::Compute)
+    };
+    let tpot = if shape.generates && out > 0.0 {
+        decode_core + fixed + tp_sync(batch)
+    } else {
+        0.0
+    };
+
+    let latency = ttft + out * tpot;
+    let max_sequences = if shape.kv_bytes_per_token_gpu > 0.0 {
+        (shape.kv_budget_bytes / (shape.kv_bytes_per_token_gpu * (seq + out).max(1.0)))
+            .max(0.0)
+            .floor() as u64
+    } else {
+        (shape.kv_budget_bytes / shape.activation_bytes_per_sequence.max(1.0))
+            .max(0.0)
+            .floor() as u64
+    };
+    let notes = vec![
+        format!("engine profile: {}", profile.evidence),
+        "TTFT is the prefill of the whole batch's prompts at once (a static batch); decode is timed at the \
+         average context, prompt + half the output"
+            .to_string(),
+    ];
+    (
+        InferenceEstimate {
+            ttft_seconds: ttft,
+            tpot_seconds: tpot,
+            output_tokens_per_second: if latency > 0.0 { batch * out / latency } else { 0.0 },
+            requests_per_second: if latency > 0.0 { batch / latency } else { 0.0 },
+            max_concurrent_sequences: max_sequences,
+            request_latency_seconds: latency,
+            decode_bound: bound,
+        },
+        notes,
+    )
+}

@@ -1,0 +1,70 @@
+//! Key/value cache of autoregressive decoding.
+//!
+//! Per token and layer a decoder keeps one key and one value per key/value head:
+//! `2 × kv_heads × head_dim` values (Pope et al. 2022, "Efficiently Scaling Transformer
+//! Inference", §2), so grouped-query and multi-query attention shrink it by `heads/kv_heads`.
+//! Multi-head latent attention caches the compressed latent and the decoupled rope key
+//! instead: `kv_lora_rank + qk_rope_head_dim` values per layer (DeepSeek-V2 report, §2.1.2).
+
+use gpuplan_model::TransformerSpec;
+
+/// Bytes of cache one token adds across all decoder layers, before tensor parallelism.
+pub fn bytes_per_token(spec: &TransformerSpec, bytes_per_value: f64) -> f64 {
+    let layers = if spec.decoder_layers > 0 {
+        spec.decoder_layers
+    } else {
+        spec.layers
+    } as f64;
+    let values_per_layer = match spec.mla {
+        Some(mla) => (mla.kv_lora_rank + mla.qk_rope_head_dim) as f64,
+        None => 2.0 * spec.kv_width() as f64,
+    };
+    layers * values_per_layer * bytes_per_value
+}
+
+/// How many ways tensor parallelism splits the cache: by key/value heads, which are
+/// replicated once the degree exceeds their number; MLA's latent is not split.
+pub fn tensor_parallel_split(spec: &TransformerSpec, tp: u32) -> f64 {
+    if spec.mla.is_some() {
+        1.0
+    } else {
+        (u64::from(tp).min(spec.kv_heads.max(1))) as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpuplan_model::{AttentionBias, Norm, Stacks};
+
+    #[test]
+    fn llama_3_8b_keeps_128_kib_per_token() {
+        let spec = TransformerSpec {
+            model_type: "llama".into(),
+            stacks: Stacks::DecoderOnly,
+            hidden: 4096,
+            layers: 32,
+            decoder_layers: 0,
+            heads: 32,
+            kv_heads: 8,
+            head_dim: 128,
+            ffn: 14336,
+            gated_ffn: true,
+            vocab: 128256,
+            tied_embeddings: false,
+            learned_positions: 0,
+            norm: Norm::RmsNorm,
+            norms_per_layer: 2,
+            attention_bias: AttentionBias::None,
+            mlp_bias: false,
+            moe: None,
+            mla: None,
+            max_context: 8192,
+            extra_parameters: 0,
+            image: None,
+        };
+        // 2 × 8 × 128 × 32 layers × 2 bytes = 131,072 bytes.
+        assert_eq!(bytes_per_token(&spec, 2.0), 131_072.0);
+        assert_eq!(tensor_parallel_split(&spec, 16), 8.0);
+    }
+}

@@ -1,0 +1,216 @@
+//! Peak memory per GPU: weights, gradients, optimizer states, activations, KV cache and the
+//! runtime's own overhead.
+//!
+//! References: Rajbhandari et al. 2020 ("ZeRO", §5): stage 1 shards optimizer states over the
+//! N data-parallel ranks, stage 2 also gradients, stage 3 also parameters; Narayanan et al.
+//! 2021 (§2.2): 1F1B pipelining keeps up to `p` micro-batches in flight on the first stage;
+//! Korthikanti et al. 2022: sequence parallelism splits the remaining activations by `t`.
+
+use crate::activations;
+use crate::efficiency::{
+    ALLOCATOR_FRAGMENTATION, CUDA_CONTEXT_GIB, LOGIT_BYTES_TRAINING, NCCL_BUFFERS_GIB, SERVING_PREFILL_CHUNK_TOKENS,
+    VLLM_MEMORY_UTILIZATION,
+};
+use crate::parameters::ParameterCount;
+use crate::precision_bytes::{activation_bytes, embedding_bytes, gradient_bytes, optimizer_bytes, weight_bytes};
+use gpuplan_model::{Accelerator, Bytes, Engine, Task, TransformerSpec, Workload};
+use serde::Serialize;
+
+/// Memory needed on the busiest GPU, by kind.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct MemoryEstimate {
+    pub weights: Bytes,
+    pub gradients: Bytes,
+    pub optimizer: Bytes,
+    pub activations: Bytes,
+    pub kv_cache: Bytes,
+    pub overhead: Bytes,
+    /// The sum of the above.
+    pub per_gpu: Bytes,
+    /// What the GPU offers the workload (driver-visible memory; vLLM's 90 % share for vLLM).
+    pub capacity: Bytes,
+}
+
+impl MemoryEstimate {
+    /// Memory PyTorch's allocator hands out (`torch.cuda.max_memory_allocated`): everything but
+    /// the CUDA context, communication buffers and fragmentation.
+    pub fn allocated(&self) -> Bytes {
+        self.weights + self.gradients + self.optimizer + self.activations + self.kv_cache
+    }
+
+    pub fn fits(&self) -> bool {
+        self.per_gpu <= self.capacity
+    }
+
+    /// Capacity minus need, negative when it does not fit.
+    pub fn headroom_bytes(&self) -> i64 {
+        self.capacity.as_u64() as i64 - self.per_gpu.as_u64() as i64
+    }
+}
+
+/// Trainable adapter parameters of LoRA on every linear layer of attention and the dense
+/// feed-forward: rank × (inputs + outputs) per matrix (Hu et al. 2021; Dettmers et al. 2023
+/// adapt all linear layers, which QLoRA found necessary to match full fine-tuning).
+pub fn lora_parameters(spec: &TransformerSpec, rank: u64) -> u64 {
+    let h = spec.hidden;
+    let q = spec.attention_width();
+    let kv = spec.kv_width();
+    let attention = (h + q) + 2 * (h + kv) + (q + h);
+    let (ffn, copies) = match spec.moe {
+        // Adapters on the shared and routed experts' matrices as well.
+        Some(moe) => (moe.expert_ffn, moe.experts + moe.shared_experts),
+        None => (spec.ffn, 1),
+    };
+    let matrices = if spec.gated_ffn { 3 } else { 2 };
+    let feed_forward = matrices * (h + ffn) * copies;
+    rank * (attention + feed_forward) * (spec.layers + spec.decoder_layers)
+}
+
+fn gib(value: f64) -> Bytes {
+    Bytes::from_gib(value)
+}
+
+fn runtime_overhead(gpus: u32) -> Bytes {
+    gib(CUDA_CONTEXT_GIB + if gpus > 1 { NCCL_BUFFERS_GIB } else { 0.0 })
+}
+
+/// Capacity a workload may use on `accelerator`.
+pub fn capacity(accelerator: &Accelerator, workload: &Workload) -> Bytes {
+    let usable = accelerator.usable_memory();
+    if workload.task == Task::Inference && workload.engine == Engine::Vllm {
+        Bytes((usable.as_u64() as f64 * VLLM_MEMORY_UTILIZATION) as u64)
+    } else {
+        usable
+    }
+}
+
+/// Training memory of a transformer on the busiest GPU (the first pipeline stage).
+pub fn training(
+    spec: &TransformerSpec,
+    counts: &ParameterCount,
+    workload: &Workload,
+    accelerator: &Accelerator,
+    seq: u64,
+    gpus: u32,
+) -> MemoryEstimate {
+    let layout = workload.layout;
+    let model_split = f64::from(layout.tp) * f64::from(layout.pp);
+    let dp = f64::from(layout.dp);
+    let task = workload.task;
+    let precision = workload.precision;
+
+    let embedding_params = (counts.embedding + counts.output_head) as f64;
+    let body_params = counts.total as f64 - embedding_params;
+    let mut weights = (body_params * weight_bytes(task, precision)
+        + embedding_params * embedding_bytes(task, precision))
+        / model_split;
+    let trainable = match task {
+        Task::Lora | Task::Qlora => lora_parameters(spec, workload.lora_rank) as f64,
+        _ => counts.total as f64,
+    } / model_split;
+    let mut gradients = trainable * gradient_bytes(task, precision);
+    let mut optimizer = trainable * optimizer_bytes(task, precision, workload.optimizer);
+    match task {
+        Task::Lora | Task::Qlora => {
+            if layout.zero >= 3 {
+                // FSDP shards the frozen base as well (torchtune's multi-GPU QLoRA recipes).
+                let layer = counts.layers as f64 / (spec.layers + spec.decoder_layers).max(1) as f64;
+                weights = weights / dp + 2.0 * layer * weight_bytes(task, precision) / f64::from(layout.tp);
+            }
+            weights += trainable * 4.0;
+        }
+        _ => {
+            if layout.zero >= 1 {
+                optimizer /= dp;
+            }
+            if layout.zero >= 2 {
+                gradients /= dp;
+            }
+            if layout.zero >= 3 {
+                // Sharded parameters, plus the layers gathered ahead of use (prefetch of about
+                // two layers, FSDP/DeepSpeed defaults).
+                let layer = counts.layers as f64 / (spec.layers + spec.decoder_layers).max(1) as f64;
+                weights = weights / dp + 2.0 * layer * weight_bytes(task, precision) / f64::from(layout.tp);
+            }
+        }
+    }
+
+    // Activations: micro-batch tokens through this stage's layers, times the micro-batches
+    // in flight under 1F1B, split by tensor (and sequence) parallelism.
+    let layers_here = (spec.layers + spec.decoder_layers).div_ceil(u64::from(layout.pp));
+    let micro_batches = (workload.batch / (workload.micro_batch * u64::from(layout.dp)).max(1)).max(1);
+    let in_flight = u64::from(layout.pp).min(micro_batches) as f64;
+    let tokens = (workload.micro_batch * seq) as f64;
+    let scale = activation_bytes(precision) / 2.0;
+    let per_token =
+        activations::stack_bytes_per_token(spec, layers_here, seq, workload.flash_attention, workload.checkpointing);
+    let mut activation = per_token * tokens * in_flight * scale / f64::from(layout.tp);
+    if spec.generates() {
+        // The output layer's logits for the loss (on the last stage; counted here as the
+        // busiest stage holds the embedding when pp = 1).
+        activation += tokens * spec.vocab as f64 * LOGIT_BYTES_TRAINING / f64::from(layout.tp);
+    }
+    let dynamic = (activation + gradients) * ALLOCATOR_FRAGMENTATION;
+
+    let weights = Bytes(weights as u64);
+    let gradients = Bytes(gradients as u64);
+    let optimizer = Bytes(optimizer as u64);
+    let activations = Bytes(activation as u64);
+    let overhead = runtime_overhead(gpus) + Bytes(dynamic as u64);
+    MemoryEstimate {
+        weights,
+        gradients,
+        optimizer,
+        activations,
+        kv_cache: Bytes::ZERO,
+        overhead,
+        per_gpu: weights + gradients + optimizer + activations + overhead,
+        capacity: capacity(accelerator, workload),
+    }
+}
+
+/// Serving memory of a transformer on each GPU of a tensor/pipeline-parallel group.
+pub fn inference(
+    spec: &TransformerSpec,
+    counts: &ParameterCount,
+    workload: &Workload,
+    accelerator: &Accelerator,
+    kv_bytes_per_token_gpu: f64,
+) -> MemoryEstimate {
+    let layout = workload.layout;
+    let model_split = f64::from(layout.tp) * f64::from(layout.pp);
+    let embedding_params = (counts.embedding + counts.output_head) as f64;
+    let body_params = counts.total as f64 - embedding_params;
+    let weights = (body_params * weight_bytes(Task::Inference, workload.precision)
+        + embedding_params * embedding_bytes(Task::Inference, workload.precision))
+        / model_split;
+    let context = workload.seq + workload.output_tokens;
+    let kv = if spec.generates() {
+        kv_bytes_per_token_gpu * (workload.batch * context) as f64 / f64::from(layout.pp)
+    } else {
+        0.0
+    };
+    // Transient activations of one layer during prefill, plus the last position's logits.
+    let prefill_tokens = match workload.engine {
+        Engine::Pytorch => workload.batch * workload.seq,
+        _ => (workload.batch * workload.seq).min(SERVING_PREFILL_CHUNK_TOKENS),
+    } as f64;
+    let width = (4 * spec.hidden + 2 * spec.kv_width() + 3 * spec.ffn) as f64;
+    let activation =
+        prefill_tokens * width * 2.0 / f64::from(layout.tp) + workload.batch as f64 * spec.vocab as f64 * 4.0;
+
+    let weights = Bytes(weights as u64);
+    let kv_cache = Bytes(kv as u64);
+    let activations = Bytes(activation as u64);
+    let overhead = runtime_overhead(layout.gpus());
+    MemoryEstimate {
+        weights,
+        gradients: Bytes::ZERO,
+        optimizer: Bytes::ZERO,
+        activations,
+        kv_cache,
+        overhead,
+        per_gpu: weights + kv_cache + activations + overhead,
+        capacity: capacity(accelerator, workload),
+    }
+}

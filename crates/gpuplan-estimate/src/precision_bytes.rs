@@ -1,0 +1,109 @@
+//! Bytes per value for weights, gradients and optimizer states.
+
+use gpuplan_model::{Optimizer, Precision, Task};
+
+/// Bytes of one NF4 weight with double quantisation (Dettmers et al. 2023, "QLoRA", §3):
+/// 4 bits, plus an 8-bit scale per 64 weights, plus a 32-bit second-level scale per 256
+/// blocks: 4 + 8/64 + 32/(64·256) = 4.127 bits.
+pub const NF4_BYTES_PER_PARAMETER: f64 = (4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0)) / 8.0;
+
+/// Bytes of one int4 weight with a 16-bit scale and zero point per group of 128 (GPTQ / AWQ
+/// defaults): 4 + 32/128 bits.
+pub const INT4_BYTES_PER_PARAMETER: f64 = (4.0 + 32.0 / 128.0) / 8.0;
+
+/// Bytes of a value held in `precision` for compute.
+pub fn activation_bytes(precision: Precision) -> f64 {
+    match precision {
+        Precision::Fp64 => 8.0,
+        Precision::Fp32 | Precision::Tf32 => 4.0,
+        _ => 2.0,
+    }
+}
+
+/// Bytes per weight of the layers' linear matrices for `task` at `precision`.
+pub fn weight_bytes(task: Task, precision: Precision) -> f64 {
+    match task {
+        Task::Qlora => NF4_BYTES_PER_PARAMETER,
+        Task::Inference => match precision {
+            Precision::Fp64 => 8.0,
+            Precision::Fp32 | Precision::Tf32 => 4.0,
+            Precision::Fp16 | Precision::Bf16 => 2.0,
+            Precision::Fp8 | Precision::Int8 => 1.0,
+            Precision::Fp6 => 0.75 + 2.0 / 32.0,
+            Precision::Fp4 | Precision::Int4 => INT4_BYTES_PER_PARAMETER,
+        },
+        // Training keeps 16-bit weights for every mixed-precision format, fp8 included
+        // (Transformer Engine casts to fp8 per matmul).
+        _ => activation_bytes(precision),
+    }
+}
+
+/// Bytes per weight of embeddings and the output layer, which quantisation leaves in 16 bits.
+pub fn embedding_bytes(task: Task, precision: Precision) -> f64 {
+    match task {
+        Task::Inference | Task::Qlora => weight_bytes(Task::Inference, precision)
+            .max(2.0)
+            .min(activation_bytes(precision)),
+        _ => weight_bytes(task, precision),
+    }
+}
+
+/// Bytes per trainable parameter of gradients.
+pub fn gradient_bytes(task: Task, precision: Precision) -> f64 {
+    match task {
+        // Adapters are trained in fp32 (PEFT keeps LoRA weights in fp32 under autocast).
+        Task::Lora | Task::Qlora => 4.0,
+        _ => activation_bytes(precision),
+    }
+}
+
+/// Bytes per trainable parameter of optimizer state, fp32 master copy included when
+/// training in mixed precision.
+///
+/// References: Rajbhandari et al. 2020 ("ZeRO", §3.1): mixed-precision Adam keeps an fp32
+/// copy of the parameters, momentum and variance, 12 bytes per parameter, on top of 2-byte
+/// weights and 2-byte gradients (16 bytes in all). Dettmers et al. 2022 ("8-bit Optimizers
+/// via Block-wise Quantization"): 2 bytes of state per parameter. Shazeer & Stern 2018
+/// ("Adafactor"): factored second moments, O(n + m) per n × m matrix.
+pub fn optimizer_bytes(task: Task, precision: Precision, optimizer: Optimizer) -> f64 {
+    let master_copy = match task {
+        Task::Lora | Task::Qlora => 0.0,
+        _ if activation_bytes(precision) < 4.0 => 4.0,
+        _ => 0.0,
+    };
+    let state = match optimizer {
+        Optimizer::AdamW => 8.0,
+        Optimizer::Adam8bit => 2.0,
+        Optimizer::SgdMomentum => 4.0,
+        Optimizer::Adafactor => 0.1,
+    };
+    master_copy + state
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mixed_precision_adam_is_sixteen_bytes_per_parameter() {
+        let total = weight_bytes(Task::Pretrain, Precision::Bf16)
+            + gradient_bytes(Task::Pretrain, Precision::Bf16)
+            + optimizer_bytes(Task::Pretrain, Precision::Bf16, Optimizer::AdamW);
+        assert_eq!(total, 16.0);
+    }
+
+    #[test]
+    fn fp32_adam_is_sixteen_bytes_too() {
+        let total = weight_bytes(Task::Pretrain, Precision::Fp32)
+            + gradient_bytes(Task::Pretrain, Precision::Fp32)
+            + optimizer_bytes(Task::Pretrain, Precision::Fp32, Optimizer::AdamW);
+        assert_eq!(total, 16.0);
+    }
+
+    #[test]
+    fn nf4_with_double_quantisation() {
+        assert!((NF4_BYTES_PER_PARAMETER - 0.5159).abs() < 1e-4);
+        assert_eq!(embedding_bytes(Task::Qlora, Precision::Bf16), 2.0);
+        assert_eq!(weight_bytes(Task::Inference, Precision::Int8), 1.0);
+    }
+}

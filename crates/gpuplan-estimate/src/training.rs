@@ -1,0 +1,199 @@
+//! Training speed: step time from FLOPs and achieved throughput, plus the communication and
+//! pipeline bubble a parallel layout adds.
+//!
+//! References:
+//! - Narayanan et al. 2021 ("Efficient Large-Scale Language Model Training on GPU Clusters
+//!   Using Megatron-LM"), §3: the 1F1B bubble is (p − 1)/m of the ideal time for m
+//!   micro-batches; tensor parallelism needs two all-reduces per layer in the forward pass and
+//!   two in the backward.
+//! - Patarasuk & Yuan 2009 ("Bandwidth optimal all-reduce algorithms"): a ring all-reduce of
+//!   S bytes over n ranks moves 2(n − 1)/n · S bytes per rank; all-gather and reduce-scatter
+//!   move (n − 1)/n · S each.
+//! - Rajbhandari et al. 2020 ("ZeRO"), §7: ZeRO-3 communicates 1.5× the volume of plain data
+//!   parallelism (parameter all-gathers in forward and backward, gradient reduce-scatter).
+
+use crate::cluster::Cluster;
+use crate::efficiency::{
+    DATA_PARALLEL_OVERLAP, HIDDEN_SIZE_AT_HALF_EFFICIENCY, MICRO_BATCH_TOKENS_AT_HALF_EFFICIENCY,
+    PIPELINE_VIRTUAL_STAGES, QLORA_SPEED_FACTOR, training_peak_fraction,
+};
+use crate::flops::TrainingFlops;
+use crate::precision_bytes::{activation_bytes, gradient_bytes, weight_bytes};
+use gpuplan_model::{Accelerator, Checkpointing, FlopsPerSecond, Task, Workload};
+use serde::Serialize;
+
+/// How fast training runs and how long it takes.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct TrainingEstimate {
+    /// One optimizer step (the global batch).
+    pub step_seconds: f64,
+    /// Tokens per second over all GPUs.
+    pub tokens_per_second: f64,
+    /// Sequences (or samples) per second over all GPUs.
+    pub samples_per_second: f64,
+    /// Model FLOPs utilisation: model FLOPs per second over the GPUs' dense peak.
+    pub mfu: f64,
+    /// Hardware FLOPs utilisation: FLOPs executed per second (recomputation included) over peak.
+    pub hfu: f64,
+    /// Time for the requested tokens or epochs, when given.
+    pub time_seconds: Option<f64>,
+    pub gpu_hours: Option<f64>,
+    /// Compute part of a step, pipeline bubble included.
+    pub compute_seconds: f64,
+    /// Communication not hidden behind compute.
+    pub communication_seconds: f64,
+    /// Pipeline bubble as a fraction of the ideal compute time.
+    pub pipeline_bubble: f64,
+    /// Ideal compute time over actual step time: 1 when communication and bubbles cost nothing.
+    pub scaling_efficiency: f64,
+}
+
+/// The inputs of one training-speed estimate.
+#[derive(Debug, Clone, Copy)]
+pub struct TrainingShape {
+    pub hidden: u64,
+    pub layers: u64,
+    pub seq: u64,
+    /// Parameters updated by the optimizer, whole model.
+    pub trainable_parameters: f64,
+    /// All parameters, whole model.
+    pub parameters: f64,
+    pub flops_per_token: TrainingFlops,
+}
+
+/// Achieved fraction of peak for this model shape and micro-batch, and why.
+pub fn efficiency(accelerator: &Accelerator, workload: &Workload, shape: &TrainingShape) -> (f64, Vec<String>) {
+    let (base, evidence) = training_peak_fraction(accelerator, workload.precision);
+    let hidden = shape.hidden as f64;
+    let size = hidden / (hidden + HIDDEN_SIZE_AT_HALF_EFFICIENCY);
+    let tokens = (workload.micro_batch * shape.seq) as f64;
+    let micro_batch = tokens / (tokens + MICRO_BATCH_TOKENS_AT_HALF_EFFICIENCY);
+    let qlora = if workload.task == Task::Qlora {
+        QLORA_SPEED_FACTOR
+    } else {
+        1.0
+    };
+    let mut notes = vec![
+        evidence.to_string(),
+        format!(
+            "matmul efficiency scales with hidden size h/(h + {HIDDEN_SIZE_AT_HALF_EFFICIENCY}) and micro-batch tokens \
+             t/(t + {MICRO_BATCH_TOKENS_AT_HALF_EFFICIENCY}): {size:.2} × {micro_batch:.2} here"
+        ),
+    ];
+    if workload.task == Task::Qlora {
+        notes.push(format!(
+            "QLoRA dequantises the 4-bit base before each matmul: ×{QLORA_SPEED_FACTOR} speed"
+        ));
+    }
+    (base * size * micro_batch * qlora, notes)
+}
+
+/// Step time and throughput of training `shape` with `workload` on `cluster`.
+pub fn estimate(
+    accelerator: &Accelerator,
+    peak: FlopsPerSecond,
+    workload: &Workload,
+    cluster: &Cluster,
+    shape: &TrainingShape,
+) -> (TrainingEstimate, Vec<String>) {
+    let layout = workload.layout;
+    let gpus = f64::from(cluster.gpus);
+    let (achieved, mut notes) = efficiency(accelerator, workload, shape);
+    let tokens_per_step = (workload.batch * shape.seq) as f64;
+    let ideal = shape.flops_per_token.hardware * tokens_per_step / (gpus * peak.0 * achieved);
+
+    let micro_batches = (workload.batch as f64 / (workload.micro_batch as f64 * f64::from(layout.dp))).max(1.0);
+    let layers_per_stage = (shape.layers / u64::from(layout.pp)).max(1);
+    let interleave = PIPELINE_VIRTUAL_STAGES.min(layers_per_stage) as f64;
+    let bubble = (f64::from(layout.pp) - 1.0) / (micro_batches * interleave);
+    if layout.pp > 1 {
+        notes.push(format!(
+            "interleaved 1F1B pipeline with {interleave} virtual stages per GPU: bubble (p − 1)/(m·v) = {:.1} % of compute",
+            bubble * 100.0
+        ));
+    }
+    let compute = ideal * (1.0 + bubble);
+
+    // Tensor parallelism: 4 all-reduces per layer per micro-batch (6 with full recompute).
+    let tp = f64::from(layout.tp);
+    let tp_seconds = if layout.tp > 1 {
+        let all_reduces = if workload.checkpointing == Checkpointing::Full {
+            6.0
+        } else {
+            4.0
+        };
+        let bytes = (workload.micro_batch * shape.seq * shape.hidden) as f64 * activation_bytes(workload.precision);
+        let layers_here = (shape.layers as f64 / f64::from(layout.pp)).ceil();
+        let bandwidth = cluster.group_bandwidth(layout.tp, 1).0;
+        micro_batches * layers_here * all_reduces * 2.0 * (tp - 1.0) / tp * bytes / bandwidth
+    } else {
+        0.0
+    };
+
+    // Data parallelism: gradient all-reduce (ZeRO 0–2) or ZeRO-3's 1.5× volume in bf16.
+    let dp = f64::from(layout.dp);
+    let split = tp * f64::from(layout.pp);
+    let dp_seconds = if layout.dp > 1 {
+        let adapters = matches!(workload.task, Task::Lora | Task::Qlora);
+        let volume = if layout.zero >= 3 && !adapters {
+            3.0 * (dp - 1.0) / dp * shape.parameters / split * activation_bytes(workload.precision)
+        } else if layout.zero >= 3 {
+            // Frozen base gathered in forward and backward, adapter gradients reduced.
+            2.0 * (dp - 1.0) / dp * shape.parameters / split * weight_bytes(workload.task, workload.precision)
+                + 2.0 * (dp - 1.0) / dp * shape.trainable_parameters / split
+                    * gradient_bytes(workload.task, workload.precision)
+        } else {
+            2.0 * (dp - 1.0) / dp * shape.trainable_parameters / split
+                * gradient_bytes(workload.task, workload.precision)
+        };
+        volume / cluster.group_bandwidth(layout.dp, layout.tp).0
+    } else {
+        0.0
+    };
+    let hidden_behind = DATA_PARALLEL_OVERLAP * ideal * if layout.zero >= 3 { 1.0 } else { 2.0 / 3.0 };
+    let exposed_dp = (dp_seconds - hidden_behind).max(0.0);
+    if layout.dp > 1 {
+        notes.push(format!(
+            "{:.0} % of data-parallel communication overlaps the backward pass (bucketed all-reduce)",
+            DATA_PARALLEL_OVERLAP * 100.0
+        ));
+    }
+
+    let step = compute + tp_seconds + exposed_dp;
+    let tokens_per_second = tokens_per_step / step;
+    let mfu = shape.flops_per_token.model * tokens_per_second / (gpus * peak.0);
+    (
+        TrainingEstimate {
+            step_seconds: step,
+            tokens_per_second,
+            samples_per_second: workload.batch as f64 / step,
+            mfu,
+            hfu: shape.flops_per_token.hardware * tokens_per_second / (gpus * peak.0),
+            time_seconds: None,
+            gpu_hours: None,
+            compute_seconds: compute,
+            communication_seconds: tp_seconds + exposed_dp,
+            pipeline_bubble: bubble,
+            scaling_efficiency: ideal / step,
+        },
+        notes,
+    )
+}
+
+impl TrainingEstimate {
+    /// The same estimate with the time to process `tokens` tokens.
+    pub fn for_tokens(mut self, tokens: f64, gpus: u32) -> TrainingEstimate {
+        let seconds = tokens / self.tokens_per_second;
+        self.time_seconds = Some(seconds);
+        self.gpu_hours = Some(seconds * f64::from(gpus) / 3600.0);
+        self
+    }
+
+    /// The same estimate with the time to process `samples` samples.
+    pub fn for_samples(mut self, samples: f64, gpus: u32) -> TrainingEstimate {
+        let seconds = samples / self.samples_per_second;
+        self.time_seconds = Some(seconds);
+        self.gpu_hours = Some(seconds * f64::from(gpus) / 3600.0);
+        self
+    }
+}

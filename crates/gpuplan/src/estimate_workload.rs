@@ -1,0 +1,487 @@
+//! `estimate`: a user's description of a workload, with defaults filled in and said, run
+//! through the estimators.
+
+use crate::Error;
+use gpuplan_catalog::{Catalog, parse_hf_config_text};
+use gpuplan_estimate::{Cluster, Estimate, EstimateRequest, TrainingAmount};
+use gpuplan_model::{
+    Accelerator, Architecture, Checkpointing, Engine, GpuInterconnect, ModelSpec, Optimizer, ParallelLayout, Precision,
+    Task, Workload,
+};
+
+/// Where the model comes from.
+#[derive(Debug, Clone)]
+pub enum ModelSource {
+    /// A built-in model id or alias.
+    BuiltIn(String),
+    /// The text of a Hugging Face `config.json`, with the name to call it by.
+    Config { name: String, text: String },
+}
+
+/// A workload as a user describes it; `None` means "choose for me", and every choice made is
+/// reported in [`EstimateAnswer::defaults`].
+#[derive(Debug, Clone)]
+pub struct WorkloadRequest {
+    pub model: ModelSource,
+    pub task: Task,
+    pub gpu: String,
+    pub gpus: Option<u32>,
+    pub gpus_per_node: Option<u32>,
+    pub precision: Option<Precision>,
+    pub batch: Option<u64>,
+    pub micro_batch: Option<u64>,
+    pub seq: Option<u64>,
+    pub output_tokens: Option<u64>,
+    pub tp: Option<u32>,
+    pub pp: Option<u32>,
+    pub zero: Option<u8>,
+    pub checkpointing: Option<Checkpointing>,
+    pub optimizer: Option<Optimizer>,
+    pub lora_rank: Option<u64>,
+    pub flash_attention: Option<bool>,
+    pub engine: Option<Engine>,
+    pub tokens: Option<f64>,
+    pub epochs: Option<f64>,
+    pub dataset_size: Option<f64>,
+    /// How the GPUs of a node are linked, when known (an offering's interconnect).
+    pub interconnect: Option<GpuInterconnect>,
+    /// Network bandwidth of each node, Gbit/s, when known.
+    pub node_network_gbps: Option<f64>,
+}
+
+impl WorkloadRequest {
+    /// A request with every optional field left to the defaults.
+    pub fn new(model: ModelSource, task: Task, gpu: impl Into<String>) -> Self {
+        WorkloadRequest {
+            model,
+            task,
+            gpu: gpu.into(),
+            gpus: None,
+            gpus_per_node: None,
+            precision: None,
+            batch: None,
+            micro_batch: None,
+            seq: None,
+            output_tokens: None,
+            tp: None,
+            pp: None,
+            zero: None,
+            checkpointing: None,
+            optimizer: None,
+            lora_rank: None,
+            flash_attention: None,
+            engine: None,
+            tokens: None,
+            epochs: None,
+            dataset_size: None,
+            interconnect: None,
+            node_network_gbps: None,
+        }
+    }
+}
+
+/// The estimate and what it was computed for.
+#[derive(Debug, Clone)]
+pub struct EstimateAnswer {
+    pub model: ModelSpec,
+    pub accelerator: Accelerator,
+    pub workload: Workload,
+    pub gpus: u32,
+    pub gpus_per_node: u32,
+    pub estimate: Estimate,
+    /// Every value chosen for the user, with why.
+    pub defaults: Vec<String>,
+    /// How names were resolved.
+    pub notes: Vec<String>,
+}
+
+/// Default LoRA rank: the PEFT and torchtune recipes use 8–16; QLoRA's paper 64.
+const DEFAULT_LORA_RANK: u64 = 16;
+/// Default generated tokens per request for generative models.
+const DEFAULT_OUTPUT_TOKENS: u64 = 256;
+/// Default sequence length for language models (capped by the model's context).
+const DEFAULT_SEQUENCE: u64 = 2048;
+/// Largest micro-batch the automatic choice tries.
+const MAX_AUTO_MICRO_BATCH: u64 = 64;
+
+fn resolve_model(catalog: &Catalog, source: &ModelSource) -> Result<ModelSpec, Error> {
+    match source {
+        ModelSource::BuiltIn(name) => catalog.models().get(name).cloned().map_err(|unknown| {
+            Error::invalid(
+                unknown.to_string(),
+                Some(match unknown.suggestion {
+                    Some(near) => format!(
+                        "did you mean `{near}`? (`gpuplan models` lists them; a path to a config.json works too)"
+                    ),
+                    None => {
+                        "`gpuplan models` lists the built-in models; a path to a Hugging Face config.json works too"
+                            .to_string()
+                    }
+                }),
+            )
+        }),
+        ModelSource::Config { name, text } => {
+            let spec = parse_hf_config_text(text).map_err(|error| Error::invalid(format!("{name}: {error}"), None))?;
+            Ok(ModelSpec {
+                id: name.clone(),
+                name: name.clone(),
+                aliases: Vec::new(),
+                architecture: Architecture::Transformer(spec),
+                published_parameters: None,
+                published_counts_output_layer_twice: false,
+                sources: Vec::new(),
+            })
+        }
+    }
+}
+
+/// Whether the accelerator's tensor cores run fused flash attention (compute capability 8.0+).
+fn supports_flash_attention(accelerator: &Accelerator) -> bool {
+    accelerator
+        .compute_capability
+        .as_deref()
+        .and_then(|cc| cc.split('.').next())
+        .and_then(|major| major.parse::<u32>().ok())
+        .is_some_and(|major| major >= 8)
+}
+
+/// Runs the estimators on `request`, choosing what the user left open.
+pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateAnswer, Error> {
+    let model = resolve_model(catalog, &request.model)?;
+    let mut notes = Vec::new();
+    let resolved = catalog.accelerators().resolve_one(&request.gpu)?;
+    let accelerator = resolved.accelerator.clone();
+    if resolved.note.is_some() {
+        notes.push(format!("`{}` means {}", request.gpu, accelerator.id));
+    }
+    let mut defaults = Vec::new();
+    let task = request.task;
+    let transformer = match &model.architecture {
+        Architecture::Transformer(spec) => Some(spec),
+        Architecture::Cited(_) => None,
+    };
+
+    let gpus = request.gpus.unwrap_or(1);
+    if gpus == 0 {
+        return Err(Error::invalid("--gpus must be at least 1", None));
+    }
+    let gpus_per_node = request.gpus_per_node.unwrap_or(gpus.min(8));
+    if request.gpus_per_node.is_none() && gpus > 1 {
+        defaults.push(format!("{gpus_per_node} GPUs per node"));
+    }
+    if request.tp == Some(0) || request.pp == Some(0) {
+        return Err(Error::invalid("--tp and --pp must be at least 1", None));
+    }
+    if let (Some(tp), Some(pp)) = (request.tp, request.pp) {
+        if gpus % (tp * pp) != 0 {
+            return Err(Error::invalid(
+                format!("{gpus} GPUs cannot be split into tensor parallel {tp} × pipeline parallel {pp} groups"),
+                Some(format!("use a GPU count that is a multiple of {}", tp * pp)),
+            ));
+        }
+    }
+    let layouts = layout_candidates(request, transformer, gpus, gpus_per_node);
+    if layouts.is_empty() {
+        return Err(Error::invalid(
+            format!("no tensor × pipeline parallel split of {gpus} GPUs suits this model"),
+            Some("give --tp and --pp explicitly, or another --gpus".to_string()),
+        ));
+    }
+
+    let precision = match request.precision {
+        Some(precision) => precision,
+        None => {
+            let chosen = if accelerator.peak(Precision::Bf16).is_some() {
+                Precision::Bf16
+            } else {
+                Precision::Fp16
+            };
+            defaults.push(format!(
+                "precision {chosen} (what {} computes fastest in 16 bits)",
+                accelerator.id
+            ));
+            chosen
+        }
+    };
+    let seq = match (request.seq, transformer) {
+        (Some(seq), _) => seq,
+        (None, Some(spec)) if spec.image.is_none() => {
+            let chosen = if spec.max_context > 0 {
+                DEFAULT_SEQUENCE.min(spec.max_context)
+            } else {
+                DEFAULT_SEQUENCE
+            };
+            defaults.push(format!("sequence length {chosen}"));
+            chosen
+        }
+        (None, Some(spec)) => spec.max_context,
+        (None, None) => 1,
+    };
+    let generates = transformer.is_some_and(|spec| spec.generates());
+    let output_tokens = match request.output_tokens {
+        Some(tokens) => tokens,
+        None if task == Task::Inference && generates => {
+            defaults.push(format!("{DEFAULT_OUTPUT_TOKENS} output tokens per request"));
+            DEFAULT_OUTPUT_TOKENS
+        }
+        None => 0,
+    };
+    let flash_attention = request.flash_attention.unwrap_or_else(|| {
+        let on = supports_flash_attention(&accelerator);
+        defaults.push(format!(
+            "flash attention {} ({})",
+            if on { "on" } else { "off" },
+            if on {
+                "compute capability 8.0 or newer"
+            } else {
+                "needs compute capability 8.0"
+            }
+        ));
+        on
+    });
+    let engine = request.engine.unwrap_or(Engine::Pytorch);
+    let optimizer = request.optimizer.unwrap_or(Optimizer::AdamW);
+    let lora_rank = match (request.lora_rank, task) {
+        (Some(rank), _) => rank,
+        (None, Task::Lora | Task::Qlora) => {
+            defaults.push(format!("LoRA rank {DEFAULT_LORA_RANK}"));
+            DEFAULT_LORA_RANK
+        }
+        (None, _) => 0,
+    };
+
+    let batch_given = request.batch;
+    let cluster = Cluster::new(
+        &accelerator,
+        gpus,
+        gpus_per_node,
+        request.interconnect,
+        request.node_network_gbps,
+    );
+    let amount = match (request.tokens, request.epochs, request.dataset_size) {
+        (Some(tokens), _, _) if tokens > 0.0 && tokens.is_finite() => Some(TrainingAmount::Tokens(tokens)),
+        (Some(tokens), _, _) => {
+            return Err(Error::invalid(
+                format!("--tokens {tokens} must be a positive number"),
+                None,
+            ));
+        }
+        (None, Some(epochs), Some(size)) if epochs > 0.0 && size > 0.0 => Some(TrainingAmount::Samples(epochs * size)),
+        (None, Some(_), None) => {
+            return Err(Error::invalid(
+                "--epochs needs --dataset-size (samples per epoch)",
+                None,
+            ));
+        }
+        (None, None, Some(size)) if size > 0.0 => Some(TrainingAmount::Samples(size)),
+        (None, Some(_), Some(_)) | (None, None, Some(_)) => {
+            return Err(Error::invalid("--epochs and --dataset-size must be positive", None));
+        }
+        (None, None, None) => None,
+    };
+
+    // Candidates for what the user left open, tried from the fastest to the most frugal;
+    // the first that fits wins.
+    let zeros: Vec<u8> = match request.zero {
+        Some(zero) => vec![zero],
+        None if task.is_training() && gpus > 1 && !matches!(task, Task::Lora | Task::Qlora) => vec![0, 1, 2, 3],
+        None => vec![0],
+    };
+    let checkpointings: Vec<Checkpointing> = match request.checkpointing {
+        Some(mode) => vec![mode],
+        None if task.is_training() => vec![Checkpointing::None, Checkpointing::Full],
+        None => vec![Checkpointing::None],
+    };
+    if task.is_training() && batch_given.is_none() {
+        defaults.push("global batch: one micro-batch per data-parallel replica".to_string());
+    }
+    if task == Task::Inference && batch_given.is_none() {
+        defaults.push("batch 1 (one sequence at a time)".to_string());
+    }
+
+    // Every combination of what was left open; the fastest that fits wins, and when nothing
+    // fits, the one needing the least memory is shown.
+    let mut best: Option<(Workload, Estimate)> = None;
+    let mut first_error = None;
+    for &(tp, pp) in &layouts {
+        let dp = gpus / (tp * pp);
+        let (batch, micro_batches) = match batch_and_micro_batches(task, batch_given, request.micro_batch, dp) {
+            Some(options) => options,
+            None => continue,
+        };
+        for &zero in &zeros {
+            if zero > 0 && dp == 1 && request.zero.is_none() {
+                continue;
+            }
+            for &checkpointing in &checkpointings {
+                for &micro_batch in &micro_batches {
+                    let workload = Workload {
+                        task,
+                        precision,
+                        batch,
+                        micro_batch,
+                        seq,
+                        output_tokens,
+                        layout: ParallelLayout { dp, tp, pp, zero },
+                        checkpointing,
+                        optimizer,
+                        lora_rank,
+                        flash_attention,
+                        engine,
+                    };
+                    let estimate = match gpuplan_estimate::estimate(&EstimateRequest {
+                        model: &model,
+                        accelerator: &accelerator,
+                        workload: &workload,
+                        cluster,
+                        amount,
+                    }) {
+                        Ok(estimate) => estimate,
+                        Err(error) => {
+                            first_error.get_or_insert(error);
+                            continue;
+                        }
+                    };
+                    if best.as_ref().is_none_or(|(_, current)| better(&estimate, current)) {
+                        best = Some((workload, estimate));
+                    }
+                }
+            }
+        }
+    }
+    let Some((workload, estimate)) = best else {
+        return Err(match first_error {
+            Some(error) => Error::invalid(error.to_string(), error.hint()),
+            None => Error::invalid(
+                format!("the batch cannot be spread over {gpus} GPUs in any layout"),
+                Some("use a --batch that is a multiple of the data-parallel replicas".to_string()),
+            ),
+        });
+    };
+    if request.tp.is_none() && layouts.len() > 1 {
+        defaults.push(format!(
+            "tensor parallel {} (chosen for speed among layouts that fit)",
+            workload.layout.tp
+        ));
+    }
+    if request.pp.is_none() && layouts.len() > 1 {
+        defaults.push(format!("pipeline parallel {}", workload.layout.pp));
+    }
+    if request.zero.is_none() && zeros.len() > 1 {
+        defaults.push(format!("ZeRO stage {} (the lowest that fits)", workload.layout.zero));
+    }
+    if request.checkpointing.is_none() && checkpointings.len() > 1 {
+        defaults.push(format!(
+            "{} activation recomputation (the least that fits)",
+            workload.checkpointing
+        ));
+    }
+    if request.micro_batch.is_none() && task.is_training() {
+        defaults.push(format!("micro-batch {} (the fastest that fits)", workload.micro_batch));
+    }
+    if task.is_training() && request.optimizer.is_none() {
+        defaults.push(format!("optimizer {optimizer}"));
+    }
+    if task == Task::Inference && request.engine.is_none() {
+        defaults.push(format!("engine {engine}"));
+    }
+    Ok(EstimateAnswer {
+        model,
+        accelerator,
+        workload,
+        gpus,
+        gpus_per_node,
+        estimate,
+        defaults,
+        notes,
+    })
+}
+
+/// Whether `candidate` beats `current`: fitting beats not fitting; among fitting estimates the
+/// faster wins (training throughput, or serving latency); among the rest, less memory wins.
+fn better(candidate: &Estimate, current: &Estimate) -> bool {
+    match (candidate.memory.fits(), current.memory.fits()) {
+        (true, false) => true,
+        (false, true) => false,
+        (false, false) => candidate.memory.per_gpu < current.memory.per_gpu,
+        (true, true) => match (
+            &candidate.training,
+            &current.training,
+            &candidate.inference,
+            &current.inference,
+        ) {
+            (Some(a), Some(b), _, _) => {
+                a.tokens_per_second.max(a.samples_per_second) > b.tokens_per_second.max(b.samples_per_second) * 1.0001
+            }
+            (_, _, Some(a), Some(b)) => a.request_latency_seconds < b.request_latency_seconds * 0.9999,
+            _ => candidate.memory.per_gpu < current.memory.per_gpu,
+        },
+    }
+}
+
+/// The global batch and the micro-batches worth trying for `dp` replicas; `None` when the
+/// given batch cannot be split over them.
+fn batch_and_micro_batches(task: Task, batch: Option<u64>, micro: Option<u64>, dp: u32) -> Option<(u64, Vec<u64>)> {
+    let dp = u64::from(dp);
+    match (task, batch, micro) {
+        (Task::Inference, batch, _) => Some((batch.unwrap_or(1), vec![batch.unwrap_or(1)])),
+        (_, Some(batch), Some(micro)) => (batch % (micro * dp) == 0).then(|| (batch, vec![micro])),
+        (_, Some(batch), None) => {
+            if batch % dp != 0 {
+                return None;
+            }
+            let per_replica = batch / dp;
+            let mut options = Vec::new();
+            let mut micro = per_replica.min(MAX_AUTO_MICRO_BATCH);
+            while micro >= 1 {
+                if per_replica % micro == 0 {
+                    options.push(micro);
+                }
+                micro /= 2;
+            }
+            if options.is_empty() {
+                options.push(1);
+            }
+            Some((batch, options))
+        }
+        (_, None, micro) => {
+            let micro = micro.unwrap_or(1);
+            Some((micro * dp, vec![micro]))
+        }
+    }
+}
+
+/// Tensor × pipeline splits worth trying: the user's, or tensor parallelism within a node
+/// (powers of two dividing the heads) times pipeline stages (powers of two up to the layers).
+fn layout_candidates(
+    request: &WorkloadRequest,
+    transformer: Option<&gpuplan_model::TransformerSpec>,
+    gpus: u32,
+    gpus_per_node: u32,
+) -> Vec<(u32, u32)> {
+    let heads = transformer.map_or(1, |spec| spec.heads);
+    let layers = transformer.map_or(1, |spec| spec.layers + spec.decoder_layers);
+    let tps: Vec<u32> = match request.tp {
+        Some(tp) => vec![tp],
+        None => [1u32, 2, 4, 8]
+            .into_iter()
+            .filter(|tp| *tp <= gpus_per_node.max(1) && u64::from(*tp) <= heads && heads % u64::from(*tp) == 0)
+            .collect(),
+    };
+    let pps: Vec<u32> = match request.pp {
+        Some(pp) => vec![pp],
+        None => [1u32, 2, 4, 8, 16, 32, 64]
+            .into_iter()
+            .filter(|pp| u64::from(*pp) <= layers)
+            .collect(),
+    };
+    let mut layouts = Vec::new();
+    for &tp in &tps {
+        for &pp in &pps {
+            if gpus % (tp * pp) == 0 {
+                layouts.push((tp, pp));
+            }
+        }
+    }
+    layouts
+}

@@ -1,0 +1,328 @@
+//! The estimators against the world: parameter counts against published ones, and every
+//! estimate kind against published measurements (`tests/validation/measurements.toml`).
+//!
+//! Run `cargo test -p gpuplan --test estimates -- --nocapture validation` to see the report.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+
+use gpuplan::model::{Architecture, Checkpointing, Engine, Optimizer, Precision, Task};
+use gpuplan::{Catalog, ModelSource, WorkloadRequest, estimate_workload};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+fn catalog() -> &'static Catalog {
+    static CATALOG: OnceLock<Catalog> = OnceLock::new();
+    CATALOG.get_or_init(|| Catalog::embedded().unwrap())
+}
+
+mod parameter_counts {
+    use super::*;
+    use gpuplan::estimator::parameters::count_parameters;
+
+    /// The tolerance a published figure allows: 1 %, or half a unit of its last significant
+    /// digit when the figure is rounded ("1.3B" covers 1.25–1.35B).
+    fn tolerance(published: u64) -> f64 {
+        let mut unit = 1u64;
+        while published % (unit * 10) == 0 && unit < 1_000_000_000_000 {
+            unit *= 10;
+        }
+        (unit as f64 / 2.0 / published as f64).max(0.01)
+    }
+
+    #[test]
+    fn every_transformer_matches_its_published_count() {
+        let mut checked = 0;
+        let mut failures = Vec::new();
+        for model in catalog().models().iter() {
+            let (Architecture::Transformer(spec), Some(published)) = (&model.architecture, model.published_parameters)
+            else {
+                continue;
+            };
+            let counts = count_parameters(spec);
+            let mut computed = counts.total;
+            if model.published_counts_output_layer_twice && spec.tied_embeddings {
+                computed += spec.vocab * spec.hidden;
+            }
+            let error = (computed as f64 - published as f64) / published as f64;
+            println!(
+                "{:<22} computed {computed:>16} published {published:>16} {:+.3} %",
+                model.id,
+                error * 100.0
+            );
+            if error.abs() > tolerance(published) {
+                failures.push(format!(
+                    "{}: computed {computed}, published {published} ({:+.2} %)",
+                    model.id,
+                    error * 100.0
+                ));
+            }
+            checked += 1;
+        }
+        assert!(checked >= 40, "only {checked} transformers have a published count");
+        assert!(failures.is_empty(), "{failures:#?}");
+    }
+
+    #[test]
+    fn the_library_has_at_least_40_models() {
+        assert!(catalog().models().len() >= 40);
+        for id in [
+            "resnet-50",
+            "sdxl",
+            "llama-3.1-405b",
+            "deepseek-v3",
+            "mixtral-8x22b",
+            "whisper-large-v3",
+            "t0-3b",
+        ] {
+            assert!(catalog().models().get(id).is_ok(), "{id}");
+        }
+    }
+
+    #[test]
+    fn rounding_tolerance() {
+        assert!((tolerance(1_300_000_000) - 0.05 / 1.3).abs() < 1e-12);
+        assert_eq!(tolerance(6_738_415_616), 0.01);
+    }
+}
+
+mod validation {
+    use super::*;
+
+    #[derive(Deserialize)]
+    struct Cases {
+        case: Vec<Case>,
+    }
+
+    #[derive(Deserialize)]
+    #[allow(dead_code)]
+    struct Case {
+        id: String,
+        kind: String,
+        model: String,
+        task: String,
+        gpu: String,
+        gpus: u32,
+        gpus_per_node: Option<u32>,
+        precision: String,
+        seq: u64,
+        batch: u64,
+        micro_batch: Option<u64>,
+        tp: Option<u32>,
+        pp: Option<u32>,
+        zero: Option<u8>,
+        checkpointing: Option<String>,
+        optimizer: Option<String>,
+        lora_rank: Option<u64>,
+        tokens: Option<f64>,
+        input_tokens: Option<u64>,
+        output_tokens: Option<u64>,
+        engine: Option<String>,
+        measured: f64,
+        unit: String,
+        /// Why this case is not held to its kind's tolerance (it stays in the report).
+        outlier: Option<String>,
+        layout_source: Option<String>,
+        /// `allocated` when the source reports `torch.cuda.max_memory_allocated`.
+        memory_metric: Option<String>,
+        node_network_gbps: Option<f64>,
+        engine_source: Option<String>,
+        config_source: Option<String>,
+        source: toml::Value,
+        note: Option<String>,
+    }
+
+    /// Largest error a single case may show, per kind, before the test fails.
+    fn case_tolerance(kind: &str) -> f64 {
+        match kind {
+            "memory" => 0.25,
+            "training_throughput" | "mfu" => 0.35,
+            "gpu_hours" => 0.45,
+            _ => 0.60,
+        }
+    }
+
+    /// The targets for the median absolute error per kind.
+    fn median_target(kind: &str) -> f64 {
+        match kind {
+            "memory" => 0.10,
+            "training_throughput" | "mfu" => 0.15,
+            "gpu_hours" => 0.20,
+            _ => 0.25,
+        }
+    }
+
+    fn group(kind: &str) -> &str {
+        match kind {
+            "mfu" | "training_throughput" => "training throughput",
+            "inference_ttft" | "inference_tpot" | "inference_throughput" => "inference",
+            "gpu_hours" => "GPU-hours",
+            other => other,
+        }
+    }
+
+    fn engine(text: Option<&str>) -> Option<Engine> {
+        match text {
+            Some("megatron" | "deepspeed") | None => None,
+            Some(other) => Some(other.parse().unwrap()),
+        }
+    }
+
+    fn predict(case: &Case) -> Result<f64, String> {
+        let task: Task = case.task.parse().unwrap();
+        let mut request = WorkloadRequest::new(ModelSource::BuiltIn(case.model.clone()), task, &case.gpu);
+        request.gpus = Some(case.gpus);
+        request.gpus_per_node = case.gpus_per_node;
+        request.precision = Some(case.precision.parse::<Precision>().unwrap());
+        request.batch = Some(case.batch);
+        request.micro_batch = case.micro_batch;
+        request.seq = Some(case.input_tokens.unwrap_or(case.seq));
+        request.output_tokens = case.output_tokens;
+        request.tp = case.tp;
+        request.pp = case.pp;
+        request.zero = case.zero;
+        request.checkpointing = case
+            .checkpointing
+            .as_deref()
+            .map(|c| c.parse::<Checkpointing>().unwrap());
+        request.optimizer = case.optimizer.as_deref().map(|o| o.parse::<Optimizer>().unwrap());
+        request.lora_rank = case.lora_rank;
+        request.engine = engine(case.engine.as_deref());
+        request.tokens = case.tokens;
+        request.node_network_gbps = case.node_network_gbps;
+        let answer = estimate_workload(catalog(), &request).map_err(|e| format!("{e} ({:?})", e.hint()))?;
+        let estimate = answer.estimate;
+        let gpus = f64::from(case.gpus);
+        let training = estimate.training;
+        let inference = estimate.inference;
+        let missing = || format!("no {} estimate", case.kind);
+        Ok(match (case.kind.as_str(), case.unit.as_str()) {
+            ("memory", unit) => {
+                let bytes = match case.memory_metric.as_deref() {
+                    Some("allocated") => estimate.memory.allocated(),
+                    _ => estimate.memory.per_gpu,
+                };
+                if unit == "gib" {
+                    bytes.as_gib()
+                } else {
+                    bytes.as_u64() as f64
+                }
+            }
+            (_, "mfu") => training.ok_or_else(missing)?.mfu,
+            (_, "tflops_per_gpu") => {
+                let training = training.ok_or_else(missing)?;
+                let accelerator = catalog().accelerators().get(&case.gpu).unwrap();
+                let peak = accelerator
+                    .peak(case.precision.parse().unwrap())
+                    .or(accelerator.peak(Precision::Fp16))
+                    .unwrap();
+                training.hfu * peak.as_tflops()
+            }
+            ("gpu_hours", _) => training.ok_or_else(missing)?.gpu_hours.ok_or_else(missing)?,
+            ("training_throughput", "tokens_per_second") => training.ok_or_else(missing)?.tokens_per_second,
+            ("training_throughput", "tokens_per_second_per_gpu") => {
+                training.ok_or_else(missing)?.tokens_per_second / gpus
+            }
+            ("training_throughput", "samples_per_second") => training.ok_or_else(missing)?.samples_per_second,
+            ("inference_ttft", "milliseconds") => inference.ok_or_else(missing)?.ttft_seconds * 1e3,
+            ("inference_tpot", "milliseconds") => inference.ok_or_else(missing)?.tpot_seconds * 1e3,
+            ("inference_throughput", "tokens_per_second") => inference.ok_or_else(missing)?.output_tokens_per_second,
+            ("inference_throughput", "tokens_per_second_per_gpu") => {
+                inference.ok_or_else(missing)?.output_tokens_per_second / gpus
+            }
+            ("inference_throughput", "samples_per_second") => inference.ok_or_else(missing)?.requests_per_second,
+            (kind, unit) => return Err(format!("no prediction for kind {kind} in {unit}")),
+        })
+    }
+
+    fn median(values: &mut [f64]) -> f64 {
+        values.sort_by(f64::total_cmp);
+        let n = values.len();
+        if n % 2 == 1 {
+            values[n / 2]
+        } else {
+            (values[n / 2 - 1] + values[n / 2]) / 2.0
+        }
+    }
+
+    #[test]
+    fn estimates_match_published_measurements() {
+        let text = include_str!("validation/measurements.toml");
+        let cases: Cases = toml::from_str(text).unwrap();
+        assert!(cases.case.len() >= 40, "{} cases", cases.case.len());
+        let mut report =
+            String::from("| case | kind | GPU | measured | predicted | error |\n|---|---|---|---:|---:|---:|\n");
+        let mut errors: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+        let mut all_errors: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+        let mut failures = Vec::new();
+        let mut gpus = std::collections::BTreeSet::new();
+        for case in &cases.case {
+            gpus.insert(case.gpu.clone());
+            let predicted = match predict(case) {
+                Ok(value) => value,
+                Err(error) => {
+                    failures.push(format!("{}: {error}", case.id));
+                    continue;
+                }
+            };
+            let error = (predicted - case.measured) / case.measured;
+            let flag = if case.outlier.is_some() { " (outlier)" } else { "" };
+            report.push_str(&format!(
+                "| {}{flag} | {} | {} | {} | {:.4} | {:+.1} % |\n",
+                case.id,
+                case.kind,
+                case.gpu,
+                case.measured,
+                predicted,
+                error * 100.0
+            ));
+            all_errors.entry(group(&case.kind)).or_default().push(error.abs());
+            if case.outlier.is_none() {
+                errors.entry(group(&case.kind)).or_default().push(error.abs());
+            }
+            if case.outlier.is_none() && error.abs() > case_tolerance(&case.kind) {
+                failures.push(format!(
+                    "{}: predicted {predicted:.4}, measured {} {} ({:+.1} %)",
+                    case.id,
+                    case.measured,
+                    case.unit,
+                    error * 100.0
+                ));
+            }
+        }
+        report.push_str(
+            "\n| kind | cases (outliers) | median absolute error | with outliers | target |\n|---|---:|---:|---:|---:|\n",
+        );
+        let mut medians = Vec::new();
+        for (kind, values) in &mut errors {
+            let target = median_target(match *kind {
+                "training throughput" => "mfu",
+                "GPU-hours" => "gpu_hours",
+                "inference" => "inference",
+                other => other,
+            });
+            let value = median(values);
+            let all = all_errors.get_mut(kind).map(|v| median(v)).unwrap_or(value);
+            let outliers = all_errors.get(kind).map_or(0, Vec::len) - values.len();
+            report.push_str(&format!(
+                "| {kind} | {} ({outliers}) | {:.1} % | {:.1} % | {:.0} % |\n",
+                values.len() + outliers,
+                value * 100.0,
+                all * 100.0,
+                target * 100.0
+            ));
+            medians.push((kind.to_string(), value, target));
+        }
+        println!("{report}");
+        assert!(gpus.len() >= 5, "{gpus:?}");
+        assert!(failures.is_empty(), "{failures:#?}");
+        for (kind, value, target) in medians {
+            assert!(
+                value <= target,
+                "median error of {kind} is {:.1} %, target {:.0} %",
+                value * 100.0,
+                target * 100.0
+            );
+        }
+    }
+}
