@@ -192,13 +192,14 @@ impl ModelLibrary {
             .get(&model_key(name))
             .map(|&i| &self.models[i])
             .ok_or_else(|| {
-                let names = self
-                    .models
-                    .iter()
-                    .flat_map(|m| std::iter::once(m.id.as_str()).chain(m.aliases.iter().map(String::as_str)));
+                // Prefer an id; fall back to aliases (`meta-llama/…`).
+                let ids = self.models.iter().map(|m| m.id.as_str());
+                let aliases = self.models.iter().flat_map(|m| m.aliases.iter().map(String::as_str));
                 UnknownModel {
                     input: name.to_string(),
-                    suggestion: did_you_mean(name, names).map(str::to_string),
+                    suggestion: did_you_mean(name, ids)
+                        .or_else(|| did_you_mean(name, aliases))
+                        .map(str::to_string),
                 }
             })
     }

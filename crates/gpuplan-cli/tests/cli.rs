@@ -371,3 +371,295 @@ mod catalog {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+mod models {
+    use super::*;
+
+    #[test]
+    fn lists_at_least_40_models_with_parameter_counts() {
+        let run = gpuplan(&["models", "--format", "json"]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let models = run.json();
+        let models = models.as_array().unwrap();
+        assert!(models.len() >= 40);
+        let llama = models.iter().find(|m| m["id"] == "llama-2-7b").unwrap();
+        assert_eq!(llama["parameters"], 6_738_415_616u64);
+        let mixtral = models.iter().find(|m| m["id"] == "mixtral-8x7b").unwrap();
+        assert!(mixtral["active_parameters"].as_u64() < mixtral["parameters"].as_u64());
+    }
+
+    #[test]
+    fn the_table_shows_ids_and_sizes() {
+        let run = gpuplan(&["models"]);
+        assert!(
+            run.stdout.contains("llama-3.1-405b") && run.stdout.contains("405.85B"),
+            "{}",
+            run.stdout
+        );
+    }
+}
+
+mod estimate {
+    use super::*;
+
+    fn fixture(name: &str) -> String {
+        format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
+    }
+
+    #[test]
+    fn full_fine_tuning_on_eight_h100_as_json() {
+        let run = gpuplan(&[
+            "estimate",
+            "--model",
+            "llama-3.1-8b",
+            "--task",
+            "finetune",
+            "--gpu",
+            "H100-SXM5-80GB",
+            "--gpus",
+            "8",
+            "--precision",
+            "bf16",
+            "--seq",
+            "8192",
+            "--batch",
+            "64",
+            "--zero",
+            "3",
+            "--tokens",
+            "2e9",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let e = run.json();
+        assert_eq!(e["model"]["id"], "llama-3.1-8b");
+        assert_eq!(e["model"]["parameters"], 8_030_261_248u64);
+        assert_eq!(e["gpu"]["id"], "H100-SXM5-80GB");
+        assert_eq!(e["gpus"], 8);
+        for field in [
+            "weights",
+            "gradients",
+            "optimizer",
+            "activations",
+            "kv_cache",
+            "overhead",
+        ] {
+            assert!(e["memory"]["breakdown"][field].is_u64(), "{field}");
+        }
+        assert!(e["memory"]["fits"].as_bool().unwrap());
+        let training = &e["training"];
+        for field in [
+            "step_seconds",
+            "tokens_per_second",
+            "samples_per_second",
+            "mfu",
+            "time_seconds",
+            "gpu_hours",
+        ] {
+            assert!(training[field].is_f64(), "{field}");
+        }
+        assert!(e["inference"].is_null());
+        assert!(e["assumptions"].as_array().unwrap().len() >= 3);
+        let mfu = training["mfu"].as_f64().unwrap();
+        assert!((0.2..0.7).contains(&mfu), "{mfu}");
+    }
+
+    #[test]
+    fn serving_with_tensor_parallelism() {
+        let run = gpuplan(&[
+            "estimate",
+            "--model",
+            "llama-3.1-70b",
+            "--task",
+            "inference",
+            "--gpu",
+            "H100",
+            "--gpus",
+            "4",
+            "--tp",
+            "4",
+            "--precision",
+            "fp8",
+            "--seq",
+            "2048",
+            "--output-tokens",
+            "256",
+            "--batch",
+            "64",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let e = run.json();
+        let inference = &e["inference"];
+        for field in [
+            "ttft_seconds",
+            "tpot_seconds",
+            "output_tokens_per_second",
+            "requests_per_second",
+        ] {
+            assert!(inference[field].as_f64().unwrap() > 0.0, "{field}");
+        }
+        assert!(inference["max_concurrent_sequences"].as_u64().unwrap() >= 64);
+        assert!(e["training"].is_null());
+        assert!(run.stderr.contains("`H100` means H100-SXM5-80GB"), "{}", run.stderr);
+    }
+
+    #[test]
+    fn a_report_for_people() {
+        let run = gpuplan(&[
+            "estimate",
+            "--model",
+            "resnet-50",
+            "--task",
+            "pretrain",
+            "--gpu",
+            "A100-80GB",
+            "--gpus",
+            "8",
+            "--batch",
+            "2048",
+            "--precision",
+            "fp16",
+        ]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        insta::assert_snapshot!(run.stdout);
+    }
+
+    #[test]
+    fn qlora_from_a_config_json() {
+        let config = fixture("llama-like-config.json");
+        let run = gpuplan(&[
+            "estimate", "--model", &config, "--task", "qlora", "--gpu", "rtx-4090", "--seq", "2048", "--batch", "4",
+        ]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(run.stdout.contains("qlora on 1 × RTX-4090"), "{}", run.stdout);
+        assert!(run.stdout.contains("NF4 base"), "{}", run.stdout);
+    }
+
+    #[test]
+    fn a_malformed_config_names_line_and_column() {
+        let config = fixture("malformed-config.json");
+        let run = gpuplan(&["estimate", "--model", &config, "--task", "inference", "--gpu", "T4"]);
+        assert_eq!(run.code, 2);
+        assert!(
+            run.stderr.contains("not valid JSON at line 4, column 27"),
+            "{}",
+            run.stderr
+        );
+    }
+
+    #[test]
+    fn an_unsupported_architecture_lists_the_supported_ones() {
+        let run = gpuplan(&[
+            "estimate",
+            "--model",
+            &fixture("mamba-config.json"),
+            "--task",
+            "inference",
+            "--gpu",
+            "T4",
+        ]);
+        assert_eq!(run.code, 2);
+        assert!(
+            run.stderr
+                .contains("`mamba` is not supported (supported: llama, mistral"),
+            "{}",
+            run.stderr
+        );
+    }
+
+    #[test]
+    fn a_missing_field_is_named() {
+        let run = gpuplan(&[
+            "estimate",
+            "--model",
+            &fixture("incomplete-config.json"),
+            "--task",
+            "inference",
+            "--gpu",
+            "T4",
+        ]);
+        assert_eq!(run.code, 2);
+        assert!(
+            run.stderr.contains("needs the field `num_hidden_layers`"),
+            "{}",
+            run.stderr
+        );
+    }
+
+    #[test]
+    fn a_model_that_does_not_fit_says_by_how_much() {
+        let run = gpuplan(&[
+            "estimate",
+            "--model",
+            "llama-2-70b",
+            "--task",
+            "finetune",
+            "--gpu",
+            "L4",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let e = run.json();
+        assert!(!e["memory"]["fits"].as_bool().unwrap());
+        assert!(e["memory"]["headroom_bytes"].as_i64().unwrap() < 0);
+    }
+
+    #[test]
+    fn bad_values_exit_2() {
+        for args in [
+            &["estimate", "--model", "llama-2-7b", "--task", "teach", "--gpu", "T4"][..],
+            &[
+                "estimate",
+                "--model",
+                "llama-2-7b",
+                "--task",
+                "inference",
+                "--gpu",
+                "T4",
+                "--precision",
+                "fp12",
+            ],
+            &[
+                "estimate",
+                "--model",
+                "llama-2-7b",
+                "--task",
+                "inference",
+                "--gpu",
+                "T4",
+                "--tokens",
+                "-5",
+            ],
+            &[
+                "estimate",
+                "--model",
+                "missing.json",
+                "--task",
+                "inference",
+                "--gpu",
+                "T4",
+            ],
+            &[
+                "estimate",
+                "--model",
+                "llama-2-7b",
+                "--task",
+                "inference",
+                "--gpu",
+                "H100",
+                "--gpus",
+                "3",
+                "--tp",
+                "3",
+            ],
+        ] {
+            let run = gpuplan(args);
+            assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+            assert!(run.stderr.starts_with("error:"), "{args:?}: {}", run.stderr);
+        }
+    }
+}

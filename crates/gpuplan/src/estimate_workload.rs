@@ -180,6 +180,16 @@ pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result
             ));
         }
     }
+    for (flag, degree) in [("tensor", request.tp), ("pipeline", request.pp)] {
+        if let Some(degree) = degree {
+            if gpus % degree != 0 {
+                return Err(Error::invalid(
+                    format!("{gpus} GPUs cannot be split into {flag} parallel groups of {degree}"),
+                    Some(format!("use a GPU count that is a multiple of {degree}")),
+                ));
+            }
+        }
+    }
     let layouts = layout_candidates(request, transformer, gpus, gpus_per_node);
     if layouts.is_empty() {
         return Err(Error::invalid(
@@ -227,6 +237,9 @@ pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result
         None => 0,
     };
     let flash_attention = request.flash_attention.unwrap_or_else(|| {
+        if transformer.is_none() {
+            return false;
+        }
         let on = supports_flash_attention(&accelerator);
         defaults.push(format!(
             "flash attention {} ({})",

@@ -326,3 +326,240 @@ mod validation {
         }
     }
 }
+
+fn request(model: &str, task: &str, gpu: &str) -> WorkloadRequest {
+    WorkloadRequest::new(ModelSource::BuiltIn(model.to_string()), task.parse().unwrap(), gpu)
+}
+
+mod formulas {
+    use super::*;
+
+    #[test]
+    fn llama_2_7b_weights_in_bf16_are_13_5_gb() {
+        let mut r = request("llama-2-7b", "inference", "A100-80GB");
+        r.precision = Some(Precision::Bf16);
+        let answer = estimate_workload(catalog(), &r).unwrap();
+        let weights = answer.estimate.memory.weights.as_u64() as f64;
+        assert!((weights / 1e9 - 13.48).abs() < 0.01, "{weights}");
+    }
+
+    #[test]
+    fn int4_weights_are_about_a_quarter_of_bf16() {
+        let weights = |precision| {
+            let mut r = request("llama-2-70b", "inference", "H100");
+            r.precision = Some(precision);
+            estimate_workload(catalog(), &r)
+                .unwrap()
+                .estimate
+                .memory
+                .weights
+                .as_u64() as f64
+        };
+        let ratio = weights(Precision::Int4) / weights(Precision::Bf16);
+        assert!((0.26..0.29).contains(&ratio), "{ratio}");
+    }
+
+    #[test]
+    fn zero_3_model_state_scales_one_over_n() {
+        let state = |gpus: u32| {
+            let mut r = request("llama-2-7b", "finetune", "H100");
+            r.gpus = Some(gpus);
+            r.zero = Some(3);
+            r.tp = Some(1);
+            r.pp = Some(1);
+            r.micro_batch = Some(1);
+            r.batch = Some(u64::from(gpus));
+            let m = estimate_workload(catalog(), &r).unwrap().estimate.memory;
+            (m.optimizer.as_u64() + m.gradients.as_u64()) as f64
+        };
+        let ratio = state(2) / state(8);
+        assert!((ratio - 4.0).abs() < 1e-6, "{ratio}");
+    }
+
+    #[test]
+    fn kv_cache_of_llama_3_70b_is_gqa_sized() {
+        // 80 layers × 8 KV heads × 128 × 2 (K, V) × 2 bytes = 327,680 bytes per token.
+        let mut r = request("llama-3-70b", "inference", "H100");
+        r.gpus = Some(4);
+        r.tp = Some(4);
+        r.batch = Some(1);
+        r.seq = Some(1000);
+        r.output_tokens = Some(24);
+        let kv = estimate_workload(catalog(), &r)
+            .unwrap()
+            .estimate
+            .memory
+            .kv_cache
+            .as_u64();
+        assert_eq!(kv, 327_680 * 1024 / 4);
+    }
+}
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn training_memory(batch: u64, seq: u64) -> f64 {
+        let mut r = request("llama-3.1-8b", "lora", "A100-80GB");
+        r.batch = Some(batch);
+        r.micro_batch = Some(batch);
+        r.seq = Some(seq);
+        r.checkpointing = Some(Checkpointing::None);
+        estimate_workload(catalog(), &r)
+            .unwrap()
+            .estimate
+            .memory
+            .per_gpu
+            .as_u64() as f64
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+        #[test]
+        fn memory_never_decreases_with_batch_or_sequence(batch in 1u64..16, seq in 64u64..8192) {
+            let base = training_memory(batch, seq);
+            prop_assert!(training_memory(batch + 1, seq) >= base);
+            prop_assert!(training_memory(batch, seq + 64) >= base);
+        }
+
+        #[test]
+        fn zero_3_model_state_never_grows_with_gpus(power in 0u32..6) {
+            let state = |gpus: u32| {
+                let mut r = request("llama-2-13b", "finetune", "H100");
+                r.gpus = Some(gpus);
+                r.zero = Some(3);
+                r.tp = Some(1);
+                r.pp = Some(1);
+                r.micro_batch = Some(1);
+                r.batch = Some(u64::from(gpus) * 4);
+                let m = estimate_workload(catalog(), &r).unwrap().estimate.memory;
+                m.weights.as_u64() + m.gradients.as_u64() + m.optimizer.as_u64()
+            };
+            let gpus = 2u32.pow(power);
+            prop_assert!(state(gpus * 2) <= state(gpus));
+        }
+    }
+
+    #[test]
+    fn time_to_train_falls_as_gpus_are_added_until_communication_dominates() {
+        let time = |gpus: u32| {
+            let mut r = request("llama-2-7b", "pretrain", "H100");
+            r.gpus = Some(gpus);
+            r.batch = Some(1024);
+            r.seq = Some(4096);
+            r.tokens = Some(1e11);
+            let training = estimate_workload(catalog(), &r).unwrap().estimate.training.unwrap();
+            (training.time_seconds.unwrap(), training.scaling_efficiency)
+        };
+        let mut previous = f64::INFINITY;
+        for gpus in [8, 16, 32, 64, 128, 256] {
+            let (seconds, efficiency) = time(gpus);
+            assert!(
+                seconds < previous || efficiency < 0.5,
+                "{gpus} GPUs: {seconds} s after {previous} s"
+            );
+            previous = seconds;
+        }
+    }
+}
+
+mod bad_input {
+    use super::*;
+
+    fn error_of(r: &WorkloadRequest) -> String {
+        let error = estimate_workload(catalog(), r).unwrap_err();
+        format!("{error} | {}", error.hint().unwrap_or_default())
+    }
+
+    #[test]
+    fn zero_sizes_are_refused() {
+        let mut r = request("llama-2-7b", "finetune", "H100");
+        r.seq = Some(0);
+        assert!(error_of(&r).contains("sequence length must be positive"));
+        let mut r = request("llama-2-7b", "finetune", "H100");
+        r.gpus = Some(0);
+        assert!(error_of(&r).contains("--gpus must be at least 1"));
+    }
+
+    #[test]
+    fn a_tensor_parallel_degree_must_divide_the_heads() {
+        let mut r = request("llama-2-7b", "inference", "H100");
+        r.gpus = Some(3);
+        r.tp = Some(3);
+        let error = error_of(&r);
+        assert!(error.contains("does not divide the 32 attention heads"), "{error}");
+        assert!(error.contains("--tp 1 or 2 or 4 or 8 or 16"), "{error}");
+    }
+
+    #[test]
+    fn a_gpu_count_the_layout_cannot_use_is_refused() {
+        let mut r = request("llama-2-7b", "finetune", "H100");
+        r.gpus = Some(6);
+        r.tp = Some(4);
+        assert!(error_of(&r).contains("6 GPUs cannot be split"));
+    }
+
+    #[test]
+    fn absurd_sizes_are_refused_not_overflowed() {
+        let mut r = request("llama-2-7b", "inference", "H100");
+        r.seq = Some(u64::MAX / 2);
+        assert!(error_of(&r).contains("out of range"));
+        let mut r = request("llama-2-7b", "inference", "H100");
+        r.batch = Some(u64::MAX);
+        assert!(error_of(&r).contains("out of range"));
+    }
+
+    #[test]
+    fn bf16_training_on_a_gpu_without_bf16_says_so() {
+        let mut r = request("llama-2-7b", "finetune", "V100-SXM2-16GB");
+        r.precision = Some(Precision::Bf16);
+        let error = error_of(&r);
+        assert!(
+            error.contains("no published bf16 throughput") && error.contains("fp16"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn an_encoder_cannot_generate() {
+        let mut r = request("bert-base-uncased", "inference", "T4");
+        r.output_tokens = Some(10);
+        assert!(error_of(&r).contains("output-tokens 0"));
+    }
+
+    #[test]
+    fn unknown_models_get_a_suggestion() {
+        let r = request("llama-3.1-8", "inference", "H100");
+        let error = error_of(&r);
+        assert!(
+            error.contains("unknown model") && error.contains("did you mean `llama-3.1-8b`"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn no_estimate_is_nan() {
+        for (model, task, gpu) in [
+            ("resnet-50", "pretrain", "A100-80GB"),
+            ("bert-base-uncased", "inference", "T4"),
+            ("deepseek-v3", "inference", "H200"),
+            ("t5-3b", "finetune", "A100-80GB"),
+            ("whisper-large-v3", "inference", "L4"),
+            ("vit-l-16", "pretrain", "H100"),
+            ("mixtral-8x7b", "qlora", "RTX-4090"),
+        ] {
+            let mut r = request(model, task, gpu);
+            r.gpus = Some(if model == "deepseek-v3" { 8 } else { 1 });
+            if task == "inference" && model.starts_with("bert") {
+                r.output_tokens = Some(0);
+            }
+            let answer = estimate_workload(catalog(), &r).unwrap_or_else(|e| panic!("{model}: {e}"));
+            let json = serde_json::to_string(&answer.estimate).unwrap();
+            assert!(
+                !json.contains("NaN") && !json.contains("null,\"inference\":null"),
+                "{model}: {json}"
+            );
+        }
+    }
+}

@@ -54,12 +54,16 @@ pub fn estimate_report(e: &EstimateJson) -> String {
     if w.layout.zero > 0 {
         layout.push_str(&format!(", ZeRO-{}", w.layout.zero));
     }
+    let per_sample = if w.seq > 1 {
+        format!(" × {} tokens", w.seq)
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         text,
-        "{layout} · {} · batch {} × {} tokens{}{}",
+        "{layout} · {} · batch {}{per_sample}{}{}",
         w.precision,
         w.batch,
-        w.seq,
         if w.task == "inference" {
             format!(" + {} output", w.output_tokens)
         } else {
