@@ -93,7 +93,15 @@ fn compute_peak(accelerator: &Accelerator, workload: &Workload) -> Result<(Preci
     };
     // bf16 on a part without bf16 (V100, T4) is an error for training, where the format
     // matters; serving 16-bit weights runs in fp16 there.
-    let allow_fallback = workload.task == Task::Inference || workload.task == Task::Qlora || wanted != Precision::Bf16;
+    // Ampere and newer (compute capability 8.0+) run bf16 at the fp16 tensor rate, so a
+    // datasheet that lists only fp16 (A10G) still covers bf16.
+    let bf16_capable = accelerator
+        .compute_capability
+        .as_deref()
+        .and_then(|cc| cc.split('.').next()?.parse::<u32>().ok())
+        .is_some_and(|major| major >= 8);
+    let allow_fallback =
+        workload.task == Task::Inference || workload.task == Task::Qlora || wanted != Precision::Bf16 || bf16_capable;
     accelerator
         .peak(wanted)
         .map(|peak| (wanted, peak))
@@ -361,9 +369,10 @@ fn push_memory_assumptions(assumptions: &mut Vec<String>, request: &EstimateRequ
             w.lora_rank, w.precision
         )),
         Task::Qlora => assumptions.push(format!(
-            "QLoRA: NF4 base with double quantisation (4.127 bits per weight), embeddings in 16-bit, \
-             rank-{} fp32 adapters on every linear layer",
-            w.lora_rank
+            "QLoRA: NF4 base (4.5 bits per weight: bitsandbytes' default, no double quantisation), embeddings in \
+             16-bit, rank-{} fp32 adapters on every linear layer; activations ×{} (empirical, LitGPT QLoRA peaks)",
+            w.lora_rank,
+            crate::efficiency::QLORA_ACTIVATION_FACTOR
         )),
         Task::Inference => assumptions.push(format!(
             "{} weights; embeddings and output layer kept in 16-bit",

@@ -8,8 +8,8 @@
 
 use crate::activations;
 use crate::efficiency::{
-    ALLOCATOR_FRAGMENTATION, CUDA_CONTEXT_GIB, LOGIT_BYTES_TRAINING, NCCL_BUFFERS_GIB, SERVING_PREFILL_CHUNK_TOKENS,
-    VLLM_MEMORY_UTILIZATION,
+    ALLOCATOR_FRAGMENTATION, CUDA_CONTEXT_GIB, LOGIT_BYTES_TRAINING, NCCL_BUFFERS_GIB, QLORA_ACTIVATION_FACTOR,
+    SERVING_PREFILL_CHUNK_TOKENS, VLLM_MEMORY_UTILIZATION,
 };
 use crate::parameters::ParameterCount;
 use crate::precision_bytes::{activation_bytes, embedding_bytes, gradient_bytes, optimizer_bytes, weight_bytes};
@@ -145,6 +145,9 @@ pub fn training(
     let per_token =
         activations::stack_bytes_per_token(spec, layers_here, seq, workload.flash_attention, workload.checkpointing);
     let mut activation = per_token * tokens * in_flight * scale / f64::from(layout.tp);
+    if task == Task::Qlora {
+        activation *= QLORA_ACTIVATION_FACTOR;
+    }
     if spec.generates() {
         // The output layer's logits for the loss (on the last stage; counted here as the
         // busiest stage holds the embedding when pp = 1).

@@ -2,10 +2,14 @@
 
 use gpuplan_model::{Optimizer, Precision, Task};
 
-/// Bytes of one NF4 weight with double quantisation (Dettmers et al. 2023, "QLoRA", §3):
-/// 4 bits, plus an 8-bit scale per 64 weights, plus a 32-bit second-level scale per 256
-/// blocks: 4 + 8/64 + 32/(64·256) = 4.127 bits.
-pub const NF4_BYTES_PER_PARAMETER: f64 = (4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0)) / 8.0;
+/// Bytes of one NF4 weight as bitsandbytes stores it by default (Dettmers et al. 2023,
+/// "QLoRA", §3): 4 bits plus a 32-bit absmax scale per block of 64, 4.5 bits. Hugging Face's
+/// `BitsAndBytesConfig` leaves double quantisation off by default; with it on, the scales are
+/// themselves quantised to 8 bits (4.127 bits per weight, [`NF4_DOUBLE_QUANT_BYTES_PER_PARAMETER`]).
+pub const NF4_BYTES_PER_PARAMETER: f64 = (4.0 + 32.0 / 64.0) / 8.0;
+
+/// NF4 with double quantisation: 4 + 8/64 + 32/(64·256) = 4.127 bits.
+pub const NF4_DOUBLE_QUANT_BYTES_PER_PARAMETER: f64 = (4.0 + 8.0 / 64.0 + 32.0 / (64.0 * 256.0)) / 8.0;
 
 /// Bytes of one int4 weight with a 16-bit scale and zero point per group of 128 (GPTQ / AWQ
 /// defaults): 4 + 32/128 bits.
@@ -101,8 +105,9 @@ mod tests {
     }
 
     #[test]
-    fn nf4_with_double_quantisation() {
-        assert!((NF4_BYTES_PER_PARAMETER - 0.5159).abs() < 1e-4);
+    fn nf4_with_and_without_double_quantisation() {
+        assert_eq!(NF4_BYTES_PER_PARAMETER, 0.5625);
+        assert!((NF4_DOUBLE_QUANT_BYTES_PER_PARAMETER - 0.5159).abs() < 1e-4);
         assert_eq!(embedding_bytes(Task::Qlora, Precision::Bf16), 2.0);
         assert_eq!(weight_bytes(Task::Inference, Precision::Int8), 1.0);
     }

@@ -3,11 +3,11 @@
 
 use crate::Error;
 use gpuplan_catalog::{Catalog, parse_hf_config_text};
-use gpuplan_estimate::{Cluster, Estimate, EstimateRequest, TrainingAmount};
+use gpuplan_estimate::{Cluster, Estimate, TrainingAmount};
 use gpuplan_model::{
-    Accelerator, Architecture, Checkpointing, Engine, GpuInterconnect, ModelSpec, Optimizer, ParallelLayout, Precision,
-    Task, Workload,
+    Accelerator, Architecture, Checkpointing, Engine, GpuInterconnect, ModelSpec, Optimizer, Precision, Task, Workload,
 };
+use gpuplan_plan::{Configured, WorkloadTemplate, configure, layout_candidates};
 
 /// Where the model comes from.
 #[derive(Debug, Clone)]
@@ -101,8 +101,6 @@ const DEFAULT_LORA_RANK: u64 = 16;
 const DEFAULT_OUTPUT_TOKENS: u64 = 256;
 /// Default sequence length for language models (capped by the model's context).
 const DEFAULT_SEQUENCE: u64 = 2048;
-/// Largest micro-batch the automatic choice tries.
-const MAX_AUTO_MICRO_BATCH: u64 = 64;
 
 fn resolve_model(catalog: &Catalog, source: &ModelSource) -> Result<ModelSpec, Error> {
     match source {
@@ -189,13 +187,6 @@ pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result
                 ));
             }
         }
-    }
-    let layouts = layout_candidates(request, transformer, gpus, gpus_per_node);
-    if layouts.is_empty() {
-        return Err(Error::invalid(
-            format!("no tensor × pipeline parallel split of {gpus} GPUs suits this model"),
-            Some("give --tp and --pp explicitly, or another --gpus".to_string()),
-        ));
     }
 
     let precision = match request.precision {
@@ -293,84 +284,37 @@ pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result
         (None, None, None) => None,
     };
 
-    // Candidates for what the user left open, tried from the fastest to the most frugal;
-    // the first that fits wins.
-    let zeros: Vec<u8> = match request.zero {
-        Some(zero) => vec![zero],
-        None if task.is_training() && gpus > 1 && !matches!(task, Task::Lora | Task::Qlora) => vec![0, 1, 2, 3],
-        None => vec![0],
+    let template = WorkloadTemplate {
+        task,
+        precision,
+        batch: batch_given,
+        micro_batch: request.micro_batch,
+        seq,
+        output_tokens,
+        tp: request.tp,
+        pp: request.pp,
+        zero: request.zero,
+        checkpointing: request.checkpointing,
+        optimizer,
+        lora_rank,
+        flash_attention,
+        engine,
     };
-    let checkpointings: Vec<Checkpointing> = match request.checkpointing {
-        Some(mode) => vec![mode],
-        None if task.is_training() => vec![Checkpointing::None, Checkpointing::Full],
-        None => vec![Checkpointing::None],
+    let configured = configure(&model, &accelerator, &template, cluster, amount, 0.0)
+        .map_err(|error| Error::invalid(error.to_string(), error.hint()))?;
+    let Some(Configured { workload, estimate }) = configured else {
+        return Err(Error::invalid(
+            format!("the batch cannot be spread over {gpus} GPUs in any layout"),
+            Some("use a --batch that is a multiple of the data-parallel replicas".to_string()),
+        ));
     };
-    if task.is_training() && batch_given.is_none() {
-        defaults.push("global batch: one micro-batch per data-parallel replica".to_string());
-    }
-    if task == Task::Inference && batch_given.is_none() {
-        defaults.push("batch 1 (one sequence at a time)".to_string());
-    }
-
-    // Every combination of what was left open; the fastest that fits wins, and when nothing
-    // fits, the one needing the least memory is shown.
-    let mut best: Option<(Workload, Estimate)> = None;
-    let mut first_error = None;
-    for &(tp, pp) in &layouts {
-        let dp = gpus / (tp * pp);
-        let (batch, micro_batches) = match batch_and_micro_batches(task, batch_given, request.micro_batch, dp) {
-            Some(options) => options,
-            None => continue,
-        };
-        for &zero in &zeros {
-            if zero > 0 && dp == 1 && request.zero.is_none() {
-                continue;
-            }
-            for &checkpointing in &checkpointings {
-                for &micro_batch in &micro_batches {
-                    let workload = Workload {
-                        task,
-                        precision,
-                        batch,
-                        micro_batch,
-                        seq,
-                        output_tokens,
-                        layout: ParallelLayout { dp, tp, pp, zero },
-                        checkpointing,
-                        optimizer,
-                        lora_rank,
-                        flash_attention,
-                        engine,
-                    };
-                    let estimate = match gpuplan_estimate::estimate(&EstimateRequest {
-                        model: &model,
-                        accelerator: &accelerator,
-                        workload: &workload,
-                        cluster,
-                        amount,
-                    }) {
-                        Ok(estimate) => estimate,
-                        Err(error) => {
-                            first_error.get_or_insert(error);
-                            continue;
-                        }
-                    };
-                    if best.as_ref().is_none_or(|(_, current)| better(&estimate, current)) {
-                        best = Some((workload, estimate));
-                    }
-                }
-            }
-        }
-    }
-    let Some((workload, estimate)) = best else {
-        return Err(match first_error {
-            Some(error) => Error::invalid(error.to_string(), error.hint()),
-            None => Error::invalid(
-                format!("the batch cannot be spread over {gpus} GPUs in any layout"),
-                Some("use a --batch that is a multiple of the data-parallel replicas".to_string()),
-            ),
-        });
+    let layouts = layout_candidates(&template, transformer, gpus, gpus_per_node);
+    let zeros = if task.is_training() && gpus > 1 && !matches!(task, Task::Lora | Task::Qlora) {
+        4
+    } else {
+        1
     };
+    let checkpointings = if task.is_training() { 2 } else { 1 };
     if request.tp.is_none() && layouts.len() > 1 {
         defaults.push(format!(
             "tensor parallel {} (chosen for speed among layouts that fit)",
@@ -380,10 +324,10 @@ pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result
     if request.pp.is_none() && layouts.len() > 1 {
         defaults.push(format!("pipeline parallel {}", workload.layout.pp));
     }
-    if request.zero.is_none() && zeros.len() > 1 {
+    if request.zero.is_none() && zeros > 1 {
         defaults.push(format!("ZeRO stage {} (the lowest that fits)", workload.layout.zero));
     }
-    if request.checkpointing.is_none() && checkpointings.len() > 1 {
+    if request.checkpointing.is_none() && checkpointings > 1 {
         defaults.push(format!(
             "{} activation recomputation (the least that fits)",
             workload.checkpointing
@@ -408,93 +352,4 @@ pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result
         defaults,
         notes,
     })
-}
-
-/// Whether `candidate` beats `current`: fitting beats not fitting; among fitting estimates the
-/// faster wins (training throughput, or serving latency); among the rest, less memory wins.
-fn better(candidate: &Estimate, current: &Estimate) -> bool {
-    match (candidate.memory.fits(), current.memory.fits()) {
-        (true, false) => true,
-        (false, true) => false,
-        (false, false) => candidate.memory.per_gpu < current.memory.per_gpu,
-        (true, true) => match (
-            &candidate.training,
-            &current.training,
-            &candidate.inference,
-            &current.inference,
-        ) {
-            (Some(a), Some(b), _, _) => {
-                a.tokens_per_second.max(a.samples_per_second) > b.tokens_per_second.max(b.samples_per_second) * 1.0001
-            }
-            (_, _, Some(a), Some(b)) => a.request_latency_seconds < b.request_latency_seconds * 0.9999,
-            _ => candidate.memory.per_gpu < current.memory.per_gpu,
-        },
-    }
-}
-
-/// The global batch and the micro-batches worth trying for `dp` replicas; `None` when the
-/// given batch cannot be split over them.
-fn batch_and_micro_batches(task: Task, batch: Option<u64>, micro: Option<u64>, dp: u32) -> Option<(u64, Vec<u64>)> {
-    let dp = u64::from(dp);
-    match (task, batch, micro) {
-        (Task::Inference, batch, _) => Some((batch.unwrap_or(1), vec![batch.unwrap_or(1)])),
-        (_, Some(batch), Some(micro)) => (batch % (micro * dp) == 0).then(|| (batch, vec![micro])),
-        (_, Some(batch), None) => {
-            if batch % dp != 0 {
-                return None;
-            }
-            let per_replica = batch / dp;
-            let mut options = Vec::new();
-            let mut micro = per_replica.min(MAX_AUTO_MICRO_BATCH);
-            while micro >= 1 {
-                if per_replica % micro == 0 {
-                    options.push(micro);
-                }
-                micro /= 2;
-            }
-            if options.is_empty() {
-                options.push(1);
-            }
-            Some((batch, options))
-        }
-        (_, None, micro) => {
-            let micro = micro.unwrap_or(1);
-            Some((micro * dp, vec![micro]))
-        }
-    }
-}
-
-/// Tensor × pipeline splits worth trying: the user's, or tensor parallelism within a node
-/// (powers of two dividing the heads) times pipeline stages (powers of two up to the layers).
-fn layout_candidates(
-    request: &WorkloadRequest,
-    transformer: Option<&gpuplan_model::TransformerSpec>,
-    gpus: u32,
-    gpus_per_node: u32,
-) -> Vec<(u32, u32)> {
-    let heads = transformer.map_or(1, |spec| spec.heads);
-    let layers = transformer.map_or(1, |spec| spec.layers + spec.decoder_layers);
-    let tps: Vec<u32> = match request.tp {
-        Some(tp) => vec![tp],
-        None => [1u32, 2, 4, 8]
-            .into_iter()
-            .filter(|tp| *tp <= gpus_per_node.max(1) && u64::from(*tp) <= heads && heads % u64::from(*tp) == 0)
-            .collect(),
-    };
-    let pps: Vec<u32> = match request.pp {
-        Some(pp) => vec![pp],
-        None => [1u32, 2, 4, 8, 16, 32, 64]
-            .into_iter()
-            .filter(|pp| u64::from(*pp) <= layers)
-            .collect(),
-    };
-    let mut layouts = Vec::new();
-    for &tp in &tps {
-        for &pp in &pps {
-            if gpus % (tp * pp) == 0 {
-                layouts.push((tp, pp));
-            }
-        }
-    }
-    layouts
 }

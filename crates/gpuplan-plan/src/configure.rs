@@ -1,0 +1,214 @@
+//! The best way to run one workload on one cluster: tensor × pipeline layout, ZeRO stage,
+//! recomputation and micro-batch, where the user left them open.
+
+use gpuplan_estimate::{Cluster, Estimate, EstimateError, EstimateRequest, TrainingAmount};
+use gpuplan_model::{
+    Accelerator, Checkpointing, Engine, ModelSpec, Optimizer, ParallelLayout, Precision, Task, TransformerSpec,
+    Workload,
+};
+
+/// Largest micro-batch the automatic choice tries.
+const MAX_AUTO_MICRO_BATCH: u64 = 64;
+
+/// A workload with the open choices left as `None`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkloadTemplate {
+    pub task: Task,
+    pub precision: Precision,
+    pub batch: Option<u64>,
+    pub micro_batch: Option<u64>,
+    pub seq: u64,
+    pub output_tokens: u64,
+    pub tp: Option<u32>,
+    pub pp: Option<u32>,
+    pub zero: Option<u8>,
+    pub checkpointing: Option<Checkpointing>,
+    pub optimizer: Optimizer,
+    pub lora_rank: u64,
+    pub flash_attention: bool,
+    pub engine: Engine,
+}
+
+/// A fully chosen workload and its estimate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Configured {
+    pub workload: Workload,
+    pub estimate: Estimate,
+}
+
+/// Whether `candidate` beats `current`: fitting beats not fitting; among fitting estimates the
+/// faster wins (training throughput, or serving latency); among the rest, less memory wins.
+fn better(candidate: &Estimate, current: &Estimate, memory_margin: f64) -> bool {
+    let fits =
+        |e: &Estimate| e.memory.per_gpu.as_u64() as f64 <= e.memory.capacity.as_u64() as f64 * (1.0 - memory_margin);
+    match (fits(candidate), fits(current)) {
+        (true, false) => true,
+        (false, true) => false,
+        (false, false) => candidate.memory.per_gpu < current.memory.per_gpu,
+        (true, true) => match (
+            &candidate.training,
+            &current.training,
+            &candidate.inference,
+            &current.inference,
+        ) {
+            (Some(a), Some(b), _, _) => {
+                a.tokens_per_second.max(a.samples_per_second) > b.tokens_per_second.max(b.samples_per_second) * 1.0001
+            }
+            (_, _, Some(a), Some(b)) => a.request_latency_seconds < b.request_latency_seconds * 0.9999,
+            _ => candidate.memory.per_gpu < current.memory.per_gpu,
+        },
+    }
+}
+
+/// The global batch and the micro-batches worth trying for `dp` replicas; `None` when the
+/// given batch cannot be split over them.
+fn batch_and_micro_batches(task: Task, batch: Option<u64>, micro: Option<u64>, dp: u32) -> Option<(u64, Vec<u64>)> {
+    let dp = u64::from(dp);
+    match (task, batch, micro) {
+        (Task::Inference, batch, _) => Some((batch.unwrap_or(1), vec![batch.unwrap_or(1)])),
+        (_, Some(batch), Some(micro)) => (batch % (micro * dp) == 0).then(|| (batch, vec![micro])),
+        (_, Some(batch), None) => {
+            if batch % dp != 0 {
+                return None;
+            }
+            let per_replica = batch / dp;
+            let mut options = Vec::new();
+            let mut micro = per_replica.min(MAX_AUTO_MICRO_BATCH);
+            while micro >= 1 {
+                if per_replica % micro == 0 {
+                    options.push(micro);
+                }
+                micro /= 2;
+            }
+            if options.is_empty() {
+                options.push(1);
+            }
+            Some((batch, options))
+        }
+        (_, None, micro) => {
+            let micro = micro.unwrap_or(1);
+            Some((micro * dp, vec![micro]))
+        }
+    }
+}
+
+/// Tensor × pipeline splits worth trying: the given ones, or tensor parallelism within a node
+/// (powers of two dividing the heads) times pipeline stages (powers of two up to the layers).
+pub fn layout_candidates(
+    template: &WorkloadTemplate,
+    transformer: Option<&TransformerSpec>,
+    gpus: u32,
+    gpus_per_node: u32,
+) -> Vec<(u32, u32)> {
+    let heads = transformer.map_or(1, |spec| spec.heads);
+    let layers = transformer.map_or(1, |spec| spec.layers + spec.decoder_layers);
+    let tps: Vec<u32> = match template.tp {
+        Some(tp) => vec![tp],
+        None => [1u32, 2, 4, 8]
+            .into_iter()
+            .filter(|tp| *tp <= gpus_per_node.max(1) && u64::from(*tp) <= heads && heads % u64::from(*tp) == 0)
+            .collect(),
+    };
+    let pps: Vec<u32> = match template.pp {
+        Some(pp) => vec![pp],
+        None => [1u32, 2, 4, 8, 16, 32, 64]
+            .into_iter()
+            .filter(|pp| u64::from(*pp) <= layers)
+            .collect(),
+    };
+    let mut layouts = Vec::new();
+    for &tp in &tps {
+        for &pp in &pps {
+            if gpus % (tp * pp) == 0 {
+                layouts.push((tp, pp));
+            }
+        }
+    }
+    layouts
+}
+
+/// Tries every combination of the open choices on `cluster` and returns the fastest that fits
+/// within `memory_margin`, or the one needing the least memory when none fits; `Ok(None)`
+/// when no layout can use the GPUs, `Err` when every layout was refused by the estimators.
+pub fn configure(
+    model: &ModelSpec,
+    accelerator: &Accelerator,
+    template: &WorkloadTemplate,
+    cluster: Cluster,
+    amount: Option<TrainingAmount>,
+    memory_margin: f64,
+) -> Result<Option<Configured>, EstimateError> {
+    let transformer = match &model.architecture {
+        gpuplan_model::Architecture::Transformer(spec) => Some(spec),
+        gpuplan_model::Architecture::Cited(_) => None,
+    };
+    let task = template.task;
+    let gpus = cluster.gpus;
+    let zeros: Vec<u8> = match template.zero {
+        Some(zero) => vec![zero],
+        None if task.is_training() && gpus > 1 && !matches!(task, Task::Lora | Task::Qlora) => vec![0, 1, 2, 3],
+        None => vec![0],
+    };
+    let checkpointings: Vec<Checkpointing> = match template.checkpointing {
+        Some(mode) => vec![mode],
+        None if task.is_training() => vec![Checkpointing::None, Checkpointing::Full],
+        None => vec![Checkpointing::None],
+    };
+    let mut best: Option<Configured> = None;
+    let mut first_error = None;
+    for (tp, pp) in layout_candidates(template, transformer, gpus, cluster.gpus_per_node) {
+        let dp = gpus / (tp * pp);
+        let Some((batch, micro_batches)) = batch_and_micro_batches(task, template.batch, template.micro_batch, dp)
+        else {
+            continue;
+        };
+        for &zero in &zeros {
+            if zero > 0 && dp == 1 && template.zero.is_none() {
+                continue;
+            }
+            for &checkpointing in &checkpointings {
+                for &micro_batch in &micro_batches {
+                    let workload = Workload {
+                        task,
+                        precision: template.precision,
+                        batch,
+                        micro_batch,
+                        seq: template.seq,
+                        output_tokens: template.output_tokens,
+                        layout: ParallelLayout { dp, tp, pp, zero },
+                        checkpointing,
+                        optimizer: template.optimizer,
+                        lora_rank: template.lora_rank,
+                        flash_attention: template.flash_attention,
+                        engine: template.engine,
+                    };
+                    let request = EstimateRequest {
+                        model,
+                        accelerator,
+                        workload: &workload,
+                        cluster,
+                        amount,
+                    };
+                    let estimate = match gpuplan_estimate::estimate(&request) {
+                        Ok(estimate) => estimate,
+                        Err(error) => {
+                            first_error.get_or_insert(error);
+                            continue;
+                        }
+                    };
+                    if best
+                        .as_ref()
+                        .is_none_or(|current| better(&estimate, &current.estimate, memory_margin))
+                    {
+                        best = Some(Configured { workload, estimate });
+                    }
+                }
+            }
+        }
+    }
+    match (best, first_error) {
+        (Some(best), _) => Ok(Some(best)),
+        (None, Some(error)) => Err(error),
+        (None, None) => Ok(None),
+    }
+}

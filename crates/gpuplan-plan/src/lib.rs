@@ -1,0 +1,29 @@
+//! The planner: which offering, how many of it, in which parallel layout and billing mode runs
+//! a workload cheapest (or fastest) within its constraints — and why the others lost.
+//!
+//! [`plan`] searches every offering of an [`OfferingSource`] × node count × parallel layout ×
+//! allowed precision × billing mode. Each cluster shape is estimated once
+//! ([`gpuplan_estimate`]) and shared by every offering of that shape, then priced per offering
+//! and billing mode, filtered by the constraints (memory with a safety margin, deadline,
+//! budget, latency targets, size limits, network) and ranked by the objective. The result is a
+//! [`Plan`] with the cost–time Pareto front and the nearest misses of each constraint, or an
+//! [`Infeasible`] report that says what to relax.
+//!
+//! The planner is pure and generic over its offering source, so tests run it on small
+//! catalogs against a brute-force oracle.
+
+mod configure;
+mod offering_source;
+mod pareto;
+mod plan;
+mod recommendation;
+mod rejection;
+mod request;
+
+pub use configure::{Configured, WorkloadTemplate, configure, layout_candidates};
+pub use offering_source::OfferingSource;
+pub use pareto::pareto_front;
+pub use plan::{HOURS_PER_MONTH, Infeasible, Plan, PlanError, SERVING_TARGET_UTILISATION, plan};
+pub use recommendation::{Recommendation, Serving, candidate_label};
+pub use rejection::{Constraint, Rejection};
+pub use request::{Constraints, DEFAULT_MEMORY_MARGIN, Objective, PlanRequest, ServingTargets};

@@ -1,0 +1,865 @@
+//! The search: every offering × node count × layout × precision × billing mode, constrained,
+//! priced and ranked.
+
+use crate::configure::{Configured, configure};
+use crate::offering_source::OfferingSource;
+use crate::pareto::pareto_front;
+use crate::recommendation::{Recommendation, Serving, candidate_label};
+use crate::rejection::{Constraint, Rejection};
+use crate::request::{Objective, PlanRequest};
+use gpuplan_estimate::{Cluster, EstimateError, TrainingAmount};
+use gpuplan_model::{
+    BillingGranularity, BillingMode, CommitmentTerm, GpuInterconnect, NodeNetwork, Offering, Precision, Task,
+};
+use std::collections::{BTreeMap, HashMap};
+
+/// Node counts tried for training.
+const NODE_COUNTS: [u32; 8] = [1, 2, 4, 8, 16, 32, 64, 128];
+
+/// Serving batches tried per replica.
+const SERVING_BATCHES: [u64; 10] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
+
+/// Headroom kept on replicas: a service sized for 100 % utilisation queues at every burst.
+/// 70 % target utilisation is the usual autoscaling set point (Kubernetes HPA examples, KEDA).
+pub const SERVING_TARGET_UTILISATION: f64 = 0.7;
+
+/// Below this per-node bandwidth multi-node training is not worth planning (Gbit/s).
+pub const MIN_MULTI_NODE_GBPS: f64 = 25.0;
+
+/// Below this per-node bandwidth multi-node training works but communication dominates.
+pub const RECOMMENDED_MULTI_NODE_GBPS: f64 = 100.0;
+
+/// Host resources per GPU that keep a training GPU fed (data loading, CPU-side optimizer
+/// work): ≥ 8 vCPUs and ≥ 64 GiB RAM per A100/H100-class GPU (NVIDIA DGX A100/H100 ship 16
+/// vCPU-equivalents and 128–256 GiB per GPU; cloud reference shapes p4d/p5/a3 have 12–24 vCPU
+/// and 144–256 GiB per GPU).
+pub const MIN_VCPUS_PER_LARGE_GPU: f64 = 8.0;
+pub const MIN_HOST_GIB_PER_LARGE_GPU: f64 = 64.0;
+
+/// Hours in a month of continuous serving (8,760 / 12).
+pub const HOURS_PER_MONTH: f64 = 730.0;
+
+/// The answer: ranked recommendations and why the rest lost.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// Best first by the objective; the cheapest, the fastest and the Pareto front included.
+    pub recommendations: Vec<Recommendation>,
+    pub cheapest: usize,
+    pub fastest: usize,
+    /// Indices of the cost–time Pareto front, cheapest first.
+    pub pareto: Vec<usize>,
+    /// Nearest misses of each constraint.
+    pub rejected: Vec<Rejection>,
+    /// How many candidates each constraint removed.
+    pub rejected_counts: BTreeMap<Constraint, usize>,
+    /// Candidates evaluated (offering × nodes × precision × billing).
+    pub evaluated: usize,
+    /// All feasible candidates before truncation to `top`.
+    pub feasible: usize,
+    pub assumptions: Vec<String>,
+}
+
+/// No configuration satisfies every constraint.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("no configuration satisfies the constraints ({evaluated} candidates evaluated)")]
+pub struct Infeasible {
+    pub rejected_counts: BTreeMap<Constraint, usize>,
+    /// The nearest misses, nearest first.
+    pub nearest: Vec<Rejection>,
+    /// What to relax, in words.
+    pub suggestion: Option<String>,
+    pub evaluated: usize,
+}
+
+/// A request the planner cannot work on at all.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum PlanError {
+    #[error(transparent)]
+    Infeasible(Box<Infeasible>),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// The offerings of `source` the request allows, zones folded into regions.
+fn eligible<'a>(source: &'a impl OfferingSource, request: &PlanRequest) -> Vec<Offering> {
+    let c = &request.constraints;
+    let mut folded: Vec<Offering> = Vec::new();
+    let mut index: HashMap<(&'a str, &'a str, Option<&'a str>), usize> = HashMap::new();
+    for offering in source.offerings() {
+        let Some(accelerator) = &offering.accelerator else {
+            continue;
+        };
+        if (!c.providers.is_empty() && !c.providers.contains(&offering.provider))
+            || (!c.gpus.is_empty() && !c.gpus.contains(accelerator))
+            || c.exclude_gpus.contains(accelerator)
+        {
+            continue;
+        }
+        if !c.regions.is_empty() {
+            let region = offering.region.as_deref().unwrap_or("").to_lowercase();
+            if !c.regions.iter().any(|r| region.starts_with(&r.to_lowercase())) {
+                continue;
+            }
+        }
+        let key = (
+            offering.provider.as_str(),
+            offering.instance_type.as_str(),
+            offering.region.as_deref(),
+        );
+        match index.get(&key) {
+            Some(&at) => {
+                let kept = &mut folded[at];
+                if let Some(spot) = offering.spot {
+                    if kept.spot.is_none_or(|current| spot.0 < current.0) {
+                        kept.spot = Some(spot);
+                    }
+                }
+                if kept.on_demand.is_none() {
+                    kept.on_demand = offering.on_demand;
+                }
+            }
+            None => {
+                index.insert(key, folded.len());
+                let mut row = offering.clone();
+                row.zone = None;
+                folded.push(row);
+            }
+        }
+    }
+    folded
+}
+
+/// Hourly price per instance for a billing mode, and whether it is derived.
+fn hourly_price(
+    source: &impl OfferingSource,
+    offering: &Offering,
+    billing: BillingMode,
+) -> Option<(f64, Option<String>)> {
+    match billing {
+        BillingMode::OnDemand => offering.on_demand.map(|p| (p.0, None)),
+        BillingMode::Spot => offering.spot.map(|p| (p.0, None)),
+        BillingMode::Reserved1y | BillingMode::Reserved3y => {
+            let term = if billing == BillingMode::Reserved1y {
+                CommitmentTerm::OneYear
+            } else {
+                CommitmentTerm::ThreeYears
+            };
+            let discount = source.reserved_discount(&offering.provider, term)?;
+            let on_demand = offering.on_demand?;
+            Some((
+                on_demand.0 * (1.0 - discount.discount),
+                Some(format!(
+                    "{billing} price derived: on-demand less {}'s published {:.0} % {term} discount",
+                    offering.provider.display_name(),
+                    discount.discount * 100.0
+                )),
+            ))
+        }
+    }
+}
+
+fn term_hours(billing: BillingMode) -> Option<f64> {
+    match billing {
+        BillingMode::Reserved1y => Some(8760.0),
+        BillingMode::Reserved3y => Some(3.0 * 8760.0),
+        _ => None,
+    }
+}
+
+/// Hours billed for `hours` of use at the provider's granularity (per hour when unknown,
+/// the conservative reading).
+fn billed_hours(hours: f64, granularity: Option<BillingGranularity>) -> f64 {
+    match granularity {
+        Some(BillingGranularity::Second) => (hours * 3600.0).ceil().max(60.0) / 3600.0,
+        Some(BillingGranularity::Minute) => (hours * 60.0).ceil().max(1.0) / 60.0,
+        _ => hours.ceil().max(1.0),
+    }
+}
+
+/// One estimate per cluster shape, shared by every offering of that shape.
+type ShapeKey = (String, u32, u32, Option<GpuInterconnect>, u64, Precision, u64);
+
+struct Evaluator<'a, S: OfferingSource> {
+    source: &'a S,
+    request: &'a PlanRequest<'a>,
+    cache: HashMap<ShapeKey, Result<Option<Configured>, EstimateError>>,
+}
+
+impl<S: OfferingSource> Evaluator<'_, S> {
+    fn configured(
+        &mut self,
+        offering: &Offering,
+        gpus: u32,
+        gpus_per_node: u32,
+        precision: Precision,
+        batch: Option<u64>,
+    ) -> Result<Option<Configured>, EstimateError> {
+        let accelerator_id = offering.accelerator.as_ref().map(|a| a.to_string()).unwrap_or_default();
+        let network = offering.network.map_or(0, |n| (n.0 * 10.0) as u64);
+        let key = (
+            accelerator_id,
+            gpus,
+            gpus_per_node,
+            offering.gpu_interconnect,
+            network,
+            precision,
+            batch.unwrap_or(0),
+        );
+        if let Some(cached) = self.cache.get(&key) {
+            return cached.clone();
+        }
+        let result = match offering.accelerator.as_ref().and_then(|id| self.source.accelerator(id)) {
+            None => Ok(None),
+            Some(accelerator) => {
+                let cluster = Cluster::new(
+                    accelerator,
+                    gpus,
+                    gpus_per_node,
+                    offering.gpu_interconnect,
+                    offering.network.map(|n| n.0),
+                );
+                let mut template = self.request.template.clone();
+                template.precision = precision;
+                if batch.is_some() {
+                    template.batch = batch;
+                }
+                configure(
+                    self.request.model,
+                    accelerator,
+                    &template,
+                    cluster,
+                    self.request.amount,
+                    self.request.constraints.memory_margin,
+                )
+            }
+        };
+        self.cache.insert(key, result.clone());
+        result
+    }
+}
+
+fn memory_rejection(label: String, configured: &Configured, margin: f64) -> Option<Rejection> {
+    let memory = &configured.estimate.memory;
+    let limit = memory.capacity.as_u64() as f64 * (1.0 - margin);
+    let need = memory.per_gpu.as_u64() as f64;
+    (need > limit).then(|| Rejection {
+        candidate: label,
+        constraint: Constraint::Memory,
+        reason: format!(
+            "{} per GPU needed, {} available ({:.0} % kept free)",
+            memory.per_gpu,
+            gpuplan_model::Bytes(limit as u64),
+            margin * 100.0
+        ),
+        shortfall: need / limit,
+        needed: None,
+    })
+}
+
+/// Plans `request` over `source`.
+pub fn plan(source: &impl OfferingSource, request: &PlanRequest) -> Result<Plan, PlanError> {
+    let c = &request.constraints;
+    if request.precisions.is_empty() {
+        return Err(PlanError::Invalid("no precision allowed".to_string()));
+    }
+    if c.billing.is_empty() {
+        return Err(PlanError::Invalid("no billing mode allowed".to_string()));
+    }
+    if c.deadline_hours.is_some_and(|d| !(d > 0.0 && d.is_finite())) {
+        return Err(PlanError::Invalid(
+            "the deadline must be a positive duration".to_string(),
+        ));
+    }
+    if c.budget_usd.is_some_and(|b| !(b > 0.0 && b.is_finite())) {
+        return Err(PlanError::Invalid("the budget must be a positive amount".to_string()));
+    }
+    let serving = request.template.task == Task::Inference;
+    let mut evaluator = Evaluator {
+        source,
+        request,
+        cache: HashMap::new(),
+    };
+    let mut feasible: Vec<Recommendation> = Vec::new();
+    let mut rejections: Vec<Rejection> = Vec::new();
+    let mut counts: BTreeMap<Constraint, usize> = BTreeMap::new();
+    let mut evaluated = 0usize;
+    let mut reject = |rejection: Rejection, rejections: &mut Vec<Rejection>| {
+        *counts.entry(rejection.constraint).or_default() += 1;
+        rejections.push(rejection);
+    };
+
+    for offering in eligible(source, request) {
+        let per_node = offering.accelerator_count;
+        if per_node == 0 {
+            continue;
+        }
+        let priced: Vec<(BillingMode, f64, Option<String>)> = c
+            .billing
+            .iter()
+            .filter_map(|&billing| hourly_price(source, &offering, billing).map(|(price, note)| (billing, price, note)))
+            .collect();
+        if priced.is_empty() {
+            evaluated += 1;
+            reject(
+                Rejection {
+                    candidate: candidate_label(&offering, 1, None),
+                    constraint: Constraint::Price,
+                    reason: format!(
+                        "no price for {}",
+                        c.billing.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(" or ")
+                    ),
+                    shortfall: f64::INFINITY,
+                    needed: None,
+                },
+                &mut rejections,
+            );
+            continue;
+        }
+        for &precision in &request.precisions {
+            if serving {
+                evaluate_serving(
+                    &mut evaluator,
+                    &offering,
+                    precision,
+                    &priced,
+                    &mut feasible,
+                    &mut |r| reject(r, &mut rejections),
+                    &mut evaluated,
+                );
+            } else {
+                evaluate_training(
+                    &mut evaluator,
+                    &offering,
+                    precision,
+                    &priced,
+                    &mut feasible,
+                    &mut |r| reject(r, &mut rejections),
+                    &mut evaluated,
+                );
+            }
+        }
+    }
+
+    if feasible.is_empty() {
+        return Err(PlanError::Infeasible(Box::new(infeasible(
+            rejections, counts, evaluated, request,
+        ))));
+    }
+    Ok(rank(feasible, rejections, counts, evaluated, request))
+}
+
+fn evaluate_training(
+    evaluator: &mut Evaluator<'_, impl OfferingSource>,
+    offering: &Offering,
+    precision: Precision,
+    priced: &[(BillingMode, f64, Option<String>)],
+    feasible: &mut Vec<Recommendation>,
+    reject: &mut dyn FnMut(Rejection),
+    evaluated: &mut usize,
+) {
+    let request = evaluator.request;
+    let c = &request.constraints;
+    let per_node = offering.accelerator_count;
+    for nodes in NODE_COUNTS {
+        let gpus = nodes * per_node;
+        if nodes > c.max_nodes || gpus > c.max_gpus {
+            break;
+        }
+        *evaluated += priced.len();
+        let label = candidate_label(offering, nodes, None);
+        let network = offering.network.map(|n| n.0);
+        if nodes > 1 && network.is_some_and(|gbps| gbps < MIN_MULTI_NODE_GBPS) {
+            reject(Rejection {
+                candidate: label,
+                constraint: Constraint::Network,
+                reason: format!(
+                    "{} Gbps between nodes is too slow for multi-node training",
+                    network.unwrap_or(0.0)
+                ),
+                shortfall: MIN_MULTI_NODE_GBPS / network.unwrap_or(1.0),
+                needed: None,
+            });
+            continue;
+        }
+        let configured = match evaluator.configured(offering, gpus, per_node, precision, None) {
+            Ok(Some(configured)) => configured,
+            Ok(None) => {
+                reject(Rejection {
+                    candidate: label,
+                    constraint: Constraint::Layout,
+                    reason: format!("the batch cannot be spread over {gpus} GPUs"),
+                    shortfall: f64::INFINITY,
+                    needed: None,
+                });
+                continue;
+            }
+            Err(error) => {
+                reject(Rejection {
+                    candidate: label,
+                    constraint: Constraint::Layout,
+                    reason: error.to_string(),
+                    shortfall: f64::INFINITY,
+                    needed: None,
+                });
+                continue;
+            }
+        };
+        if let Some(rejection) = memory_rejection(label.clone(), &configured, c.memory_margin) {
+            reject(rejection);
+            // More nodes may fit; keep going.
+            continue;
+        }
+        let Some(training) = configured.estimate.training else {
+            continue;
+        };
+        let time_seconds = training.time_seconds;
+        let hours = time_seconds.map(|s| s / 3600.0);
+        let mut warnings = host_warnings(offering, &configured, nodes);
+        for (billing, price, note) in priced {
+            let hourly = price * f64::from(nodes);
+            let total = hours.map(|h| {
+                let billed = billed_hours(h, offering.billing_granularity);
+                hourly * term_hours(*billing).map_or(billed, |term| term.max(billed))
+            });
+            let label = candidate_label(offering, nodes, Some(*billing));
+            if let (Some(deadline), Some(h)) = (c.deadline_hours, hours) {
+                if h > deadline {
+                    reject(Rejection {
+                        candidate: label,
+                        constraint: Constraint::Deadline,
+                        reason: format!("{h:.1} h, over the {deadline} h deadline"),
+                        shortfall: h / deadline,
+                        needed: Some(h),
+                    });
+                    continue;
+                }
+            }
+            if let (Some(budget), Some(total)) = (c.budget_usd, total) {
+                if total > budget {
+                    reject(Rejection {
+                        candidate: label,
+                        constraint: Constraint::Budget,
+                        reason: format!("${total:.0}, over the ${budget:.0} budget"),
+                        shortfall: total / budget,
+                        needed: Some(total),
+                    });
+                    continue;
+                }
+            }
+            // Without an amount, rank by price per token processed.
+            let per_token = hourly / (training.tokens_per_second.max(training.samples_per_second) * 3600.0);
+            let mut why = Vec::new();
+            if let Some(note) = note {
+                why.push(note.clone());
+            }
+            if *billing == BillingMode::Spot {
+                why.push("spot: interruptible; the price assumes no interruption (checkpoint and restart costs not included)".to_string());
+            }
+            if let Some(term) = term_hours(*billing) {
+                if hours.is_some_and(|h| h < term) {
+                    why.push(format!(
+                        "a {billing} commitment bills {term:.0} h whatever the job uses"
+                    ));
+                }
+            }
+            warnings.dedup();
+            feasible.push(Recommendation {
+                offering: offering.clone(),
+                billing: *billing,
+                nodes,
+                gpus,
+                workload: configured.workload.clone(),
+                estimate: configured.estimate.clone(),
+                hourly_usd: hourly,
+                time_seconds,
+                total_usd: total,
+                serving: None,
+                cost_metric: total.unwrap_or(per_token),
+                time_metric: time_seconds.unwrap_or(training.step_seconds),
+                why,
+                warnings: warnings.clone(),
+            });
+        }
+    }
+}
+
+fn host_warnings(offering: &Offering, configured: &Configured, nodes: u32) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let per_node = f64::from(offering.accelerator_count.max(1));
+    let large = offering
+        .accelerator_memory
+        .is_some_and(|m| m.as_gib() / per_node >= 40.0);
+    if large && configured.workload.task.is_training() {
+        let vcpus = offering.vcpus / per_node;
+        let ram = offering.memory.as_gib() / per_node;
+        if vcpus < MIN_VCPUS_PER_LARGE_GPU {
+            warnings.push(format!(
+                "{vcpus:.0} vCPUs per GPU may not keep it fed (≥ {MIN_VCPUS_PER_LARGE_GPU} advised)"
+            ));
+        }
+        if ram < MIN_HOST_GIB_PER_LARGE_GPU {
+            warnings.push(format!(
+                "{ram:.0} GiB host RAM per GPU (≥ {MIN_HOST_GIB_PER_LARGE_GPU} GiB advised)"
+            ));
+        }
+    }
+    if nodes > 1 {
+        match offering.network {
+            Some(gbps) if gbps.0 < RECOMMENDED_MULTI_NODE_GBPS => warnings.push(format!(
+                "{} Gbps between nodes: communication will dominate (≥ {RECOMMENDED_MULTI_NODE_GBPS} Gbps advised)",
+                gbps.0
+            )),
+            None => warnings.push("network bandwidth between nodes not published; 100 Gbps assumed".to_string()),
+            _ => {}
+        }
+        if offering.node_network == Some(NodeNetwork::Ethernet) && configured.estimate.parameters.total > 13_000_000_000
+        {
+            warnings.push("plain Ethernet between nodes; InfiniBand or EFA is usual for models this large".to_string());
+        }
+    }
+    warnings
+}
+
+#[allow(clippy::too_many_arguments)]
+fn evaluate_serving(
+    evaluator: &mut Evaluator<'_, impl OfferingSource>,
+    offering: &Offering,
+    precision: Precision,
+    priced: &[(BillingMode, f64, Option<String>)],
+    feasible: &mut Vec<Recommendation>,
+    reject: &mut dyn FnMut(Rejection),
+    evaluated: &mut usize,
+) {
+    let request = evaluator.request;
+    let c = &request.constraints;
+    let targets = c.serving;
+    let per_node = offering.accelerator_count;
+    *evaluated += priced.len();
+    let label = candidate_label(offering, 1, None);
+    // Replica sizes: tensor-parallel groups inside one instance.
+    let mut best: Option<(Configured, u32, f64)> = None;
+    let mut nearest: Option<Rejection> = None;
+    for gpus_per_replica in [1u32, 2, 4, 8]
+        .into_iter()
+        .filter(|g| *g <= per_node && per_node % g == 0)
+    {
+        for batch in SERVING_BATCHES {
+            let configured =
+                match evaluator.configured(offering, gpus_per_replica, gpus_per_replica, precision, Some(batch)) {
+                    Ok(Some(configured)) => configured,
+                    _ => break,
+                };
+            if let Some(rejection) = memory_rejection(label.clone(), &configured, c.memory_margin) {
+                if batch == 1 {
+                    nearest.get_or_insert(rejection);
+                }
+                break;
+            }
+            let Some(inference) = configured.estimate.inference else {
+                break;
+            };
+            let slow_ttft = targets.ttft_seconds.filter(|t| inference.ttft_seconds > *t);
+            let slow_tpot = targets.tpot_seconds.filter(|t| inference.tpot_seconds > *t);
+            if slow_ttft.is_some() || slow_tpot.is_some() {
+                if batch == 1 {
+                    let (what, value, target) = match (slow_ttft, slow_tpot) {
+                        (Some(t), _) => ("time to first token", inference.ttft_seconds, t),
+                        (None, Some(t)) => ("time per output token", inference.tpot_seconds, t),
+                        _ => ("latency", 0.0, 1.0),
+                    };
+                    nearest.get_or_insert(Rejection {
+                        candidate: label.clone(),
+                        constraint: Constraint::Latency,
+                        reason: format!("{what} {:.0} ms at batch 1, target {:.0} ms", value * 1e3, target * 1e3),
+                        shortfall: value / target,
+                        needed: Some(value),
+                    });
+                }
+                break;
+            }
+            let per_instance = f64::from(per_node / gpus_per_replica) * inference.requests_per_second;
+            if best.as_ref().is_none_or(|(_, _, current)| per_instance > *current) {
+                best = Some((configured, gpus_per_replica, per_instance));
+            }
+        }
+    }
+    let Some((configured, gpus_per_replica, _)) = best else {
+        reject(nearest.unwrap_or(Rejection {
+            candidate: label,
+            constraint: Constraint::Layout,
+            reason: "no replica size serves this model".to_string(),
+            shortfall: f64::INFINITY,
+            needed: None,
+        }));
+        return;
+    };
+    let Some(inference) = configured.estimate.inference else {
+        return;
+    };
+    let replicas_per_instance = per_node / gpus_per_replica;
+    let per_replica = inference.requests_per_second * SERVING_TARGET_UTILISATION;
+    let replicas_for = |qps: f64| ((qps / per_replica).ceil() as u32).max(1);
+    let replicas = targets.qps.map_or(1, replicas_for);
+    let instances = replicas.div_ceil(replicas_per_instance);
+    if instances > c.max_nodes || instances * per_node > c.max_gpus {
+        reject(Rejection {
+            candidate: label,
+            constraint: Constraint::Size,
+            reason: format!("{instances} instances needed for the load, over the limits"),
+            shortfall: f64::from(instances * per_node) / f64::from(c.max_gpus.max(1)),
+            needed: None,
+        });
+        return;
+    }
+    let max_replicas = targets.peak_qps.map_or(replicas, replicas_for).max(replicas);
+    let min_replicas = targets.qps.map_or(1, |qps| replicas_for(qps * 0.25));
+    for (billing, price, note) in priced {
+        let hourly = price * f64::from(instances);
+        let tokens_per_hour =
+            inference.output_tokens_per_second * f64::from(replicas) * 3600.0 * SERVING_TARGET_UTILISATION;
+        let requests_per_hour = targets.qps.unwrap_or(inference.requests_per_second) * 3600.0;
+        let mut why = Vec::new();
+        if let Some(note) = note {
+            why.push(note.clone());
+        }
+        if *billing == BillingMode::Spot {
+            why.push("spot: instances can be reclaimed; keep on-demand capacity for the minimum replicas".to_string());
+        }
+        let monthly = hourly * HOURS_PER_MONTH;
+        if let (Some(budget), true) = (c.budget_usd, true) {
+            if monthly > budget {
+                reject(Rejection {
+                    candidate: candidate_label(offering, instances, Some(*billing)),
+                    constraint: Constraint::Budget,
+                    reason: format!("${monthly:.0} per month, over the ${budget:.0} budget"),
+                    shortfall: monthly / budget,
+                    needed: Some(monthly),
+                });
+                continue;
+            }
+        }
+        feasible.push(Recommendation {
+            offering: offering.clone(),
+            billing: *billing,
+            nodes: instances,
+            gpus: instances * per_node,
+            workload: configured.workload.clone(),
+            estimate: configured.estimate.clone(),
+            hourly_usd: hourly,
+            time_seconds: None,
+            total_usd: Some(monthly),
+            serving: Some(Serving {
+                batch_per_replica: configured.workload.batch,
+                gpus_per_replica,
+                replicas,
+                requests_per_second_per_replica: inference.requests_per_second,
+                min_replicas,
+                max_replicas,
+                usd_per_million_output_tokens: (tokens_per_hour > 0.0).then(|| hourly / tokens_per_hour * 1e6),
+                usd_per_thousand_requests: (requests_per_hour > 0.0).then(|| hourly / requests_per_hour * 1e3),
+            }),
+            cost_metric: hourly,
+            time_metric: inference.request_latency_seconds,
+            why,
+            warnings: Vec::new(),
+        });
+    }
+}
+
+fn order(
+    objective: Objective,
+    a: &Recommendation,
+    b: &Recommendation,
+    best_cost: f64,
+    best_time: f64,
+) -> std::cmp::Ordering {
+    let by_cost = a
+        .cost_metric
+        .total_cmp(&b.cost_metric)
+        .then(a.time_metric.total_cmp(&b.time_metric));
+    let by_time = a
+        .time_metric
+        .total_cmp(&b.time_metric)
+        .then(a.cost_metric.total_cmp(&b.cost_metric));
+    match objective {
+        Objective::Cost => by_cost,
+        Objective::Time => by_time,
+        Objective::Balanced => {
+            let score = |r: &Recommendation| ((r.cost_metric / best_cost) * (r.time_metric / best_time)).sqrt();
+            score(a).total_cmp(&score(b)).then(by_cost)
+        }
+    }
+}
+
+fn rank(
+    mut feasible: Vec<Recommendation>,
+    mut rejections: Vec<Rejection>,
+    counts: BTreeMap<Constraint, usize>,
+    evaluated: usize,
+    request: &PlanRequest,
+) -> Plan {
+    let total_feasible = feasible.len();
+    let best_cost = feasible.iter().map(|r| r.cost_metric).fold(f64::INFINITY, f64::min);
+    let best_time = feasible.iter().map(|r| r.time_metric).fold(f64::INFINITY, f64::min);
+    let objective = match (
+        request.objective,
+        request.constraints.deadline_hours,
+        request.constraints.budget_usd,
+    ) {
+        (Objective::Balanced, Some(_), None) => Objective::Cost,
+        (Objective::Balanced, None, Some(_)) => Objective::Time,
+        (objective, _, _) => objective,
+    };
+    feasible.sort_by(|a, b| order(objective, a, b, best_cost, best_time));
+    let front: Vec<usize> = pareto_front(
+        &feasible
+            .iter()
+            .map(|r| (r.cost_metric, r.time_metric))
+            .collect::<Vec<_>>(),
+    );
+    let cheapest = (0..feasible.len())
+        .min_by(|&a, &b| {
+            feasible[a]
+                .cost_metric
+                .total_cmp(&feasible[b].cost_metric)
+                .then(a.cmp(&b))
+        })
+        .unwrap_or(0);
+    let fastest = (0..feasible.len())
+        .min_by(|&a, &b| {
+            feasible[a]
+                .time_metric
+                .total_cmp(&feasible[b].time_metric)
+                .then(a.cmp(&b))
+        })
+        .unwrap_or(0);
+
+    // Keep the top N, plus the cheapest, the fastest and the front.
+    let top = request.top.max(1);
+    let mut keep: Vec<usize> = (0..feasible.len().min(top)).collect();
+    for index in front.iter().copied().chain([cheapest, fastest]) {
+        if !keep.contains(&index) {
+            keep.push(index);
+        }
+    }
+    keep.sort_unstable();
+    let remap: HashMap<usize, usize> = keep.iter().enumerate().map(|(new, old)| (*old, new)).collect();
+    let kept: Vec<Recommendation> = keep.iter().map(|&i| feasible[i].clone()).collect();
+    let mut recommendations = kept;
+    let pareto: Vec<usize> = front.iter().filter_map(|i| remap.get(i).copied()).collect();
+
+    // Explain the winner against its neighbours.
+    if recommendations.len() > 1 {
+        let winner = recommendations[0].clone();
+        recommendations[0].why.insert(0, format!("best by {objective}"));
+        for other in recommendations.iter_mut().skip(1) {
+            let cost_ratio = other.cost_metric / winner.cost_metric;
+            let speed_ratio = winner.time_metric / other.time_metric;
+            other.why.insert(
+                0,
+                format!(
+                    "{:.2}× the cost of the best for {:.2}× its speed",
+                    cost_ratio, speed_ratio
+                ),
+            );
+        }
+    } else if let Some(only) = recommendations.first_mut() {
+        only.why.insert(0, "the only feasible configuration".to_string());
+    }
+
+    // Nearest misses: the three closest of each constraint.
+    rejections.sort_by(|a, b| {
+        a.constraint
+            .cmp(&b.constraint)
+            .then(a.shortfall.total_cmp(&b.shortfall))
+    });
+    let mut shown: BTreeMap<Constraint, usize> = BTreeMap::new();
+    rejections.retain(|r| {
+        let count = shown.entry(r.constraint).or_default();
+        *count += 1;
+        *count <= 3
+    });
+
+    let mut assumptions = vec![
+        format!(
+            "memory must fit with {:.0} % of each GPU kept free",
+            request.constraints.memory_margin * 100.0
+        ),
+        "zones folded per region: on-demand is the region's price, spot the lowest of its zones".to_string(),
+        "per-second billing rounds up to a 60 s minimum, per-minute to the minute, unknown granularity to whole hours"
+            .to_string(),
+    ];
+    if request.template.task == Task::Inference {
+        assumptions.push(format!(
+            "replicas sized for {:.0} % utilisation at the target load; cost is per month of {HOURS_PER_MONTH} h",
+            SERVING_TARGET_UTILISATION * 100.0
+        ));
+    }
+    if let Some(TrainingAmount::Tokens(tokens)) = request.amount {
+        assumptions.push(format!("{tokens:.3e} training tokens"));
+    }
+    if let Some(first) = recommendations.first() {
+        assumptions.extend(first.estimate.assumptions.iter().cloned());
+    }
+    Plan {
+        recommendations,
+        cheapest: remap.get(&cheapest).copied().unwrap_or(0),
+        fastest: remap.get(&fastest).copied().unwrap_or(0),
+        pareto,
+        rejected: rejections,
+        rejected_counts: counts,
+        evaluated,
+        feasible: total_feasible,
+        assumptions,
+    }
+}
+
+fn infeasible(
+    mut rejections: Vec<Rejection>,
+    counts: BTreeMap<Constraint, usize>,
+    evaluated: usize,
+    request: &PlanRequest,
+) -> Infeasible {
+    rejections.sort_by(|a, b| a.shortfall.total_cmp(&b.shortfall));
+    let suggestion = rejections
+        .iter()
+        .find(|r| r.shortfall.is_finite())
+        .map(|nearest| match nearest.constraint {
+            Constraint::Deadline => format!(
+                "relax the deadline to {:.0} h (nearest: {})",
+                nearest.needed.unwrap_or(0.0).ceil(),
+                nearest.candidate
+            ),
+            Constraint::Budget => format!(
+                "raise the budget to ${:.0} (nearest: {})",
+                nearest.needed.unwrap_or(0.0).ceil(),
+                nearest.candidate
+            ),
+            Constraint::Memory => {
+                let quantise = if request.template.task == Task::Inference {
+                    "allow int8 or int4 weights (--precision), "
+                } else {
+                    ""
+                };
+                format!(
+                    "{quantise}allow more GPUs (--max-gpus) or larger GPUs: the nearest needs {:.0} % more memory",
+                    (nearest.shortfall - 1.0) * 100.0
+                )
+            }
+            Constraint::Latency => format!(
+                "relax the latency target to {:.0} ms (nearest: {})",
+                nearest.needed.unwrap_or(0.0) * 1e3,
+                nearest.candidate
+            ),
+            Constraint::Network => "allow single-node configurations or providers with faster networks".to_string(),
+            Constraint::Size => "raise --max-gpus or --max-nodes".to_string(),
+            Constraint::Layout | Constraint::Price => format!("see the rejected candidates ({})", nearest.reason),
+        });
+    rejections.truncate(10);
+    Infeasible {
+        rejected_counts: counts,
+        nearest: rejections,
+        suggestion,
+        evaluated,
+    }
+}

@@ -1,0 +1,76 @@
+use gpuplan_estimate::Estimate;
+use gpuplan_model::{BillingMode, Offering, Workload};
+use serde::Serialize;
+
+/// One feasible configuration, priced.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Recommendation {
+    /// The offering (zones folded: the region's on-demand price, its lowest spot price).
+    pub offering: Offering,
+    pub billing: BillingMode,
+    /// Instances rented (training nodes, or serving instances).
+    pub nodes: u32,
+    /// GPUs rented in all.
+    pub gpus: u32,
+    pub workload: Workload,
+    pub estimate: Estimate,
+    /// Price of all instances per hour under this billing mode.
+    pub hourly_usd: f64,
+    /// Time to finish the training job, when an amount was given.
+    pub time_seconds: Option<f64>,
+    /// Cost of the job, when its length is known.
+    pub total_usd: Option<f64>,
+    /// Serving: model replicas and the autoscaling range.
+    pub serving: Option<Serving>,
+    /// The value the ranking compares for cost, and for time.
+    pub cost_metric: f64,
+    pub time_metric: f64,
+    /// Why this configuration is here, in words.
+    pub why: Vec<String>,
+    /// Things that do not disqualify it but a user should know.
+    pub warnings: Vec<String>,
+}
+
+/// How a serving configuration meets its load.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Serving {
+    /// Sequences each replica serves at once, chosen to meet the latency targets.
+    pub batch_per_replica: u64,
+    /// GPUs per replica (tensor parallel degree).
+    pub gpus_per_replica: u32,
+    pub replicas: u32,
+    /// Requests per second one replica sustains at that batch.
+    pub requests_per_second_per_replica: f64,
+    pub min_replicas: u32,
+    pub max_replicas: u32,
+    pub usd_per_million_output_tokens: Option<f64>,
+    pub usd_per_thousand_requests: Option<f64>,
+}
+
+impl Recommendation {
+    /// `aws p5.48xlarge (us-east-1) 8× H100-SXM5-80GB ×2, on-demand`.
+    pub fn label(&self) -> String {
+        candidate_label(&self.offering, self.nodes, Some(self.billing))
+    }
+}
+
+/// A short name for a candidate in explanations.
+pub fn candidate_label(offering: &Offering, nodes: u32, billing: Option<BillingMode>) -> String {
+    let gpus = match &offering.accelerator {
+        Some(id) => format!("{}× {id}", offering.accelerator_count),
+        None => "CPU".to_string(),
+    };
+    let mut label = format!(
+        "{} {} ({}) {gpus}",
+        offering.provider,
+        offering.instance_type,
+        offering.region.as_deref().unwrap_or("any region")
+    );
+    if nodes > 1 {
+        label.push_str(&format!(" ×{nodes}"));
+    }
+    if let Some(billing) = billing {
+        label.push_str(&format!(", {billing}"));
+    }
+    label
+}
