@@ -63,6 +63,186 @@ pub enum Command {
     Models,
     /// Estimate memory per GPU and speed of a workload on a GPU type.
     Estimate(EstimateArgs),
+    /// Find the best cloud GPU configurations for a workload: offering, GPU count, layout,
+    /// billing mode, with reasons.
+    Plan(PlanArgs),
+}
+
+/// Parses a duration: `24h`, `90m`, `3d`, `1.5h`, `200ms`, `1s`; a bare number is in
+/// `default_unit` seconds.
+fn duration_in(text: &str, default_unit: f64) -> Result<f64, String> {
+    let text = text.trim();
+    let split = text.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let value: f64 = number
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a duration (e.g. 24h, 90m, 200ms)"))?;
+    let scale = match unit.trim().to_lowercase().as_str() {
+        "" => default_unit,
+        "ms" => 1e-3,
+        "s" | "sec" => 1.0,
+        "m" | "min" => 60.0,
+        "h" | "hr" | "hours" => 3600.0,
+        "d" | "days" => 86400.0,
+        "w" | "weeks" => 7.0 * 86400.0,
+        other => return Err(format!("unknown time unit `{other}` (use ms, s, m, h, d or w)")),
+    };
+    let seconds = value * scale;
+    if seconds.is_finite() && seconds > 0.0 {
+        Ok(seconds)
+    } else {
+        Err(format!("`{text}` must be a positive duration"))
+    }
+}
+
+fn hours_duration(text: &str) -> Result<f64, String> {
+    duration_in(text, 3600.0).map(|seconds| seconds / 3600.0)
+}
+
+fn seconds_duration(text: &str) -> Result<f64, String> {
+    duration_in(text, 1.0)
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ObjectiveArg {
+    /// Lowest total cost (serving: lowest cost per hour).
+    Cost,
+    /// Shortest time to finish (serving: lowest latency).
+    Time,
+    /// Cost under a deadline, time under a budget.
+    Balanced,
+}
+
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// A built-in model id (`gpuplan models`) or the path of a Hugging Face config.json.
+    #[arg(long)]
+    pub model: String,
+
+    /// pretrain, finetune, lora, qlora or inference.
+    #[arg(long)]
+    pub task: String,
+
+    /// Precisions allowed, preferred first (comma-separated: bf16,fp8,int8,int4).
+    #[arg(long, value_delimiter = ',')]
+    pub precision: Vec<String>,
+
+    /// Global batch in sequences or samples (training; default 256).
+    #[arg(long)]
+    pub batch: Option<u64>,
+
+    /// Sequences per GPU per step (default: the fastest that fits).
+    #[arg(long)]
+    pub micro_batch: Option<u64>,
+
+    /// Tokens per sequence (training) or prompt tokens (inference).
+    #[arg(long, alias = "input-tokens")]
+    pub seq: Option<u64>,
+
+    /// Tokens generated per request (inference).
+    #[arg(long)]
+    pub output_tokens: Option<u64>,
+
+    /// none, selective or full activation recomputation (default: the least that fits).
+    #[arg(long)]
+    pub checkpointing: Option<String>,
+
+    /// adamw, adam8bit, sgd or adafactor.
+    #[arg(long)]
+    pub optimizer: Option<String>,
+
+    /// LoRA rank (default 16).
+    #[arg(long)]
+    pub lora_rank: Option<u64>,
+
+    /// Inference engine (default vllm when planning serving).
+    #[arg(long)]
+    pub engine: Option<String>,
+
+    /// Tokens to train on (`5e8`).
+    #[arg(long, value_parser = count)]
+    pub tokens: Option<f64>,
+
+    /// Epochs over --dataset-size samples.
+    #[arg(long, value_parser = count)]
+    pub epochs: Option<f64>,
+
+    /// Samples per epoch.
+    #[arg(long, value_parser = count)]
+    pub dataset_size: Option<f64>,
+
+    /// Finish within this time (`24h`, `3d`; a bare number is hours).
+    #[arg(long, value_parser = hours_duration, value_name = "DURATION")]
+    pub deadline: Option<f64>,
+
+    /// Spend at most this many USD (serving: per month).
+    #[arg(long, value_name = "USD")]
+    pub budget: Option<f64>,
+
+    /// Requests per second to serve.
+    #[arg(long)]
+    pub qps: Option<f64>,
+
+    /// Peak requests per second, for the autoscaling range.
+    #[arg(long)]
+    pub peak_qps: Option<f64>,
+
+    /// Time-to-first-token target (`1s`, `500ms`).
+    #[arg(long, value_parser = seconds_duration, value_name = "DURATION")]
+    pub ttft: Option<f64>,
+
+    /// Time-per-output-token target (`50ms`).
+    #[arg(long, value_parser = seconds_duration, value_name = "DURATION")]
+    pub tpot: Option<f64>,
+
+    /// Only these providers (comma-separated).
+    #[arg(long, alias = "provider", value_delimiter = ',')]
+    pub providers: Vec<String>,
+
+    /// Only regions starting with these prefixes (comma-separated).
+    #[arg(long, alias = "region", value_delimiter = ',')]
+    pub regions: Vec<String>,
+
+    /// Only these accelerators (ids, aliases or families; comma-separated).
+    #[arg(long, value_delimiter = ',')]
+    pub gpu: Vec<String>,
+
+    /// Never these accelerators.
+    #[arg(long, value_delimiter = ',')]
+    pub exclude_gpu: Vec<String>,
+
+    /// Billing modes allowed: on-demand, spot, reserved-1y, reserved-3y (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "on-demand")]
+    pub billing: Vec<String>,
+
+    /// Allow spot capacity in addition to the --billing modes.
+    #[arg(long)]
+    pub spot: bool,
+
+    /// At most this many GPUs in all (default 512).
+    #[arg(long)]
+    pub max_gpus: Option<u32>,
+
+    /// At most this many nodes (default 64).
+    #[arg(long)]
+    pub max_nodes: Option<u32>,
+
+    /// Share of each GPU's memory kept free (default 0.10).
+    #[arg(long)]
+    pub memory_margin: Option<f64>,
+
+    /// What to optimise.
+    #[arg(long, value_enum, default_value_t = ObjectiveArg::Cost)]
+    pub objective: ObjectiveArg,
+
+    /// How many configurations to show.
+    #[arg(long, default_value_t = 10)]
+    pub top: usize,
+
+    /// Show the candidates each constraint removed and every assumption.
+    #[arg(long)]
+    pub explain: bool,
 }
 
 /// Parses a count that may be written in scientific notation (`2e9`).

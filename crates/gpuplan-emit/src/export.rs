@@ -17,6 +17,15 @@ pub trait Exporter {
 #[derive(Debug, Clone, Copy)]
 pub struct TerminalExporter;
 
+impl TerminalExporter {
+    /// The table alone, without its footer.
+    pub fn export_table(&self, table: &Table) -> String {
+        let mut bare = table.clone();
+        bare.footer.clear();
+        self.export(&bare)
+    }
+}
+
 impl Exporter for TerminalExporter {
     fn export(&self, table: &Table) -> String {
         let mut out = comfy_table::Table::new();

@@ -21,4 +21,7 @@ pub mod wire;
 pub use export::{CsvExporter, Exporter, MarkdownExporter, TerminalExporter};
 pub use format::OutputFormat;
 pub use table::{Align, Table};
-pub use view::{catalog_table, estimate_report, gpu_detail, gpu_table, instance_table, model_table, parameter_count};
+pub use view::{
+    catalog_table, estimate_report, gpu_detail, gpu_table, infeasible_report, instance_table, model_table,
+    parameter_count, plan_explanation, plan_table,
+};

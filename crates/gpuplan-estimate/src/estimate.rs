@@ -9,6 +9,7 @@ use crate::efficiency::{
 use crate::error::EstimateError;
 use crate::inference::{InferenceEstimate, InferenceShape};
 use crate::memory::{self, MemoryEstimate};
+use crate::notes::Notes;
 use crate::parameters::{ParameterCount, count_parameters};
 use crate::precision_bytes::{activation_bytes, weight_bytes};
 use crate::training::{TrainingEstimate, TrainingShape};
@@ -34,6 +35,8 @@ pub struct EstimateRequest<'a> {
     pub workload: &'a Workload,
     pub cluster: Cluster,
     pub amount: Option<TrainingAmount>,
+    /// Keep the assumptions in words (off while a search weighs thousands of candidates).
+    pub explain: bool,
 }
 
 /// Parameter counts of the model as estimated.
@@ -208,12 +211,14 @@ fn validate(request: &EstimateRequest) -> Result<(), EstimateError> {
 pub fn estimate(request: &EstimateRequest) -> Result<Estimate, EstimateError> {
     validate(request)?;
     let (compute_precision, peak) = compute_peak(request.accelerator, request.workload)?;
-    let mut assumptions = Vec::new();
+    let mut assumptions = Notes::new(request.explain);
     if compute_precision != request.workload.precision {
-        assumptions.push(format!(
-            "{} weights; matmuls run at {} ({} dense peak {peak})",
-            request.workload.precision, compute_precision, request.accelerator.id
-        ));
+        assumptions.add(|| {
+            format!(
+                "{} weights; matmuls run at {} ({} dense peak {peak})",
+                request.workload.precision, compute_precision, request.accelerator.id
+            )
+        });
     }
     match &request.model.architecture {
         Architecture::Transformer(spec) => transformer(request, spec, peak, assumptions),
@@ -233,26 +238,28 @@ fn transformer(
     request: &EstimateRequest,
     spec: &TransformerSpec,
     peak: FlopsPerSecond,
-    mut assumptions: Vec<String>,
+    mut assumptions: Notes,
 ) -> Result<Estimate, EstimateError> {
     let workload = request.workload;
     let counts: ParameterCount = count_parameters(spec);
     let seq = effective_sequence(spec, workload);
     if spec.image.is_some() && seq != workload.seq {
-        assumptions.push(format!(
-            "a vision transformer sees {seq} tokens per image (patches + class token)"
-        ));
+        assumptions.add(|| format!("a vision transformer sees {seq} tokens per image (patches + class token)"));
     }
     if spec.max_context > 0 && seq > spec.max_context && spec.image.is_none() {
-        assumptions.push(format!(
-            "sequence {seq} is longer than the {} tokens the model was trained for",
-            spec.max_context
-        ));
+        assumptions.add(|| {
+            format!(
+                "sequence {seq} is longer than the {} tokens the model was trained for",
+                spec.max_context
+            )
+        });
     }
-    assumptions.push(format!(
-        "{} parameters ({} active per token) counted from the architecture",
-        counts.total, counts.active
-    ));
+    assumptions.add(|| {
+        format!(
+            "{} parameters ({} active per token) counted from the architecture",
+            counts.total, counts.active
+        )
+    });
 
     if workload.task == Task::Inference {
         // TensorRT-LLM's fp8 recipes quantise the KV cache to fp8 as well (its performance
@@ -289,13 +296,14 @@ fn transformer(
             activation_bytes_per_sequence: memory.activations.as_u64() as f64 / workload.batch.max(1) as f64,
             generates: spec.generates(),
         };
-        let (estimate, notes) = inference::estimate(request.accelerator, peak, workload, &shape);
-        assumptions.extend(notes);
-        assumptions.push(format!(
-            "KV cache in {}: {} per token on each GPU",
-            if kv_value_bytes < 2.0 { "fp8" } else { "16-bit" },
-            Bytes((kv_gpu / f64::from(workload.layout.pp)) as u64)
-        ));
+        let estimate = inference::estimate(request.accelerator, peak, workload, &shape, &mut assumptions);
+        assumptions.add(|| {
+            format!(
+                "KV cache in {}: {} per token on each GPU",
+                if kv_value_bytes < 2.0 { "fp8" } else { "16-bit" },
+                Bytes((kv_gpu / f64::from(workload.layout.pp)) as u64)
+            )
+        });
         push_memory_assumptions(&mut assumptions, request);
         return Ok(Estimate {
             parameters: ParameterSummary {
@@ -310,7 +318,7 @@ fn transformer(
                 memory: MEMORY_UNCERTAINTY,
                 speed: INFERENCE_UNCERTAINTY,
             },
-            assumptions,
+            assumptions: assumptions.into_vec(),
         });
     }
 
@@ -327,8 +335,14 @@ fn transformer(
         parameters: counts.total as f64,
         flops_per_token: flops::training_per_token(spec, &counts, seq, workload.task, workload.checkpointing),
     };
-    let (mut estimate, notes) = training::estimate(request.accelerator, peak, workload, &request.cluster, &shape);
-    assumptions.extend(notes);
+    let mut estimate = training::estimate(
+        request.accelerator,
+        peak,
+        workload,
+        &request.cluster,
+        &shape,
+        &mut assumptions,
+    );
     estimate = apply_amount(estimate, request, seq);
     push_memory_assumptions(&mut assumptions, request);
     Ok(Estimate {
@@ -344,7 +358,7 @@ fn transformer(
             memory: MEMORY_UNCERTAINTY,
             speed: TRAINING_UNCERTAINTY,
         },
-        assumptions,
+        assumptions: assumptions.into_vec(),
     })
 }
 
@@ -356,47 +370,51 @@ fn apply_amount(estimate: TrainingEstimate, request: &EstimateRequest, _seq: u64
     }
 }
 
-fn push_memory_assumptions(assumptions: &mut Vec<String>, request: &EstimateRequest) {
+fn push_memory_assumptions(assumptions: &mut Notes, request: &EstimateRequest) {
     let w = request.workload;
     match w.task {
-        Task::Pretrain | Task::Finetune => assumptions.push(format!(
+        Task::Pretrain | Task::Finetune => assumptions.add(|| format!(
             "{} weights, {} gradients, {} optimizer with an fp32 master copy under mixed precision \
              (ZeRO stage {} over {} data-parallel ranks)",
             w.precision, w.precision, w.optimizer, w.layout.zero, w.layout.dp
         )),
-        Task::Lora => assumptions.push(format!(
+        Task::Lora => assumptions.add(|| format!(
             "LoRA rank {} on every linear layer of attention and MLP, adapters in fp32 with AdamW; frozen base in {}",
             w.lora_rank, w.precision
         )),
-        Task::Qlora => assumptions.push(format!(
+        Task::Qlora => assumptions.add(|| format!(
             "QLoRA: NF4 base (4.5 bits per weight: bitsandbytes' default, no double quantisation), embeddings in \
              16-bit, rank-{} fp32 adapters on every linear layer; activations ×{} (empirical, LitGPT QLoRA peaks)",
             w.lora_rank,
             crate::efficiency::QLORA_ACTIVATION_FACTOR
         )),
-        Task::Inference => assumptions.push(format!(
+        Task::Inference => assumptions.add(|| format!(
             "{} weights; embeddings and output layer kept in 16-bit",
             w.precision
         )),
     }
     if w.task.is_training() {
-        assumptions.push(format!(
-            "activations per Korthikanti et al. 2022, {} recomputation, flash attention {}, micro-batch {}",
-            w.checkpointing,
-            if w.flash_attention { "on" } else { "off" },
-            w.micro_batch
-        ));
+        assumptions.add(|| {
+            format!(
+                "activations per Korthikanti et al. 2022, {} recomputation, flash attention {}, micro-batch {}",
+                w.checkpointing,
+                if w.flash_attention { "on" } else { "off" },
+                w.micro_batch
+            )
+        });
     }
-    assumptions.push(format!(
-        "runtime overhead: {} GiB CUDA context{}, {:.0} % allocator fragmentation on activations and gradients",
-        crate::efficiency::CUDA_CONTEXT_GIB,
-        if request.cluster.gpus > 1 {
-            format!(" + {} GiB NCCL buffers", crate::efficiency::NCCL_BUFFERS_GIB)
-        } else {
-            String::new()
-        },
-        crate::efficiency::ALLOCATOR_FRAGMENTATION * 100.0
-    ));
+    assumptions.add(|| {
+        format!(
+            "runtime overhead: {} GiB CUDA context{}, {:.0} % allocator fragmentation on activations and gradients",
+            crate::efficiency::CUDA_CONTEXT_GIB,
+            if request.cluster.gpus > 1 {
+                format!(" + {} GiB NCCL buffers", crate::efficiency::NCCL_BUFFERS_GIB)
+            } else {
+                String::new()
+            },
+            crate::efficiency::ALLOCATOR_FRAGMENTATION * 100.0
+        )
+    });
 }
 
 /// Factor on the transformer training efficiency for convolutional networks: NVIDIA's
@@ -414,7 +432,7 @@ fn cited(
     request: &EstimateRequest,
     spec: &CitedSpec,
     peak: FlopsPerSecond,
-    mut assumptions: Vec<String>,
+    mut assumptions: Notes,
 ) -> Result<Estimate, EstimateError> {
     let workload = request.workload;
     let model = request.model;
@@ -424,15 +442,17 @@ fn cited(
     let params = parameters as f64;
     let split = f64::from(workload.layout.tp * workload.layout.pp);
     let weights = params * weight_bytes(workload.task, workload.precision) / split;
-    assumptions.push(format!(
-        "{parameters} parameters as published; figures at {0}×{0} pixels",
-        spec.resolution
-    ));
+    assumptions.add(|| {
+        format!(
+            "{parameters} parameters as published; figures at {0}×{0} pixels",
+            spec.resolution
+        )
+    });
     let forward = spec.forward_flops_per_sample;
     let activation_per_sample = match (spec.activation_bytes_per_sample, forward) {
         (Some(bytes), _) => bytes as f64,
         (None, Some(flops)) => {
-            assumptions.push(format!(
+            assumptions.add(|| format!(
                 "activation memory per sample taken as {CNN_ACTIVATION_BYTES_PER_FORWARD_FLOP} bytes per forward FLOP \
                  (no published figure for this model)"
             ));
@@ -480,7 +500,7 @@ fn cited(
         }
     };
     let Some(forward) = forward else {
-        assumptions.push("no published FLOPs per sample for this model: speed is not estimated".to_string());
+        assumptions.add(|| "no published FLOPs per sample for this model: speed is not estimated".to_string());
         return Ok(Estimate {
             parameters: ParameterSummary {
                 total: parameters,
@@ -494,14 +514,14 @@ fn cited(
                 memory: MEMORY_UNCERTAINTY * 2.0,
                 speed: f64::NAN,
             },
-            assumptions,
+            assumptions: assumptions.into_vec(),
         });
     };
     let gpus = f64::from(request.cluster.gpus);
     if workload.task.is_training() {
         let (base, evidence) = training_peak_fraction(request.accelerator, workload.precision);
-        assumptions.push(evidence.to_string());
-        assumptions.push(format!("convolutional networks reach ×{CNN_EFFICIENCY_FACTOR} of that"));
+        assumptions.add(|| evidence.to_string());
+        assumptions.add(|| format!("convolutional networks reach ×{CNN_EFFICIENCY_FACTOR} of that"));
         let per_sample = 3.0 * forward;
         let step = per_sample * workload.batch as f64 / (gpus * peak.0 * base * CNN_EFFICIENCY_FACTOR);
         let samples_per_second = workload.batch as f64 / step;
@@ -532,7 +552,7 @@ fn cited(
                 memory: MEMORY_UNCERTAINTY * 2.0,
                 speed: TRAINING_UNCERTAINTY,
             },
-            assumptions,
+            assumptions: assumptions.into_vec(),
         });
     }
     let profile = engine_profile(workload.engine);
@@ -540,10 +560,12 @@ fn cited(
     let latency = steps * forward * workload.batch as f64
         / (gpus * peak.0 * profile.prefill_peak_fraction * CNN_INFERENCE_FACTOR)
         + profile.step_overhead_seconds * steps;
-    assumptions.push(format!(
-        "engine profile: {}; ×{CNN_INFERENCE_FACTOR} for convolutions",
-        profile.evidence
-    ));
+    assumptions.add(|| {
+        format!(
+            "engine profile: {}; ×{CNN_INFERENCE_FACTOR} for convolutions",
+            profile.evidence
+        )
+    });
     Ok(Estimate {
         parameters: ParameterSummary {
             total: parameters,
@@ -571,6 +593,6 @@ fn cited(
             memory: MEMORY_UNCERTAINTY * 2.0,
             speed: INFERENCE_UNCERTAINTY,
         },
-        assumptions,
+        assumptions: assumptions.into_vec(),
     })
 }

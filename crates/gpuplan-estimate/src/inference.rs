@@ -9,6 +9,7 @@
 //!   the number of concurrent sequences is bounded by the memory left for the KV cache.
 
 use crate::efficiency::{ALL_REDUCE_LATENCY_SECONDS, LOW_PRECISION_DECODE_FACTOR, engine_profile};
+use crate::notes::Notes;
 use gpuplan_model::{Accelerator, FlopsPerSecond, Workload};
 use serde::Serialize;
 
@@ -67,7 +68,8 @@ pub fn estimate(
     peak: FlopsPerSecond,
     workload: &Workload,
     shape: &InferenceShape,
-) -> (InferenceEstimate, Vec<String>) {
+    notes: &mut Notes,
+) -> InferenceEstimate {
     let profile = engine_profile(workload.engine);
     let tp = f64::from(workload.layout.tp);
     let batch = workload.batch as f64;
@@ -136,22 +138,19 @@ pub fn estimate(
             .max(0.0)
             .floor() as u64
     };
-    let notes = vec![
-        format!("engine profile: {}", profile.evidence),
+    notes.add(|| format!("engine profile: {}", profile.evidence));
+    notes.add(|| {
         "TTFT is the prefill of the whole batch's prompts at once (a static batch); decode is timed at the \
          average context, prompt + half the output"
-            .to_string(),
-    ];
-    (
-        InferenceEstimate {
-            ttft_seconds: ttft,
-            tpot_seconds: tpot,
-            output_tokens_per_second: if latency > 0.0 { batch * out / latency } else { 0.0 },
-            requests_per_second: if latency > 0.0 { batch / latency } else { 0.0 },
-            max_concurrent_sequences: max_sequences,
-            request_latency_seconds: latency,
-            decode_bound: bound,
-        },
-        notes,
-    )
+            .to_string()
+    });
+    InferenceEstimate {
+        ttft_seconds: ttft,
+        tpot_seconds: tpot,
+        output_tokens_per_second: if latency > 0.0 { batch * out / latency } else { 0.0 },
+        requests_per_second: if latency > 0.0 { batch / latency } else { 0.0 },
+        max_concurrent_sequences: max_sequences,
+        request_latency_seconds: latency,
+        decode_bound: bound,
+    }
 }

@@ -27,6 +27,7 @@ pub mod flops;
 pub mod inference;
 pub mod kv_cache;
 pub mod memory;
+mod notes;
 pub mod parameters;
 pub mod precision_bytes;
 pub mod training;

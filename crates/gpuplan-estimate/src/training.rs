@@ -18,6 +18,7 @@ use crate::efficiency::{
     PIPELINE_VIRTUAL_STAGES, QLORA_SPEED_FACTOR, training_peak_fraction,
 };
 use crate::flops::TrainingFlops;
+use crate::notes::Notes;
 use crate::precision_bytes::{activation_bytes, gradient_bytes, weight_bytes};
 use gpuplan_model::{Accelerator, Checkpointing, FlopsPerSecond, Task, Workload};
 use serde::Serialize;
@@ -62,7 +63,7 @@ pub struct TrainingShape {
 }
 
 /// Achieved fraction of peak for this model shape and micro-batch, and why.
-pub fn efficiency(accelerator: &Accelerator, workload: &Workload, shape: &TrainingShape) -> (f64, Vec<String>) {
+pub fn efficiency(accelerator: &Accelerator, workload: &Workload, shape: &TrainingShape, notes: &mut Notes) -> f64 {
     let (base, evidence) = training_peak_fraction(accelerator, workload.precision);
     let hidden = shape.hidden as f64;
     let size = hidden / (hidden + HIDDEN_SIZE_AT_HALF_EFFICIENCY);
@@ -73,19 +74,17 @@ pub fn efficiency(accelerator: &Accelerator, workload: &Workload, shape: &Traini
     } else {
         1.0
     };
-    let mut notes = vec![
-        evidence.to_string(),
+    notes.add(|| evidence.to_string());
+    notes.add(|| {
         format!(
             "matmul efficiency scales with hidden size h/(h + {HIDDEN_SIZE_AT_HALF_EFFICIENCY}) and micro-batch tokens \
              t/(t + {MICRO_BATCH_TOKENS_AT_HALF_EFFICIENCY}): {size:.2} × {micro_batch:.2} here"
-        ),
-    ];
+        )
+    });
     if workload.task == Task::Qlora {
-        notes.push(format!(
-            "QLoRA dequantises the 4-bit base before each matmul: ×{QLORA_SPEED_FACTOR} speed"
-        ));
+        notes.add(|| format!("QLoRA dequantises the 4-bit base before each matmul: ×{QLORA_SPEED_FACTOR} speed"));
     }
-    (base * size * micro_batch * qlora, notes)
+    base * size * micro_batch * qlora
 }
 
 /// Step time and throughput of training `shape` with `workload` on `cluster`.
@@ -95,10 +94,11 @@ pub fn estimate(
     workload: &Workload,
     cluster: &Cluster,
     shape: &TrainingShape,
-) -> (TrainingEstimate, Vec<String>) {
+    notes: &mut Notes,
+) -> TrainingEstimate {
     let layout = workload.layout;
     let gpus = f64::from(cluster.gpus);
-    let (achieved, mut notes) = efficiency(accelerator, workload, shape);
+    let achieved = efficiency(accelerator, workload, shape, notes);
     let tokens_per_step = (workload.batch * shape.seq) as f64;
     let ideal = shape.flops_per_token.hardware * tokens_per_step / (gpus * peak.0 * achieved);
 
@@ -107,7 +107,7 @@ pub fn estimate(
     let interleave = PIPELINE_VIRTUAL_STAGES.min(layers_per_stage) as f64;
     let bubble = (f64::from(layout.pp) - 1.0) / (micro_batches * interleave);
     if layout.pp > 1 {
-        notes.push(format!(
+        notes.add(|| format!(
             "interleaved 1F1B pipeline with {interleave} virtual stages per GPU: bubble (p − 1)/(m·v) = {:.1} % of compute",
             bubble * 100.0
         ));
@@ -153,31 +153,30 @@ pub fn estimate(
     let hidden_behind = DATA_PARALLEL_OVERLAP * ideal * if layout.zero >= 3 { 1.0 } else { 2.0 / 3.0 };
     let exposed_dp = (dp_seconds - hidden_behind).max(0.0);
     if layout.dp > 1 {
-        notes.push(format!(
-            "{:.0} % of data-parallel communication overlaps the backward pass (bucketed all-reduce)",
-            DATA_PARALLEL_OVERLAP * 100.0
-        ));
+        notes.add(|| {
+            format!(
+                "{:.0} % of data-parallel communication overlaps the backward pass (bucketed all-reduce)",
+                DATA_PARALLEL_OVERLAP * 100.0
+            )
+        });
     }
 
     let step = compute + tp_seconds + exposed_dp;
     let tokens_per_second = tokens_per_step / step;
     let mfu = shape.flops_per_token.model * tokens_per_second / (gpus * peak.0);
-    (
-        TrainingEstimate {
-            step_seconds: step,
-            tokens_per_second,
-            samples_per_second: workload.batch as f64 / step,
-            mfu,
-            hfu: shape.flops_per_token.hardware * tokens_per_second / (gpus * peak.0),
-            time_seconds: None,
-            gpu_hours: None,
-            compute_seconds: compute,
-            communication_seconds: tp_seconds + exposed_dp,
-            pipeline_bubble: bubble,
-            scaling_efficiency: ideal / step,
-        },
-        notes,
-    )
+    TrainingEstimate {
+        step_seconds: step,
+        tokens_per_second,
+        samples_per_second: workload.batch as f64 / step,
+        mfu,
+        hfu: shape.flops_per_token.hardware * tokens_per_second / (gpus * peak.0),
+        time_seconds: None,
+        gpu_hours: None,
+        compute_seconds: compute,
+        communication_seconds: tp_seconds + exposed_dp,
+        pipeline_bubble: bubble,
+        scaling_efficiency: ideal / step,
+    }
 }
 
 impl TrainingEstimate {

@@ -127,9 +127,14 @@ pub fn layout_candidates(
     layouts
 }
 
-/// Tries every combination of the open choices on `cluster` and returns the fastest that fits
-/// within `memory_margin`, or the one needing the least memory when none fits; `Ok(None)`
-/// when no layout can use the GPUs, `Err` when every layout was refused by the estimators.
+/// Chooses the open settings for `cluster`: the fastest configuration that fits within
+/// `memory_margin`, or the one needing the least memory when none fits. `Ok(None)` when no
+/// layout can use the GPUs, `Err` when the estimators refused every layout.
+///
+/// The search is greedy where experience allows, to stay fast over thousands of offerings:
+/// per layout, the lowest ZeRO stage and the least recomputation that fit, with the largest
+/// micro-batch that fits (each step down costs speed); pipeline parallelism is tried only
+/// when no single-stage layout fits. Among the fitting layouts the fastest wins.
 pub fn configure(
     model: &ModelSpec,
     accelerator: &Accelerator,
@@ -154,60 +159,94 @@ pub fn configure(
         None if task.is_training() => vec![Checkpointing::None, Checkpointing::Full],
         None => vec![Checkpointing::None],
     };
+    let fits =
+        |e: &Estimate| e.memory.per_gpu.as_u64() as f64 <= e.memory.capacity.as_u64() as f64 * (1.0 - memory_margin);
     let mut best: Option<Configured> = None;
     let mut first_error = None;
-    for (tp, pp) in layout_candidates(template, transformer, gpus, cluster.gpus_per_node) {
-        let dp = gpus / (tp * pp);
-        let Some((batch, micro_batches)) = batch_and_micro_batches(task, template.batch, template.micro_batch, dp)
-        else {
-            continue;
-        };
-        for &zero in &zeros {
-            if zero > 0 && dp == 1 && template.zero.is_none() {
+    let layouts = layout_candidates(template, transformer, gpus, cluster.gpus_per_node);
+    let single_stage: Vec<(u32, u32)> = layouts.iter().copied().filter(|(_, pp)| *pp == 1).collect();
+    let pipelined: Vec<(u32, u32)> = layouts.iter().copied().filter(|(_, pp)| *pp > 1).collect();
+    for phase in [single_stage, pipelined] {
+        for (tp, pp) in phase {
+            let dp = gpus / (tp * pp);
+            let Some((batch, micro_batches)) = batch_and_micro_batches(task, template.batch, template.micro_batch, dp)
+            else {
                 continue;
-            }
-            for &checkpointing in &checkpointings {
-                for &micro_batch in &micro_batches {
-                    let workload = Workload {
-                        task,
-                        precision: template.precision,
-                        batch,
-                        micro_batch,
-                        seq: template.seq,
-                        output_tokens: template.output_tokens,
-                        layout: ParallelLayout { dp, tp, pp, zero },
-                        checkpointing,
-                        optimizer: template.optimizer,
-                        lora_rank: template.lora_rank,
-                        flash_attention: template.flash_attention,
-                        engine: template.engine,
-                    };
-                    let request = EstimateRequest {
-                        model,
-                        accelerator,
-                        workload: &workload,
-                        cluster,
-                        amount,
-                    };
-                    let estimate = match gpuplan_estimate::estimate(&request) {
-                        Ok(estimate) => estimate,
-                        Err(error) => {
-                            first_error.get_or_insert(error);
-                            continue;
+            };
+            'layout: for &zero in &zeros {
+                if zero > 0 && dp == 1 && template.zero.is_none() {
+                    continue;
+                }
+                for &checkpointing in &checkpointings {
+                    // Without pipelining the largest micro-batch that fits is the fastest; with
+                    // it, smaller micro-batches shrink the bubble, so every size is weighed.
+                    let mut fitted_any = false;
+                    for &micro_batch in &micro_batches {
+                        let workload = Workload {
+                            task,
+                            precision: template.precision,
+                            batch,
+                            micro_batch,
+                            seq: template.seq,
+                            output_tokens: template.output_tokens,
+                            layout: ParallelLayout { dp, tp, pp, zero },
+                            checkpointing,
+                            optimizer: template.optimizer,
+                            lora_rank: template.lora_rank,
+                            flash_attention: template.flash_attention,
+                            engine: template.engine,
+                        };
+                        let request = EstimateRequest {
+                            model,
+                            accelerator,
+                            workload: &workload,
+                            cluster,
+                            amount,
+                            explain: false,
+                        };
+                        let estimate = match gpuplan_estimate::estimate(&request) {
+                            Ok(estimate) => estimate,
+                            Err(error) => {
+                                first_error.get_or_insert(error);
+                                continue;
+                            }
+                        };
+                        let fitted = fits(&estimate);
+                        if best
+                            .as_ref()
+                            .is_none_or(|current| better(&estimate, &current.estimate, memory_margin))
+                        {
+                            best = Some(Configured { workload, estimate });
                         }
-                    };
-                    if best
-                        .as_ref()
-                        .is_none_or(|current| better(&estimate, &current.estimate, memory_margin))
-                    {
-                        best = Some(Configured { workload, estimate });
+                        fitted_any |= fitted;
+                        if fitted && pp == 1 {
+                            break 'layout;
+                        }
+                    }
+                    if fitted_any {
+                        break 'layout;
                     }
                 }
             }
         }
+        if best.as_ref().is_some_and(|b| fits(&b.estimate)) {
+            break;
+        }
     }
     match (best, first_error) {
-        (Some(best), _) => Ok(Some(best)),
+        (Some(mut best), _) => {
+            // Once chosen, estimate again with the assumptions written out.
+            let request = EstimateRequest {
+                model,
+                accelerator,
+                workload: &best.workload,
+                cluster,
+                amount,
+                explain: true,
+            };
+            best.estimate = gpuplan_estimate::estimate(&request)?;
+            Ok(Some(best))
+        }
         (None, Some(error)) => Err(error),
         (None, None) => Ok(None),
     }

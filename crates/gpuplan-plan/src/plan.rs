@@ -368,6 +368,17 @@ fn evaluate_training(
         *evaluated += priced.len();
         let label = candidate_label(offering, nodes, None);
         let network = offering.network.map(|n| n.0);
+        if nodes > 1 && network.is_none() && offering.node_network.is_none() {
+            reject(Rejection {
+                candidate: label,
+                constraint: Constraint::Network,
+                reason: "the network between instances is not published; multi-node training is not planned on it"
+                    .to_string(),
+                shortfall: f64::INFINITY,
+                needed: None,
+            });
+            continue;
+        }
         if nodes > 1 && network.is_some_and(|gbps| gbps < MIN_MULTI_NODE_GBPS) {
             reject(Rejection {
                 candidate: label,
@@ -691,14 +702,57 @@ fn order(
     }
 }
 
+/// Provider, instance type, nodes, billing, precision, hourly price and time (as bits).
+type RegionFoldKey = (String, String, u32, BillingMode, Precision, u64, u64);
+
+/// Candidates that differ only by region (same price, same estimate) become one, whose
+/// `why` names the other regions.
+fn fold_regions(feasible: Vec<Recommendation>) -> Vec<Recommendation> {
+    let mut folded: Vec<Recommendation> = Vec::new();
+    let mut index: HashMap<RegionFoldKey, (usize, Vec<String>)> = HashMap::new();
+    for candidate in feasible {
+        let key = (
+            candidate.offering.provider.to_string(),
+            candidate.offering.instance_type.clone(),
+            candidate.nodes,
+            candidate.billing,
+            candidate.workload.precision,
+            candidate.hourly_usd.to_bits(),
+            candidate.time_metric.to_bits(),
+        );
+        match index.get_mut(&key) {
+            Some((_, regions)) => regions.extend(candidate.offering.region.clone()),
+            None => {
+                index.insert(key, (folded.len(), Vec::new()));
+                folded.push(candidate);
+            }
+        }
+    }
+    for (at, regions) in index.into_values() {
+        if !regions.is_empty() {
+            let mut regions = regions;
+            regions.sort();
+            let shown: Vec<&str> = regions.iter().take(4).map(String::as_str).collect();
+            let more = if regions.len() > 4 {
+                format!(" and {} more", regions.len() - 4)
+            } else {
+                String::new()
+            };
+            folded[at].why.push(format!("same price in {}{more}", shown.join(", ")));
+        }
+    }
+    folded
+}
+
 fn rank(
-    mut feasible: Vec<Recommendation>,
+    feasible: Vec<Recommendation>,
     mut rejections: Vec<Rejection>,
     counts: BTreeMap<Constraint, usize>,
     evaluated: usize,
     request: &PlanRequest,
 ) -> Plan {
     let total_feasible = feasible.len();
+    let mut feasible = fold_regions(feasible);
     let best_cost = feasible.iter().map(|r| r.cost_metric).fold(f64::INFINITY, f64::min);
     let best_time = feasible.iter().map(|r| r.time_metric).fold(f64::INFINITY, f64::min);
     let objective = match (

@@ -2,7 +2,7 @@
 //! through the estimators.
 
 use crate::Error;
-use gpuplan_catalog::{Catalog, parse_hf_config_text};
+use gpuplan_catalog::Catalog;
 use gpuplan_estimate::{Cluster, Estimate, TrainingAmount};
 use gpuplan_model::{
     Accelerator, Architecture, Checkpointing, Engine, GpuInterconnect, ModelSpec, Optimizer, Precision, Task, Workload,
@@ -102,37 +102,6 @@ const DEFAULT_OUTPUT_TOKENS: u64 = 256;
 /// Default sequence length for language models (capped by the model's context).
 const DEFAULT_SEQUENCE: u64 = 2048;
 
-fn resolve_model(catalog: &Catalog, source: &ModelSource) -> Result<ModelSpec, Error> {
-    match source {
-        ModelSource::BuiltIn(name) => catalog.models().get(name).cloned().map_err(|unknown| {
-            Error::invalid(
-                unknown.to_string(),
-                Some(match unknown.suggestion {
-                    Some(near) => format!(
-                        "did you mean `{near}`? (`gpuplan models` lists them; a path to a config.json works too)"
-                    ),
-                    None => {
-                        "`gpuplan models` lists the built-in models; a path to a Hugging Face config.json works too"
-                            .to_string()
-                    }
-                }),
-            )
-        }),
-        ModelSource::Config { name, text } => {
-            let spec = parse_hf_config_text(text).map_err(|error| Error::invalid(format!("{name}: {error}"), None))?;
-            Ok(ModelSpec {
-                id: name.clone(),
-                name: name.clone(),
-                aliases: Vec::new(),
-                architecture: Architecture::Transformer(spec),
-                published_parameters: None,
-                published_counts_output_layer_twice: false,
-                sources: Vec::new(),
-            })
-        }
-    }
-}
-
 /// Whether the accelerator's tensor cores run fused flash attention (compute capability 8.0+).
 fn supports_flash_attention(accelerator: &Accelerator) -> bool {
     accelerator
@@ -145,7 +114,7 @@ fn supports_flash_attention(accelerator: &Accelerator) -> bool {
 
 /// Runs the estimators on `request`, choosing what the user left open.
 pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateAnswer, Error> {
-    let model = resolve_model(catalog, &request.model)?;
+    let model = crate::resolve::model(catalog, &request.model)?;
     let mut notes = Vec::new();
     let resolved = catalog.accelerators().resolve_one(&request.gpu)?;
     let accelerator = resolved.accelerator.clone();

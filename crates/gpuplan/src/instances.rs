@@ -1,7 +1,6 @@
 use crate::Error;
 use gpuplan_catalog::{Catalog, OfferingQuery, OfferingSort};
-use gpuplan_model::{Bytes, Offering, ProviderId, UsdPerHour, did_you_mean};
-use std::collections::BTreeSet;
+use gpuplan_model::{Bytes, Offering, UsdPerHour};
 
 /// `instances`: which offerings rent a GPU, in which shape, at what price. Names are as the
 /// user typed them; [`find_instances`] resolves and validates them.
@@ -77,22 +76,7 @@ pub fn find_instances(catalog: &Catalog, request: &InstancesRequest) -> Result<I
         }
         query.accelerators = family.iter().map(|a| a.id.clone()).collect();
     }
-    let known: BTreeSet<&str> = catalog.offerings().iter().map(|o| o.provider.as_str()).collect();
-    for name in &request.providers {
-        let provider = ProviderId::new(name);
-        if !known.contains(provider.as_str()) {
-            let hint = did_you_mean(name, known.iter().copied())
-                .map(|near| format!("did you mean `{near}`?"))
-                .or_else(|| {
-                    Some(format!(
-                        "known providers: {}",
-                        known.iter().copied().collect::<Vec<_>>().join(", ")
-                    ))
-                });
-            return Err(Error::invalid(format!("unknown provider `{name}`"), hint));
-        }
-        query.providers.push(provider);
-    }
+    query.providers = crate::resolve::providers(catalog, &request.providers)?;
     Ok(InstancesAnswer {
         offerings: query.run(catalog),
         notes,

@@ -18,12 +18,16 @@ mod error;
 mod estimate_workload;
 mod gpus;
 mod instances;
+mod plan_workload;
+mod resolve;
 
 pub use error::{Error, ExitStatus};
 pub use estimate_workload::{EstimateAnswer, ModelSource, WorkloadRequest, estimate_workload};
 pub use gpuplan_catalog::{Catalog, CatalogError, CatalogFile, CatalogSummary, OfferingSort};
+pub use gpuplan_plan as planner;
 pub use gpus::{GpuAnswer, show_gpus};
 pub use instances::{InstancesAnswer, InstancesRequest, find_instances};
+pub use plan_workload::{InfeasiblePlan, PlanAnswer, PlanQuery, plan_workload};
 
 pub use gpuplan_catalog as catalog;
 pub use gpuplan_emit as emit;

@@ -6,7 +6,7 @@ use gpuplan::{Catalog, Error, ExitStatus, ModelSource, WorkloadRequest, estimate
 use std::path::Path;
 use std::str::FromStr;
 
-fn parse<T: FromStr<Err = E>, E: ToString>(flag: &str, value: &Option<String>) -> Result<Option<T>, Error> {
+pub(crate) fn parse<T: FromStr<Err = E>, E: ToString>(flag: &str, value: &Option<String>) -> Result<Option<T>, Error> {
     value
         .as_deref()
         .map(|text| {
@@ -19,7 +19,7 @@ fn parse<T: FromStr<Err = E>, E: ToString>(flag: &str, value: &Option<String>) -
 }
 
 /// A built-in model name, or a config.json read from disk.
-fn model_source(model: &str) -> Result<ModelSource, Error> {
+pub(crate) fn model_source(model: &str) -> Result<ModelSource, Error> {
     let path = Path::new(model);
     if path.is_file() {
         let text = std::fs::read_to_string(path).map_err(|error| Error::InvalidInput {

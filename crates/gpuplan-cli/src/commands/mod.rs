@@ -3,6 +3,7 @@ mod estimate;
 mod gpus;
 mod instances;
 mod models;
+mod plan;
 
 use crate::args::{Cli, Command};
 use crate::catalog_source;
@@ -18,5 +19,6 @@ pub fn run(cli: Cli) -> Result<ExitStatus, Error> {
         Command::Catalog => catalog::run(&catalog, format),
         Command::Models => models::run(&catalog, format),
         Command::Estimate(args) => estimate::run(&catalog, &args, format),
+        Command::Plan(args) => plan::run(&catalog, &args, format),
     }
 }

@@ -5,12 +5,14 @@ mod estimate;
 mod gpu;
 mod instance;
 mod model;
+mod plan;
 
 pub use catalog::catalog_table;
 pub use estimate::estimate_report;
 pub use gpu::{gpu_detail, gpu_table};
 pub use instance::instance_table;
 pub use model::{model_table, parameter_count};
+pub use plan::{infeasible_report, plan_explanation, plan_table};
 
 /// A number with at most one decimal and no trailing zero; `-` when unknown.
 fn cell(value: Option<f64>) -> String {

@@ -9,9 +9,11 @@ mod estimate;
 mod gpu;
 mod instance;
 mod model;
+mod plan;
 
 pub use catalog_summary::{CatalogSummaryJson, ProviderSummaryJson};
 pub use estimate::EstimateJson;
 pub use gpu::{GpuJson, NvLinkJson};
 pub use instance::InstanceJson;
 pub use model::ModelSummaryJson;
+pub use plan::{InfeasibleJson, LayoutJson, PlanJson, RecommendationJson, RejectionJson};

@@ -1,0 +1,108 @@
+use super::estimate::{model_source, parse};
+use crate::args::{ObjectiveArg, PlanArgs};
+use crate::output;
+use gpuplan::emit::wire::{InfeasibleJson, PlanJson};
+use gpuplan::emit::{OutputFormat, infeasible_report, plan_explanation, plan_table};
+use gpuplan::model::{BillingMode, Precision, Task};
+use gpuplan::planner::{Objective, ServingTargets};
+use gpuplan::{Catalog, Error, ExitStatus, PlanQuery, plan_workload};
+
+fn billing(text: &str) -> Result<BillingMode, Error> {
+    match text.trim().to_lowercase().as_str() {
+        "on-demand" | "ondemand" | "od" => Ok(BillingMode::OnDemand),
+        "spot" | "preemptible" => Ok(BillingMode::Spot),
+        "reserved-1y" | "1y" | "reserved" => Ok(BillingMode::Reserved1y),
+        "reserved-3y" | "3y" => Ok(BillingMode::Reserved3y),
+        other => Err(Error::InvalidInput {
+            message: format!("--billing: unknown billing mode `{other}`"),
+            hint: Some("use on-demand, spot, reserved-1y or reserved-3y".to_string()),
+        }),
+    }
+}
+
+pub fn run(catalog: &Catalog, args: &PlanArgs, format: OutputFormat) -> Result<ExitStatus, Error> {
+    let task: Task = args.task.parse().map_err(|message| Error::InvalidInput {
+        message: format!("--task: {message}"),
+        hint: None,
+    })?;
+    let mut query = PlanQuery::new(model_source(&args.model)?, task);
+    query.precisions = args
+        .precision
+        .iter()
+        .map(|p| {
+            p.parse::<Precision>().map_err(|e| Error::InvalidInput {
+                message: format!("--precision: {e}"),
+                hint: None,
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    query.batch = args.batch;
+    query.micro_batch = args.micro_batch;
+    query.seq = args.seq;
+    query.output_tokens = args.output_tokens;
+    query.checkpointing = parse("checkpointing", &args.checkpointing)?;
+    query.optimizer = parse("optimizer", &args.optimizer)?;
+    query.lora_rank = args.lora_rank;
+    query.engine = parse("engine", &args.engine)?;
+    query.tokens = args.tokens;
+    query.epochs = args.epochs;
+    query.dataset_size = args.dataset_size;
+    query.deadline_hours = args.deadline;
+    query.budget_usd = args.budget;
+    query.serving = ServingTargets {
+        qps: args.qps,
+        peak_qps: args.peak_qps,
+        ttft_seconds: args.ttft,
+        tpot_seconds: args.tpot,
+    };
+    query.providers = args.providers.clone();
+    query.regions = args.regions.clone();
+    query.gpus = args.gpu.clone();
+    query.exclude_gpus = args.exclude_gpu.clone();
+    let mut modes: Vec<BillingMode> = args.billing.iter().map(|b| billing(b)).collect::<Result<_, _>>()?;
+    if args.spot && !modes.contains(&BillingMode::Spot) {
+        modes.push(BillingMode::Spot);
+    }
+    query.billing = modes;
+    query.max_gpus = args.max_gpus;
+    query.max_nodes = args.max_nodes;
+    query.memory_margin = args.memory_margin;
+    query.objective = match args.objective {
+        ObjectiveArg::Cost => Objective::Cost,
+        ObjectiveArg::Time => Objective::Time,
+        ObjectiveArg::Balanced => Objective::Balanced,
+    };
+    query.top = args.top;
+
+    match plan_workload(catalog, &query)? {
+        Ok(answer) => {
+            let wire = PlanJson::new(&answer.plan, &answer.defaults);
+            match format {
+                OutputFormat::Json => output::json(&wire),
+                OutputFormat::Table => {
+                    let serving = task == Task::Inference;
+                    let table = plan_table(&wire, serving);
+                    let header = format!(
+                        "{} · {} · {} configurations, best by {}\n",
+                        answer.model.id,
+                        task,
+                        wire.recommendations.len(),
+                        query.objective
+                    );
+                    let body = gpuplan::emit::TerminalExporter.export_table(&table);
+                    output::text(&format!("{header}{body}{}", plan_explanation(&wire, args.explain)));
+                }
+                _ => output::listing(format, &plan_table(&wire, task == Task::Inference), &wire),
+            }
+            Ok(ExitStatus::Success)
+        }
+        Err(infeasible) => {
+            let wire = InfeasibleJson::from(infeasible.as_ref());
+            match format {
+                OutputFormat::Json => output::json(&wire),
+                _ => output::text(&infeasible_report(&wire)),
+            }
+            Ok(ExitStatus::Infeasible)
+        }
+    }
+}

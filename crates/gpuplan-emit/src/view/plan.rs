@@ -1,0 +1,169 @@
+use crate::Table;
+use crate::wire::{InfeasibleJson, PlanJson};
+use gpuplan_model::Bytes;
+use std::fmt::Write as _;
+
+fn hours(seconds: Option<f64>) -> String {
+    match seconds {
+        None => "-".to_string(),
+        Some(s) if s < 3600.0 => format!("{:.0} min", s / 60.0),
+        Some(s) if s < 3.0 * 86400.0 => format!("{:.1} h", s / 3600.0),
+        Some(s) => format!("{:.1} d", s / 86400.0),
+    }
+}
+
+fn usd(value: f64) -> String {
+    if value >= 100.0 {
+        format!("${value:.0}")
+    } else {
+        format!("${value:.2}")
+    }
+}
+
+/// The ranked table of `gpuplan plan`.
+pub fn plan_table(plan: &PlanJson, serving: bool) -> Table {
+    let mut table = Table::new([
+        "#",
+        "provider",
+        "instance",
+        "region",
+        "GPUs",
+        "layout",
+        "prec",
+        "billing",
+        "mem/GPU",
+        if serving { "replicas" } else { "time" },
+        "$/h",
+        if serving { "$/month" } else { "total" },
+        "",
+    ])
+    .right_aligned(&["#", "mem/GPU", "time", "replicas", "$/h", "total", "$/month"]);
+    for (index, r) in plan.recommendations.iter().enumerate() {
+        let mut tags = Vec::new();
+        if index == plan.cheapest {
+            tags.push("cheapest");
+        }
+        if index == plan.fastest {
+            tags.push("fastest");
+        }
+        if plan.pareto.contains(&index) {
+            tags.push("pareto");
+        }
+        let gpus = match &r.gpu {
+            Some(gpu) if r.nodes > 1 => format!("{}× {gpu} ×{}", r.gpus_per_node, r.nodes),
+            Some(gpu) => format!("{}× {gpu}", r.gpus_per_node),
+            None => "CPU".to_string(),
+        };
+        let mut layout = format!("{}·{}·{}", r.layout.dp, r.layout.tp, r.layout.pp);
+        if r.layout.zero > 0 {
+            layout.push_str(&format!(" z{}", r.layout.zero));
+        }
+        table.push_row([
+            (index + 1).to_string(),
+            r.provider.clone(),
+            r.instance_type.clone(),
+            r.region.clone().unwrap_or_else(|| "-".to_string()),
+            gpus,
+            layout,
+            r.precision.clone(),
+            r.billing.clone(),
+            format!(
+                "{:.0}/{:.0} GiB",
+                Bytes(r.memory_per_gpu_bytes).as_gib(),
+                Bytes(r.memory_capacity_bytes).as_gib()
+            ),
+            match &r.serving {
+                Some(s) => format!("{} ({}–{})", s.replicas, s.min_replicas, s.max_replicas),
+                None => hours(r.time_seconds),
+            },
+            usd(r.hourly_usd),
+            r.total_usd.map_or("-".to_string(), usd),
+            tags.join(" "),
+        ]);
+    }
+    table
+}
+
+/// The explanation under the table: why the best won, what the others cost, what was rejected.
+pub fn plan_explanation(plan: &PlanJson, explain: bool) -> String {
+    let mut text = String::new();
+    if let Some(best) = plan.recommendations.first() {
+        let _ = writeln!(text, "\nwhy #1: {}", best.why.join("; "));
+        for warning in &best.warnings {
+            let _ = writeln!(text, "  warning: {warning}");
+        }
+        if let Some(serving) = &best.serving {
+            let _ = writeln!(
+                text,
+                "  serving: {} replicas of {} GPU(s) at batch {}, {:.2} requests/s each; autoscale {}–{} replicas{}{}",
+                serving.replicas,
+                serving.gpus_per_replica,
+                serving.batch_per_replica,
+                serving.requests_per_second_per_replica,
+                serving.min_replicas,
+                serving.max_replicas,
+                serving
+                    .usd_per_million_output_tokens
+                    .map_or(String::new(), |v| format!("; ${v:.3} per million output tokens")),
+                serving
+                    .usd_per_thousand_requests
+                    .map_or(String::new(), |v| format!("; ${v:.4} per 1,000 requests")),
+            );
+        }
+    }
+    for (index, r) in plan.recommendations.iter().enumerate().skip(1).take(3) {
+        let _ = writeln!(text, "  #{}: {}", index + 1, r.why.first().cloned().unwrap_or_default());
+    }
+    if !plan.rejected_counts.is_empty() {
+        let counts: Vec<String> = plan.rejected_counts.iter().map(|(c, n)| format!("{c} {n}")).collect();
+        let _ = writeln!(
+            text,
+            "\n{} candidates evaluated, {} feasible; rejected by {}",
+            plan.candidates_evaluated,
+            plan.feasible_candidates,
+            counts.join(", ")
+        );
+    }
+    let shown = if explain {
+        plan.rejected.len()
+    } else {
+        plan.rejected.len().min(3)
+    };
+    for rejection in plan.rejected.iter().take(shown) {
+        let _ = writeln!(text, "  rejected {}: {}", rejection.candidate, rejection.reason);
+    }
+    if !explain && plan.rejected.len() > shown {
+        let _ = writeln!(text, "  (--explain lists the nearest misses of every constraint)");
+    }
+    if !plan.defaults.is_empty() {
+        let _ = writeln!(text, "\ndefaults: {}", plan.defaults.join("; "));
+    }
+    if explain {
+        let _ = writeln!(text, "\nassumptions");
+        for assumption in &plan.assumptions {
+            let _ = writeln!(text, "  - {assumption}");
+        }
+    }
+    text
+}
+
+/// What `gpuplan plan` prints when nothing is feasible.
+pub fn infeasible_report(infeasible: &InfeasibleJson) -> String {
+    let mut text = format!(
+        "no configuration satisfies the constraints ({} candidates evaluated)\n",
+        infeasible.candidates_evaluated
+    );
+    for (constraint, count) in &infeasible.rejected_counts {
+        let _ = writeln!(text, "  {constraint}: {count} rejected");
+    }
+    if !infeasible.nearest.is_empty() {
+        let _ = writeln!(text, "nearest misses:");
+        for miss in &infeasible.nearest {
+            let _ = writeln!(text, "  {}: {}", miss.candidate, miss.reason);
+        }
+    }
+    if let Some(suggestion) = &infeasible.suggestion {
+        let _ = writeln!(text, "hint: {suggestion}");
+    }
+    text
+}

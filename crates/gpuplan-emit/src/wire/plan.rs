@@ -1,0 +1,148 @@
+use gpuplan_plan::{Constraint, Infeasible, Plan, Recommendation, Rejection, Serving};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// `gpuplan plan --format json`: the stable contract of docs/json.md.
+#[derive(Debug, Clone, Serialize)]
+pub struct PlanJson {
+    pub recommendations: Vec<RecommendationJson>,
+    pub cheapest: usize,
+    pub fastest: usize,
+    pub pareto: Vec<usize>,
+    pub rejected: Vec<RejectionJson>,
+    pub rejected_counts: BTreeMap<String, usize>,
+    pub candidates_evaluated: usize,
+    pub feasible_candidates: usize,
+    pub defaults: Vec<String>,
+    pub assumptions: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LayoutJson {
+    pub dp: u32,
+    pub tp: u32,
+    pub pp: u32,
+    pub zero: u8,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RecommendationJson {
+    pub provider: String,
+    pub instance_type: String,
+    pub region: Option<String>,
+    pub gpu: Option<String>,
+    pub gpus: u32,
+    pub gpus_per_node: u32,
+    pub nodes: u32,
+    pub layout: LayoutJson,
+    pub precision: String,
+    pub billing: String,
+    pub interruptible: bool,
+    pub memory_per_gpu_bytes: u64,
+    pub memory_capacity_bytes: u64,
+    pub time_seconds: Option<f64>,
+    pub hourly_usd: f64,
+    pub total_usd: Option<f64>,
+    pub tokens_per_second: Option<f64>,
+    pub mfu: Option<f64>,
+    pub serving: Option<Serving>,
+    pub why: Vec<String>,
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RejectionJson {
+    pub candidate: String,
+    pub constraint: Constraint,
+    pub reason: String,
+}
+
+/// `gpuplan plan` when nothing is feasible (exit code 1).
+#[derive(Debug, Clone, Serialize)]
+pub struct InfeasibleJson {
+    pub feasible: bool,
+    pub candidates_evaluated: usize,
+    pub rejected_counts: BTreeMap<String, usize>,
+    pub nearest: Vec<RejectionJson>,
+    pub suggestion: Option<String>,
+}
+
+impl From<&Rejection> for RejectionJson {
+    fn from(r: &Rejection) -> Self {
+        RejectionJson {
+            candidate: r.candidate.clone(),
+            constraint: r.constraint,
+            reason: r.reason.clone(),
+        }
+    }
+}
+
+impl From<&Recommendation> for RecommendationJson {
+    fn from(r: &Recommendation) -> Self {
+        let o = &r.offering;
+        RecommendationJson {
+            provider: o.provider.to_string(),
+            instance_type: o.instance_type.clone(),
+            region: o.region.clone(),
+            gpu: o.accelerator.as_ref().map(|a| a.to_string()),
+            gpus: r.gpus,
+            gpus_per_node: o.accelerator_count,
+            nodes: r.nodes,
+            layout: LayoutJson {
+                dp: r.workload.layout.dp,
+                tp: r.workload.layout.tp,
+                pp: r.workload.layout.pp,
+                zero: r.workload.layout.zero,
+            },
+            precision: r.workload.precision.to_string(),
+            billing: r.billing.to_string(),
+            interruptible: r.billing == gpuplan_model::BillingMode::Spot,
+            memory_per_gpu_bytes: r.estimate.memory.per_gpu.as_u64(),
+            memory_capacity_bytes: r.estimate.memory.capacity.as_u64(),
+            time_seconds: r.time_seconds,
+            hourly_usd: r.hourly_usd,
+            total_usd: r.total_usd,
+            tokens_per_second: r.estimate.training.map(|t| t.tokens_per_second).filter(|t| *t > 0.0),
+            mfu: r.estimate.training.map(|t| t.mfu),
+            serving: r.serving,
+            why: r.why.clone(),
+            warnings: r.warnings.clone(),
+        }
+    }
+}
+
+fn counts(counts: &BTreeMap<Constraint, usize>) -> BTreeMap<String, usize> {
+    counts
+        .iter()
+        .map(|(constraint, count)| (constraint.to_string(), *count))
+        .collect()
+}
+
+impl PlanJson {
+    pub fn new(plan: &Plan, defaults: &[String]) -> PlanJson {
+        PlanJson {
+            recommendations: plan.recommendations.iter().map(RecommendationJson::from).collect(),
+            cheapest: plan.cheapest,
+            fastest: plan.fastest,
+            pareto: plan.pareto.clone(),
+            rejected: plan.rejected.iter().map(RejectionJson::from).collect(),
+            rejected_counts: counts(&plan.rejected_counts),
+            candidates_evaluated: plan.evaluated,
+            feasible_candidates: plan.feasible,
+            defaults: defaults.to_vec(),
+            assumptions: plan.assumptions.clone(),
+        }
+    }
+}
+
+impl From<&Infeasible> for InfeasibleJson {
+    fn from(i: &Infeasible) -> Self {
+        InfeasibleJson {
+            feasible: false,
+            candidates_evaluated: i.evaluated,
+            rejected_counts: counts(&i.rejected_counts),
+            nearest: i.nearest.iter().map(RejectionJson::from).collect(),
+            suggestion: i.suggestion.clone(),
+        }
+    }
+}

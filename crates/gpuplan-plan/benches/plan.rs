@@ -1,0 +1,88 @@
+//! How long a plan over the full embedded catalog takes.
+//!
+//! `cargo bench -p gpuplan-plan` — the README reports these figures.
+
+#![allow(clippy::unwrap_used, clippy::print_stdout)]
+
+use gpuplan_catalog::Catalog;
+use gpuplan_estimate::TrainingAmount;
+use gpuplan_model::{Engine, Optimizer, Precision, Task};
+use gpuplan_plan::{Constraints, Objective, PlanRequest, ServingTargets, WorkloadTemplate, plan};
+use std::sync::OnceLock;
+
+fn main() {
+    divan::main();
+}
+
+fn catalog() -> &'static Catalog {
+    static CATALOG: OnceLock<Catalog> = OnceLock::new();
+    CATALOG.get_or_init(|| Catalog::embedded().unwrap())
+}
+
+fn template(task: Task, batch: Option<u64>, seq: u64, output_tokens: u64, engine: Engine) -> WorkloadTemplate {
+    WorkloadTemplate {
+        task,
+        precision: Precision::Bf16,
+        batch,
+        micro_batch: None,
+        seq,
+        output_tokens,
+        tp: None,
+        pp: None,
+        zero: None,
+        checkpointing: None,
+        optimizer: Optimizer::AdamW,
+        lora_rank: 16,
+        flash_attention: true,
+        engine,
+    }
+}
+
+/// Parsing and validating the embedded catalog (once per process in the CLI).
+#[divan::bench]
+fn load_catalog() -> Catalog {
+    Catalog::embedded().unwrap()
+}
+
+/// `gpuplan plan --model llama-3.1-8b --task lora --seq 4096 --batch 32 --tokens 5e8 --deadline 24h`
+#[divan::bench]
+fn plan_lora_fine_tuning(bencher: divan::Bencher) {
+    let model = catalog().models().get("llama-3.1-8b").unwrap();
+    let request = PlanRequest {
+        model,
+        template: template(Task::Lora, Some(32), 4096, 0, Engine::Pytorch),
+        precisions: vec![Precision::Bf16],
+        amount: Some(TrainingAmount::Tokens(5e8)),
+        constraints: Constraints {
+            deadline_hours: Some(24.0),
+            ..Constraints::default()
+        },
+        objective: Objective::Cost,
+        top: 10,
+    };
+    bencher.bench(|| plan(catalog(), &request).unwrap().evaluated);
+}
+
+/// `gpuplan plan --model mistral-7b --task inference --qps 20 --input-tokens 1000 --output-tokens 200 --ttft 1s --tpot 50ms`
+#[divan::bench]
+fn plan_serving(bencher: divan::Bencher) {
+    let model = catalog().models().get("mistral-7b").unwrap();
+    let request = PlanRequest {
+        model,
+        template: template(Task::Inference, None, 1000, 200, Engine::Vllm),
+        precisions: vec![Precision::Bf16],
+        amount: None,
+        constraints: Constraints {
+            serving: ServingTargets {
+                qps: Some(20.0),
+                peak_qps: None,
+                ttft_seconds: Some(1.0),
+                tpot_seconds: Some(0.05),
+            },
+            ..Constraints::default()
+        },
+        objective: Objective::Cost,
+        top: 10,
+    };
+    bencher.bench(|| plan(catalog(), &request).unwrap().evaluated);
+}

@@ -1,0 +1,251 @@
+//! `plan`: a workload and its constraints, searched over the catalog's offerings.
+
+use crate::estimate_workload::ModelSource;
+use crate::{Error, resolve};
+use gpuplan_catalog::Catalog;
+use gpuplan_estimate::TrainingAmount;
+use gpuplan_model::{
+    AcceleratorId, Architecture, BillingMode, Checkpointing, Engine, ModelSpec, Optimizer, Precision, Task,
+};
+use gpuplan_plan::{Constraints, Objective, Plan, PlanError, PlanRequest, ServingTargets, WorkloadTemplate};
+
+/// A planning question as a user asks it; `None` means "choose for me".
+#[derive(Debug, Clone)]
+pub struct PlanQuery {
+    pub model: ModelSource,
+    pub task: Task,
+    /// Precisions allowed, preferred first; empty: 16-bit.
+    pub precisions: Vec<Precision>,
+    pub batch: Option<u64>,
+    pub micro_batch: Option<u64>,
+    pub seq: Option<u64>,
+    pub output_tokens: Option<u64>,
+    pub checkpointing: Option<Checkpointing>,
+    pub optimizer: Option<Optimizer>,
+    pub lora_rank: Option<u64>,
+    pub engine: Option<Engine>,
+    pub tokens: Option<f64>,
+    pub epochs: Option<f64>,
+    pub dataset_size: Option<f64>,
+    pub deadline_hours: Option<f64>,
+    pub budget_usd: Option<f64>,
+    pub serving: ServingTargets,
+    pub providers: Vec<String>,
+    pub regions: Vec<String>,
+    pub gpus: Vec<String>,
+    pub exclude_gpus: Vec<String>,
+    pub billing: Vec<BillingMode>,
+    pub max_gpus: Option<u32>,
+    pub max_nodes: Option<u32>,
+    pub memory_margin: Option<f64>,
+    pub objective: Objective,
+    pub top: usize,
+}
+
+impl PlanQuery {
+    pub fn new(model: ModelSource, task: Task) -> Self {
+        PlanQuery {
+            model,
+            task,
+            precisions: Vec::new(),
+            batch: None,
+            micro_batch: None,
+            seq: None,
+            output_tokens: None,
+            checkpointing: None,
+            optimizer: None,
+            lora_rank: None,
+            engine: None,
+            tokens: None,
+            epochs: None,
+            dataset_size: None,
+            deadline_hours: None,
+            budget_usd: None,
+            serving: ServingTargets::default(),
+            providers: Vec::new(),
+            regions: Vec::new(),
+            gpus: Vec::new(),
+            exclude_gpus: Vec::new(),
+            billing: vec![BillingMode::OnDemand],
+            max_gpus: None,
+            max_nodes: None,
+            memory_margin: None,
+            objective: Objective::Cost,
+            top: 10,
+        }
+    }
+}
+
+/// The plan and what the query was taken to mean.
+#[derive(Debug, Clone)]
+pub struct PlanAnswer {
+    pub model: ModelSpec,
+    pub plan: Plan,
+    pub defaults: Vec<String>,
+}
+
+/// A plan with no feasible configuration, explained.
+pub type InfeasiblePlan = gpuplan_plan::Infeasible;
+
+/// Default serving engine when planning inference: what production serving uses.
+const DEFAULT_SERVING_ENGINE: Engine = Engine::Vllm;
+
+pub fn plan_workload(catalog: &Catalog, query: &PlanQuery) -> Result<Result<PlanAnswer, Box<InfeasiblePlan>>, Error> {
+    let model = resolve::model(catalog, &query.model)?;
+    let mut defaults = Vec::new();
+    let transformer = match &model.architecture {
+        Architecture::Transformer(spec) => Some(spec),
+        Architecture::Cited(_) => None,
+    };
+    let task = query.task;
+    let precisions = if query.precisions.is_empty() {
+        defaults.push(
+            "precision bf16 (fp16 on GPUs without bf16); add --precision fp8,int8,int4 to allow quantisation"
+                .to_string(),
+        );
+        vec![Precision::Bf16]
+    } else {
+        query.precisions.clone()
+    };
+    let seq = match (query.seq, transformer) {
+        (Some(seq), _) => seq,
+        (None, Some(spec)) if spec.image.is_none() => {
+            let chosen = if spec.max_context > 0 {
+                2048.min(spec.max_context)
+            } else {
+                2048
+            };
+            defaults.push(format!("sequence length {chosen}"));
+            chosen
+        }
+        (None, Some(spec)) => spec.max_context,
+        (None, None) => 1,
+    };
+    let generates = transformer.is_some_and(|spec| spec.generates());
+    let output_tokens = match query.output_tokens {
+        Some(tokens) => tokens,
+        None if task == Task::Inference && generates => {
+            defaults.push("256 output tokens per request".to_string());
+            256
+        }
+        None => 0,
+    };
+    let engine = match query.engine {
+        Some(engine) => engine,
+        None if task == Task::Inference => {
+            defaults.push(format!("engine {DEFAULT_SERVING_ENGINE}"));
+            DEFAULT_SERVING_ENGINE
+        }
+        None => Engine::Pytorch,
+    };
+    let lora_rank = match (query.lora_rank, task) {
+        (Some(rank), _) => rank,
+        (None, Task::Lora | Task::Qlora) => 16,
+        (None, _) => 0,
+    };
+    let batch = match (query.batch, task) {
+        (Some(batch), _) => Some(batch),
+        (None, Task::Inference) => None,
+        (None, _) => {
+            defaults.push("global batch 256 sequences (samples)".to_string());
+            Some(256)
+        }
+    };
+    let amount = match (query.tokens, query.epochs, query.dataset_size) {
+        (Some(tokens), _, _) if tokens > 0.0 && tokens.is_finite() => Some(TrainingAmount::Tokens(tokens)),
+        (Some(tokens), _, _) => return Err(Error::invalid(format!("--tokens {tokens} must be positive"), None)),
+        (None, epochs, Some(size)) if size > 0.0 && epochs.is_none_or(|e| e > 0.0) => {
+            Some(TrainingAmount::Samples(size * epochs.unwrap_or(1.0)))
+        }
+        (None, Some(_), None) => return Err(Error::invalid("--epochs needs --dataset-size", None)),
+        (None, _, Some(_)) => return Err(Error::invalid("--epochs and --dataset-size must be positive", None)),
+        (None, None, None) => None,
+    };
+    if task.is_training() && amount.is_none() {
+        defaults.push("no --tokens or --epochs: ranked by cost per token, no total".to_string());
+    }
+    if task == Task::Inference && query.serving.qps.is_none() {
+        defaults.push("no --qps: one replica".to_string());
+    }
+    for (flag, value) in [
+        ("--deadline", query.deadline_hours),
+        ("--budget", query.budget_usd),
+        ("--qps", query.serving.qps),
+        ("--peak-qps", query.serving.peak_qps),
+        ("--ttft", query.serving.ttft_seconds),
+        ("--tpot", query.serving.tpot_seconds),
+    ] {
+        if value.is_some_and(|v| !(v > 0.0 && v.is_finite())) {
+            return Err(Error::invalid(format!("{flag} must be positive"), None));
+        }
+    }
+    if let (Some(qps), Some(peak)) = (query.serving.qps, query.serving.peak_qps) {
+        if peak < qps {
+            return Err(Error::invalid(
+                format!("--peak-qps {peak} is below --qps {qps}"),
+                Some("the peak is the highest load; give it at least --qps".to_string()),
+            ));
+        }
+    }
+    let memory_margin = query.memory_margin.unwrap_or(gpuplan_plan::DEFAULT_MEMORY_MARGIN);
+    if !(0.0..0.9).contains(&memory_margin) {
+        return Err(Error::invalid("--memory-margin must be between 0 and 0.9", None));
+    }
+    let providers = resolve::providers(catalog, &query.providers)?;
+    let resolve_gpus = |names: &[String]| -> Result<Vec<AcceleratorId>, Error> {
+        let mut ids = Vec::new();
+        for name in names {
+            for accelerator in catalog.accelerators().resolve_family(name)? {
+                ids.push(accelerator.id.clone());
+            }
+        }
+        Ok(ids)
+    };
+    let constraints = Constraints {
+        deadline_hours: query.deadline_hours,
+        budget_usd: query.budget_usd,
+        serving: query.serving,
+        providers,
+        regions: query.regions.clone(),
+        gpus: resolve_gpus(&query.gpus)?,
+        exclude_gpus: resolve_gpus(&query.exclude_gpus)?,
+        billing: query.billing.clone(),
+        max_gpus: query.max_gpus.unwrap_or(512),
+        max_nodes: query.max_nodes.unwrap_or(64),
+        memory_margin,
+    };
+    let template = WorkloadTemplate {
+        task,
+        precision: precisions[0],
+        batch,
+        micro_batch: query.micro_batch,
+        seq,
+        output_tokens,
+        tp: None,
+        pp: None,
+        zero: None,
+        checkpointing: query.checkpointing,
+        optimizer: query.optimizer.unwrap_or(Optimizer::AdamW),
+        lora_rank,
+        flash_attention: transformer.is_some(),
+        engine,
+    };
+    let request = PlanRequest {
+        model: &model,
+        template,
+        precisions,
+        amount,
+        constraints,
+        objective: query.objective,
+        top: query.top,
+    };
+    match gpuplan_plan::plan(catalog, &request) {
+        Ok(plan) => Ok(Ok(PlanAnswer {
+            model: model.clone(),
+            plan,
+            defaults,
+        })),
+        Err(PlanError::Infeasible(infeasible)) => Ok(Err(infeasible)),
+        Err(PlanError::Invalid(message)) => Err(Error::invalid(message, None)),
+    }
+}
