@@ -663,3 +663,222 @@ mod estimate {
         }
     }
 }
+
+mod plan {
+    use super::*;
+
+    const README_COMMAND: [&str; 13] = [
+        "plan",
+        "--model",
+        "llama-3.1-8b",
+        "--task",
+        "lora",
+        "--seq",
+        "4096",
+        "--batch",
+        "32",
+        "--tokens",
+        "5e8",
+        "--deadline",
+        "24h",
+    ];
+
+    #[test]
+    fn the_readme_command_plans_and_exits_0() {
+        let run = gpuplan(&README_COMMAND);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(
+            run.stdout.contains("best by cost") && run.stdout.contains("why #1"),
+            "{}",
+            run.stdout
+        );
+    }
+
+    #[test]
+    fn json_follows_the_contract() {
+        let mut args = README_COMMAND.to_vec();
+        args.extend(["--format", "json"]);
+        let run = gpuplan(&args);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let plan = run.json();
+        let recommendations = plan["recommendations"].as_array().unwrap();
+        assert!(!recommendations.is_empty());
+        for r in recommendations {
+            for field in [
+                "provider",
+                "instance_type",
+                "region",
+                "gpu",
+                "gpus",
+                "gpus_per_node",
+                "nodes",
+                "layout",
+                "precision",
+                "billing",
+                "memory_per_gpu_bytes",
+                "memory_capacity_bytes",
+                "time_seconds",
+                "hourly_usd",
+                "total_usd",
+                "why",
+            ] {
+                assert!(r.get(field).is_some(), "missing {field}");
+            }
+            for field in ["dp", "tp", "pp", "zero"] {
+                assert!(r["layout"][field].is_u64(), "layout.{field}");
+            }
+            assert!(r["time_seconds"].as_f64().unwrap() <= 24.0 * 3600.0);
+            assert!(r["memory_per_gpu_bytes"].as_u64() < r["memory_capacity_bytes"].as_u64());
+        }
+        let len = recommendations.len() as u64;
+        assert!(plan["cheapest"].as_u64().unwrap() < len && plan["fastest"].as_u64().unwrap() < len);
+        assert!(
+            plan["pareto"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|i| i.as_u64().unwrap() < len)
+        );
+        assert!(
+            plan["rejected"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|r| r["candidate"].is_string() && r["reason"].is_string())
+        );
+        assert!(!plan["assumptions"].as_array().unwrap().is_empty());
+        let cheapest = &recommendations[plan["cheapest"].as_u64().unwrap() as usize];
+        let cost = cheapest["total_usd"].as_f64().unwrap();
+        assert!(recommendations.iter().all(|r| r["total_usd"].as_f64().unwrap() >= cost));
+    }
+
+    #[test]
+    fn nothing_feasible_exits_1_with_the_nearest_miss() {
+        let run = gpuplan(&[
+            "plan",
+            "--model",
+            "llama-2-70b",
+            "--task",
+            "pretrain",
+            "--tokens",
+            "1e12",
+            "--deadline",
+            "1h",
+            "--max-gpus",
+            "64",
+        ]);
+        assert_eq!(run.code, 1, "{}", run.stderr);
+        assert!(
+            run.stdout.contains("no configuration satisfies the constraints"),
+            "{}",
+            run.stdout
+        );
+        assert!(run.stdout.contains("hint: relax the deadline to"), "{}", run.stdout);
+        let json = gpuplan(&[
+            "plan",
+            "--model",
+            "llama-2-70b",
+            "--task",
+            "pretrain",
+            "--tokens",
+            "1e12",
+            "--deadline",
+            "1h",
+            "--max-gpus",
+            "64",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(json.code, 1);
+        assert_eq!(json.json()["feasible"], false);
+    }
+
+    #[test]
+    fn serving_plans_replicas_and_autoscaling() {
+        let run = gpuplan(&[
+            "plan",
+            "--model",
+            "mistral-7b",
+            "--task",
+            "inference",
+            "--qps",
+            "20",
+            "--peak-qps",
+            "60",
+            "--input-tokens",
+            "1000",
+            "--output-tokens",
+            "200",
+            "--ttft",
+            "1s",
+            "--tpot",
+            "50ms",
+            "--providers",
+            "aws,gcp,lambda",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let plan = run.json();
+        let serving = &plan["recommendations"][0]["serving"];
+        assert!(serving["replicas"].as_u64().unwrap() >= 1);
+        assert!(serving["max_replicas"].as_u64() >= serving["replicas"].as_u64());
+        assert!(serving["usd_per_million_output_tokens"].as_f64().unwrap() > 0.0);
+    }
+
+    #[test]
+    fn bad_constraints_exit_2() {
+        for args in [
+            &[
+                "plan",
+                "--model",
+                "llama-2-7b",
+                "--task",
+                "finetune",
+                "--deadline",
+                "0h",
+            ][..],
+            &[
+                "plan",
+                "--model",
+                "llama-2-7b",
+                "--task",
+                "finetune",
+                "--deadline",
+                "soon",
+            ],
+            &[
+                "plan",
+                "--model",
+                "llama-2-7b",
+                "--task",
+                "finetune",
+                "--providers",
+                "awz",
+            ],
+            &[
+                "plan",
+                "--model",
+                "llama-2-7b",
+                "--task",
+                "finetune",
+                "--billing",
+                "monthly",
+            ],
+            &[
+                "plan",
+                "--model",
+                "llama-2-7b",
+                "--task",
+                "inference",
+                "--qps",
+                "10",
+                "--peak-qps",
+                "5",
+            ],
+        ] {
+            let run = gpuplan(args);
+            assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        }
+    }
+}

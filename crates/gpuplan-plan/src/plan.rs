@@ -875,20 +875,35 @@ fn infeasible(
     request: &PlanRequest,
 ) -> Infeasible {
     rejections.sort_by(|a, b| a.shortfall.total_cmp(&b.shortfall));
-    let suggestion = rejections
-        .iter()
-        .find(|r| r.shortfall.is_finite())
-        .map(|nearest| match nearest.constraint {
+    // One suggestion per constraint that removed something, the user's own limits first.
+    let mut suggestions = Vec::new();
+    for constraint in [
+        Constraint::Deadline,
+        Constraint::Budget,
+        Constraint::Latency,
+        Constraint::Memory,
+        Constraint::Network,
+        Constraint::Size,
+    ] {
+        let Some(nearest) = rejections
+            .iter()
+            .find(|r| r.constraint == constraint && r.shortfall.is_finite())
+        else {
+            continue;
+        };
+        suggestions.push(match constraint {
             Constraint::Deadline => format!(
                 "relax the deadline to {:.0} h (nearest: {})",
                 nearest.needed.unwrap_or(0.0).ceil(),
                 nearest.candidate
             ),
-            Constraint::Budget => format!(
-                "raise the budget to ${:.0} (nearest: {})",
-                nearest.needed.unwrap_or(0.0).ceil(),
-                nearest.candidate
-            ),
+            Constraint::Budget => {
+                format!(
+                    "raise the budget to ${:.0} (nearest: {})",
+                    nearest.needed.unwrap_or(0.0).ceil(),
+                    nearest.candidate
+                )
+            }
             Constraint::Memory => {
                 let quantise = if request.template.task == Task::Inference {
                     "allow int8 or int4 weights (--precision), "
@@ -906,9 +921,10 @@ fn infeasible(
                 nearest.candidate
             ),
             Constraint::Network => "allow single-node configurations or providers with faster networks".to_string(),
-            Constraint::Size => "raise --max-gpus or --max-nodes".to_string(),
-            Constraint::Layout | Constraint::Price => format!("see the rejected candidates ({})", nearest.reason),
+            _ => "raise --max-gpus or --max-nodes".to_string(),
         });
+    }
+    let suggestion = (!suggestions.is_empty()).then(|| suggestions.join("; or "));
     rejections.truncate(10);
     Infeasible {
         rejected_counts: counts,

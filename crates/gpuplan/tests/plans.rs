@@ -1,0 +1,154 @@
+//! Planning scenarios that read like the advice in the field, on the built-in catalog.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use gpuplan::model::{BillingMode, Task};
+use gpuplan::planner::ServingTargets;
+use gpuplan::{Catalog, ModelSource, PlanAnswer, PlanQuery, plan_workload};
+use std::sync::OnceLock;
+
+fn catalog() -> &'static Catalog {
+    static CATALOG: OnceLock<Catalog> = OnceLock::new();
+    CATALOG.get_or_init(|| Catalog::embedded().unwrap())
+}
+
+fn query(model: &str, task: Task) -> PlanQuery {
+    PlanQuery::new(ModelSource::BuiltIn(model.to_string()), task)
+}
+
+fn feasible(query: &PlanQuery) -> PlanAnswer {
+    match plan_workload(catalog(), query).unwrap() {
+        Ok(answer) => answer,
+        Err(infeasible) => panic!("infeasible: {:?} {:?}", infeasible.suggestion, infeasible.nearest),
+    }
+}
+
+#[test]
+fn llama_2_70b_full_fine_tuning_is_never_placed_on_a_single_24_gb_gpu() {
+    let mut q = query("llama-2-70b", Task::Finetune);
+    q.tokens = Some(1e9);
+    q.seq = Some(2048);
+    let answer = feasible(&q);
+    for r in &answer.plan.recommendations {
+        let per_gpu = r.offering.accelerator_memory.unwrap().as_gib() / f64::from(r.offering.accelerator_count);
+        assert!(!(r.gpus == 1 && per_gpu <= 24.5), "{}", r.label());
+        assert!(
+            r.gpus >= 8,
+            "{} has only {} GPUs for 70B × 16 bytes of state",
+            r.label(),
+            r.gpus
+        );
+    }
+}
+
+#[test]
+fn seven_b_inference_at_modest_qps_does_not_pick_an_eight_h100_node() {
+    let mut q = query("mistral-7b", Task::Inference);
+    q.serving = ServingTargets {
+        qps: Some(2.0),
+        peak_qps: Some(6.0),
+        ttft_seconds: Some(2.0),
+        tpot_seconds: Some(0.1),
+    };
+    q.seq = Some(1000);
+    q.output_tokens = Some(200);
+    let answer = feasible(&q);
+    let best = &answer.plan.recommendations[0];
+    assert!(best.offering.accelerator_count < 8, "{}", best.label());
+    let serving = best.serving.unwrap();
+    assert!(serving.replicas >= 1 && serving.max_replicas >= serving.replicas);
+}
+
+#[test]
+fn serving_meets_its_latency_targets() {
+    let mut q = query("mistral-7b", Task::Inference);
+    q.serving = ServingTargets {
+        qps: Some(20.0),
+        peak_qps: None,
+        ttft_seconds: Some(1.0),
+        tpot_seconds: Some(0.05),
+    };
+    q.seq = Some(1000);
+    q.output_tokens = Some(200);
+    q.providers = vec!["aws".into(), "gcp".into(), "lambda".into()];
+    let answer = feasible(&q);
+    for r in &answer.plan.recommendations {
+        let inference = r.estimate.inference.unwrap();
+        assert!(
+            inference.ttft_seconds <= 1.0 && inference.tpot_seconds <= 0.05,
+            "{}",
+            r.label()
+        );
+        assert!(["aws", "gcp", "lambda"].contains(&r.offering.provider.as_str()));
+        let serving = r.serving.unwrap();
+        assert!(f64::from(serving.replicas) * serving.requests_per_second_per_replica * 0.7 >= 20.0 - 1e-9);
+    }
+}
+
+#[test]
+fn resnet_50_on_imagenet_under_a_tight_deadline_scales_out() {
+    let mut q = query("resnet-50", Task::Pretrain);
+    q.dataset_size = Some(1_281_167.0);
+    q.epochs = Some(90.0);
+    q.batch = Some(1024);
+    q.deadline_hours = Some(2.0);
+    let answer = feasible(&q);
+    let best = &answer.plan.recommendations[0];
+    assert!(best.gpus >= 8, "{} with {} GPUs", best.label(), best.gpus);
+    assert!(best.time_seconds.unwrap() <= 2.0 * 3600.0);
+}
+
+#[test]
+fn spot_is_cheaper_when_allowed() {
+    let mut q = query("llama-3.1-8b", Task::Lora);
+    q.tokens = Some(5e8);
+    q.seq = Some(4096);
+    q.batch = Some(32);
+    q.providers = vec!["aws".into()];
+    let on_demand = feasible(&q).plan.recommendations[0].total_usd.unwrap();
+    q.billing = vec![BillingMode::OnDemand, BillingMode::Spot];
+    let answer = feasible(&q);
+    let best = &answer.plan.recommendations[0];
+    assert_eq!(best.billing, BillingMode::Spot);
+    assert!(best.total_usd.unwrap() < on_demand);
+}
+
+#[test]
+fn an_impossible_deadline_is_infeasible_with_a_suggestion() {
+    let mut q = query("llama-2-70b", Task::Pretrain);
+    q.tokens = Some(1e12);
+    q.deadline_hours = Some(1.0);
+    q.max_gpus = Some(64);
+    let infeasible = plan_workload(catalog(), &q).unwrap().unwrap_err();
+    let suggestion = infeasible.suggestion.clone().unwrap();
+    assert!(suggestion.contains("relax the deadline"), "{suggestion}");
+}
+
+#[test]
+fn contradictory_or_bad_constraints_are_errors() {
+    let mut q = query("llama-2-7b", Task::Inference);
+    q.serving = ServingTargets {
+        qps: Some(10.0),
+        peak_qps: Some(5.0),
+        ttft_seconds: None,
+        tpot_seconds: None,
+    };
+    assert!(
+        plan_workload(catalog(), &q)
+            .unwrap_err()
+            .to_string()
+            .contains("below --qps")
+    );
+    let mut q = query("llama-2-7b", Task::Finetune);
+    q.deadline_hours = Some(0.0);
+    assert!(
+        plan_workload(catalog(), &q)
+            .unwrap_err()
+            .to_string()
+            .contains("--deadline must be positive")
+    );
+    let mut q = query("llama-2-7b", Task::Finetune);
+    q.providers = vec!["awz".into()];
+    let error = plan_workload(catalog(), &q).unwrap_err();
+    assert_eq!(error.hint().as_deref(), Some("did you mean `aws`?"));
+}
