@@ -176,6 +176,17 @@ fn billed_hours(hours: f64, granularity: Option<BillingGranularity>) -> f64 {
     }
 }
 
+/// Bandwidth between nodes for training traffic. An InfiniBand or EFA fabric carries it even
+/// where the catalog's network figure is the instance's Ethernet front end (Azure ND sizes list
+/// 24 Gbps Ethernet beside 8 × 200 Gbps InfiniBand); then the fabric's class default applies.
+fn node_network_gbps(offering: &Offering) -> Option<f64> {
+    let fabric = matches!(offering.node_network, Some(NodeNetwork::Infiniband | NodeNetwork::Efa));
+    offering
+        .network
+        .map(|n| n.0)
+        .filter(|gbps| !(fabric && *gbps < RECOMMENDED_MULTI_NODE_GBPS))
+}
+
 /// One estimate per cluster shape, shared by every offering of that shape.
 type ShapeKey = (String, u32, u32, Option<GpuInterconnect>, u64, Precision, u64);
 
@@ -195,7 +206,22 @@ impl<S: OfferingSource> Evaluator<'_, S> {
         batch: Option<u64>,
     ) -> Result<Option<Configured>, EstimateError> {
         let accelerator_id = offering.accelerator.as_ref().map(|a| a.to_string()).unwrap_or_default();
-        let network = offering.network.map_or(0, |n| (n.0 * 10.0) as u64);
+        // bf16 on GPUs that lack it (V100, T4) means fp16, as the user-facing default says.
+        let precision = match offering.accelerator.as_ref().and_then(|id| self.source.accelerator(id)) {
+            Some(accelerator)
+                if precision == Precision::Bf16
+                    && accelerator.peak(Precision::Bf16).is_none()
+                    && accelerator.peak(Precision::Fp16).is_some()
+                    && !accelerator
+                        .compute_capability
+                        .as_deref()
+                        .is_some_and(|cc| cc.starts_with(|c: char| c >= '8')) =>
+            {
+                Precision::Fp16
+            }
+            _ => precision,
+        };
+        let network = node_network_gbps(offering).map_or(0, |n| (n * 10.0) as u64);
         let key = (
             accelerator_id,
             gpus,
@@ -216,7 +242,7 @@ impl<S: OfferingSource> Evaluator<'_, S> {
                     gpus,
                     gpus_per_node,
                     offering.gpu_interconnect,
-                    offering.network.map(|n| n.0),
+                    node_network_gbps(offering),
                 );
                 let mut template = self.request.template.clone();
                 template.precision = precision;
@@ -367,7 +393,7 @@ fn evaluate_training(
         }
         *evaluated += priced.len();
         let label = candidate_label(offering, nodes, None);
-        let network = offering.network.map(|n| n.0);
+        let network = node_network_gbps(offering);
         if nodes > 1 && network.is_none() && offering.node_network.is_none() {
             reject(Rejection {
                 candidate: label,
@@ -925,6 +951,30 @@ fn infeasible(
         });
     }
     let suggestion = (!suggestions.is_empty()).then(|| suggestions.join("; or "));
+    // The nearest misses shown: per constraint (the user's own limits first), a few distinct
+    // reasons, since the same shape misses the same way in every region.
+    let priority = |c: Constraint| match c {
+        Constraint::Deadline => 0,
+        Constraint::Budget => 1,
+        Constraint::Latency => 2,
+        Constraint::Memory => 3,
+        _ => 4,
+    };
+    rejections.sort_by(|a, b| {
+        priority(a.constraint)
+            .cmp(&priority(b.constraint))
+            .then(a.shortfall.total_cmp(&b.shortfall))
+    });
+    let mut seen = std::collections::HashSet::new();
+    let mut per_constraint: BTreeMap<Constraint, usize> = BTreeMap::new();
+    rejections.retain(|r| {
+        let count = per_constraint.entry(r.constraint).or_default();
+        if *count >= 3 || !seen.insert((r.constraint, r.reason.clone())) {
+            return false;
+        }
+        *count += 1;
+        true
+    });
     rejections.truncate(10);
     Infeasible {
         rejected_counts: counts,
