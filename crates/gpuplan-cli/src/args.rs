@@ -117,12 +117,28 @@ pub enum ObjectiveArg {
 #[derive(Debug, Args)]
 pub struct PlanArgs {
     /// A built-in model id (`gpuplan models`) or the path of a Hugging Face config.json.
-    #[arg(long)]
-    pub model: String,
+    #[arg(long, required_unless_present = "workload")]
+    pub model: Option<String>,
 
     /// pretrain, finetune, lora, qlora or inference.
-    #[arg(long)]
-    pub task: String,
+    #[arg(long, required_unless_present = "workload")]
+    pub task: Option<String>,
+
+    /// `tabular` for classical ML (gradient-boosted trees) on --rows × --features.
+    #[arg(long, value_parser = ["tabular"])]
+    pub workload: Option<String>,
+
+    /// Training rows (tabular).
+    #[arg(long, value_parser = count, requires = "workload")]
+    pub rows: Option<f64>,
+
+    /// Features per row (tabular).
+    #[arg(long, value_parser = count, requires = "workload")]
+    pub features: Option<f64>,
+
+    /// Boosting rounds (tabular; default 100).
+    #[arg(long, requires = "workload")]
+    pub rounds: Option<u32>,
 
     /// Precisions allowed, preferred first (comma-separated: bf16,fp8,int8,int4).
     #[arg(long, value_delimiter = ',')]

@@ -827,6 +827,34 @@ mod plan {
     }
 
     #[test]
+    fn tabular_workloads_plan_cpu_instances() {
+        let run = gpuplan(&[
+            "plan",
+            "--workload",
+            "tabular",
+            "--rows",
+            "5e6",
+            "--features",
+            "200",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let plan = run.json();
+        let best = &plan["recommendations"][0];
+        assert!(best["gpu"].is_null());
+        assert_eq!(best["gpus"], 0);
+        assert!(best["total_usd"].as_f64().unwrap() > 0.0);
+        let missing = gpuplan(&["plan", "--workload", "tabular", "--rows", "5e6"]);
+        assert_eq!(missing.code, 2);
+        assert!(
+            missing.stderr.contains("needs --rows and --features"),
+            "{}",
+            missing.stderr
+        );
+    }
+
+    #[test]
     fn bad_constraints_exit_2() {
         for args in [
             &[

@@ -19,6 +19,7 @@ mod plan;
 mod recommendation;
 mod rejection;
 mod request;
+mod tabular;
 
 pub use configure::{Configured, WorkloadTemplate, configure, layout_candidates};
 pub use offering_source::OfferingSource;
@@ -27,3 +28,7 @@ pub use plan::{HOURS_PER_MONTH, Infeasible, Plan, PlanError, SERVING_TARGET_UTIL
 pub use recommendation::{Recommendation, Serving, candidate_label};
 pub use rejection::{Constraint, Rejection};
 pub use request::{Constraints, DEFAULT_MEMORY_MARGIN, Objective, PlanRequest, ServingTargets};
+pub use tabular::{
+    CPU_CELL_ROUNDS_PER_VCPU_SECOND, DEFAULT_BOOSTING_ROUNDS, GPU_CELL_ROUNDS_PER_SECOND_V100, TABULAR_FIXED_SECONDS,
+    TabularOption, TabularRequest, plan_tabular,
+};

@@ -27,7 +27,7 @@ pub use gpuplan_catalog::{Catalog, CatalogError, CatalogFile, CatalogSummary, Of
 pub use gpuplan_plan as planner;
 pub use gpus::{GpuAnswer, show_gpus};
 pub use instances::{InstancesAnswer, InstancesRequest, find_instances};
-pub use plan_workload::{InfeasiblePlan, PlanAnswer, PlanQuery, plan_workload};
+pub use plan_workload::{InfeasiblePlan, PlanAnswer, PlanQuery, TabularQuery, plan_tabular_workload, plan_workload};
 
 pub use gpuplan_catalog as catalog;
 pub use gpuplan_emit as emit;

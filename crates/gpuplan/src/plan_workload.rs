@@ -249,3 +249,64 @@ pub fn plan_workload(catalog: &Catalog, query: &PlanQuery) -> Result<Result<Plan
         Err(PlanError::Invalid(message)) => Err(Error::invalid(message, None)),
     }
 }
+
+/// A tabular (gradient-boosted trees) training job.
+#[derive(Debug, Clone)]
+pub struct TabularQuery {
+    pub rows: f64,
+    pub features: f64,
+    pub rounds: Option<u32>,
+    pub providers: Vec<String>,
+    pub regions: Vec<String>,
+    pub billing: Vec<BillingMode>,
+    pub deadline_hours: Option<f64>,
+    pub budget_usd: Option<f64>,
+    pub by_time: bool,
+}
+
+/// Priced options (cheapest or fastest first), the defaults chosen, the assumptions.
+pub type TabularAnswer = (Vec<gpuplan_plan::TabularOption>, Vec<String>, Vec<String>);
+
+/// The priced options for a tabular job, cheapest (or fastest) first, with the defaults and
+/// assumptions behind them.
+pub fn plan_tabular_workload(catalog: &Catalog, query: &TabularQuery) -> Result<TabularAnswer, Error> {
+    if !(query.rows >= 1.0 && query.rows.is_finite() && query.features >= 1.0 && query.features.is_finite()) {
+        return Err(Error::invalid("--rows and --features must be at least 1", None));
+    }
+    let mut defaults = Vec::new();
+    let rounds = query.rounds.unwrap_or_else(|| {
+        defaults.push(format!(
+            "{} boosting rounds (XGBoost's default)",
+            gpuplan_plan::DEFAULT_BOOSTING_ROUNDS
+        ));
+        gpuplan_plan::DEFAULT_BOOSTING_ROUNDS
+    });
+    let constraints = Constraints {
+        deadline_hours: query.deadline_hours,
+        budget_usd: query.budget_usd,
+        providers: resolve::providers(catalog, &query.providers)?,
+        regions: query.regions.clone(),
+        billing: query.billing.clone(),
+        ..Constraints::default()
+    };
+    let request = gpuplan_plan::TabularRequest {
+        rows: query.rows,
+        features: query.features,
+        rounds,
+        constraints,
+    };
+    let options = gpuplan_plan::plan_tabular(catalog, &request, query.by_time);
+    let assumptions = vec![
+        format!(
+            "gradient-boosted trees: {:.0e} row·feature·rounds per second per vCPU (hist), {:.1e} on a V100 scaled by memory bandwidth (gpu_hist); ±50 %",
+            gpuplan_plan::CPU_CELL_ROUNDS_PER_VCPU_SECOND,
+            gpuplan_plan::GPU_CELL_ROUNDS_PER_SECOND_V100
+        ),
+        format!(
+            "{:.0} s per job to start the instance and load the data",
+            gpuplan_plan::TABULAR_FIXED_SECONDS
+        ),
+        "single-GPU instances only for GPU boosting; host RAM must hold 3× the float matrix".to_string(),
+    ];
+    Ok((options, defaults, assumptions))
+}

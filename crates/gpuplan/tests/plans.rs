@@ -4,7 +4,7 @@
 
 use gpuplan::model::{BillingMode, Task};
 use gpuplan::planner::ServingTargets;
-use gpuplan::{Catalog, ModelSource, PlanAnswer, PlanQuery, plan_workload};
+use gpuplan::{Catalog, ModelSource, PlanAnswer, PlanQuery, TabularQuery, plan_tabular_workload, plan_workload};
 use std::sync::OnceLock;
 
 fn catalog() -> &'static Catalog {
@@ -151,4 +151,26 @@ fn contradictory_or_bad_constraints_are_errors() {
     q.providers = vec!["awz".into()];
     let error = plan_workload(catalog(), &q).unwrap_err();
     assert_eq!(error.hint().as_deref(), Some("did you mean `aws`?"));
+}
+
+#[test]
+fn a_tabular_model_gets_a_cpu_instance() {
+    let query = TabularQuery {
+        rows: 5e6,
+        features: 200.0,
+        rounds: None,
+        providers: Vec::new(),
+        regions: Vec::new(),
+        billing: vec![BillingMode::OnDemand],
+        deadline_hours: None,
+        budget_usd: None,
+        by_time: false,
+    };
+    let (options, defaults, _) = plan_tabular_workload(catalog(), &query).unwrap();
+    assert!(options[0].gpu.is_none(), "{:?}", options[0]);
+    assert_eq!(options[0].gpus, 0);
+    assert!(defaults.iter().any(|d| d.contains("100 boosting rounds")));
+    // A GPU is offered too, and is faster, but does not pay for itself.
+    let gpu = options.iter().find(|o| o.gpu.is_some()).unwrap();
+    assert!(gpu.time_seconds < options[0].time_seconds && gpu.total_usd > options[0].total_usd);
 }

@@ -5,7 +5,7 @@ use gpuplan::emit::wire::{InfeasibleJson, PlanJson};
 use gpuplan::emit::{OutputFormat, infeasible_report, plan_explanation, plan_table};
 use gpuplan::model::{BillingMode, Precision, Task};
 use gpuplan::planner::{Objective, ServingTargets};
-use gpuplan::{Catalog, Error, ExitStatus, PlanQuery, plan_workload};
+use gpuplan::{Catalog, Error, ExitStatus, PlanQuery, TabularQuery, plan_tabular_workload, plan_workload};
 
 fn billing(text: &str) -> Result<BillingMode, Error> {
     match text.trim().to_lowercase().as_str() {
@@ -20,12 +20,80 @@ fn billing(text: &str) -> Result<BillingMode, Error> {
     }
 }
 
+fn billing_modes(args: &PlanArgs) -> Result<Vec<BillingMode>, Error> {
+    let mut modes: Vec<BillingMode> = args.billing.iter().map(|b| billing(b)).collect::<Result<_, _>>()?;
+    if args.spot && !modes.contains(&BillingMode::Spot) {
+        modes.push(BillingMode::Spot);
+    }
+    Ok(modes)
+}
+
+fn run_tabular(catalog: &Catalog, args: &PlanArgs, format: OutputFormat) -> Result<ExitStatus, Error> {
+    let (Some(rows), Some(features)) = (args.rows, args.features) else {
+        return Err(Error::InvalidInput {
+            message: "--workload tabular needs --rows and --features".to_string(),
+            hint: Some("e.g. --workload tabular --rows 5e6 --features 200".to_string()),
+        });
+    };
+    let query = TabularQuery {
+        rows,
+        features,
+        rounds: args.rounds,
+        providers: args.providers.clone(),
+        regions: args.regions.clone(),
+        billing: billing_modes(args)?,
+        deadline_hours: args.deadline,
+        budget_usd: args.budget,
+        by_time: args.objective == ObjectiveArg::Time,
+    };
+    let (options, defaults, assumptions) = plan_tabular_workload(catalog, &query)?;
+    if options.is_empty() {
+        let wire = InfeasibleJson {
+            feasible: false,
+            candidates_evaluated: 0,
+            rejected_counts: Default::default(),
+            nearest: Vec::new(),
+            suggestion: Some("relax the deadline or budget, or allow more providers".to_string()),
+        };
+        match format {
+            OutputFormat::Json => output::json(&wire),
+            _ => output::text(&infeasible_report(&wire)),
+        }
+        return Ok(ExitStatus::Infeasible);
+    }
+    let wire = PlanJson::from_tabular(&options, args.top, &defaults, &assumptions);
+    match format {
+        OutputFormat::Json => output::json(&wire),
+        OutputFormat::Table => {
+            let objective = if args.objective == ObjectiveArg::Time {
+                "time"
+            } else {
+                "cost"
+            };
+            let header = format!("tabular · {rows:.0} rows × {features:.0} features · best by {objective}\n");
+            let body = gpuplan::emit::TerminalExporter.export_table(&plan_table(&wire, false));
+            output::text(&format!("{header}{body}{}", plan_explanation(&wire, args.explain)));
+        }
+        _ => output::listing(format, &plan_table(&wire, false), &wire),
+    }
+    Ok(ExitStatus::Success)
+}
+
 pub fn run(catalog: &Catalog, args: &PlanArgs, format: OutputFormat) -> Result<ExitStatus, Error> {
-    let task: Task = args.task.parse().map_err(|message| Error::InvalidInput {
+    if args.workload.is_some() {
+        return run_tabular(catalog, args, format);
+    }
+    let (Some(model), Some(task)) = (&args.model, &args.task) else {
+        return Err(Error::InvalidInput {
+            message: "--model and --task are required".to_string(),
+            hint: None,
+        });
+    };
+    let task: Task = task.parse().map_err(|message| Error::InvalidInput {
         message: format!("--task: {message}"),
         hint: None,
     })?;
-    let mut query = PlanQuery::new(model_source(&args.model)?, task);
+    let mut query = PlanQuery::new(model_source(model)?, task);
     query.precisions = args
         .precision
         .iter()
@@ -59,11 +127,7 @@ pub fn run(catalog: &Catalog, args: &PlanArgs, format: OutputFormat) -> Result<E
     query.regions = args.regions.clone();
     query.gpus = args.gpu.clone();
     query.exclude_gpus = args.exclude_gpu.clone();
-    let mut modes: Vec<BillingMode> = args.billing.iter().map(|b| billing(b)).collect::<Result<_, _>>()?;
-    if args.spot && !modes.contains(&BillingMode::Spot) {
-        modes.push(BillingMode::Spot);
-    }
-    query.billing = modes;
+    query.billing = billing_modes(args)?;
     query.max_gpus = args.max_gpus;
     query.max_nodes = args.max_nodes;
     query.memory_margin = args.memory_margin;

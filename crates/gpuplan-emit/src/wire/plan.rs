@@ -1,4 +1,4 @@
-use gpuplan_plan::{Constraint, Infeasible, Plan, Recommendation, Rejection, Serving};
+use gpuplan_plan::{Constraint, Infeasible, Plan, Recommendation, Rejection, Serving, TabularOption, pareto_front};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -143,6 +143,66 @@ impl From<&Infeasible> for InfeasibleJson {
             rejected_counts: counts(&i.rejected_counts),
             nearest: i.nearest.iter().map(RejectionJson::from).collect(),
             suggestion: i.suggestion.clone(),
+        }
+    }
+}
+
+impl PlanJson {
+    /// The plan of a tabular (gradient-boosting) job, in the same contract.
+    pub fn from_tabular(
+        options: &[TabularOption],
+        top: usize,
+        defaults: &[String],
+        assumptions: &[String],
+    ) -> PlanJson {
+        let shown = &options[..options.len().min(top.max(1))];
+        let points: Vec<(f64, f64)> = shown.iter().map(|o| (o.total_usd, o.time_seconds)).collect();
+        let index_of_min = |key: &dyn Fn(&TabularOption) -> f64| {
+            (0..shown.len())
+                .min_by(|&a, &b| key(&shown[a]).total_cmp(&key(&shown[b])))
+                .unwrap_or(0)
+        };
+        PlanJson {
+            recommendations: shown
+                .iter()
+                .map(|o| RecommendationJson {
+                    provider: o.provider.clone(),
+                    instance_type: o.instance_type.clone(),
+                    region: o.region.clone(),
+                    gpu: o.gpu.clone(),
+                    gpus: o.gpus,
+                    gpus_per_node: o.gpus,
+                    nodes: 1,
+                    layout: LayoutJson {
+                        dp: 1,
+                        tp: 1,
+                        pp: 1,
+                        zero: 0,
+                    },
+                    precision: "fp32".to_string(),
+                    billing: "on-demand".to_string(),
+                    interruptible: false,
+                    memory_per_gpu_bytes: o.memory_needed_bytes,
+                    memory_capacity_bytes: o.memory_available_bytes,
+                    time_seconds: Some(o.time_seconds),
+                    hourly_usd: o.hourly_usd,
+                    total_usd: Some(o.total_usd),
+                    tokens_per_second: None,
+                    mfu: None,
+                    serving: None,
+                    why: o.why.clone(),
+                    warnings: Vec::new(),
+                })
+                .collect(),
+            cheapest: index_of_min(&|o| o.total_usd),
+            fastest: index_of_min(&|o| o.time_seconds),
+            pareto: pareto_front(&points),
+            rejected: Vec::new(),
+            rejected_counts: BTreeMap::new(),
+            candidates_evaluated: options.len(),
+            feasible_candidates: options.len(),
+            defaults: defaults.to_vec(),
+            assumptions: assumptions.to_vec(),
         }
     }
 }

@@ -1,0 +1,178 @@
+//! Classical ML on tabular data (gradient-boosted trees): a CPU instance unless a GPU pays for
+//! itself.
+//!
+//! References: Chen & Guestrin 2016 ("XGBoost"); Mitchell & Frank 2017 ("Accelerating the
+//! XGBoost algorithm using GPU computing"), whose `gpu_hist` runs several times faster than the
+//! multi-core `hist` on the same data. The rates below are order-of-magnitude figures from the
+//! XGBoost Higgs benchmark (11M rows × 28 features): ≈ 4 × 10⁷ row·feature·rounds per second per
+//! vCPU with `hist`, ≈ 1.3 × 10¹⁰ on a V100 with `gpu_hist`; treat results as ±50 %.
+
+use crate::offering_source::OfferingSource;
+use crate::request::Constraints;
+use gpuplan_model::{BillingGranularity, BillingMode, Bytes, Offering, Precision};
+use serde::Serialize;
+
+/// Histogram-based boosting throughput per vCPU, row·feature·rounds per second.
+pub const CPU_CELL_ROUNDS_PER_VCPU_SECOND: f64 = 4.0e7;
+
+/// GPU boosting throughput on a V100 (900 GB/s), row·feature·rounds per second; other GPUs
+/// scale with memory bandwidth, which bounds histogram building.
+pub const GPU_CELL_ROUNDS_PER_SECOND_V100: f64 = 1.3e10;
+const V100_BANDWIDTH_GB_PER_S: f64 = 900.0;
+
+/// Time every job pays whatever the hardware: start the instance, load the data, export the
+/// model.
+pub const TABULAR_FIXED_SECONDS: f64 = 300.0;
+
+/// Boosting rounds when not given: XGBoost's and LightGBM's default of 100 estimators.
+pub const DEFAULT_BOOSTING_ROUNDS: u32 = 100;
+
+/// A tabular training job.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TabularRequest {
+    pub rows: f64,
+    pub features: f64,
+    pub rounds: u32,
+    pub constraints: Constraints,
+}
+
+/// One priced way to run it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TabularOption {
+    pub provider: String,
+    pub instance_type: String,
+    pub region: Option<String>,
+    /// `null` for CPU-only instances.
+    pub gpu: Option<String>,
+    pub gpus: u32,
+    pub vcpus: f64,
+    pub memory_needed_bytes: u64,
+    pub memory_available_bytes: u64,
+    pub time_seconds: f64,
+    pub hourly_usd: f64,
+    pub total_usd: f64,
+    pub why: Vec<String>,
+}
+
+fn billed_hours(seconds: f64, granularity: Option<BillingGranularity>) -> f64 {
+    let hours = seconds / 3600.0;
+    match granularity {
+        Some(BillingGranularity::Second) => (seconds.ceil().max(60.0)) / 3600.0,
+        Some(BillingGranularity::Minute) => (hours * 60.0).ceil() / 60.0,
+        _ => hours.ceil().max(1.0),
+    }
+}
+
+/// The ways to train `request`, cheapest first (fastest first for `by_time`).
+pub fn plan_tabular(source: &impl OfferingSource, request: &TabularRequest, by_time: bool) -> Vec<TabularOption> {
+    let work = request.rows * request.features * f64::from(request.rounds);
+    // Host memory: the float matrix, its quantised copy and per-row gradients (×3 of the data).
+    let host_need = Bytes((request.rows * request.features * 4.0 * 3.0) as u64);
+    // GPU memory: the compressed quantised matrix (1 byte per cell) plus gradients and pairs.
+    let gpu_need = Bytes((request.rows * request.features + request.rows * 16.0) as u64);
+    let c = &request.constraints;
+    let mut options = Vec::new();
+    for offering in source.offerings() {
+        if (!c.providers.is_empty() && !c.providers.contains(&offering.provider))
+            || (!c.regions.is_empty()
+                && !c
+                    .regions
+                    .iter()
+                    .any(|r| offering.region.as_deref().unwrap_or("").starts_with(r.as_str())))
+        {
+            continue;
+        }
+        let Some(price) = price(offering, &c.billing) else {
+            continue;
+        };
+        if offering.memory < host_need || offering.vcpus < 1.0 {
+            continue;
+        }
+        let (seconds, gpu, available, mut why) = match &offering.accelerator {
+            None => {
+                let seconds = work / (offering.vcpus * CPU_CELL_ROUNDS_PER_VCPU_SECOND);
+                (
+                    seconds,
+                    None,
+                    offering.memory,
+                    vec![format!("{} vCPUs with histogram boosting", offering.vcpus)],
+                )
+            }
+            Some(id) if offering.accelerator_count == 1 => {
+                let Some(accelerator) = source.accelerator(id) else {
+                    continue;
+                };
+                if accelerator.usable_memory() < gpu_need || accelerator.peak(Precision::Fp32).is_none() {
+                    continue;
+                }
+                let bandwidth = accelerator
+                    .memory_bandwidth
+                    .map_or(V100_BANDWIDTH_GB_PER_S, |b| b.as_gb_per_s());
+                let rate = GPU_CELL_ROUNDS_PER_SECOND_V100 * bandwidth / V100_BANDWIDTH_GB_PER_S;
+                (
+                    work / rate,
+                    Some(id.to_string()),
+                    accelerator.usable_memory(),
+                    vec![format!("GPU boosting on {id}")],
+                )
+            }
+            Some(_) => continue,
+        };
+        let total_seconds = seconds + TABULAR_FIXED_SECONDS;
+        if c.deadline_hours.is_some_and(|d| total_seconds / 3600.0 > d) {
+            continue;
+        }
+        let total = price * billed_hours(total_seconds, offering.billing_granularity);
+        if c.budget_usd.is_some_and(|b| total > b) {
+            continue;
+        }
+        why.push(format!(
+            "{:.0} s of boosting + {TABULAR_FIXED_SECONDS:.0} s to start and load",
+            seconds
+        ));
+        options.push(TabularOption {
+            provider: offering.provider.to_string(),
+            instance_type: offering.instance_type.clone(),
+            region: offering.region.clone(),
+            gpu,
+            gpus: if offering.accelerator.is_some() { 1 } else { 0 },
+            vcpus: offering.vcpus,
+            memory_needed_bytes: if offering.accelerator.is_some() {
+                gpu_need.as_u64()
+            } else {
+                host_need.as_u64()
+            },
+            memory_available_bytes: available.as_u64(),
+            time_seconds: total_seconds,
+            hourly_usd: price,
+            total_usd: total,
+            why,
+        });
+    }
+    options.sort_by(|a, b| {
+        let (first, second) = if by_time {
+            (a.time_seconds, b.time_seconds)
+        } else {
+            (a.total_usd, b.total_usd)
+        };
+        first
+            .total_cmp(&second)
+            .then(a.total_usd.total_cmp(&b.total_usd))
+            .then(a.instance_type.cmp(&b.instance_type))
+    });
+    // The same shape at the same price in several regions or zones: keep the first.
+    options
+        .dedup_by(|b, a| a.provider == b.provider && a.instance_type == b.instance_type && a.total_usd == b.total_usd);
+    options
+}
+
+fn price(offering: &Offering, billing: &[BillingMode]) -> Option<f64> {
+    billing
+        .iter()
+        .filter_map(|mode| match mode {
+            BillingMode::OnDemand => offering.on_demand.map(|p| p.0),
+            BillingMode::Spot => offering.spot.map(|p| p.0),
+            _ => None,
+        })
+        .min_by(f64::total_cmp)
+}
