@@ -62,10 +62,10 @@ pub enum Command {
     /// List the built-in models with their parameter counts.
     Models,
     /// Estimate memory per GPU and speed of a workload on a GPU type.
-    Estimate(EstimateArgs),
+    Estimate(Box<EstimateArgs>),
     /// Find the best cloud GPU configurations for a workload: offering, GPU count, layout,
     /// billing mode, with reasons.
-    Plan(PlanArgs),
+    Plan(Box<PlanArgs>),
 }
 
 /// Parses a duration: `24h`, `90m`, `3d`, `1.5h`, `200ms`, `1s`; a bare number is in
