@@ -20,7 +20,9 @@
 
 pub mod activations;
 mod cluster;
+pub mod cost;
 pub mod efficiency;
+pub mod energy;
 mod error;
 mod estimate;
 pub mod flops;
@@ -30,6 +32,7 @@ pub mod memory;
 mod notes;
 pub mod parameters;
 pub mod precision_bytes;
+pub mod spot;
 pub mod training;
 
 pub use cluster::Cluster;

@@ -1,0 +1,96 @@
+//! What renting costs: hours billed at a provider's granularity, storage and tiered egress.
+
+use gpuplan_model::BillingGranularity;
+use serde::Serialize;
+
+/// Block storage price per GB-month used when none is given: AWS EBS gp3 in us-east-1,
+/// $0.08 per GB-month (<https://aws.amazon.com/ebs/pricing/>, read 2026-11-22).
+pub const DEFAULT_STORAGE_USD_PER_GB_MONTH: f64 = 0.08;
+
+/// Internet egress tiers per month used when none are given: AWS EC2 data transfer out to the
+/// internet, us-east-1 (<https://aws.amazon.com/ec2/pricing/on-demand/>, "Data Transfer", read
+/// 2026-11-22): the first 100 GB free, then $0.09/GB up to 10 TB, $0.085 to 50 TB, $0.07 to
+/// 150 TB, $0.05 beyond. `(GB up to, USD per GB)`.
+pub const DEFAULT_EGRESS_TIERS: [(f64, f64); 5] =
+    [(100.0, 0.0), (10_240.0, 0.09), (51_200.0, 0.085), (153_600.0, 0.07), (f64::INFINITY, 0.05)];
+
+/// Hours billed for `hours` of use: per second with a 60-second minimum, per minute, or whole
+/// hours (also when the granularity is unknown, the conservative reading).
+pub fn billed_hours(hours: f64, granularity: Option<BillingGranularity>) -> f64 {
+    match granularity {
+        Some(BillingGranularity::Second) => (hours * 3600.0).ceil().max(60.0) / 3600.0,
+        Some(BillingGranularity::Minute) => (hours * 60.0).ceil().max(1.0) / 60.0,
+        _ => hours.ceil().max(1.0),
+    }
+}
+
+/// Cost of `gb` of egress over tiers `(upper bound in GB, USD per GB)`.
+pub fn egress_cost(gb: f64, tiers: &[(f64, f64)]) -> f64 {
+    let mut cost = 0.0;
+    let mut lower = 0.0;
+    for &(upper, price) in tiers {
+        if gb <= lower {
+            break;
+        }
+        cost += (gb.min(upper) - lower) * price;
+        lower = upper;
+    }
+    cost
+}
+
+/// A cost broken down.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct CostBreakdown {
+    pub compute_usd: f64,
+    pub storage_usd: f64,
+    pub egress_usd: f64,
+    pub total_usd: f64,
+    pub billed_hours: f64,
+}
+
+/// Compute at `usd_per_hour` for `hours`, plus storage and egress.
+pub fn job_cost(
+    usd_per_hour: f64,
+    hours: f64,
+    granularity: Option<BillingGranularity>,
+    storage_gb_months: f64,
+    egress_gb: f64,
+) -> CostBreakdown {
+    let billed = billed_hours(hours, granularity);
+    let compute = usd_per_hour * billed;
+    let storage = storage_gb_months * DEFAULT_STORAGE_USD_PER_GB_MONTH;
+    let egress = egress_cost(egress_gb, &DEFAULT_EGRESS_TIERS);
+    CostBreakdown {
+        compute_usd: compute,
+        storage_usd: storage,
+        egress_usd: egress,
+        total_usd: compute + storage + egress,
+        billed_hours: billed,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn textbook_on_demand_and_reserved_years() {
+        assert!((job_cost(3.06, 8760.0, None, 0.0, 0.0).total_usd - 26_805.60).abs() < 1e-6);
+        assert!((job_cost(1.38, 8760.0, None, 0.0, 0.0).total_usd - 12_088.80).abs() < 1e-6);
+    }
+
+    #[test]
+    fn granularity_rounds_up() {
+        assert_eq!(billed_hours(0.5, Some(BillingGranularity::Hour)), 1.0);
+        assert_eq!(billed_hours(10.0 / 3600.0, Some(BillingGranularity::Second)), 60.0 / 3600.0);
+        assert_eq!(billed_hours(61.5 / 60.0, Some(BillingGranularity::Minute)), 62.0 / 60.0);
+    }
+
+    #[test]
+    fn egress_is_tiered() {
+        assert_eq!(egress_cost(50.0, &DEFAULT_EGRESS_TIERS), 0.0);
+        assert!((egress_cost(1_100.0, &DEFAULT_EGRESS_TIERS) - 90.0).abs() < 1e-9);
+        let twenty_tb = egress_cost(20_480.0, &DEFAULT_EGRESS_TIERS);
+        assert!((twenty_tb - ((10_240.0 - 100.0) * 0.09 + 10_240.0 * 0.085)).abs() < 1e-6);
+    }
+}
