@@ -66,6 +66,125 @@ pub enum Command {
     /// Find the best cloud GPU configurations for a workload: offering, GPU count, layout,
     /// billing mode, with reasons.
     Plan(Box<PlanArgs>),
+    /// What renting costs under each billing mode, with spot interruptions, storage and egress.
+    Cost(Box<CostArgs>),
+    /// Electricity of running GPUs, and renting against buying.
+    Energy(EnergyArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CostArgs {
+    /// An instance type from the catalog (`p3.2xlarge`); the cheapest region in scope is priced.
+    #[arg(long)]
+    pub instance: Option<String>,
+
+    /// A GPU type; with --gpus, the cheapest offering of that shape is priced.
+    #[arg(long)]
+    pub gpu: Option<String>,
+
+    /// GPUs per instance, with --gpu.
+    #[arg(long)]
+    pub gpus: Option<u32>,
+
+    /// Only these providers (comma-separated).
+    #[arg(long, alias = "providers", value_delimiter = ',')]
+    pub provider: Vec<String>,
+
+    /// Only regions starting with these prefixes.
+    #[arg(long, alias = "regions", value_delimiter = ',')]
+    pub region: Vec<String>,
+
+    /// A negotiated rate per hour (USD), used as the on-demand price (or as the reserved price
+    /// when no instance is named).
+    #[arg(long, value_name = "USD")]
+    pub price: Option<f64>,
+
+    /// A spot rate per hour (USD) when the catalog has none.
+    #[arg(long, value_name = "USD")]
+    pub spot_price: Option<f64>,
+
+    /// Hours of use.
+    #[arg(long)]
+    pub hours: f64,
+
+    /// Billing modes to price: on-demand, spot, reserved-1y, reserved-3y (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "on-demand")]
+    pub billing: Vec<String>,
+
+    /// Checkpoint every this many minutes of work (spot; enables the interruption model).
+    #[arg(long)]
+    pub checkpoint_minutes: Option<f64>,
+
+    /// Time to write a checkpoint (`2min`; spot).
+    #[arg(long, value_parser = seconds_duration, value_name = "DURATION")]
+    pub checkpoint_write: Option<f64>,
+
+    /// Time to restart after an interruption (`8min`; spot).
+    #[arg(long, value_parser = seconds_duration, value_name = "DURATION")]
+    pub restart: Option<f64>,
+
+    /// Spot interruptions per hour (default 0.05, an assumption).
+    #[arg(long)]
+    pub interruption_rate: Option<f64>,
+
+    /// Also simulate this many runs and report P50/P90 (spot).
+    #[arg(long)]
+    pub monte_carlo: Option<u32>,
+
+    /// Seed of the simulation.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+
+    /// Block storage kept for the job, GB.
+    #[arg(long, default_value_t = 0.0)]
+    pub storage_gb: f64,
+
+    /// Months the storage is kept.
+    #[arg(long, default_value_t = 1.0)]
+    pub storage_months: f64,
+
+    /// Data sent out to the internet, GB.
+    #[arg(long, default_value_t = 0.0)]
+    pub egress_gb: f64,
+}
+
+#[derive(Debug, Args)]
+pub struct EnergyArgs {
+    /// The GPU type (its TDP comes from the catalog).
+    #[arg(long)]
+    pub gpu: String,
+
+    /// Number of GPUs.
+    #[arg(long, default_value_t = 1)]
+    pub gpus: u32,
+
+    /// Hours of operation.
+    #[arg(long)]
+    pub hours: f64,
+
+    /// Power usage effectiveness of the facility (≥ 1; 1.0 counts the GPUs alone).
+    #[arg(long, default_value_t = 1.0)]
+    pub pue: f64,
+
+    /// Average share of TDP drawn, 0–1.
+    #[arg(long, default_value_t = 1.0)]
+    pub utilization: f64,
+
+    /// Electricity price, USD per kWh.
+    #[arg(long)]
+    pub price_kwh: Option<f64>,
+
+    /// Purchase price of the machine (USD), for rent-against-buy.
+    #[arg(long)]
+    pub purchase_price: Option<f64>,
+
+    /// Years over which the purchase is depreciated.
+    #[arg(long, default_value_t = 4.0)]
+    pub depreciation_years: f64,
+
+    /// Rental price of the same machine per hour (USD), for rent-against-buy.
+    #[arg(long)]
+    pub rent_price: Option<f64>,
 }
 
 /// Parses a duration: `24h`, `90m`, `3d`, `1.5h`, `200ms`, `1s`; a bare number is in

@@ -910,3 +910,157 @@ mod plan {
         }
     }
 }
+
+mod cost {
+    use super::*;
+
+    #[test]
+    fn textbook_figures_reproduce_exactly() {
+        let run = gpuplan(&["cost", "--price", "3.06", "--hours", "8760", "--format", "json"]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert_eq!(run.json()["lines"][0]["total_usd"], 26_805.6);
+        let run = gpuplan(&[
+            "cost",
+            "--price",
+            "1.38",
+            "--hours",
+            "8760",
+            "--billing",
+            "reserved-1y",
+            "--format",
+            "json",
+        ]);
+        let total = run.json()["lines"][0]["total_usd"].as_f64().unwrap();
+        assert!((total - 12_088.80).abs() < 1e-6, "{total}");
+    }
+
+    #[test]
+    fn an_instance_under_every_billing_mode() {
+        let run = gpuplan(&[
+            "cost",
+            "--instance",
+            "p3.2xlarge",
+            "--hours",
+            "8760",
+            "--billing",
+            "on-demand,reserved-1y,reserved-3y,spot",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let answer = run.json();
+        let lines = answer["lines"].as_array().unwrap();
+        assert_eq!(lines.len(), 4);
+        let total = |i: usize| lines[i]["total_usd"].as_f64().unwrap();
+        assert!(total(1) < total(0) && total(2) < total(1) && total(3) < total(0));
+        assert!(lines[1]["derived_from"].as_str().unwrap().starts_with("derived"));
+    }
+
+    #[test]
+    fn spot_with_interruptions_and_a_seeded_simulation() {
+        let args = [
+            "cost",
+            "--instance",
+            "p4d.24xlarge",
+            "--hours",
+            "500",
+            "--billing",
+            "spot",
+            "--checkpoint-minutes",
+            "10",
+            "--checkpoint-write",
+            "2min",
+            "--restart",
+            "8min",
+            "--monte-carlo",
+            "500",
+            "--format",
+            "json",
+        ];
+        let first = gpuplan(&args);
+        assert_eq!(first.code, 0, "{}", first.stderr);
+        let line = &first.json()["lines"][0];
+        assert!(line["spot"]["expected_wall_hours"].as_f64().unwrap() > 500.0);
+        assert_eq!(
+            first.stdout,
+            gpuplan(&args).stdout,
+            "a fixed seed gives the same percentiles"
+        );
+    }
+
+    #[test]
+    fn bad_input_exits_2() {
+        for args in [
+            &["cost", "--price", "3", "--hours", "-5"][..],
+            &["cost", "--hours", "10"],
+            &["cost", "--instance", "p3.2xlarg", "--hours", "10"],
+            &["energy", "--gpu", "H100", "--hours", "10", "--pue", "0.9"],
+        ] {
+            let run = gpuplan(args);
+            assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
+        }
+        let typo = gpuplan(&["cost", "--instance", "p3.2xlarg", "--hours", "10"]);
+        assert!(typo.stderr.contains("did you mean `p3.2xlarge`?"), "{}", typo.stderr);
+    }
+}
+
+mod energy {
+    use super::*;
+
+    #[test]
+    fn eight_h100_for_a_year_at_pue_1_5() {
+        let run = gpuplan(&[
+            "energy",
+            "--gpu",
+            "H100-SXM5-80GB",
+            "--gpus",
+            "8",
+            "--hours",
+            "8760",
+            "--pue",
+            "1.5",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let kwh = run.json()["kwh"].as_f64().unwrap();
+        assert!((kwh - 73_584.0).abs() < 1e-6, "{kwh}");
+        let one = gpuplan(&[
+            "energy",
+            "--gpu",
+            "H100-SXM5-80GB",
+            "--hours",
+            "8760",
+            "--pue",
+            "1.5",
+            "--format",
+            "json",
+        ]);
+        assert!((one.json()["kwh"].as_f64().unwrap() - 9_198.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn rent_against_buy() {
+        let run = gpuplan(&[
+            "energy",
+            "--gpu",
+            "H100",
+            "--gpus",
+            "8",
+            "--hours",
+            "8760",
+            "--pue",
+            "1.3",
+            "--price-kwh",
+            "0.10",
+            "--purchase-price",
+            "300000",
+            "--depreciation-years",
+            "4",
+            "--rent-price",
+            "25",
+        ]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(run.stdout.contains("buying pays off"), "{}", run.stdout);
+    }
+}

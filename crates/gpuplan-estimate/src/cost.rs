@@ -11,8 +11,13 @@ pub const DEFAULT_STORAGE_USD_PER_GB_MONTH: f64 = 0.08;
 /// internet, us-east-1 (<https://aws.amazon.com/ec2/pricing/on-demand/>, "Data Transfer", read
 /// 2026-11-22): the first 100 GB free, then $0.09/GB up to 10 TB, $0.085 to 50 TB, $0.07 to
 /// 150 TB, $0.05 beyond. `(GB up to, USD per GB)`.
-pub const DEFAULT_EGRESS_TIERS: [(f64, f64); 5] =
-    [(100.0, 0.0), (10_240.0, 0.09), (51_200.0, 0.085), (153_600.0, 0.07), (f64::INFINITY, 0.05)];
+pub const DEFAULT_EGRESS_TIERS: [(f64, f64); 5] = [
+    (100.0, 0.0),
+    (10_240.0, 0.09),
+    (51_200.0, 0.085),
+    (153_600.0, 0.07),
+    (f64::INFINITY, 0.05),
+];
 
 /// Hours billed for `hours` of use: per second with a 60-second minimum, per minute, or whole
 /// hours (also when the granularity is unknown, the conservative reading).
@@ -82,7 +87,10 @@ mod tests {
     #[test]
     fn granularity_rounds_up() {
         assert_eq!(billed_hours(0.5, Some(BillingGranularity::Hour)), 1.0);
-        assert_eq!(billed_hours(10.0 / 3600.0, Some(BillingGranularity::Second)), 60.0 / 3600.0);
+        assert_eq!(
+            billed_hours(10.0 / 3600.0, Some(BillingGranularity::Second)),
+            60.0 / 3600.0
+        );
         assert_eq!(billed_hours(61.5 / 60.0, Some(BillingGranularity::Minute)), 62.0 / 60.0);
     }
 

@@ -49,7 +49,11 @@ pub fn energy(input: &EnergyInput) -> Result<EnergyEstimate, EnergyError> {
     if !(0.0..=1.0).contains(&input.utilization) {
         return Err(EnergyError::Utilization(input.utilization.to_string()));
     }
-    for (what, value) in [("hours", input.hours), ("TDP", input.tdp_watts), ("GPUs", f64::from(input.gpus))] {
+    for (what, value) in [
+        ("hours", input.hours),
+        ("TDP", input.tdp_watts),
+        ("GPUs", f64::from(input.gpus)),
+    ] {
         if !(value > 0.0 && value.is_finite()) {
             return Err(EnergyError::NotPositive(what));
         }
@@ -59,7 +63,11 @@ pub fn energy(input: &EnergyInput) -> Result<EnergyEstimate, EnergyError> {
     }
     let average_kw = input.tdp_watts * input.utilization * input.pue * f64::from(input.gpus) / 1000.0;
     let kwh = average_kw * input.hours;
-    Ok(EnergyEstimate { kwh, cost_usd: input.price_per_kwh.map(|price| kwh * price), average_kw })
+    Ok(EnergyEstimate {
+        kwh,
+        cost_usd: input.price_per_kwh.map(|price| kwh * price),
+        average_kw,
+    })
 }
 
 /// Renting against buying one machine.
@@ -74,7 +82,12 @@ pub struct RentOrBuy {
 }
 
 /// Compares owning (purchase over `years`, plus energy per hour of use) with renting.
-pub fn rent_or_buy(purchase_usd: f64, years: f64, energy_usd_per_hour: f64, rented_usd_per_hour: f64) -> Option<RentOrBuy> {
+pub fn rent_or_buy(
+    purchase_usd: f64,
+    years: f64,
+    energy_usd_per_hour: f64,
+    rented_usd_per_hour: f64,
+) -> Option<RentOrBuy> {
     if !(purchase_usd > 0.0 && years > 0.0 && rented_usd_per_hour > 0.0) {
         return None;
     }
@@ -93,7 +106,14 @@ mod tests {
     use super::*;
 
     fn input(gpus: u32, pue: f64) -> EnergyInput {
-        EnergyInput { tdp_watts: 700.0, gpus, hours: 8760.0, utilization: 1.0, pue, price_per_kwh: Some(0.12) }
+        EnergyInput {
+            tdp_watts: 700.0,
+            gpus,
+            hours: 8760.0,
+            utilization: 1.0,
+            pue,
+            price_per_kwh: Some(0.12),
+        }
     }
 
     #[test]
@@ -124,6 +144,11 @@ mod tests {
         // $250,000 over 4 years = $62,500 a year; renting at $20/h less $1/h of energy.
         let r = rent_or_buy(250_000.0, 4.0, 1.0, 20.0).unwrap();
         assert!((r.break_even_hours_per_year.unwrap() - 62_500.0 / 19.0).abs() < 1e-9);
-        assert!(rent_or_buy(250_000.0, 1.0, 1.0, 2.0).unwrap().break_even_hours_per_year.is_none());
+        assert!(
+            rent_or_buy(250_000.0, 1.0, 1.0, 2.0)
+                .unwrap()
+                .break_even_hours_per_year
+                .is_none()
+        );
     }
 }

@@ -78,7 +78,10 @@ fn validate(job: &SpotJob) -> Result<(), SpotError> {
             return Err(SpotError(what));
         }
     }
-    if job.checkpoint_interval_hours.is_some_and(|t| !(t > 0.0 && t.is_finite())) {
+    if job
+        .checkpoint_interval_hours
+        .is_some_and(|t| !(t > 0.0 && t.is_finite()))
+    {
         return Err(SpotError("checkpoint interval"));
     }
     Ok(())
@@ -89,12 +92,20 @@ pub fn optimal_interval(job: &SpotJob) -> f64 {
     if job.interruption_rate <= 0.0 || job.checkpoint_write_hours <= 0.0 {
         return job.work_hours;
     }
-    (2.0 * job.checkpoint_write_hours / job.interruption_rate).sqrt().min(job.work_hours)
+    (2.0 * job.checkpoint_write_hours / job.interruption_rate)
+        .sqrt()
+        .min(job.work_hours)
 }
 
 fn expected_wall(job: &SpotJob, interval: f64, rate: f64) -> f64 {
-    let checkpoints = if interval >= job.work_hours { 0.0 } else { job.checkpoint_write_hours / interval };
-    job.work_hours * (1.0 + checkpoints) * (1.0 + rate * (job.restart_hours + (interval + job.checkpoint_write_hours) / 2.0))
+    let checkpoints = if interval >= job.work_hours {
+        0.0
+    } else {
+        job.checkpoint_write_hours / interval
+    };
+    job.work_hours
+        * (1.0 + checkpoints)
+        * (1.0 + rate * (job.restart_hours + (interval + job.checkpoint_write_hours) / 2.0))
 }
 
 pub fn expected(job: &SpotJob) -> Result<SpotEstimate, SpotError> {
@@ -127,7 +138,10 @@ pub fn simulate(job: &SpotJob, runs: u32, seed: u64) -> Result<SpotSimulation, S
     if runs == 0 {
         return Err(SpotError("number of runs"));
     }
-    let interval = job.checkpoint_interval_hours.unwrap_or_else(|| optimal_interval(job)).min(job.work_hours);
+    let interval = job
+        .checkpoint_interval_hours
+        .unwrap_or_else(|| optimal_interval(job))
+        .min(job.work_hours);
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut walls = Vec::with_capacity(runs as usize);
     for _ in 0..runs {
@@ -135,7 +149,11 @@ pub fn simulate(job: &SpotJob, runs: u32, seed: u64) -> Result<SpotSimulation, S
         let mut wall = 0.0;
         while done < job.work_hours {
             let segment = interval.min(job.work_hours - done);
-            let write = if done + segment < job.work_hours { job.checkpoint_write_hours } else { 0.0 };
+            let write = if done + segment < job.work_hours {
+                job.checkpoint_write_hours
+            } else {
+                0.0
+            };
             let needed = segment + write;
             let until_interruption = if job.interruption_rate > 0.0 {
                 let u: f64 = rng.random::<f64>().max(f64::MIN_POSITIVE);
@@ -189,7 +207,10 @@ mod tests {
 
     #[test]
     fn youngs_interval() {
-        let j = SpotJob { checkpoint_interval_hours: None, ..job(0.1) };
+        let j = SpotJob {
+            checkpoint_interval_hours: None,
+            ..job(0.1)
+        };
         assert!((optimal_interval(&j) - (2.0 * (2.0 / 60.0) / 0.1f64).sqrt()).abs() < 1e-12);
     }
 
@@ -199,7 +220,11 @@ mod tests {
         let a = simulate(&j, 400, 7).unwrap();
         assert_eq!(a, simulate(&j, 400, 7).unwrap());
         let mean = expected(&j).unwrap().expected_wall_hours;
-        assert!((a.p50_wall_hours - mean).abs() / mean < 0.05, "{} vs {mean}", a.p50_wall_hours);
+        assert!(
+            (a.p50_wall_hours - mean).abs() / mean < 0.05,
+            "{} vs {mean}",
+            a.p50_wall_hours
+        );
         assert!(a.p90_wall_hours >= a.p50_wall_hours);
     }
 

@@ -14,6 +14,7 @@
 //! assert!(answer.offerings.iter().any(|o| o.instance_type == "g4dn.xlarge"));
 //! ```
 
+mod cost_job;
 mod error;
 mod estimate_workload;
 mod gpus;
@@ -21,6 +22,10 @@ mod instances;
 mod plan_workload;
 mod resolve;
 
+pub use cost_job::{
+    ASSUMED_SPOT_INTERRUPTIONS_PER_HOUR, CostAnswer, CostLine, CostQuery, EnergyAnswer, EnergyQuery, SpotSettings,
+    cost_job, energy_of,
+};
 pub use error::{Error, ExitStatus};
 pub use estimate_workload::{EstimateAnswer, ModelSource, WorkloadRequest, estimate_workload};
 pub use gpuplan_catalog::{Catalog, CatalogError, CatalogFile, CatalogSummary, OfferingSort};

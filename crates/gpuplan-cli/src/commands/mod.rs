@@ -1,4 +1,6 @@
 mod catalog;
+mod cost;
+mod energy;
 mod estimate;
 mod gpus;
 mod instances;
@@ -20,5 +22,7 @@ pub fn run(cli: Cli) -> Result<ExitStatus, Error> {
         Command::Models => models::run(&catalog, format),
         Command::Estimate(args) => estimate::run(&catalog, &args, format),
         Command::Plan(args) => plan::run(&catalog, &args, format),
+        Command::Cost(args) => cost::run(&catalog, &args, format),
+        Command::Energy(args) => energy::run(&catalog, &args, format),
     }
 }

@@ -7,7 +7,7 @@ use gpuplan::model::{BillingMode, Precision, Task};
 use gpuplan::planner::{Objective, ServingTargets};
 use gpuplan::{Catalog, Error, ExitStatus, PlanQuery, TabularQuery, plan_tabular_workload, plan_workload};
 
-fn billing(text: &str) -> Result<BillingMode, Error> {
+pub(crate) fn billing(text: &str) -> Result<BillingMode, Error> {
     match text.trim().to_lowercase().as_str() {
         "on-demand" | "ondemand" | "od" => Ok(BillingMode::OnDemand),
         "spot" | "preemptible" => Ok(BillingMode::Spot),

@@ -1,0 +1,96 @@
+use super::plan::billing;
+use crate::args::CostArgs;
+use crate::output;
+use gpuplan::emit::{OutputFormat, Table};
+use gpuplan::{Catalog, CostQuery, Error, ExitStatus, SpotSettings, cost_job};
+use std::fmt::Write as _;
+
+pub fn run(catalog: &Catalog, args: &CostArgs, format: OutputFormat) -> Result<ExitStatus, Error> {
+    let modeled = args.checkpoint_minutes.is_some() || args.interruption_rate.is_some() || args.monte_carlo.is_some();
+    let query = CostQuery {
+        instance: args.instance.clone(),
+        gpu: args.gpu.clone(),
+        gpus: args.gpus,
+        providers: args.provider.clone(),
+        regions: args.region.clone(),
+        price: args.price,
+        spot_price: args.spot_price,
+        hours: args.hours,
+        billing: args.billing.iter().map(|b| billing(b)).collect::<Result<_, _>>()?,
+        spot: modeled.then(|| SpotSettings {
+            interruption_rate: args.interruption_rate,
+            checkpoint_interval_hours: args.checkpoint_minutes.map(|m| m / 60.0),
+            checkpoint_write_hours: args.checkpoint_write.unwrap_or(0.0) / 3600.0,
+            restart_hours: args.restart.unwrap_or(0.0) / 3600.0,
+            monte_carlo_runs: args.monte_carlo,
+            seed: args.seed,
+        }),
+        storage_gb_months: args.storage_gb * args.storage_months,
+        egress_gb: args.egress_gb,
+    };
+    let answer = cost_job(catalog, &query)?;
+    let mut table = Table::new([
+        "billing",
+        "$/h",
+        "billed hours",
+        "compute",
+        "storage",
+        "egress",
+        "total",
+    ])
+    .right_aligned(&["$/h", "billed hours", "compute", "storage", "egress", "total"]);
+    for line in &answer.lines {
+        let b = &line.breakdown;
+        table.push_row([
+            line.billing.to_string(),
+            format!("{:.4}", line.usd_per_hour),
+            format!("{:.2}", b.billed_hours),
+            format!("{:.2}", b.compute_usd),
+            format!("{:.2}", b.storage_usd),
+            format!("{:.2}", b.egress_usd),
+            format!("{:.2}", b.total_usd),
+        ]);
+    }
+    match format {
+        OutputFormat::Json => output::json(&answer),
+        OutputFormat::Table => {
+            let mut text = format!("{} for {} h\n", answer.subject, answer.hours);
+            text.push_str(&gpuplan::emit::TerminalExporter.export_table(&table));
+            for line in &answer.lines {
+                if let Some(derived) = &line.derived_from {
+                    let _ = writeln!(text, "{}: {derived}", line.billing);
+                }
+                if let Some(spot) = &line.spot {
+                    let _ = writeln!(
+                        text,
+                        "spot: expected {:.1} h wall ({:.1} interruptions), checkpoint every {:.0} min (optimum {:.0} min){}",
+                        spot.expected_wall_hours,
+                        spot.expected_interruptions,
+                        spot.checkpoint_interval_hours * 60.0,
+                        spot.optimal_checkpoint_interval_hours * 60.0,
+                        spot.break_even_interruption_rate.map_or(String::new(), |r| format!(
+                            "; cheaper than on-demand below {r:.2} interruptions/h"
+                        )),
+                    );
+                }
+                if let Some(sim) = &line.simulation {
+                    let _ = writeln!(
+                        text,
+                        "spot, {} simulated runs (seed {}): P50 {:.1} h / ${:.2}, P90 {:.1} h / ${:.2}",
+                        sim.runs, sim.seed, sim.p50_wall_hours, sim.p50_cost_usd, sim.p90_wall_hours, sim.p90_cost_usd
+                    );
+                }
+                for note in &line.notes {
+                    let _ = writeln!(text, "{}: {note}", line.billing);
+                }
+            }
+            for missing in &answer.unpriced {
+                let _ = writeln!(text, "{missing}");
+            }
+            let _ = writeln!(text, "assumptions: {}", answer.assumptions.join("; "));
+            output::text(&text);
+        }
+        _ => output::listing(format, &table, &answer),
+    }
+    Ok(ExitStatus::Success)
+}

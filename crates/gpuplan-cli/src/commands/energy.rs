@@ -1,0 +1,64 @@
+use crate::args::EnergyArgs;
+use crate::output;
+use gpuplan::emit::OutputFormat;
+use gpuplan::{Catalog, EnergyQuery, Error, ExitStatus, energy_of};
+use std::fmt::Write as _;
+
+pub fn run(catalog: &Catalog, args: &EnergyArgs, format: OutputFormat) -> Result<ExitStatus, Error> {
+    let answer = energy_of(
+        catalog,
+        &EnergyQuery {
+            gpu: args.gpu.clone(),
+            gpus: args.gpus,
+            hours: args.hours,
+            pue: args.pue,
+            utilization: args.utilization,
+            price_per_kwh: args.price_kwh,
+            purchase_usd: args.purchase_price,
+            depreciation_years: args.depreciation_years,
+            rent_usd_per_hour: args.rent_price,
+        },
+    )?;
+    if format == OutputFormat::Json {
+        output::json(&answer);
+        return Ok(ExitStatus::Success);
+    }
+    let mut text = format!(
+        "{} × {} for {} h at {:.0} % utilisation, PUE {}\n",
+        answer.gpus,
+        answer.gpu,
+        answer.hours,
+        answer.utilization * 100.0,
+        answer.pue
+    );
+    let _ = writeln!(
+        text,
+        "  energy           {:.1} kWh (average {:.2} kW)",
+        answer.energy.kwh, answer.energy.average_kw
+    );
+    if let Some(cost) = answer.energy.cost_usd {
+        let _ = writeln!(text, "  electricity      ${cost:.2}");
+    }
+    if let Some(r) = &answer.rent_or_buy {
+        let _ = writeln!(
+            text,
+            "  owning           ${:.2}/h of use at full-year use, against ${:.2}/h rented",
+            r.owned_usd_per_hour, r.rented_usd_per_hour
+        );
+        match r.break_even_hours_per_year {
+            Some(hours) => {
+                let _ = writeln!(
+                    text,
+                    "  buying pays off  above {hours:.0} h of use a year ({:.0} %)",
+                    hours / 87.6
+                );
+            }
+            None => {
+                let _ = writeln!(text, "  buying never pays off at this rental price");
+            }
+        }
+    }
+    let _ = writeln!(text, "assumptions: {}", answer.assumptions.join("; "));
+    output::text(&text);
+    Ok(ExitStatus::Success)
+}

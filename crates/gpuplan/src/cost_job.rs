@@ -1,0 +1,395 @@
+//! `cost` and `energy`: what renting an offering (or a negotiated rate) costs under each billing
+//! mode, with spot interruptions; and what running GPUs costs in electricity.
+
+use crate::{Error, resolve};
+use gpuplan_catalog::Catalog;
+use gpuplan_estimate::cost::{CostBreakdown, job_cost};
+use gpuplan_estimate::energy::{EnergyEstimate, EnergyInput, RentOrBuy, energy, rent_or_buy};
+use gpuplan_estimate::spot::{SpotEstimate, SpotJob, SpotSimulation, expected, simulate};
+use gpuplan_model::{BillingMode, CommitmentTerm, Offering, did_you_mean};
+use gpuplan_plan::OfferingSource;
+use serde::Serialize;
+
+/// Interruptions per hour assumed for spot capacity when the user gives none. Not a published
+/// figure: providers publish only coarse buckets (AWS Spot Instance Advisor: share of instances
+/// interrupted per month), and GPU spot capacity is reclaimed far more often than average.
+/// One interruption per 20 hours is a middle-of-the-road planning value; give
+/// `--interruption-rate` for your own.
+pub const ASSUMED_SPOT_INTERRUPTIONS_PER_HOUR: f64 = 0.05;
+
+/// How spot interruptions are to be modelled.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SpotSettings {
+    pub interruption_rate: Option<f64>,
+    pub checkpoint_interval_hours: Option<f64>,
+    pub checkpoint_write_hours: f64,
+    pub restart_hours: f64,
+    pub monte_carlo_runs: Option<u32>,
+    pub seed: u64,
+}
+
+/// A cost question.
+#[derive(Debug, Clone)]
+pub struct CostQuery {
+    pub instance: Option<String>,
+    pub gpu: Option<String>,
+    pub gpus: Option<u32>,
+    pub providers: Vec<String>,
+    pub regions: Vec<String>,
+    /// A negotiated on-demand (or, with a reserved billing mode, reserved) rate per hour.
+    pub price: Option<f64>,
+    pub spot_price: Option<f64>,
+    pub hours: f64,
+    pub billing: Vec<BillingMode>,
+    pub spot: Option<SpotSettings>,
+    pub storage_gb_months: f64,
+    pub egress_gb: f64,
+}
+
+/// The cost of one billing mode.
+#[derive(Debug, Clone, Serialize)]
+pub struct CostLine {
+    pub billing: BillingMode,
+    pub usd_per_hour: f64,
+    #[serde(flatten)]
+    pub breakdown: CostBreakdown,
+    /// Set when the rate is derived (reserved prices from a provider discount).
+    pub derived_from: Option<String>,
+    pub spot: Option<SpotEstimate>,
+    pub simulation: Option<SpotSimulation>,
+    pub notes: Vec<String>,
+}
+
+/// Costs of one subject under each billing mode.
+#[derive(Debug, Clone, Serialize)]
+pub struct CostAnswer {
+    /// What is priced: an instance and region, or a custom rate.
+    pub subject: String,
+    pub hours: f64,
+    pub lines: Vec<CostLine>,
+    /// Billing modes asked for that have no price, with why.
+    pub unpriced: Vec<String>,
+    pub assumptions: Vec<String>,
+}
+
+fn choose_offering(catalog: &Catalog, query: &CostQuery) -> Result<Option<Offering>, Error> {
+    let providers = resolve::providers(catalog, &query.providers)?;
+    let in_scope = |o: &&Offering| {
+        (providers.is_empty() || providers.contains(&o.provider))
+            && (query.regions.is_empty()
+                || query
+                    .regions
+                    .iter()
+                    .any(|r| o.region.as_deref().unwrap_or("").starts_with(r.as_str())))
+    };
+    let cheapest = |candidates: Vec<&Offering>| {
+        candidates
+            .into_iter()
+            .filter(|o| o.on_demand.is_some())
+            .min_by(|a, b| {
+                a.on_demand
+                    .map(|p| p.0)
+                    .unwrap_or(f64::INFINITY)
+                    .total_cmp(&b.on_demand.map(|p| p.0).unwrap_or(f64::INFINITY))
+            })
+            .cloned()
+    };
+    if let Some(instance) = &query.instance {
+        let matching: Vec<&Offering> = catalog
+            .offerings()
+            .iter()
+            .filter(|o| o.instance_type.eq_ignore_ascii_case(instance))
+            .filter(in_scope)
+            .collect();
+        if matching.is_empty() {
+            let names = catalog.offerings().iter().map(|o| o.instance_type.as_str());
+            let hint = did_you_mean(instance, names).map(|n| format!("did you mean `{n}`?"));
+            return Err(Error::invalid(
+                format!("no offering `{instance}` in the catalog (with these filters)"),
+                hint,
+            ));
+        }
+        return cheapest(matching).map(Some).ok_or_else(|| {
+            Error::invalid(
+                format!("`{instance}` has no on-demand price in the catalog"),
+                Some("give --price".to_string()),
+            )
+        });
+    }
+    if let Some(gpu) = &query.gpu {
+        let family: Vec<_> = catalog
+            .accelerators()
+            .resolve_family(gpu)?
+            .iter()
+            .map(|a| a.id.clone())
+            .collect();
+        let matching: Vec<&Offering> = catalog
+            .offerings()
+            .iter()
+            .filter(|o| o.accelerator.as_ref().is_some_and(|a| family.contains(a)))
+            .filter(|o| query.gpus.is_none_or(|n| o.accelerator_count == n))
+            .filter(in_scope)
+            .collect();
+        if matching.is_empty() {
+            return Err(Error::invalid(
+                format!(
+                    "no offering with {} × {gpu} in the catalog (with these filters)",
+                    query.gpus.unwrap_or(1)
+                ),
+                Some("`gpuplan instances --gpu …` lists the shapes on sale".to_string()),
+            ));
+        }
+        return Ok(cheapest(matching));
+    }
+    Ok(None)
+}
+
+/// Prices `query` under each requested billing mode.
+pub fn cost_job(catalog: &Catalog, query: &CostQuery) -> Result<CostAnswer, Error> {
+    if !(query.hours > 0.0 && query.hours.is_finite()) {
+        return Err(Error::invalid(
+            format!("--hours must be positive; got {}", query.hours),
+            None,
+        ));
+    }
+    for (flag, value) in [("--price", query.price), ("--spot-price", query.spot_price)] {
+        if value.is_some_and(|p| !(p > 0.0 && p.is_finite())) {
+            return Err(Error::invalid(format!("{flag} must be positive"), None));
+        }
+    }
+    if query.billing.is_empty() {
+        return Err(Error::invalid(
+            "no billing mode given",
+            Some("use --billing on-demand,spot,reserved-1y".to_string()),
+        ));
+    }
+    let offering = choose_offering(catalog, query)?;
+    if offering.is_none() && query.price.is_none() {
+        return Err(Error::invalid(
+            "nothing to price",
+            Some("name an --instance, a --gpu (with --gpus), or give a --price per hour".to_string()),
+        ));
+    }
+    let subject = match (&offering, query.price) {
+        (Some(o), None) => format!(
+            "{} {} ({}), cheapest region in scope",
+            o.provider,
+            o.instance_type,
+            o.region.as_deref().unwrap_or("any region")
+        ),
+        (Some(o), Some(price)) => format!("{} {} at a negotiated ${price}/h", o.provider, o.instance_type),
+        (None, Some(price)) => format!("a rate of ${price}/h"),
+        (None, None) => String::new(),
+    };
+    let granularity = offering.as_ref().and_then(|o| o.billing_granularity);
+    let mut lines = Vec::new();
+    let mut unpriced = Vec::new();
+    let mut assumptions = vec![format!(
+        "billed {}",
+        match granularity {
+            Some(g) => format!("per {g}"),
+            None => "in whole hours (granularity not published)".to_string(),
+        }
+    )];
+    for &billing in &query.billing {
+        let (rate, derived) = match billing {
+            BillingMode::OnDemand => (
+                query.price.or(offering.as_ref().and_then(|o| o.on_demand.map(|p| p.0))),
+                None,
+            ),
+            BillingMode::Spot => (
+                query.spot_price.or(offering.as_ref().and_then(|o| o.spot.map(|p| p.0))),
+                None,
+            ),
+            BillingMode::Reserved1y | BillingMode::Reserved3y => {
+                if query.price.is_some() && offering.is_none() {
+                    (query.price, None)
+                } else {
+                    let term = if billing == BillingMode::Reserved1y {
+                        CommitmentTerm::OneYear
+                    } else {
+                        CommitmentTerm::ThreeYears
+                    };
+                    match offering
+                        .as_ref()
+                        .and_then(|o| catalog.reserved_discount(&o.provider, term).map(|d| (o, d)))
+                    {
+                        Some((o, discount)) => {
+                            let base = query.price.or(o.on_demand.map(|p| p.0));
+                            (
+                                base.map(|p| p * (1.0 - discount.discount)),
+                                Some(format!(
+                                    "derived: on-demand less {}'s {:.0} % {term} discount ({})",
+                                    o.provider.display_name(),
+                                    discount.discount * 100.0,
+                                    discount.applies_to
+                                )),
+                            )
+                        }
+                        None => (None, None),
+                    }
+                }
+            }
+        };
+        let Some(rate) = rate else {
+            unpriced.push(format!(
+                "{billing}: no price in the catalog for this offering; give --price"
+            ));
+            continue;
+        };
+        let mut notes = Vec::new();
+        let (mut breakdown, mut spot, mut simulation) = (
+            job_cost(rate, query.hours, granularity, query.storage_gb_months, query.egress_gb),
+            None,
+            None,
+        );
+        if billing == BillingMode::Spot {
+            if let Some(settings) = query.spot {
+                let rate_per_hour = settings.interruption_rate.unwrap_or_else(|| {
+                    notes.push(format!(
+                        "interruption rate {ASSUMED_SPOT_INTERRUPTIONS_PER_HOUR}/h assumed, not published; give --interruption-rate"
+                    ));
+                    ASSUMED_SPOT_INTERRUPTIONS_PER_HOUR
+                });
+                let job = SpotJob {
+                    work_hours: query.hours,
+                    interruption_rate: rate_per_hour,
+                    checkpoint_interval_hours: settings.checkpoint_interval_hours,
+                    checkpoint_write_hours: settings.checkpoint_write_hours,
+                    restart_hours: settings.restart_hours,
+                    spot_usd_per_hour: rate,
+                    on_demand_usd_per_hour: offering.as_ref().and_then(|o| o.on_demand.map(|p| p.0)).or(query.price),
+                };
+                let estimate = expected(&job).map_err(|e| Error::invalid(e.to_string(), None))?;
+                breakdown = job_cost(
+                    rate,
+                    estimate.expected_wall_hours,
+                    None,
+                    query.storage_gb_months,
+                    query.egress_gb,
+                );
+                if let Some(runs) = settings.monte_carlo_runs {
+                    simulation =
+                        Some(simulate(&job, runs, settings.seed).map_err(|e| Error::invalid(e.to_string(), None))?);
+                }
+                spot = Some(estimate);
+            } else {
+                notes.push(
+                    "interruptible: priced without interruptions (add --checkpoint-minutes to model them)".to_string(),
+                );
+            }
+        }
+        lines.push(CostLine {
+            billing,
+            usd_per_hour: rate,
+            breakdown,
+            derived_from: derived,
+            spot,
+            simulation,
+            notes,
+        });
+    }
+    if query.storage_gb_months > 0.0 {
+        assumptions.push("storage at $0.08 per GB-month (AWS EBS gp3, us-east-1)".to_string());
+    }
+    if query.egress_gb > 0.0 {
+        assumptions.push(
+            "egress at AWS internet data-transfer tiers (first 100 GB free, then $0.09…$0.05 per GB)".to_string(),
+        );
+    }
+    if query.spot.is_some() {
+        assumptions.push(
+            "spot: expected wall time W(1 + δ/τ)(1 + λ(R + (τ + δ)/2)) (Daly 2006); Young's τ* = √(2δ/λ) suggested"
+                .to_string(),
+        );
+    }
+    Ok(CostAnswer {
+        subject,
+        hours: query.hours,
+        lines,
+        unpriced,
+        assumptions,
+    })
+}
+
+/// An energy question.
+#[derive(Debug, Clone)]
+pub struct EnergyQuery {
+    pub gpu: String,
+    pub gpus: u32,
+    pub hours: f64,
+    pub pue: f64,
+    pub utilization: f64,
+    pub price_per_kwh: Option<f64>,
+    pub purchase_usd: Option<f64>,
+    pub depreciation_years: f64,
+    pub rent_usd_per_hour: Option<f64>,
+}
+
+/// Energy, and rent-against-buy when a purchase price is given.
+#[derive(Debug, Clone, Serialize)]
+pub struct EnergyAnswer {
+    pub gpu: String,
+    pub gpus: u32,
+    pub hours: f64,
+    pub tdp_watts: f64,
+    pub pue: f64,
+    pub utilization: f64,
+    #[serde(flatten)]
+    pub energy: EnergyEstimate,
+    pub rent_or_buy: Option<RentOrBuy>,
+    pub assumptions: Vec<String>,
+}
+
+pub fn energy_of(catalog: &Catalog, query: &EnergyQuery) -> Result<EnergyAnswer, Error> {
+    let accelerator = catalog.accelerators().resolve_one(&query.gpu)?.accelerator;
+    let tdp = accelerator.tdp.ok_or_else(|| {
+        Error::invalid(
+            format!("{} has no published TDP", accelerator.id),
+            Some("pick another --gpu".to_string()),
+        )
+    })?;
+    let input = EnergyInput {
+        tdp_watts: tdp.0,
+        gpus: query.gpus,
+        hours: query.hours,
+        utilization: query.utilization,
+        pue: query.pue,
+        price_per_kwh: query.price_per_kwh,
+    };
+    let estimate = energy(&input).map_err(|e| Error::invalid(e.to_string(), None))?;
+    let rent_or_buy = match (query.purchase_usd, query.rent_usd_per_hour) {
+        (Some(purchase), Some(rent)) => {
+            let energy_per_hour = estimate.average_kw * query.price_per_kwh.unwrap_or(0.0);
+            rent_or_buy(purchase, query.depreciation_years, energy_per_hour, rent)
+        }
+        (Some(_), None) => {
+            return Err(Error::invalid(
+                "--purchase-price needs --rent-price to compare with",
+                None,
+            ));
+        }
+        _ => None,
+    };
+    let assumptions = vec![
+        format!(
+            "{} TDP {} W per GPU (catalog), drawn at {:.0} % on average",
+            accelerator.id,
+            tdp.0,
+            query.utilization * 100.0
+        ),
+        format!("PUE {} covers cooling and power distribution", query.pue),
+        "GPU power only: CPUs, memory, disks and network of the hosts are not counted".to_string(),
+    ];
+    Ok(EnergyAnswer {
+        gpu: accelerator.id.to_string(),
+        gpus: query.gpus,
+        hours: query.hours,
+        tdp_watts: tdp.0,
+        pue: query.pue,
+        utilization: query.utilization,
+        energy: estimate,
+        rent_or_buy,
+        assumptions,
+    })
+}
