@@ -70,6 +70,63 @@ pub enum Command {
     Cost(Box<CostArgs>),
     /// Electricity of running GPUs, and renting against buying.
     Energy(EnergyArgs),
+    /// Forecast GPU usage from its history and size a reserved commitment.
+    Forecast(ForecastArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum UnitArg {
+    /// GPU-hours used per period.
+    GpuHours,
+    /// GPUs in use on average per period.
+    Gpus,
+}
+
+#[derive(Debug, Args)]
+pub struct ForecastArgs {
+    /// Usage history: CSV with `timestamp` and `value` columns (or `.json`: [{timestamp, value}]).
+    #[arg(long)]
+    pub history: std::path::PathBuf,
+
+    /// Periods to forecast.
+    #[arg(long, default_value_t = 12)]
+    pub horizon: usize,
+
+    /// Column holding the values.
+    #[arg(long, default_value = "value")]
+    pub value_column: String,
+
+    /// Only rows whose `gpu` column is this.
+    #[arg(long)]
+    pub gpu: Option<String>,
+
+    /// What the values count.
+    #[arg(long, value_enum, default_value_t = UnitArg::GpuHours)]
+    pub unit: UnitArg,
+
+    /// Prediction-interval level.
+    #[arg(long, default_value_t = 0.9)]
+    pub level: f64,
+
+    /// On-demand price per GPU-hour (USD), to plan a commitment.
+    #[arg(long)]
+    pub on_demand_price: Option<f64>,
+
+    /// Reserved price per GPU-hour (USD); else the provider's published discount.
+    #[arg(long)]
+    pub reserved_price: Option<f64>,
+
+    /// Provider whose reserved discount applies.
+    #[arg(long, default_value = "aws")]
+    pub provider: String,
+
+    /// Commitment term: 1y or 3y.
+    #[arg(long, default_value = "1y")]
+    pub term: String,
+
+    /// Write a chart (history, forecast band, commitment) to this SVG file.
+    #[arg(long)]
+    pub plot: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Args)]

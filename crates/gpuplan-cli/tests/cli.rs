@@ -1064,3 +1064,68 @@ mod energy {
         assert!(run.stdout.contains("buying pays off"), "{}", run.stdout);
     }
 }
+
+mod forecast {
+    use super::*;
+
+    fn fixture() -> String {
+        format!(
+            "{}/../gpuplan-forecast/tests/fixtures/air-passengers.csv",
+            env!("CARGO_MANIFEST_DIR")
+        )
+    }
+
+    #[test]
+    fn forecast_json_follows_the_contract_and_the_chart_is_written() {
+        let plot = std::env::temp_dir().join(format!("gpuplan-forecast-{}.svg", std::process::id()));
+        let run = gpuplan(&[
+            "forecast",
+            "--history",
+            &fixture(),
+            "--horizon",
+            "6",
+            "--unit",
+            "gpus",
+            "--on-demand-price",
+            "2.5",
+            "--plot",
+            plot.to_str().unwrap(),
+            "--format",
+            "json",
+        ]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let answer = run.json();
+        let points = answer["forecast"].as_array().unwrap();
+        assert_eq!(points.len(), 6);
+        for point in points {
+            for field in ["timestamp", "mean", "lower", "upper"] {
+                assert!(point.get(field).is_some(), "{field}");
+            }
+        }
+        assert!(answer["model"].is_string());
+        assert!(answer["backtest"]["mape"].as_f64().unwrap() < 0.1);
+        assert!(answer["commitment"]["reserved_gpus"].as_u64().unwrap() > 0);
+        let svg = std::fs::read_to_string(&plot).unwrap();
+        assert!(svg.starts_with("<svg") && svg.contains("commitment"));
+        let _ = std::fs::remove_file(plot);
+    }
+
+    #[test]
+    fn bad_histories_exit_2_with_the_line() {
+        let dir = std::env::temp_dir().join(format!("gpuplan-history-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let bad = dir.join("bad.csv");
+        std::fs::write(&bad, "timestamp,value\n2024-01-01,1\n2024-01-02,x\n").unwrap();
+        let run = gpuplan(&["forecast", "--history", bad.to_str().unwrap()]);
+        assert_eq!(run.code, 2);
+        assert!(run.stderr.contains("line 3"), "{}", run.stderr);
+        let unordered = dir.join("unordered.csv");
+        std::fs::write(&unordered, "timestamp,value\n2024-01-02,1\n2024-01-01,2\n").unwrap();
+        let run = gpuplan(&["forecast", "--history", unordered.to_str().unwrap()]);
+        assert_eq!(run.code, 2);
+        assert!(run.stderr.contains("timestamps must increase"), "{}", run.stderr);
+        let run = gpuplan(&["forecast", "--history", &fixture(), "--horizon", "0"]);
+        assert_eq!(run.code, 2);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

@@ -17,6 +17,7 @@
 mod cost_job;
 mod error;
 mod estimate_workload;
+mod forecast_usage;
 mod gpus;
 mod instances;
 mod plan_workload;
@@ -28,6 +29,7 @@ pub use cost_job::{
 };
 pub use error::{Error, ExitStatus};
 pub use estimate_workload::{EstimateAnswer, ModelSource, WorkloadRequest, estimate_workload};
+pub use forecast_usage::{ForecastAnswer, ForecastQuery, UsageUnit, forecast_chart, forecast_usage};
 pub use gpuplan_catalog::{Catalog, CatalogError, CatalogFile, CatalogSummary, OfferingSort};
 pub use gpuplan_plan as planner;
 pub use gpus::{GpuAnswer, show_gpus};

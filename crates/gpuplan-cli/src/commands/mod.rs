@@ -2,6 +2,7 @@ mod catalog;
 mod cost;
 mod energy;
 mod estimate;
+mod forecast;
 mod gpus;
 mod instances;
 mod models;
@@ -24,5 +25,6 @@ pub fn run(cli: Cli) -> Result<ExitStatus, Error> {
         Command::Plan(args) => plan::run(&catalog, &args, format),
         Command::Cost(args) => cost::run(&catalog, &args, format),
         Command::Energy(args) => energy::run(&catalog, &args, format),
+        Command::Forecast(args) => forecast::run(&catalog, &args, format),
     }
 }

@@ -1,0 +1,94 @@
+use crate::args::{ForecastArgs, UnitArg};
+use crate::output;
+use gpuplan::emit::{OutputFormat, Table};
+use gpuplan::model::CommitmentTerm;
+use gpuplan::{Catalog, Error, ExitStatus, ForecastQuery, UsageUnit, forecast_chart, forecast_usage};
+use std::fmt::Write as _;
+
+pub fn run(catalog: &Catalog, args: &ForecastArgs, format: OutputFormat) -> Result<ExitStatus, Error> {
+    let history = std::fs::read_to_string(&args.history).map_err(|e| Error::InvalidInput {
+        message: format!("cannot read {}: {e}", args.history.display()),
+        hint: None,
+    })?;
+    let term = match args.term.as_str() {
+        "1y" => CommitmentTerm::OneYear,
+        "3y" => CommitmentTerm::ThreeYears,
+        other => {
+            return Err(Error::InvalidInput {
+                message: format!("--term `{other}` is not 1y or 3y"),
+                hint: None,
+            });
+        }
+    };
+    let query = ForecastQuery {
+        history,
+        json: args.history.extension().is_some_and(|e| e.eq_ignore_ascii_case("json")),
+        value_column: args.value_column.clone(),
+        gpu: args.gpu.clone(),
+        unit: match args.unit {
+            UnitArg::GpuHours => UsageUnit::GpuHours,
+            UnitArg::Gpus => UsageUnit::Gpus,
+        },
+        horizon: args.horizon,
+        level: args.level,
+        on_demand_price: args.on_demand_price,
+        reserved_price: args.reserved_price,
+        provider: args.provider.clone(),
+        term,
+    };
+    let answer = forecast_usage(catalog, &query)?;
+    if let Some(path) = &args.plot {
+        let svg = forecast_chart(&answer, &format!("{} — {}", args.history.display(), answer.model));
+        std::fs::write(path, svg).map_err(|e| Error::InvalidInput {
+            message: format!("cannot write {}: {e}", path.display()),
+            hint: None,
+        })?;
+    }
+    let mut table = Table::new(["period", "mean", "lower", "upper"]).right_aligned(&["mean", "lower", "upper"]);
+    for point in &answer.forecast {
+        table.push_row([
+            point.timestamp.to_string(),
+            format!("{:.1}", point.mean),
+            format!("{:.1}", point.lower),
+            format!("{:.1}", point.upper),
+        ]);
+    }
+    match format {
+        OutputFormat::Json => output::json(&answer),
+        OutputFormat::Table => {
+            let b = &answer.backtest;
+            let mut text = format!(
+                "model: {} ({} periods held out: MAPE {:.1} %, MASE {:.2}; seasonal naive MAPE {:.1} %)\n",
+                answer.model,
+                b.holdout,
+                b.mape * 100.0,
+                b.mase,
+                b.seasonal_naive_mape * 100.0
+            );
+            text.push_str(&gpuplan::emit::TerminalExporter.export_table(&table));
+            if let Some(c) = &answer.commitment {
+                let _ = writeln!(
+                    text,
+                    "commitment: reserve {} GPUs — expected ${:.0} against ${:.0} all on-demand (saves ${:.0}); ${:.0} at low demand, ${:.0} at high demand; {:.0} % of reserved hours used",
+                    c.reserved_gpus,
+                    c.expected_cost_usd,
+                    c.on_demand_only_cost_usd,
+                    c.expected_savings_usd,
+                    c.cost_at_low_demand_usd,
+                    c.cost_at_high_demand_usd,
+                    c.expected_utilization * 100.0
+                );
+                for why in &c.why {
+                    let _ = writeln!(text, "  {why}");
+                }
+            }
+            if let Some(path) = &args.plot {
+                let _ = writeln!(text, "chart written to {}", path.display());
+            }
+            let _ = writeln!(text, "assumptions: {}", answer.assumptions.join("; "));
+            output::text(&text);
+        }
+        _ => output::listing(format, &table, &answer),
+    }
+    Ok(ExitStatus::Success)
+}

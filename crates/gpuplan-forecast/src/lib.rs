@@ -1,0 +1,19 @@
+//! gpuplan forecasting: usage histories, seasonal forecasts chosen by backtest, and reserved
+//! commitments sized against the forecast's uncertainty.
+//!
+//! ```
+//! use gpuplan_forecast::history::parse_csv;
+//!
+//! let text = "timestamp,value\n2024-01-01,10\n2024-02-01,12\n2024-03-01,11\n2024-04-01,13\n2024-05-01,12\n2024-06-01,14\n";
+//! let series = parse_csv(text, "value", None).unwrap();
+//! assert_eq!(series.values.len(), 6);
+//! ```
+
+pub mod chart;
+pub mod commitment;
+pub mod forecast;
+pub mod history;
+
+pub use commitment::{Commitment, CommitmentError, CommitmentPrices, plan_commitment};
+pub use forecast::{Backtest, Forecast, ForecastError, ForecastPoint, forecast};
+pub use history::{Frequency, HistoryError, Series};

@@ -1,0 +1,151 @@
+//! `forecast`: a usage history → a forecast with its backtest → a reserved-commitment plan.
+
+use crate::{Error, resolve};
+use gpuplan_catalog::Catalog;
+use gpuplan_forecast::history::{parse_csv, parse_json};
+use gpuplan_forecast::{Backtest, Commitment, CommitmentPrices, ForecastPoint, Frequency, forecast, plan_commitment};
+use gpuplan_model::{CommitmentTerm, Date};
+use gpuplan_plan::OfferingSource;
+use serde::Serialize;
+
+/// What the history's values count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UsageUnit {
+    /// GPU-hours used in each period.
+    GpuHours,
+    /// GPUs in use on average during each period.
+    Gpus,
+}
+
+/// A forecasting question.
+#[derive(Debug, Clone)]
+pub struct ForecastQuery {
+    pub history: String,
+    /// `json` when the history is JSON, else CSV.
+    pub json: bool,
+    pub value_column: String,
+    pub gpu: Option<String>,
+    pub unit: UsageUnit,
+    pub horizon: usize,
+    pub level: f64,
+    /// On-demand price per GPU-hour, to size a commitment.
+    pub on_demand_price: Option<f64>,
+    /// Reserved price per GPU-hour; else the provider's published discount for `term`.
+    pub reserved_price: Option<f64>,
+    pub provider: String,
+    pub term: CommitmentTerm,
+}
+
+/// The answer, in the documented JSON shape.
+#[derive(Debug, Clone, Serialize)]
+pub struct ForecastAnswer {
+    pub forecast: Vec<ForecastPoint>,
+    pub model: String,
+    pub level: f64,
+    pub frequency: Frequency,
+    pub backtest: Backtest,
+    pub commitment: Option<Commitment>,
+    /// Periods missing from the history, filled by interpolation.
+    pub filled: Vec<Date>,
+    pub assumptions: Vec<String>,
+    #[serde(skip)]
+    pub history: Vec<f64>,
+}
+
+pub fn forecast_usage(catalog: &Catalog, query: &ForecastQuery) -> Result<ForecastAnswer, Error> {
+    let series = if query.json {
+        parse_json(&query.history)
+    } else {
+        parse_csv(&query.history, &query.value_column, query.gpu.as_deref())
+    }
+    .map_err(|e| Error::invalid(format!("history: {e}"), None))?;
+    let hours = series.frequency.hours();
+    let mut series_hours = series.clone();
+    if query.unit == UsageUnit::Gpus {
+        series_hours.values.iter_mut().for_each(|v| *v *= hours);
+    }
+    let result =
+        forecast(&series_hours, query.horizon, query.level).map_err(|e| Error::invalid(e.to_string(), None))?;
+    let mut assumptions = vec![
+        format!(
+            "{:?} periods of {hours} h; values are GPU-hours per period",
+            series.frequency
+        )
+        .to_lowercase(),
+        format!("prediction intervals at {:.0} %", query.level * 100.0),
+    ];
+    if !series.filled.is_empty() {
+        assumptions.push(format!(
+            "{} missing periods filled by linear interpolation",
+            series.filled.len()
+        ));
+    }
+    let commitment = match query.on_demand_price {
+        None => None,
+        Some(on_demand) => {
+            let reserved = match query.reserved_price {
+                Some(price) => price,
+                None => {
+                    let provider = resolve::providers(catalog, std::slice::from_ref(&query.provider))?
+                        .into_iter()
+                        .next()
+                        .ok_or_else(|| Error::invalid("no provider", None))?;
+                    let discount = catalog.reserved_discount(&provider, query.term).ok_or_else(|| {
+                        Error::invalid(
+                            format!(
+                                "{} publishes no {} discount in the catalog",
+                                provider.display_name(),
+                                query.term
+                            ),
+                            Some("give --reserved-price".to_string()),
+                        )
+                    })?;
+                    assumptions.push(format!(
+                        "reserved price derived: on-demand less {}'s {:.0} % {} discount",
+                        provider.display_name(),
+                        discount.discount * 100.0,
+                        query.term
+                    ));
+                    on_demand * (1.0 - discount.discount)
+                }
+            };
+            let prices = CommitmentPrices {
+                on_demand_usd_per_gpu_hour: on_demand,
+                reserved_usd_per_gpu_hour: reserved,
+                hours_per_period: hours,
+            };
+            Some(plan_commitment(&result, &prices).map_err(|e| Error::invalid(e.to_string(), None))?)
+        }
+    };
+    if commitment.is_none() {
+        assumptions.push("no --on-demand-price: no commitment plan".to_string());
+    }
+    Ok(ForecastAnswer {
+        forecast: result.points.clone(),
+        model: result.model.clone(),
+        level: result.level,
+        frequency: series.frequency,
+        backtest: result.backtest.clone(),
+        commitment,
+        filled: series.filled,
+        assumptions,
+        history: series_hours.values,
+    })
+}
+
+/// The chart of an answer, as SVG.
+pub fn forecast_chart(answer: &ForecastAnswer, title: &str) -> String {
+    let forecast = gpuplan_forecast::Forecast {
+        model: answer.model.clone(),
+        level: answer.level,
+        points: answer.forecast.clone(),
+        backtest: answer.backtest.clone(),
+    };
+    let hours = answer.frequency.hours();
+    gpuplan_forecast::chart::svg(
+        &answer.history,
+        &forecast,
+        answer.commitment.as_ref().map(|c| c.reserved_gpus as f64 * hours),
+        title,
+    )
+}
