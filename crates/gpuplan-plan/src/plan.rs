@@ -7,10 +7,9 @@ use crate::pareto::pareto_front;
 use crate::recommendation::{Recommendation, Serving, candidate_label};
 use crate::rejection::{Constraint, Rejection};
 use crate::request::{Objective, PlanRequest};
+use gpuplan_estimate::cost::billed_hours;
 use gpuplan_estimate::{Cluster, EstimateError, TrainingAmount};
-use gpuplan_model::{
-    BillingGranularity, BillingMode, CommitmentTerm, GpuInterconnect, NodeNetwork, Offering, Precision, Task,
-};
+use gpuplan_model::{BillingMode, CommitmentTerm, GpuInterconnect, NodeNetwork, Offering, Precision, Task};
 use std::collections::{BTreeMap, HashMap};
 
 /// Node counts tried for training.
@@ -163,16 +162,6 @@ fn term_hours(billing: BillingMode) -> Option<f64> {
         BillingMode::Reserved1y => Some(8760.0),
         BillingMode::Reserved3y => Some(3.0 * 8760.0),
         _ => None,
-    }
-}
-
-/// Hours billed for `hours` of use at the provider's granularity (per hour when unknown,
-/// the conservative reading).
-fn billed_hours(hours: f64, granularity: Option<BillingGranularity>) -> f64 {
-    match granularity {
-        Some(BillingGranularity::Second) => (hours * 3600.0).ceil().max(60.0) / 3600.0,
-        Some(BillingGranularity::Minute) => (hours * 60.0).ceil().max(1.0) / 60.0,
-        _ => hours.ceil().max(1.0),
     }
 }
 

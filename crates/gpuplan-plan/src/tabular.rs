@@ -9,7 +9,8 @@
 
 use crate::offering_source::OfferingSource;
 use crate::request::Constraints;
-use gpuplan_model::{BillingGranularity, BillingMode, Bytes, Offering, Precision};
+use gpuplan_estimate::cost::billed_hours;
+use gpuplan_model::{BillingMode, Bytes, Offering, Precision};
 use serde::Serialize;
 
 /// Histogram-based boosting throughput per vCPU, row·feature·rounds per second.
@@ -52,15 +53,6 @@ pub struct TabularOption {
     pub hourly_usd: f64,
     pub total_usd: f64,
     pub why: Vec<String>,
-}
-
-fn billed_hours(seconds: f64, granularity: Option<BillingGranularity>) -> f64 {
-    let hours = seconds / 3600.0;
-    match granularity {
-        Some(BillingGranularity::Second) => (seconds.ceil().max(60.0)) / 3600.0,
-        Some(BillingGranularity::Minute) => (hours * 60.0).ceil() / 60.0,
-        _ => hours.ceil().max(1.0),
-    }
 }
 
 /// The ways to train `request`, cheapest first (fastest first for `by_time`).
@@ -122,7 +114,7 @@ pub fn plan_tabular(source: &impl OfferingSource, request: &TabularRequest, by_t
         if c.deadline_hours.is_some_and(|d| total_seconds / 3600.0 > d) {
             continue;
         }
-        let total = price * billed_hours(total_seconds, offering.billing_granularity);
+        let total = price * billed_hours(total_seconds / 3600.0, offering.billing_granularity);
         if c.budget_usd.is_some_and(|b| total > b) {
             continue;
         }
