@@ -34,5 +34,5 @@ pub use catalog::{Catalog, CatalogFile, SCHEMA_VERSION};
 pub use error::CatalogError;
 pub use hf_config::{ModelConfigError, SUPPORTED_MODEL_TYPES, parse_hf_config_text};
 pub use model_library::{ModelLibrary, UnknownModel};
-pub use offering_query::{OfferingQuery, OfferingSort};
+pub use offering_query::{OfferingQuery, OfferingSort, fold_zones};
 pub use summary::{CatalogSummary, ProviderSummary};

@@ -131,7 +131,7 @@ impl OfferingQuery {
 
 /// Folds the zone rows of each `(provider, instance type, region)` into one row: the
 /// on-demand price is regional, the spot price the lowest of the zones.
-fn fold_zones<'a>(offerings: impl Iterator<Item = &'a Offering>) -> Vec<Offering> {
+pub fn fold_zones<'a>(offerings: impl Iterator<Item = &'a Offering>) -> Vec<Offering> {
     let mut folded: Vec<Offering> = Vec::new();
     let mut index: std::collections::HashMap<(&str, &str, Option<&str>), usize> = std::collections::HashMap::new();
     for offering in offerings {

@@ -64,34 +64,11 @@ pub fn training_per_token(
 mod tests {
     use super::*;
     use crate::parameters::count_parameters;
-    use gpuplan_model::{AttentionBias, Norm, Stacks};
+    use crate::test_specs::llama_2_7b;
 
     #[test]
     fn six_n_plus_attention() {
-        let spec = TransformerSpec {
-            model_type: "llama".into(),
-            stacks: Stacks::DecoderOnly,
-            hidden: 4096,
-            layers: 32,
-            decoder_layers: 0,
-            heads: 32,
-            kv_heads: 32,
-            head_dim: 128,
-            ffn: 11008,
-            gated_ffn: true,
-            vocab: 32000,
-            tied_embeddings: false,
-            learned_positions: 0,
-            norm: Norm::RmsNorm,
-            norms_per_layer: 2,
-            attention_bias: AttentionBias::None,
-            mlp_bias: false,
-            moe: None,
-            mla: None,
-            max_context: 4096,
-            extra_parameters: 0,
-            image: None,
-        };
+        let spec = llama_2_7b();
         let counts = count_parameters(&spec);
         let flops = training_per_token(&spec, &counts, 4096, Task::Pretrain, Checkpointing::None);
         let n = (counts.total - 32000 * 4096) as f64;

@@ -35,34 +35,11 @@ pub fn tensor_parallel_split(spec: &TransformerSpec, tp: u32) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpuplan_model::{AttentionBias, Norm, Stacks};
+    use crate::test_specs::llama;
 
     #[test]
     fn llama_3_8b_keeps_128_kib_per_token() {
-        let spec = TransformerSpec {
-            model_type: "llama".into(),
-            stacks: Stacks::DecoderOnly,
-            hidden: 4096,
-            layers: 32,
-            decoder_layers: 0,
-            heads: 32,
-            kv_heads: 8,
-            head_dim: 128,
-            ffn: 14336,
-            gated_ffn: true,
-            vocab: 128256,
-            tied_embeddings: false,
-            learned_positions: 0,
-            norm: Norm::RmsNorm,
-            norms_per_layer: 2,
-            attention_bias: AttentionBias::None,
-            mlp_bias: false,
-            moe: None,
-            mla: None,
-            max_context: 8192,
-            extra_parameters: 0,
-            image: None,
-        };
+        let spec = llama(4096, 32, 32, 8, 14336, 128256);
         // 2 × 8 × 128 × 32 layers × 2 bytes = 131,072 bytes.
         assert_eq!(bytes_per_token(&spec, 2.0), 131_072.0);
         assert_eq!(tensor_parallel_split(&spec, 16), 8.0);

@@ -33,6 +33,8 @@ mod notes;
 pub mod parameters;
 pub mod precision_bytes;
 pub mod spot;
+#[cfg(test)]
+mod test_specs;
 pub mod training;
 
 pub use cluster::Cluster;

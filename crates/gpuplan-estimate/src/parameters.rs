@@ -156,34 +156,8 @@ pub fn count_parameters(spec: &TransformerSpec) -> ParameterCount {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_specs::llama_2_7b;
     use gpuplan_model::MoeSpec;
-
-    fn llama_2_7b() -> TransformerSpec {
-        TransformerSpec {
-            model_type: "llama".into(),
-            stacks: Stacks::DecoderOnly,
-            hidden: 4096,
-            layers: 32,
-            decoder_layers: 0,
-            heads: 32,
-            kv_heads: 32,
-            head_dim: 128,
-            ffn: 11008,
-            gated_ffn: true,
-            vocab: 32000,
-            tied_embeddings: false,
-            learned_positions: 0,
-            norm: Norm::RmsNorm,
-            norms_per_layer: 2,
-            attention_bias: AttentionBias::None,
-            mlp_bias: false,
-            moe: None,
-            mla: None,
-            max_context: 4096,
-            extra_parameters: 0,
-            image: None,
-        }
-    }
 
     #[test]
     fn llama_2_7b_is_exactly_its_published_count() {

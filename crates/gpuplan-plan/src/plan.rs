@@ -7,6 +7,7 @@ use crate::pareto::pareto_front;
 use crate::recommendation::{Recommendation, Serving, candidate_label};
 use crate::rejection::{Constraint, Rejection};
 use crate::request::{Objective, PlanRequest};
+use gpuplan_catalog::fold_zones;
 use gpuplan_estimate::cost::billed_hours;
 use gpuplan_estimate::{Cluster, EstimateError, TrainingAmount};
 use gpuplan_model::{BillingMode, CommitmentTerm, GpuInterconnect, NodeNetwork, Offering, Precision, Task};
@@ -80,52 +81,19 @@ pub enum PlanError {
 }
 
 /// The offerings of `source` the request allows, zones folded into regions.
-fn eligible<'a>(source: &'a impl OfferingSource, request: &PlanRequest) -> Vec<Offering> {
+fn eligible(source: &impl OfferingSource, request: &PlanRequest) -> Vec<Offering> {
     let c = &request.constraints;
-    let mut folded: Vec<Offering> = Vec::new();
-    let mut index: HashMap<(&'a str, &'a str, Option<&'a str>), usize> = HashMap::new();
-    for offering in source.offerings() {
+    let allowed = source.offerings().iter().filter(|offering| {
         let Some(accelerator) = &offering.accelerator else {
-            continue;
+            return false;
         };
-        if (!c.providers.is_empty() && !c.providers.contains(&offering.provider))
-            || (!c.gpus.is_empty() && !c.gpus.contains(accelerator))
-            || c.exclude_gpus.contains(accelerator)
-        {
-            continue;
-        }
-        if !c.regions.is_empty() {
-            let region = offering.region.as_deref().unwrap_or("").to_lowercase();
-            if !c.regions.iter().any(|r| region.starts_with(&r.to_lowercase())) {
-                continue;
-            }
-        }
-        let key = (
-            offering.provider.as_str(),
-            offering.instance_type.as_str(),
-            offering.region.as_deref(),
-        );
-        match index.get(&key) {
-            Some(&at) => {
-                let kept = &mut folded[at];
-                if let Some(spot) = offering.spot {
-                    if kept.spot.is_none_or(|current| spot.0 < current.0) {
-                        kept.spot = Some(spot);
-                    }
-                }
-                if kept.on_demand.is_none() {
-                    kept.on_demand = offering.on_demand;
-                }
-            }
-            None => {
-                index.insert(key, folded.len());
-                let mut row = offering.clone();
-                row.zone = None;
-                folded.push(row);
-            }
-        }
-    }
-    folded
+        let region = offering.region.as_deref().unwrap_or("").to_lowercase();
+        (c.providers.is_empty() || c.providers.contains(&offering.provider))
+            && (c.gpus.is_empty() || c.gpus.contains(accelerator))
+            && !c.exclude_gpus.contains(accelerator)
+            && (c.regions.is_empty() || c.regions.iter().any(|r| region.starts_with(&r.to_lowercase())))
+    });
+    fold_zones(allowed)
 }
 
 /// Hourly price per instance for a billing mode, and whether it is derived.
