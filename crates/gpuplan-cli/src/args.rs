@@ -424,6 +424,14 @@ pub struct PlanArgs {
     #[arg(long)]
     pub memory_margin: Option<f64>,
 
+    /// At least this many vCPUs per GPU on the host.
+    #[arg(long)]
+    pub min_vcpus_per_gpu: Option<f64>,
+
+    /// At least this much host memory per GPU, GiB.
+    #[arg(long, value_name = "GIB")]
+    pub min_host_memory_per_gpu: Option<f64>,
+
     /// What to optimise.
     #[arg(long, value_enum, default_value_t = ObjectiveArg::Cost)]
     pub objective: ObjectiveArg,

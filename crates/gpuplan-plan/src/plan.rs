@@ -276,6 +276,11 @@ pub fn plan(source: &impl OfferingSource, request: &PlanRequest) -> Result<Plan,
         if per_node == 0 {
             continue;
         }
+        if let Some(rejection) = host_rejection(&offering, c) {
+            evaluated += 1;
+            reject(rejection, &mut rejections);
+            continue;
+        }
         let priced: Vec<(BillingMode, f64, Option<String>)> = c
             .billing
             .iter()
@@ -475,6 +480,26 @@ fn evaluate_training(
             });
         }
     }
+}
+
+/// The user's minimum host resources per GPU, checked before anything is estimated.
+fn host_rejection(offering: &Offering, c: &crate::request::Constraints) -> Option<Rejection> {
+    let gpus = f64::from(offering.accelerator_count.max(1));
+    let vcpus = offering.vcpus / gpus;
+    let memory = offering.memory.as_gib() / gpus;
+    let short = |what: &str, have: f64, need: f64| Rejection {
+        candidate: candidate_label(offering, 1, None),
+        constraint: Constraint::Host,
+        reason: format!("{have:.0} {what} per GPU, {need:.0} required"),
+        shortfall: need / have.max(1e-9),
+        needed: None,
+    };
+    if let Some(need) = c.min_vcpus_per_gpu.filter(|need| vcpus < *need) {
+        return Some(short("vCPUs", vcpus, need));
+    }
+    c.min_host_memory_gib_per_gpu
+        .filter(|need| memory < *need)
+        .map(|need| short("GiB host memory", memory, need))
 }
 
 fn host_warnings(offering: &Offering, configured: &Configured, nodes: u32) -> Vec<String> {
@@ -911,6 +936,7 @@ fn infeasible(
     // The nearest misses shown: per constraint (the user's own limits first), a few distinct
     // reasons, since the same shape misses the same way in every region.
     let priority = |c: Constraint| match c {
+        Constraint::Host => 5,
         Constraint::Deadline => 0,
         Constraint::Budget => 1,
         Constraint::Latency => 2,

@@ -19,6 +19,8 @@ pub enum Constraint {
     Network,
     /// No price for the billing modes allowed.
     Price,
+    /// Too few vCPUs or too little host memory per GPU for the minimums given.
+    Host,
 }
 
 impl fmt::Display for Constraint {
@@ -32,6 +34,7 @@ impl fmt::Display for Constraint {
             Constraint::Size => "size limits",
             Constraint::Network => "network",
             Constraint::Price => "price",
+            Constraint::Host => "host resources",
         })
     }
 }

@@ -57,6 +57,9 @@ pub struct Constraints {
     pub max_nodes: u32,
     /// Share of each GPU's memory kept free (fragmentation, spikes).
     pub memory_margin: f64,
+    /// Host resources each GPU needs at least (data loading, preprocessing).
+    pub min_vcpus_per_gpu: Option<f64>,
+    pub min_host_memory_gib_per_gpu: Option<f64>,
 }
 
 impl Default for Constraints {
@@ -73,6 +76,8 @@ impl Default for Constraints {
             max_gpus: 512,
             max_nodes: 64,
             memory_margin: DEFAULT_MEMORY_MARGIN,
+            min_vcpus_per_gpu: None,
+            min_host_memory_gib_per_gpu: None,
         }
     }
 }

@@ -38,6 +38,8 @@ pub struct PlanQuery {
     pub max_gpus: Option<u32>,
     pub max_nodes: Option<u32>,
     pub memory_margin: Option<f64>,
+    pub min_vcpus_per_gpu: Option<f64>,
+    pub min_host_memory_gib_per_gpu: Option<f64>,
     pub objective: Objective,
     pub top: usize,
 }
@@ -70,6 +72,8 @@ impl PlanQuery {
             max_gpus: None,
             max_nodes: None,
             memory_margin: None,
+            min_vcpus_per_gpu: None,
+            min_host_memory_gib_per_gpu: None,
             objective: Objective::Cost,
             top: 10,
         }
@@ -213,6 +217,8 @@ pub fn plan_workload(catalog: &Catalog, query: &PlanQuery) -> Result<Result<Plan
         max_gpus: query.max_gpus.unwrap_or(512),
         max_nodes: query.max_nodes.unwrap_or(64),
         memory_margin,
+        min_vcpus_per_gpu: query.min_vcpus_per_gpu,
+        min_host_memory_gib_per_gpu: query.min_host_memory_gib_per_gpu,
     };
     let template = WorkloadTemplate {
         task,

@@ -174,3 +174,28 @@ fn a_tabular_model_gets_a_cpu_instance() {
     let gpu = options.iter().find(|o| o.gpu.is_some()).unwrap();
     assert!(gpu.time_seconds < options[0].time_seconds && gpu.total_usd > options[0].total_usd);
 }
+
+#[test]
+fn minimum_host_resources_are_enforced() {
+    let mut q = query("llama-3.1-8b", Task::Lora);
+    q.tokens = Some(1e8);
+    q.seq = Some(2048);
+    q.batch = Some(16);
+    q.min_vcpus_per_gpu = Some(12.0);
+    q.min_host_memory_gib_per_gpu = Some(96.0);
+    let answer = feasible(&q);
+    for r in &answer.plan.recommendations {
+        let gpus = f64::from(r.offering.accelerator_count);
+        assert!(
+            r.offering.vcpus / gpus >= 12.0 && r.offering.memory.as_gib() / gpus >= 96.0,
+            "{}",
+            r.label()
+        );
+    }
+    assert!(
+        answer
+            .plan
+            .rejected_counts
+            .contains_key(&gpuplan::planner::Constraint::Host)
+    );
+}

@@ -131,6 +131,8 @@ pub fn run(catalog: &Catalog, args: &PlanArgs, format: OutputFormat) -> Result<E
     query.max_gpus = args.max_gpus;
     query.max_nodes = args.max_nodes;
     query.memory_margin = args.memory_margin;
+    query.min_vcpus_per_gpu = args.min_vcpus_per_gpu;
+    query.min_host_memory_gib_per_gpu = args.min_host_memory_per_gpu;
     query.objective = match args.objective {
         ObjectiveArg::Cost => Objective::Cost,
         ObjectiveArg::Time => Objective::Time,
