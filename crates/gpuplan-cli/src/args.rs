@@ -509,6 +509,15 @@ pub struct EstimateArgs {
     #[arg(long)]
     pub pp: Option<u32>,
 
+    /// Context (sequence) parallel degree: each GPU holds 1/cp of every sequence.
+    #[arg(long)]
+    pub cp: Option<u32>,
+
+    /// Expert parallel degree (mixture-of-experts): experts spread over this many
+    /// data-parallel ranks.
+    #[arg(long)]
+    pub ep: Option<u32>,
+
     /// ZeRO stage 0–3 (FSDP full sharding = 3; default: the lowest that fits).
     #[arg(long)]
     pub zero: Option<u8>,

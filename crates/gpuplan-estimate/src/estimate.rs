@@ -176,6 +176,36 @@ fn validate(request: &EstimateRequest) -> Result<(), EstimateError> {
             dp: layout.dp,
         });
     }
+    if layout.cp == 0 || layout.ep == 0 {
+        return Err(EstimateError::NotPositive {
+            what: "parallel degree",
+        });
+    }
+    if u64::from(layout.cp) > w.seq {
+        return Err(EstimateError::OutOfRange {
+            what: "context parallel degree (more than the tokens)",
+            value: layout.cp.to_string(),
+        });
+    }
+    if layout.ep > 1 {
+        let experts = match &request.model.architecture {
+            Architecture::Transformer(spec) => spec.moe.map(|moe| moe.experts),
+            Architecture::Cited(_) => None,
+        };
+        let Some(experts) = experts else {
+            return Err(EstimateError::Unsupported {
+                task: "expert parallelism".to_string(),
+                model: request.model.id.clone(),
+                why: "it has no mixture-of-experts layers".to_string(),
+            });
+        };
+        if layout.dp % layout.ep != 0 || experts % u64::from(layout.ep) != 0 {
+            return Err(EstimateError::OutOfRange {
+                what: "expert parallel degree (must divide the data-parallel replicas and the experts)",
+                value: format!("{} (DP {}, {experts} experts)", layout.ep, layout.dp),
+            });
+        }
+    }
     if let Architecture::Transformer(spec) = &request.model.architecture {
         let tp = u64::from(layout.tp);
         if spec.heads % tp != 0 {
@@ -333,6 +363,9 @@ fn transformer(
         seq,
         trainable_parameters: trainable as f64,
         parameters: counts.total as f64,
+        kv_width: spec.kv_width(),
+        moe_layers: spec.moe.map_or(0, |moe| spec.layers.saturating_sub(moe.dense_layers)),
+        experts_per_token: spec.moe.map_or(0, |moe| moe.experts_per_token),
         flops_per_token: flops::training_per_token(spec, &counts, seq, workload.task, workload.checkpointing),
     };
     let mut estimate = training::estimate(

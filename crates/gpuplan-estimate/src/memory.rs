@@ -66,6 +66,20 @@ pub fn lora_parameters(spec: &TransformerSpec, rank: u64) -> u64 {
     rank * (attention + feed_forward) * (spec.layers + spec.decoder_layers)
 }
 
+/// Parameters of the routed experts that expert parallelism moves off each GPU: with `ep`
+/// ranks, each keeps `1/ep` of them.
+pub fn expert_parameters_elsewhere(spec: &TransformerSpec, ep: u32) -> f64 {
+    match spec.moe {
+        Some(moe) if ep > 1 => {
+            let matrices = if spec.gated_ffn { 3 } else { 2 };
+            let layers = spec.layers.saturating_sub(moe.dense_layers);
+            let experts = (layers * moe.experts * matrices * spec.hidden * moe.expert_ffn) as f64;
+            experts * (1.0 - 1.0 / f64::from(ep))
+        }
+        _ => 0.0,
+    }
+}
+
 fn gib(value: f64) -> Bytes {
     Bytes::from_gib(value)
 }
@@ -100,13 +114,14 @@ pub fn training(
     let precision = workload.precision;
 
     let embedding_params = (counts.embedding + counts.output_head) as f64;
-    let body_params = counts.total as f64 - embedding_params;
+    let elsewhere = expert_parameters_elsewhere(spec, layout.ep);
+    let body_params = counts.total as f64 - embedding_params - elsewhere;
     let mut weights = (body_params * weight_bytes(task, precision)
         + embedding_params * embedding_bytes(task, precision))
         / model_split;
     let trainable = match task {
         Task::Lora | Task::Qlora => lora_parameters(spec, workload.lora_rank) as f64,
-        _ => counts.total as f64,
+        _ => counts.total as f64 - elsewhere,
     } / model_split;
     let mut gradients = trainable * gradient_bytes(task, precision);
     let mut optimizer = trainable * optimizer_bytes(task, precision, workload.optimizer);
@@ -140,7 +155,8 @@ pub fn training(
     let layers_here = (spec.layers + spec.decoder_layers).div_ceil(u64::from(layout.pp));
     let micro_batches = (workload.batch / (workload.micro_batch * u64::from(layout.dp)).max(1)).max(1);
     let in_flight = u64::from(layout.pp).min(micro_batches) as f64;
-    let tokens = (workload.micro_batch * seq) as f64;
+    // Context parallelism gives each GPU 1/cp of every sequence.
+    let tokens = (workload.micro_batch * seq) as f64 / f64::from(layout.cp.max(1));
     let scale = activation_bytes(precision) / 2.0;
     let per_token =
         activations::stack_bytes_per_token(spec, layers_here, seq, workload.flash_attention, workload.checkpointing);
@@ -183,7 +199,7 @@ pub fn inference(
     let layout = workload.layout;
     let model_split = f64::from(layout.tp) * f64::from(layout.pp);
     let embedding_params = (counts.embedding + counts.output_head) as f64;
-    let body_params = counts.total as f64 - embedding_params;
+    let body_params = counts.total as f64 - embedding_params - expert_parameters_elsewhere(spec, layout.ep);
     let weights = (body_params * weight_bytes(Task::Inference, workload.precision)
         + embedding_params * embedding_bytes(Task::Inference, workload.precision))
         / model_split;

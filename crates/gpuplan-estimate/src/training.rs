@@ -59,6 +59,11 @@ pub struct TrainingShape {
     pub trainable_parameters: f64,
     /// All parameters, whole model.
     pub parameters: f64,
+    /// Width of keys (or values) of all KV heads, for context-parallel exchanges.
+    pub kv_width: u64,
+    /// Mixture-of-experts layers and experts per token, for expert-parallel all-to-alls.
+    pub moe_layers: u64,
+    pub experts_per_token: u64,
     pub flops_per_token: TrainingFlops,
 }
 
@@ -161,7 +166,30 @@ pub fn estimate(
         });
     }
 
-    let step = compute + tp_seconds + exposed_dp;
+    // Context parallelism (ring attention): each layer passes its K/V chunk around the ring
+    // cp − 1 times in the forward pass and twice as much in the backward.
+    let cp = f64::from(layout.cp.max(1));
+    let tokens_local = (workload.micro_batch * shape.seq) as f64 / cp;
+    let cp_seconds = if layout.cp > 1 {
+        let bytes = 2.0 * tokens_local * shape.kv_width as f64 * activation_bytes(workload.precision);
+        micro_batches * shape.layers as f64 * 3.0 * (cp - 1.0) * bytes / cluster.group_bandwidth(layout.cp, layout.tp).0
+    } else {
+        0.0
+    };
+    // Expert parallelism: dispatch and combine all-to-alls per MoE layer, forward and backward.
+    let ep = f64::from(layout.ep.max(1));
+    let ep_seconds = if layout.ep > 1 {
+        let bytes =
+            tokens_local * shape.hidden as f64 * activation_bytes(workload.precision) * shape.experts_per_token as f64;
+        micro_batches * shape.moe_layers as f64 * 4.0 * (ep - 1.0) / ep * bytes
+            / cluster.group_bandwidth(layout.ep, layout.tp * layout.cp).0
+    } else {
+        0.0
+    };
+    if layout.cp > 1 || layout.ep > 1 {
+        notes.add(|| "context- and expert-parallel exchanges are counted as exposed communication".to_string());
+    }
+    let step = compute + tp_seconds + exposed_dp + cp_seconds + ep_seconds;
     let tokens_per_second = tokens_per_step / step;
     let mfu = shape.flops_per_token.model * tokens_per_second / (gpus * peak.0);
     TrainingEstimate {

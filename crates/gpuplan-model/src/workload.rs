@@ -116,8 +116,20 @@ pub struct ParallelLayout {
     pub tp: u32,
     /// Pipeline stages.
     pub pp: u32,
+    /// Context (sequence) parallel degree: each GPU holds a slice of every sequence
+    /// (ring attention, Megatron context parallelism).
+    #[serde(default = "one")]
+    pub cp: u32,
+    /// Expert parallel degree: a mixture-of-experts model's experts are spread over this many
+    /// data-parallel ranks, each holding `experts / ep` of them.
+    #[serde(default = "one")]
+    pub ep: u32,
     /// ZeRO stage (0–3; FSDP full sharding = 3) across the data-parallel group.
     pub zero: u8,
+}
+
+fn one() -> u32 {
+    1
 }
 
 impl ParallelLayout {
@@ -126,18 +138,30 @@ impl ParallelLayout {
             dp: 1,
             tp: 1,
             pp: 1,
+            cp: 1,
+            ep: 1,
             zero: 0,
         }
     }
 
+    /// GPUs the layout occupies; expert parallelism reuses the data-parallel ranks.
     pub fn gpus(&self) -> u32 {
-        self.dp.saturating_mul(self.tp).saturating_mul(self.pp)
+        self.dp
+            .saturating_mul(self.tp)
+            .saturating_mul(self.pp)
+            .saturating_mul(self.cp)
     }
 }
 
 impl fmt::Display for ParallelLayout {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "DP{}×TP{}×PP{}", self.dp, self.tp, self.pp)?;
+        if self.cp > 1 {
+            write!(f, "×CP{}", self.cp)?;
+        }
+        if self.ep > 1 {
+            write!(f, " EP{}", self.ep)?;
+        }
         if self.zero > 0 {
             write!(f, " ZeRO-{}", self.zero)?;
         }

@@ -29,6 +29,8 @@ fn template(task: Task, batch: Option<u64>, seq: u64, output_tokens: u64, engine
         output_tokens,
         tp: None,
         pp: None,
+        cp: 1,
+        ep: 1,
         zero: None,
         checkpointing: None,
         optimizer: Optimizer::AdamW,

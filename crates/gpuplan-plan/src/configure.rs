@@ -21,6 +21,10 @@ pub struct WorkloadTemplate {
     pub output_tokens: u64,
     pub tp: Option<u32>,
     pub pp: Option<u32>,
+    /// Context parallel degree (1 unless given).
+    pub cp: u32,
+    /// Expert parallel degree (1 unless given).
+    pub ep: u32,
     pub zero: Option<u8>,
     pub checkpointing: Option<Checkpointing>,
     pub optimizer: Optimizer,
@@ -119,7 +123,7 @@ pub fn layout_candidates(
     let mut layouts = Vec::new();
     for &tp in &tps {
         for &pp in &pps {
-            if gpus % (tp * pp) == 0 {
+            if gpus % (tp * pp * template.cp.max(1)) == 0 {
                 layouts.push((tp, pp));
             }
         }
@@ -168,7 +172,7 @@ pub fn configure(
     let pipelined: Vec<(u32, u32)> = layouts.iter().copied().filter(|(_, pp)| *pp > 1).collect();
     for phase in [single_stage, pipelined] {
         for (tp, pp) in phase {
-            let dp = gpus / (tp * pp);
+            let dp = gpus / (tp * pp * template.cp.max(1));
             let Some((batch, micro_batches)) = batch_and_micro_batches(task, template.batch, template.micro_batch, dp)
             else {
                 continue;
@@ -189,7 +193,14 @@ pub fn configure(
                             micro_batch,
                             seq: template.seq,
                             output_tokens: template.output_tokens,
-                            layout: ParallelLayout { dp, tp, pp, zero },
+                            layout: ParallelLayout {
+                                dp,
+                                tp,
+                                pp,
+                                cp: template.cp,
+                                ep: template.ep,
+                                zero,
+                            },
                             checkpointing,
                             optimizer: template.optimizer,
                             lora_rank: template.lora_rank,

@@ -73,6 +73,8 @@ fn template() -> WorkloadTemplate {
         output_tokens: 0,
         tp: None,
         pp: None,
+        cp: 1,
+        ep: 1,
         zero: None,
         checkpointing: None,
         optimizer: Optimizer::AdamW,

@@ -34,6 +34,10 @@ pub struct WorkloadRequest {
     pub output_tokens: Option<u64>,
     pub tp: Option<u32>,
     pub pp: Option<u32>,
+    /// Context parallel degree.
+    pub cp: Option<u32>,
+    /// Expert parallel degree (mixture-of-experts models).
+    pub ep: Option<u32>,
     pub zero: Option<u8>,
     pub checkpointing: Option<Checkpointing>,
     pub optimizer: Option<Optimizer>,
@@ -65,6 +69,8 @@ impl WorkloadRequest {
             output_tokens: None,
             tp: None,
             pp: None,
+            cp: None,
+            ep: None,
             zero: None,
             checkpointing: None,
             optimizer: None,
@@ -147,7 +153,14 @@ pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result
             ));
         }
     }
-    for (flag, degree) in [("tensor", request.tp), ("pipeline", request.pp)] {
+    if request.cp == Some(0) || request.ep == Some(0) {
+        return Err(Error::invalid("--cp and --ep must be at least 1", None));
+    }
+    for (flag, degree) in [
+        ("tensor", request.tp),
+        ("pipeline", request.pp),
+        ("context", request.cp),
+    ] {
         if let Some(degree) = degree {
             if gpus % degree != 0 {
                 return Err(Error::invalid(
@@ -262,6 +275,8 @@ pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result
         output_tokens,
         tp: request.tp,
         pp: request.pp,
+        cp: request.cp.unwrap_or(1),
+        ep: request.ep.unwrap_or(1),
         zero: request.zero,
         checkpointing: request.checkpointing,
         optimizer,

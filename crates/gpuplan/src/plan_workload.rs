@@ -229,6 +229,8 @@ pub fn plan_workload(catalog: &Catalog, query: &PlanQuery) -> Result<Result<Plan
         output_tokens,
         tp: None,
         pp: None,
+        cp: 1,
+        ep: 1,
         zero: None,
         checkpointing: query.checkpointing,
         optimizer: query.optimizer.unwrap_or(Optimizer::AdamW),

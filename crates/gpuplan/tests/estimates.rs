@@ -395,6 +395,55 @@ mod formulas {
     }
 }
 
+mod parallelism {
+    use super::*;
+
+    fn training(model: &str, gpus: u32, cp: Option<u32>, ep: Option<u32>) -> gpuplan::estimator::Estimate {
+        let mut r = request(model, "finetune", "H100");
+        r.gpus = Some(gpus);
+        r.tp = Some(1);
+        r.pp = Some(1);
+        r.zero = Some(1);
+        r.cp = cp;
+        r.ep = ep;
+        r.seq = Some(8192);
+        r.micro_batch = Some(1);
+        r.batch = Some(u64::from(gpus / cp.unwrap_or(1)));
+        r.checkpointing = Some(Checkpointing::None);
+        estimate_workload(catalog(), &r).unwrap().estimate
+    }
+
+    #[test]
+    fn context_parallelism_splits_the_activations() {
+        let whole = training("llama-3.1-8b", 8, None, None).memory.activations.as_u64() as f64;
+        let split = training("llama-3.1-8b", 8, Some(4), None).memory.activations.as_u64() as f64;
+        assert!((whole / split - 4.0).abs() < 0.01, "{}", whole / split);
+    }
+
+    #[test]
+    fn expert_parallelism_spreads_the_experts() {
+        let replicated = training("mixtral-8x7b", 8, None, None).memory;
+        let spread = training("mixtral-8x7b", 8, None, Some(8)).memory;
+        // 7/8 of the experts' weights (≈ 45B of the 46.7B parameters) leave each GPU.
+        assert!(
+            spread.weights.as_u64() * 4 < replicated.weights.as_u64(),
+            "{:?} vs {:?}",
+            spread.weights,
+            replicated.weights
+        );
+        assert!(spread.optimizer < replicated.optimizer);
+    }
+
+    #[test]
+    fn expert_parallelism_needs_experts() {
+        let mut r = request("llama-2-7b", "finetune", "H100");
+        r.gpus = Some(8);
+        r.ep = Some(8);
+        let error = estimate_workload(catalog(), &r).unwrap_err().to_string();
+        assert!(error.contains("no mixture-of-experts layers"), "{error}");
+    }
+}
+
 mod properties {
     use super::*;
     use proptest::prelude::*;

@@ -55,6 +55,8 @@ pub fn run(catalog: &Catalog, args: &EstimateArgs, format: OutputFormat) -> Resu
     request.output_tokens = args.output_tokens;
     request.tp = args.tp;
     request.pp = args.pp;
+    request.cp = args.cp;
+    request.ep = args.ep;
     request.zero = args.zero;
     request.checkpointing = parse("checkpointing", &args.checkpointing)?;
     request.optimizer = parse("optimizer", &args.optimizer)?;
