@@ -203,6 +203,30 @@ pub struct CostArgs {
     /// Data sent out to the internet, GB.
     #[arg(long, default_value_t = 0.0)]
     pub egress_gb: f64,
+
+    /// Staged monthly prices, `FROM_HOUR:USD` pairs (`0:3.06,500:2.50`: cheaper after 500 h).
+    #[arg(long, value_delimiter = ',', value_parser = tier)]
+    pub tiers: Vec<(f64, f64)>,
+
+    /// A savings-plan commitment, USD per hour.
+    #[arg(long, value_name = "USD")]
+    pub savings_plan: Option<f64>,
+
+    /// The savings plan's discount (default: the provider's published 1-year discount).
+    #[arg(long)]
+    pub savings_discount: Option<f64>,
+
+    /// Bill at least this many hours (a minimum commitment period).
+    #[arg(long)]
+    pub minimum_hours: Option<f64>,
+}
+
+fn tier(text: &str) -> Result<(f64, f64), String> {
+    let (from, price) = text
+        .split_once(':')
+        .ok_or_else(|| format!("`{text}` is not FROM_HOUR:USD"))?;
+    let parse = |t: &str| t.trim().parse::<f64>().map_err(|_| format!("`{t}` is not a number"));
+    Ok((parse(from)?, parse(price)?))
 }
 
 #[derive(Debug, Args)]

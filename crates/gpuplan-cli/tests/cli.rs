@@ -989,6 +989,53 @@ mod cost {
     }
 
     #[test]
+    fn staged_prices_savings_plans_and_minimum_periods() {
+        let run = gpuplan(&[
+            "cost",
+            "--price",
+            "3.0",
+            "--hours",
+            "1000",
+            "--tiers",
+            "0:3,500:2",
+            "--savings-plan",
+            "1.4",
+            "--savings-discount",
+            "0.3",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let answer = run.json();
+        let total = |label: &str| {
+            answer["lines"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|l| l["billing"] == label)
+                .unwrap()["total_usd"]
+                .as_f64()
+                .unwrap()
+        };
+        // One full month (500 h at $3 + 230 h at $2) and 270 h into the next at $3.
+        assert!((total("tiered") - (1500.0 + 460.0 + 810.0)).abs() < 1e-9);
+        // $1.40/h covers 2/3 of a $2.10/h discounted rate; the rest at $3/h on demand.
+        assert!((total("savings-plan") - 1000.0 * (1.4 + 3.0 / 3.0)).abs() < 1e-6);
+        let minimum = gpuplan(&[
+            "cost",
+            "--price",
+            "2",
+            "--hours",
+            "10",
+            "--minimum-hours",
+            "730",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(minimum.json()["lines"][0]["total_usd"], 1460.0);
+    }
+
+    #[test]
     fn bad_input_exits_2() {
         for args in [
             &["cost", "--price", "3", "--hours", "-5"][..],

@@ -43,6 +43,36 @@ pub fn egress_cost(gb: f64, tiers: &[(f64, f64)]) -> f64 {
     cost
 }
 
+/// Hours in a billing month (8,760 / 12).
+pub const HOURS_PER_MONTH: f64 = 730.0;
+
+/// Compute cost under staged prices that restart every month: `tiers` are `(from hour of the
+/// month, USD per hour)`, the first starting at 0 (e.g. `[(0, 3.06), (500, 2.50)]`: a lower
+/// rate after 500 hours in a month).
+pub fn tiered_compute_cost(hours: f64, tiers: &[(f64, f64)]) -> f64 {
+    let month = |hours_in_month: f64| -> f64 {
+        let mut cost = 0.0;
+        for (index, &(from, price)) in tiers.iter().enumerate() {
+            let until = tiers.get(index + 1).map_or(f64::INFINITY, |next| next.0);
+            if hours_in_month > from {
+                cost += (hours_in_month.min(until) - from) * price;
+            }
+        }
+        cost
+    };
+    let full_months = (hours / HOURS_PER_MONTH).floor();
+    full_months * month(HOURS_PER_MONTH) + month(hours - full_months * HOURS_PER_MONTH)
+}
+
+/// A savings-plan style commitment of `commitment_usd_per_hour` (at discounted rates) for
+/// `hours`, covering usage that costs `on_demand_usd_per_hour` at a `discount`: the commitment
+/// is paid whatever the use, usage beyond it at on-demand.
+pub fn savings_plan_cost(hours: f64, on_demand_usd_per_hour: f64, discount: f64, commitment_usd_per_hour: f64) -> f64 {
+    let discounted = on_demand_usd_per_hour * (1.0 - discount);
+    let covered = (commitment_usd_per_hour / discounted).min(1.0);
+    hours * (commitment_usd_per_hour + on_demand_usd_per_hour * (1.0 - covered))
+}
+
 /// A cost broken down.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct CostBreakdown {
@@ -77,6 +107,24 @@ pub fn job_cost(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn staged_prices_restart_each_month() {
+        let tiers = [(0.0, 3.0), (500.0, 2.0)];
+        assert_eq!(tiered_compute_cost(400.0, &tiers), 1200.0);
+        assert_eq!(tiered_compute_cost(730.0, &tiers), 500.0 * 3.0 + 230.0 * 2.0);
+        assert_eq!(tiered_compute_cost(1460.0, &tiers), 2.0 * (500.0 * 3.0 + 230.0 * 2.0));
+    }
+
+    #[test]
+    fn savings_plans_cover_up_to_the_commitment() {
+        // $10/h on demand at 30 % off: $7/h covers all of it.
+        assert!((savings_plan_cost(100.0, 10.0, 0.3, 7.0) - 700.0).abs() < 1e-9);
+        // $3.50/h covers half; the other half pays on demand.
+        assert!((savings_plan_cost(100.0, 10.0, 0.3, 3.5) - (350.0 + 500.0)).abs() < 1e-9);
+        // Over-committing pays for nothing.
+        assert!((savings_plan_cost(100.0, 10.0, 0.3, 9.0) - 900.0).abs() < 1e-9);
+    }
 
     #[test]
     fn textbook_on_demand_and_reserved_years() {

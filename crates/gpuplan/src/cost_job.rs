@@ -44,12 +44,20 @@ pub struct CostQuery {
     pub spot: Option<SpotSettings>,
     pub storage_gb_months: f64,
     pub egress_gb: f64,
+    /// Staged prices `(from hour of the month, USD per hour)`, priced as an extra line.
+    pub tiers: Vec<(f64, f64)>,
+    /// A savings-plan commitment in USD per hour, and its discount (else the provider's
+    /// published 1-year discount).
+    pub savings_plan: Option<(f64, Option<f64>)>,
+    /// Hours billed at least (a minimum commitment period).
+    pub minimum_hours: Option<f64>,
 }
 
 /// The cost of one billing mode.
 #[derive(Debug, Clone, Serialize)]
 pub struct CostLine {
-    pub billing: BillingMode,
+    /// A billing mode (`on-demand`, `spot`, `reserved-1y`…), `tiered` or `savings-plan`.
+    pub billing: String,
     pub usd_per_hour: f64,
     #[serde(flatten)]
     pub breakdown: CostBreakdown,
@@ -182,6 +190,11 @@ pub fn cost_job(catalog: &Catalog, query: &CostQuery) -> Result<CostAnswer, Erro
         (None, None) => String::new(),
     };
     let granularity = offering.as_ref().and_then(|o| o.billing_granularity);
+    if query.minimum_hours.is_some_and(|m| !(m >= 0.0 && m.is_finite())) {
+        return Err(Error::invalid("--minimum-hours must be a non-negative number", None));
+    }
+    // A minimum commitment bills at least its hours.
+    let billed_for = query.hours.max(query.minimum_hours.unwrap_or(0.0));
     let mut lines = Vec::new();
     let mut unpriced = Vec::new();
     let mut assumptions = vec![format!(
@@ -239,7 +252,7 @@ pub fn cost_job(catalog: &Catalog, query: &CostQuery) -> Result<CostAnswer, Erro
         };
         let mut notes = Vec::new();
         let (mut breakdown, mut spot, mut simulation) = (
-            job_cost(rate, query.hours, granularity, query.storage_gb_months, query.egress_gb),
+            job_cost(rate, billed_for, granularity, query.storage_gb_months, query.egress_gb),
             None,
             None,
         );
@@ -280,13 +293,89 @@ pub fn cost_job(catalog: &Catalog, query: &CostQuery) -> Result<CostAnswer, Erro
             }
         }
         lines.push(CostLine {
-            billing,
+            billing: billing.to_string(),
             usd_per_hour: rate,
             breakdown,
             derived_from: derived,
             spot,
             simulation,
             notes,
+        });
+    }
+    let on_demand_rate = query.price.or(offering.as_ref().and_then(|o| o.on_demand.map(|p| p.0)));
+    let extras = |compute: f64| {
+        let base = job_cost(0.0, billed_for, granularity, query.storage_gb_months, query.egress_gb);
+        CostBreakdown {
+            compute_usd: compute,
+            total_usd: compute + base.storage_usd + base.egress_usd,
+            ..base
+        }
+    };
+    if !query.tiers.is_empty() {
+        let mut tiers = query.tiers.clone();
+        tiers.sort_by(|a, b| a.0.total_cmp(&b.0));
+        if tiers[0].0 != 0.0 || tiers.iter().any(|(from, price)| !(*from >= 0.0 && *price > 0.0)) {
+            return Err(Error::invalid(
+                "--tiers must start at hour 0 with positive prices (e.g. 0:3.06,500:2.50)",
+                None,
+            ));
+        }
+        let compute = gpuplan_estimate::cost::tiered_compute_cost(billed_for, &tiers);
+        lines.push(CostLine {
+            billing: "tiered".to_string(),
+            usd_per_hour: compute / billed_for,
+            breakdown: extras(compute),
+            derived_from: Some(format!(
+                "staged monthly prices: {}",
+                tiers
+                    .iter()
+                    .map(|(from, price)| format!("${price}/h from hour {from}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+            spot: None,
+            simulation: None,
+            notes: Vec::new(),
+        });
+    }
+    if let Some((commitment, discount)) = query.savings_plan {
+        let Some(on_demand) = on_demand_rate else {
+            return Err(Error::invalid(
+                "a savings plan needs an on-demand rate (--instance or --price)",
+                None,
+            ));
+        };
+        let discount = match discount {
+            Some(d) => d,
+            None => offering
+                .as_ref()
+                .and_then(|o| catalog.reserved_discount(&o.provider, CommitmentTerm::OneYear))
+                .map(|d| d.discount)
+                .ok_or_else(|| {
+                    Error::invalid(
+                        "no published discount for this provider",
+                        Some("give --savings-discount".to_string()),
+                    )
+                })?,
+        };
+        if !(commitment > 0.0 && (0.0..1.0).contains(&discount)) {
+            return Err(Error::invalid(
+                "--savings-plan must be positive and the discount between 0 and 1",
+                None,
+            ));
+        }
+        let compute = gpuplan_estimate::cost::savings_plan_cost(billed_for, on_demand, discount, commitment);
+        lines.push(CostLine {
+            billing: "savings-plan".to_string(),
+            usd_per_hour: compute / billed_for,
+            breakdown: extras(compute),
+            derived_from: Some(format!(
+                "${commitment}/h committed at {:.0} % off; usage beyond it at on-demand",
+                discount * 100.0
+            )),
+            spot: None,
+            simulation: None,
+            notes: Vec::new(),
         });
     }
     if query.storage_gb_months > 0.0 {

@@ -27,6 +27,9 @@ pub fn run(catalog: &Catalog, args: &CostArgs, format: OutputFormat) -> Result<E
         }),
         storage_gb_months: args.storage_gb * args.storage_months,
         egress_gb: args.egress_gb,
+        tiers: args.tiers.clone(),
+        savings_plan: args.savings_plan.map(|commitment| (commitment, args.savings_discount)),
+        minimum_hours: args.minimum_hours,
     };
     let answer = cost_job(catalog, &query)?;
     let mut table = Table::new([
