@@ -461,6 +461,10 @@ const CNN_EFFICIENCY_FACTOR: f64 = 0.32;
 /// transformer prefill.
 const CNN_INFERENCE_FACTOR: f64 = 0.4;
 
+/// UNet passes per denoising step with classifier-free guidance (conditional and
+/// unconditional; Ho & Salimans 2022, "Classifier-Free Diffusion Guidance").
+const CLASSIFIER_FREE_GUIDANCE_PASSES: f64 = 2.0;
+
 fn cited(
     request: &EstimateRequest,
     spec: &CitedSpec,
@@ -589,7 +593,22 @@ fn cited(
         });
     }
     let profile = engine_profile(workload.engine);
-    let steps = spec.denoising_steps.unwrap_or(1) as f64;
+    // Diffusion pipelines run the UNet twice per step under classifier-free guidance, which
+    // diffusers' Stable Diffusion pipelines enable by default (guidance_scale 7.5 / 5.0).
+    let guidance_passes = if spec.family == "diffusion" {
+        CLASSIFIER_FREE_GUIDANCE_PASSES
+    } else {
+        1.0
+    };
+    let steps = spec.denoising_steps.unwrap_or(1) as f64 * guidance_passes;
+    if spec.family == "diffusion" {
+        assumptions.add(|| {
+            format!(
+                "{} denoising steps × {CLASSIFIER_FREE_GUIDANCE_PASSES} UNet passes (classifier-free guidance); text encoder and VAE not counted",
+                spec.denoising_steps.unwrap_or(1)
+            )
+        });
+    }
     let latency = steps * forward * workload.batch as f64
         / (gpus * peak.0 * profile.prefill_peak_fraction * CNN_INFERENCE_FACTOR)
         + profile.step_overhead_seconds * steps;
