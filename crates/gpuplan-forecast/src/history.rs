@@ -87,7 +87,12 @@ fn date_at(days_since_epoch: i64) -> Date {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = if m <= 2 { y + 1 } else { y };
-    Date::new(y as u16, m as u8, d as u8).unwrap_or_else(|| Date::new(1970, 1, 1).unwrap_or_else(|| unreachable!()))
+    // Cannot fail: the civil-from-days algorithm yields a valid month and day.
+    Date::new(y as u16, m as u8, d as u8).unwrap_or_else(epoch)
+}
+
+fn epoch() -> Date {
+    Date::EPOCH
 }
 
 fn month_index(date: Date) -> i64 {
@@ -96,7 +101,8 @@ fn month_index(date: Date) -> i64 {
 }
 
 fn month_start(index: i64) -> Date {
-    Date::new((index / 12) as u16, (index % 12 + 1) as u8, 1).unwrap_or_else(|| unreachable!())
+    // Cannot fail: the month is 1–12 and every month has a first day.
+    Date::new((index / 12) as u16, (index % 12 + 1) as u8, 1).unwrap_or_else(epoch)
 }
 
 /// Parses a history CSV: a `timestamp` column (ISO dates; a time part is ignored) and a value
@@ -265,10 +271,7 @@ pub fn regular(rows: Vec<(u64, Date, f64)>) -> Result<Series, HistoryError> {
 
 /// The date `steps` periods after the last one of `series`.
 pub fn date_after(series: &Series, steps: usize) -> Date {
-    let last = *series
-        .dates
-        .last()
-        .unwrap_or(&Date::new(1970, 1, 1).unwrap_or_else(|| unreachable!()));
+    let last = *series.dates.last().unwrap_or(&epoch());
     match series.frequency {
         Frequency::Monthly => month_start(month_index(last) + steps as i64),
         Frequency::Weekly => date_at(days(last) + 7 * steps as i64),

@@ -16,6 +16,13 @@ pub struct Date {
 pub struct DateError(pub String);
 
 impl Date {
+    /// 1970-01-01.
+    pub const EPOCH: Date = Date {
+        year: 1970,
+        month: 1,
+        day: 1,
+    };
+
     pub fn new(year: u16, month: u8, day: u8) -> Option<Date> {
         let days_in_month = match month {
             1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
