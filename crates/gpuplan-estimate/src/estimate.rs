@@ -96,13 +96,8 @@ fn compute_peak(accelerator: &Accelerator, workload: &Workload) -> Result<(Preci
     };
     // bf16 on a part without bf16 (V100, T4) is an error for training, where the format
     // matters; serving 16-bit weights runs in fp16 there.
-    // Ampere and newer (compute capability 8.0+) run bf16 at the fp16 tensor rate, so a
-    // datasheet that lists only fp16 (A10G) still covers bf16.
-    let bf16_capable = accelerator
-        .compute_capability
-        .as_deref()
-        .and_then(|cc| cc.split('.').next()?.parse::<u32>().ok())
-        .is_some_and(|major| major >= 8);
+    // Ampere and newer run bf16 at the fp16 rate, so an fp16-only datasheet covers bf16.
+    let bf16_capable = accelerator.is_ampere_or_newer();
     let allow_fallback =
         workload.task == Task::Inference || workload.task == Task::Qlora || wanted != Precision::Bf16 || bf16_capable;
     accelerator

@@ -69,4 +69,15 @@ impl Accelerator {
     pub fn peak(&self, precision: Precision) -> Option<FlopsPerSecond> {
         self.dense.get(precision)
     }
+
+    /// The major CUDA compute capability (8 for `"8.6"`, 10 for `"10.0"`), NVIDIA only.
+    pub fn compute_capability_major(&self) -> Option<u32> {
+        self.compute_capability.as_deref()?.split('.').next()?.parse().ok()
+    }
+
+    /// Ampere and newer (compute capability 8.0+): bf16 at the fp16 tensor rate and fused
+    /// flash attention, even where a datasheet lists only fp16 (A10G).
+    pub fn is_ampere_or_newer(&self) -> bool {
+        self.compute_capability_major().is_some_and(|major| major >= 8)
+    }
 }

@@ -163,20 +163,18 @@ impl<S: OfferingSource> Evaluator<'_, S> {
         batch: Option<u64>,
     ) -> Result<Option<Configured>, EstimateError> {
         let accelerator_id = offering.accelerator.as_ref().map(|a| a.to_string()).unwrap_or_default();
+        let Some(accelerator) = offering.accelerator.as_ref().and_then(|id| self.source.accelerator(id)) else {
+            return Ok(None);
+        };
         // bf16 on GPUs that lack it (V100, T4) means fp16, as the user-facing default says.
-        let precision = match offering.accelerator.as_ref().and_then(|id| self.source.accelerator(id)) {
-            Some(accelerator)
-                if precision == Precision::Bf16
-                    && accelerator.peak(Precision::Bf16).is_none()
-                    && accelerator.peak(Precision::Fp16).is_some()
-                    && !accelerator
-                        .compute_capability
-                        .as_deref()
-                        .is_some_and(|cc| cc.starts_with(|c: char| c >= '8')) =>
-            {
-                Precision::Fp16
-            }
-            _ => precision,
+        let precision = if precision == Precision::Bf16
+            && accelerator.peak(Precision::Bf16).is_none()
+            && accelerator.peak(Precision::Fp16).is_some()
+            && !accelerator.is_ampere_or_newer()
+        {
+            Precision::Fp16
+        } else {
+            precision
         };
         let network = node_network_gbps(offering).map_or(0, |n| (n * 10.0) as u64);
         let key = (
@@ -191,31 +189,28 @@ impl<S: OfferingSource> Evaluator<'_, S> {
         if let Some(cached) = self.cache.get(&key) {
             return cached.clone();
         }
-        let result = match offering.accelerator.as_ref().and_then(|id| self.source.accelerator(id)) {
-            None => Ok(None),
-            Some(accelerator) => {
-                let cluster = Cluster::new(
-                    accelerator,
-                    gpus,
-                    gpus_per_node,
-                    offering.gpu_interconnect,
-                    node_network_gbps(offering),
-                );
-                let mut template = self.request.template.clone();
-                template.precision = precision;
-                if batch.is_some() {
-                    template.batch = batch;
-                }
-                configure(
-                    self.request.model,
-                    accelerator,
-                    &template,
-                    cluster,
-                    self.request.amount,
-                    self.request.constraints.memory_margin,
-                )
-            }
-        };
+        let cluster = Cluster::new(
+            accelerator,
+            gpus,
+            gpus_per_node,
+            offering.gpu_interconnect,
+            node_network_gbps(offering),
+        );
+        let mut template = self.request.template.clone();
+        template.precision = precision;
+        // Flash attention only where the hardware runs it.
+        template.flash_attention &= accelerator.is_ampere_or_newer();
+        if batch.is_some() {
+            template.batch = batch;
+        }
+        let result = configure(
+            self.request.model,
+            accelerator,
+            &template,
+            cluster,
+            self.request.amount,
+            self.request.constraints.memory_margin,
+        );
         self.cache.insert(key, result.clone());
         result
     }
