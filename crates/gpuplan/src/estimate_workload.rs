@@ -1,9 +1,9 @@
 //! `estimate`: a user's description of a workload, with defaults filled in and said, run
 //! through the estimators.
 
-use crate::Error;
+use crate::{Error, defaults};
 use gpuplan_catalog::Catalog;
-use gpuplan_estimate::{Cluster, Estimate, TrainingAmount};
+use gpuplan_estimate::{Cluster, Estimate};
 use gpuplan_model::{
     Accelerator, Architecture, Checkpointing, Engine, GpuInterconnect, ModelSpec, Optimizer, Precision, Task, Workload,
 };
@@ -101,23 +101,6 @@ pub struct EstimateAnswer {
     pub notes: Vec<String>,
 }
 
-/// Default LoRA rank: the PEFT and torchtune recipes use 8–16; QLoRA's paper 64.
-const DEFAULT_LORA_RANK: u64 = 16;
-/// Default generated tokens per request for generative models.
-const DEFAULT_OUTPUT_TOKENS: u64 = 256;
-/// Default sequence length for language models (capped by the model's context).
-const DEFAULT_SEQUENCE: u64 = 2048;
-
-/// Whether the accelerator's tensor cores run fused flash attention (compute capability 8.0+).
-fn supports_flash_attention(accelerator: &Accelerator) -> bool {
-    accelerator
-        .compute_capability
-        .as_deref()
-        .and_then(|cc| cc.split('.').next())
-        .and_then(|major| major.parse::<u32>().ok())
-        .is_some_and(|major| major >= 8)
-}
-
 /// Runs the estimators on `request`, choosing what the user left open.
 pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateAnswer, Error> {
     let model = crate::resolve::model(catalog, &request.model)?;
@@ -186,34 +169,13 @@ pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result
             chosen
         }
     };
-    let seq = match (request.seq, transformer) {
-        (Some(seq), _) => seq,
-        (None, Some(spec)) if spec.image.is_none() => {
-            let chosen = if spec.max_context > 0 {
-                DEFAULT_SEQUENCE.min(spec.max_context)
-            } else {
-                DEFAULT_SEQUENCE
-            };
-            defaults.push(format!("sequence length {chosen}"));
-            chosen
-        }
-        (None, Some(spec)) => spec.max_context,
-        (None, None) => 1,
-    };
-    let generates = transformer.is_some_and(|spec| spec.generates());
-    let output_tokens = match request.output_tokens {
-        Some(tokens) => tokens,
-        None if task == Task::Inference && generates => {
-            defaults.push(format!("{DEFAULT_OUTPUT_TOKENS} output tokens per request"));
-            DEFAULT_OUTPUT_TOKENS
-        }
-        None => 0,
-    };
+    let seq = defaults::sequence(request.seq, transformer, &mut defaults);
+    let output_tokens = defaults::output_tokens(request.output_tokens, task, transformer, &mut defaults);
     let flash_attention = request.flash_attention.unwrap_or_else(|| {
         if transformer.is_none() {
             return false;
         }
-        let on = supports_flash_attention(&accelerator);
+        let on = accelerator.is_ampere_or_newer();
         defaults.push(format!(
             "flash attention {} ({})",
             if on { "on" } else { "off" },
@@ -227,14 +189,7 @@ pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result
     });
     let engine = request.engine.unwrap_or(Engine::Pytorch);
     let optimizer = request.optimizer.unwrap_or(Optimizer::AdamW);
-    let lora_rank = match (request.lora_rank, task) {
-        (Some(rank), _) => rank,
-        (None, Task::Lora | Task::Qlora) => {
-            defaults.push(format!("LoRA rank {DEFAULT_LORA_RANK}"));
-            DEFAULT_LORA_RANK
-        }
-        (None, _) => 0,
-    };
+    let lora_rank = defaults::lora_rank(request.lora_rank, task, &mut defaults);
 
     let batch_given = request.batch;
     let cluster = Cluster::new(
@@ -244,27 +199,7 @@ pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result
         request.interconnect,
         request.node_network_gbps,
     );
-    let amount = match (request.tokens, request.epochs, request.dataset_size) {
-        (Some(tokens), _, _) if tokens > 0.0 && tokens.is_finite() => Some(TrainingAmount::Tokens(tokens)),
-        (Some(tokens), _, _) => {
-            return Err(Error::invalid(
-                format!("--tokens {tokens} must be a positive number"),
-                None,
-            ));
-        }
-        (None, Some(epochs), Some(size)) if epochs > 0.0 && size > 0.0 => Some(TrainingAmount::Samples(epochs * size)),
-        (None, Some(_), None) => {
-            return Err(Error::invalid(
-                "--epochs needs --dataset-size (samples per epoch)",
-                None,
-            ));
-        }
-        (None, None, Some(size)) if size > 0.0 => Some(TrainingAmount::Samples(size)),
-        (None, Some(_), Some(_)) | (None, None, Some(_)) => {
-            return Err(Error::invalid("--epochs and --dataset-size must be positive", None));
-        }
-        (None, None, None) => None,
-    };
+    let amount = defaults::training_amount(request.tokens, request.epochs, request.dataset_size)?;
 
     let template = WorkloadTemplate {
         task,

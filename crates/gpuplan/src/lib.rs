@@ -15,6 +15,7 @@
 //! ```
 
 mod cost_job;
+mod defaults;
 mod error;
 mod estimate_workload;
 mod forecast_usage;

@@ -1,9 +1,8 @@
 //! `plan`: a workload and its constraints, searched over the catalog's offerings.
 
 use crate::estimate_workload::ModelSource;
-use crate::{Error, resolve};
+use crate::{Error, defaults, resolve};
 use gpuplan_catalog::Catalog;
-use gpuplan_estimate::TrainingAmount;
 use gpuplan_model::{
     AcceleratorId, Architecture, BillingMode, Checkpointing, Engine, ModelSpec, Optimizer, Precision, Task,
 };
@@ -111,29 +110,8 @@ pub fn plan_workload(catalog: &Catalog, query: &PlanQuery) -> Result<Result<Plan
     } else {
         query.precisions.clone()
     };
-    let seq = match (query.seq, transformer) {
-        (Some(seq), _) => seq,
-        (None, Some(spec)) if spec.image.is_none() => {
-            let chosen = if spec.max_context > 0 {
-                2048.min(spec.max_context)
-            } else {
-                2048
-            };
-            defaults.push(format!("sequence length {chosen}"));
-            chosen
-        }
-        (None, Some(spec)) => spec.max_context,
-        (None, None) => 1,
-    };
-    let generates = transformer.is_some_and(|spec| spec.generates());
-    let output_tokens = match query.output_tokens {
-        Some(tokens) => tokens,
-        None if task == Task::Inference && generates => {
-            defaults.push("256 output tokens per request".to_string());
-            256
-        }
-        None => 0,
-    };
+    let seq = defaults::sequence(query.seq, transformer, &mut defaults);
+    let output_tokens = defaults::output_tokens(query.output_tokens, task, transformer, &mut defaults);
     let engine = match query.engine {
         Some(engine) => engine,
         None if task == Task::Inference => {
@@ -142,11 +120,7 @@ pub fn plan_workload(catalog: &Catalog, query: &PlanQuery) -> Result<Result<Plan
         }
         None => Engine::Pytorch,
     };
-    let lora_rank = match (query.lora_rank, task) {
-        (Some(rank), _) => rank,
-        (None, Task::Lora | Task::Qlora) => 16,
-        (None, _) => 0,
-    };
+    let lora_rank = defaults::lora_rank(query.lora_rank, task, &mut defaults);
     let batch = match (query.batch, task) {
         (Some(batch), _) => Some(batch),
         (None, Task::Inference) => None,
@@ -155,16 +129,7 @@ pub fn plan_workload(catalog: &Catalog, query: &PlanQuery) -> Result<Result<Plan
             Some(256)
         }
     };
-    let amount = match (query.tokens, query.epochs, query.dataset_size) {
-        (Some(tokens), _, _) if tokens > 0.0 && tokens.is_finite() => Some(TrainingAmount::Tokens(tokens)),
-        (Some(tokens), _, _) => return Err(Error::invalid(format!("--tokens {tokens} must be positive"), None)),
-        (None, epochs, Some(size)) if size > 0.0 && epochs.is_none_or(|e| e > 0.0) => {
-            Some(TrainingAmount::Samples(size * epochs.unwrap_or(1.0)))
-        }
-        (None, Some(_), None) => return Err(Error::invalid("--epochs needs --dataset-size", None)),
-        (None, _, Some(_)) => return Err(Error::invalid("--epochs and --dataset-size must be positive", None)),
-        (None, None, None) => None,
-    };
+    let amount = defaults::training_amount(query.tokens, query.epochs, query.dataset_size)?;
     if task.is_training() && amount.is_none() {
         defaults.push("no --tokens or --epochs: ranked by cost per token, no total".to_string());
     }

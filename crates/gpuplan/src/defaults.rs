@@ -1,0 +1,86 @@
+//! The defaults both `estimate` and `plan` fill in when a request leaves a value open; each
+//! choice is recorded in words for the answer's `defaults`.
+
+use crate::Error;
+use gpuplan_estimate::TrainingAmount;
+use gpuplan_model::{Task, TransformerSpec};
+
+/// Default LoRA rank: the PEFT and torchtune recipes use 8–16; QLoRA's paper 64.
+pub const DEFAULT_LORA_RANK: u64 = 16;
+/// Default generated tokens per request for generative models.
+pub const DEFAULT_OUTPUT_TOKENS: u64 = 256;
+/// Default sequence length for language models (capped by the model's context).
+pub const DEFAULT_SEQUENCE: u64 = 2048;
+
+/// Tokens per sequence: as given, else 2048 capped by the model's context; a vision
+/// transformer sees its patches; models described by cited totals take 1.
+pub fn sequence(given: Option<u64>, transformer: Option<&TransformerSpec>, defaults: &mut Vec<String>) -> u64 {
+    match (given, transformer) {
+        (Some(seq), _) => seq,
+        (None, Some(spec)) if spec.image.is_none() => {
+            let chosen = if spec.max_context > 0 {
+                DEFAULT_SEQUENCE.min(spec.max_context)
+            } else {
+                DEFAULT_SEQUENCE
+            };
+            defaults.push(format!("sequence length {chosen}"));
+            chosen
+        }
+        (None, Some(spec)) => spec.max_context,
+        (None, None) => 1,
+    }
+}
+
+/// Generated tokens per request: as given, else 256 for generative models served.
+pub fn output_tokens(
+    given: Option<u64>,
+    task: Task,
+    transformer: Option<&TransformerSpec>,
+    defaults: &mut Vec<String>,
+) -> u64 {
+    match given {
+        Some(tokens) => tokens,
+        None if task == Task::Inference && transformer.is_some_and(|spec| spec.generates()) => {
+            defaults.push(format!("{DEFAULT_OUTPUT_TOKENS} output tokens per request"));
+            DEFAULT_OUTPUT_TOKENS
+        }
+        None => 0,
+    }
+}
+
+/// The adapters' rank: as given, else 16 for LoRA and QLoRA, 0 otherwise.
+pub fn lora_rank(given: Option<u64>, task: Task, defaults: &mut Vec<String>) -> u64 {
+    match (given, task) {
+        (Some(rank), _) => rank,
+        (None, Task::Lora | Task::Qlora) => {
+            defaults.push(format!("LoRA rank {DEFAULT_LORA_RANK}"));
+            DEFAULT_LORA_RANK
+        }
+        (None, _) => 0,
+    }
+}
+
+/// How much training is asked for: `--tokens`, or `--epochs` × `--dataset-size` (one epoch
+/// when only the size is given).
+pub fn training_amount(
+    tokens: Option<f64>,
+    epochs: Option<f64>,
+    dataset_size: Option<f64>,
+) -> Result<Option<TrainingAmount>, Error> {
+    match (tokens, epochs, dataset_size) {
+        (Some(tokens), _, _) if tokens > 0.0 && tokens.is_finite() => Ok(Some(TrainingAmount::Tokens(tokens))),
+        (Some(tokens), _, _) => Err(Error::invalid(
+            format!("--tokens {tokens} must be a positive number"),
+            None,
+        )),
+        (None, epochs, Some(size)) if size > 0.0 && epochs.is_none_or(|e| e > 0.0) => {
+            Ok(Some(TrainingAmount::Samples(size * epochs.unwrap_or(1.0))))
+        }
+        (None, Some(_), None) => Err(Error::invalid(
+            "--epochs needs --dataset-size (samples per epoch)",
+            None,
+        )),
+        (None, _, Some(_)) => Err(Error::invalid("--epochs and --dataset-size must be positive", None)),
+        (None, None, None) => Ok(None),
+    }
+}
