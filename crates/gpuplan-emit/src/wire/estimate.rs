@@ -1,5 +1,5 @@
 use gpuplan_estimate::{Estimate, Uncertainty};
-use gpuplan_model::{Accelerator, ModelSpec, Workload};
+use gpuplan_model::{Accelerator, ModelSpec, ParallelLayout, Workload};
 use serde::Serialize;
 
 /// `gpuplan estimate --format json`.
@@ -53,7 +53,22 @@ pub struct LayoutJson {
     pub dp: u32,
     pub tp: u32,
     pub pp: u32,
+    pub cp: u32,
+    pub ep: u32,
     pub zero: u8,
+}
+
+impl From<ParallelLayout> for LayoutJson {
+    fn from(l: ParallelLayout) -> Self {
+        LayoutJson {
+            dp: l.dp,
+            tp: l.tp,
+            pp: l.pp,
+            cp: l.cp,
+            ep: l.ep,
+            zero: l.zero,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -130,12 +145,7 @@ impl EstimateJson {
                 micro_batch: workload.micro_batch,
                 seq: workload.seq,
                 output_tokens: workload.output_tokens,
-                layout: LayoutJson {
-                    dp: workload.layout.dp,
-                    tp: workload.layout.tp,
-                    pp: workload.layout.pp,
-                    zero: workload.layout.zero,
-                },
+                layout: workload.layout.into(),
                 checkpointing: workload.checkpointing.to_string(),
                 optimizer: workload.optimizer.to_string(),
                 lora_rank: workload.lora_rank,

@@ -12,8 +12,8 @@ mod model;
 mod plan;
 
 pub use catalog_summary::{CatalogSummaryJson, ProviderSummaryJson};
-pub use estimate::EstimateJson;
+pub use estimate::{EstimateJson, LayoutJson};
 pub use gpu::{GpuJson, NvLinkJson};
 pub use instance::InstanceJson;
 pub use model::ModelSummaryJson;
-pub use plan::{InfeasibleJson, LayoutJson, PlanJson, RecommendationJson, RejectionJson};
+pub use plan::{InfeasibleJson, PlanJson, RecommendationJson, RejectionJson};

@@ -1,3 +1,4 @@
+use super::estimate::LayoutJson;
 use gpuplan_plan::{Constraint, Infeasible, Plan, Recommendation, Rejection, Serving, TabularOption, pareto_front};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -15,14 +16,6 @@ pub struct PlanJson {
     pub feasible_candidates: usize,
     pub defaults: Vec<String>,
     pub assumptions: Vec<String>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct LayoutJson {
-    pub dp: u32,
-    pub tp: u32,
-    pub pp: u32,
-    pub zero: u8,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -88,12 +81,7 @@ impl From<&Recommendation> for RecommendationJson {
             gpus: r.gpus,
             gpus_per_node: o.accelerator_count,
             nodes: r.nodes,
-            layout: LayoutJson {
-                dp: r.workload.layout.dp,
-                tp: r.workload.layout.tp,
-                pp: r.workload.layout.pp,
-                zero: r.workload.layout.zero,
-            },
+            layout: r.workload.layout.into(),
             precision: r.workload.precision.to_string(),
             billing: r.billing.to_string(),
             interruptible: r.billing == gpuplan_model::BillingMode::Spot,
@@ -173,12 +161,7 @@ impl PlanJson {
                     gpus: o.gpus,
                     gpus_per_node: o.gpus,
                     nodes: 1,
-                    layout: LayoutJson {
-                        dp: 1,
-                        tp: 1,
-                        pp: 1,
-                        zero: 0,
-                    },
+                    layout: gpuplan_model::ParallelLayout::single().into(),
                     precision: "fp32".to_string(),
                     billing: "on-demand".to_string(),
                     interruptible: false,
