@@ -20,6 +20,7 @@
 
 mod accelerator_index;
 mod catalog;
+mod diffusers_config;
 mod error;
 mod hf_config;
 mod model_library;
@@ -31,6 +32,7 @@ pub mod import;
 
 pub use accelerator_index::{AcceleratorIndex, LookupError, Resolved};
 pub use catalog::{Catalog, CatalogFile, SCHEMA_VERSION};
+pub use diffusers_config::{CLIP_TEXT_TOKENS, SUPPORTED_DIFFUSERS_CLASSES, parse_unet_config, parse_vae_config};
 pub use error::CatalogError;
 pub use hf_config::{ModelConfigError, SUPPORTED_MODEL_TYPES, parse_hf_config_text};
 pub use model_library::{ModelLibrary, UnknownModel};

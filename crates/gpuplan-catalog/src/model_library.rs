@@ -1,6 +1,7 @@
 //! The built-in models: `data/models/*.json`, each a Hugging Face config (or cited totals for
 //! CNNs and diffusion pipelines) with the published parameter count and its source.
 
+use crate::diffusers_config::{parse_unet_config, parse_vae_config};
 use crate::error::CatalogError;
 use crate::hf_config::parse_hf_config;
 use gpuplan_model::{Architecture, CitedSpec, ModelSpec, Source, did_you_mean};
@@ -41,6 +42,12 @@ struct RawVision {
     activation_bytes_per_sample: Option<f64>,
     activation_source: Option<RawSource>,
     denoising_steps_default: Option<u64>,
+    /// A diffusers `UNet2DConditionModel` config (diffusion models).
+    unet_config: Option<Map<String, Value>>,
+    unet_config_source: Option<RawSource>,
+    /// A diffusers `AutoencoderKL` config (diffusion models).
+    vae_config: Option<Map<String, Value>>,
+    vae_config_source: Option<RawSource>,
 }
 
 #[derive(Deserialize)]
@@ -99,6 +106,24 @@ pub(crate) fn parse_model(file: &str, text: &str) -> Result<ModelSpec, CatalogEr
                 sources
                     .push(source(raw, "activation_bytes_per_sample").map_err(|m| fail("vision.activation_source", m))?);
             }
+            let unet = vision
+                .unet_config
+                .as_ref()
+                .map(parse_unet_config)
+                .transpose()
+                .map_err(|e| fail("vision.unet_config", e.to_string()))?;
+            let vae_decoder = vision
+                .vae_config
+                .as_ref()
+                .map(parse_vae_config)
+                .transpose()
+                .map_err(|e| fail("vision.vae_config", e.to_string()))?;
+            if let Some(raw) = vision.unet_config_source {
+                sources.push(source(raw, "unet_config").map_err(|m| fail("vision.unet_config_source", m))?);
+            }
+            if let Some(raw) = vision.vae_config_source {
+                sources.push(source(raw, "vae_config").map_err(|m| fail("vision.vae_config_source", m))?);
+            }
             Architecture::Cited(CitedSpec {
                 family: raw.kind.clone(),
                 resolution: vision.resolution,
@@ -111,6 +136,8 @@ pub(crate) fn parse_model(file: &str, text: &str) -> Result<ModelSpec, CatalogEr
                     .into_iter()
                     .map(|c| (c.name, c.parameters))
                     .collect(),
+                unet,
+                vae_decoder,
             })
         }
         other => {

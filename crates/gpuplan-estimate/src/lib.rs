@@ -21,6 +21,7 @@
 pub mod activations;
 mod cluster;
 pub mod cost;
+pub mod diffusion_flops;
 pub mod efficiency;
 pub mod energy;
 mod error;

@@ -17,6 +17,7 @@ mod accelerator;
 mod accelerator_id;
 mod billing;
 mod date;
+mod diffusion_spec;
 mod model_spec;
 mod name;
 mod offering;
@@ -31,6 +32,7 @@ pub use accelerator::{Accelerator, NvLink, PeakTable};
 pub use accelerator_id::AcceleratorId;
 pub use billing::{BillingGranularity, BillingMode, CommitmentTerm, ReservedDiscount};
 pub use date::{Date, DateError};
+pub use diffusion_spec::{UnetBlockKind, UnetSpec, VaeDecoderSpec};
 pub use model_spec::{
     Architecture, AttentionBias, CitedSpec, MlaSpec, ModelSpec, MoeSpec, Norm, Stacks, TransformerSpec,
 };
@@ -41,4 +43,4 @@ pub use provider::ProviderId;
 pub use source::Source;
 pub use suggestion::did_you_mean;
 pub use units::{Bytes, BytesPerSecond, FlopsPerSecond, GigabitsPerSecond, UsdPerHour, Watts};
-pub use workload::{Checkpointing, Engine, Optimizer, ParallelLayout, Task, Workload};
+pub use workload::{Checkpointing, Engine, ImageSettings, Optimizer, ParallelLayout, Task, Workload};

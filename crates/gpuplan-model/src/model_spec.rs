@@ -1,6 +1,7 @@
 //! The architecture of a model, as far as memory and speed depend on it.
 
 use crate::Source;
+use crate::diffusion_spec::{UnetSpec, VaeDecoderSpec};
 use serde::{Deserialize, Serialize};
 
 /// A model the estimators can reason about.
@@ -161,4 +162,9 @@ pub struct CitedSpec {
     pub denoising_steps: Option<u64>,
     /// Named parts and their parameters (diffusion: UNet, text encoders, VAE).
     pub components: Vec<(String, u64)>,
+    /// The denoising UNet's layer shapes, when known: FLOPs are then counted from the
+    /// architecture at any resolution instead of taken from `forward_flops_per_sample`.
+    pub unet: Option<UnetSpec>,
+    /// The VAE decoder's layer shapes, when known (its one pass per image is then counted).
+    pub vae_decoder: Option<VaeDecoderSpec>,
 }

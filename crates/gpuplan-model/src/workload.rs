@@ -192,4 +192,18 @@ pub struct Workload {
     /// Fused attention that never materialises the score matrix (FlashAttention).
     pub flash_attention: bool,
     pub engine: Engine,
+    /// Image size and denoising schedule (image models only).
+    pub image: ImageSettings,
+}
+
+/// Settings of image models (CNNs and diffusion pipelines); `None` means the model's reference.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ImageSettings {
+    /// Pixels per side of the (square) image.
+    pub resolution: Option<u64>,
+    /// Denoising steps per image (diffusion).
+    pub denoising_steps: Option<u64>,
+    /// Classifier-free guidance, which runs the UNet on a conditional and an unconditional
+    /// copy of each image at every step (diffusion; on unless turned off).
+    pub guidance: Option<bool>,
 }

@@ -3,8 +3,8 @@
 
 use gpuplan_estimate::{Cluster, Estimate, EstimateError, EstimateRequest, TrainingAmount};
 use gpuplan_model::{
-    Accelerator, Checkpointing, Engine, ModelSpec, Optimizer, ParallelLayout, Precision, Task, TransformerSpec,
-    Workload,
+    Accelerator, Checkpointing, Engine, ImageSettings, ModelSpec, Optimizer, ParallelLayout, Precision, Task,
+    TransformerSpec, Workload,
 };
 
 /// Largest micro-batch the automatic choice tries.
@@ -31,6 +31,7 @@ pub struct WorkloadTemplate {
     pub lora_rank: u64,
     pub flash_attention: bool,
     pub engine: Engine,
+    pub image: ImageSettings,
 }
 
 /// A fully chosen workload and its estimate.
@@ -206,6 +207,7 @@ pub fn configure(
                             lora_rank: template.lora_rank,
                             flash_attention: template.flash_attention,
                             engine: template.engine,
+                            image: template.image,
                         };
                         let request = EstimateRequest {
                             model,

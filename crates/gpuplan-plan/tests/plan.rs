@@ -81,6 +81,7 @@ fn template() -> WorkloadTemplate {
         lora_rank: 0,
         flash_attention: false,
         engine: Engine::Pytorch,
+        image: Default::default(),
     }
 }
 

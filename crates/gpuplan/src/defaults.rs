@@ -3,7 +3,7 @@
 
 use crate::Error;
 use gpuplan_estimate::TrainingAmount;
-use gpuplan_model::{Task, TransformerSpec};
+use gpuplan_model::{Architecture, ModelSpec, Task, TransformerSpec};
 
 /// Default LoRA rank: the PEFT and torchtune recipes use 8–16; QLoRA's paper 64.
 pub const DEFAULT_LORA_RANK: u64 = 16;
@@ -83,4 +83,10 @@ pub fn training_amount(
         (None, _, Some(_)) => Err(Error::invalid("--epochs and --dataset-size must be positive", None)),
         (None, None, None) => Ok(None),
     }
+}
+
+/// Whether the model is a diffusion pipeline whose UNet is known layer by layer (its attention
+/// then runs through PyTorch's fused `scaled_dot_product_attention` unless told otherwise).
+pub fn is_diffusion(model: &ModelSpec) -> bool {
+    matches!(&model.architecture, Architecture::Cited(spec) if spec.unet.is_some())
 }

@@ -5,7 +5,8 @@ use crate::{Error, defaults};
 use gpuplan_catalog::Catalog;
 use gpuplan_estimate::{Cluster, Estimate};
 use gpuplan_model::{
-    Accelerator, Architecture, Checkpointing, Engine, GpuInterconnect, ModelSpec, Optimizer, Precision, Task, Workload,
+    Accelerator, Architecture, Checkpointing, Engine, GpuInterconnect, ImageSettings, ModelSpec, Optimizer, Precision,
+    Task, Workload,
 };
 use gpuplan_plan::{Configured, WorkloadTemplate, configure, layout_candidates};
 
@@ -44,6 +45,8 @@ pub struct WorkloadRequest {
     pub lora_rank: Option<u64>,
     pub flash_attention: Option<bool>,
     pub engine: Option<Engine>,
+    /// Image size, denoising steps and guidance (image models).
+    pub image: ImageSettings,
     pub tokens: Option<f64>,
     pub epochs: Option<f64>,
     pub dataset_size: Option<f64>,
@@ -77,6 +80,7 @@ impl WorkloadRequest {
             lora_rank: None,
             flash_attention: None,
             engine: None,
+            image: ImageSettings::default(),
             tokens: None,
             epochs: None,
             dataset_size: None,
@@ -172,6 +176,10 @@ pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result
     let seq = defaults::sequence(request.seq, transformer, &mut defaults);
     let output_tokens = defaults::output_tokens(request.output_tokens, task, transformer, &mut defaults);
     let flash_attention = request.flash_attention.unwrap_or_else(|| {
+        if crate::defaults::is_diffusion(&model) {
+            defaults.push("fused attention on (PyTorch scaled_dot_product_attention, diffusers' default)".to_string());
+            return true;
+        }
         if transformer.is_none() {
             return false;
         }
@@ -218,6 +226,7 @@ pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result
         lora_rank,
         flash_attention,
         engine,
+        image: request.image,
     };
     let configured = configure(&model, &accelerator, &template, cluster, amount, 0.0)
         .map_err(|error| Error::invalid(error.to_string(), error.hint()))?;

@@ -4,7 +4,8 @@ use crate::estimate_workload::ModelSource;
 use crate::{Error, defaults, resolve};
 use gpuplan_catalog::Catalog;
 use gpuplan_model::{
-    AcceleratorId, Architecture, BillingMode, Checkpointing, Engine, ModelSpec, Optimizer, Precision, Task,
+    AcceleratorId, Architecture, BillingMode, Checkpointing, Engine, ImageSettings, ModelSpec, Optimizer, Precision,
+    Task,
 };
 use gpuplan_plan::{Constraints, Objective, Plan, PlanError, PlanRequest, ServingTargets, WorkloadTemplate};
 
@@ -23,6 +24,8 @@ pub struct PlanQuery {
     pub optimizer: Option<Optimizer>,
     pub lora_rank: Option<u64>,
     pub engine: Option<Engine>,
+    /// Image size, denoising steps and guidance (image models).
+    pub image: ImageSettings,
     pub tokens: Option<f64>,
     pub epochs: Option<f64>,
     pub dataset_size: Option<f64>,
@@ -57,6 +60,7 @@ impl PlanQuery {
             optimizer: None,
             lora_rank: None,
             engine: None,
+            image: ImageSettings::default(),
             tokens: None,
             epochs: None,
             dataset_size: None,
@@ -200,8 +204,9 @@ pub fn plan_workload(catalog: &Catalog, query: &PlanQuery) -> Result<Result<Plan
         checkpointing: query.checkpointing,
         optimizer: query.optimizer.unwrap_or(Optimizer::AdamW),
         lora_rank,
-        flash_attention: transformer.is_some(),
+        flash_attention: transformer.is_some() || crate::defaults::is_diffusion(&model),
         engine,
+        image: query.image,
     };
     let request = PlanRequest {
         model: &model,
