@@ -376,6 +376,9 @@ pub struct PlanArgs {
     #[arg(long)]
     pub engine: Option<String>,
 
+    #[command(flatten)]
+    pub image: ImageArgs,
+
     /// Tokens to train on (`5e8`).
     #[arg(long, value_parser = count)]
     pub tokens: Option<f64>,
@@ -574,9 +577,40 @@ pub struct EstimateArgs {
     #[arg(long)]
     pub engine: Option<String>,
 
-    /// Use fused flash attention (default: on for compute capability 8.0+).
+    /// Use fused flash attention (default: on for compute capability 8.0+; diffusion: on).
     #[arg(long)]
     pub flash_attention: Option<bool>,
+
+    #[command(flatten)]
+    pub image: ImageArgs,
+}
+
+/// Settings of image models: CNNs and diffusion pipelines.
+#[derive(Debug, Args)]
+pub struct ImageArgs {
+    /// Image side in pixels (default: the model's reference resolution; diffusion models are
+    /// counted at any multiple of 8).
+    #[arg(long, value_name = "PX", help_heading = "Image models")]
+    pub resolution: Option<u64>,
+
+    /// Denoising steps per image (diffusion; default: the reference pipeline's, 50).
+    #[arg(long, help_heading = "Image models")]
+    pub steps: Option<u64>,
+
+    /// Run without classifier-free guidance: one UNet pass per step instead of two (distilled
+    /// models such as SDXL-Turbo, or guidance scale ≤ 1).
+    #[arg(long, help_heading = "Image models")]
+    pub no_guidance: bool,
+}
+
+impl ImageArgs {
+    pub fn settings(&self) -> gpuplan::model::ImageSettings {
+        gpuplan::model::ImageSettings {
+            resolution: self.resolution,
+            denoising_steps: self.steps,
+            guidance: self.no_guidance.then_some(false),
+        }
+    }
 }
 
 #[derive(Debug, Args)]

@@ -64,7 +64,25 @@ pub struct Estimate {
     pub training: Option<TrainingEstimate>,
     pub inference: Option<InferenceEstimate>,
     pub uncertainty: Uncertainty,
+    /// The image pipeline as estimated (diffusion models counted layer by layer).
+    pub image: Option<ImageSummary>,
     pub assumptions: Vec<String>,
+}
+
+/// What a diffusion estimate resolved: size, schedule and the UNet's cost.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ImageSummary {
+    /// Pixels per side.
+    pub resolution: u64,
+    pub denoising_steps: u64,
+    /// Classifier-free guidance (two UNet passes per step).
+    pub guidance: bool,
+    /// FLOPs of one UNet pass over one image, attention included.
+    pub unet_flops_per_pass: f64,
+    /// FLOPs of the VAE decoder over one image, when its config is known.
+    pub decoder_flops: Option<f64>,
+    /// Seconds of one denoising step over the batch (inference), the VAE decode excluded.
+    pub step_seconds: Option<f64>,
 }
 
 /// Largest sizes accepted: beyond these, inputs are mistakes, and products could overflow.
@@ -73,7 +91,10 @@ const MAX_BATCH: u64 = 100_000_000;
 const MAX_GPUS: u32 = 1_000_000;
 
 /// The dense peak the workload computes at, falling back where the format only stores weights.
-fn compute_peak(accelerator: &Accelerator, workload: &Workload) -> Result<(Precision, FlopsPerSecond), EstimateError> {
+pub(crate) fn compute_peak(
+    accelerator: &Accelerator,
+    workload: &Workload,
+) -> Result<(Precision, FlopsPerSecond), EstimateError> {
     let wanted = match (workload.task, workload.precision) {
         // Weight-only quantisation: int4 weights are dequantised to 16-bit for the matmul.
         (Task::Inference, Precision::Int4 | Precision::Fp4 | Precision::Fp6) => {
@@ -343,6 +364,7 @@ fn transformer(
                 memory: MEMORY_UNCERTAINTY,
                 speed: INFERENCE_UNCERTAINTY,
             },
+            image: None,
             assumptions: assumptions.into_vec(),
         });
     }
@@ -386,6 +408,7 @@ fn transformer(
             memory: MEMORY_UNCERTAINTY,
             speed: TRAINING_UNCERTAINTY,
         },
+        image: None,
         assumptions: assumptions.into_vec(),
     })
 }
@@ -466,6 +489,9 @@ fn cited(
     peak: FlopsPerSecond,
     mut assumptions: Notes,
 ) -> Result<Estimate, EstimateError> {
+    if let Some(unet) = &spec.unet {
+        return crate::diffusion::diffusion(request, spec, unet, peak, assumptions);
+    }
     let workload = request.workload;
     let model = request.model;
     let parameters = model
@@ -546,6 +572,7 @@ fn cited(
                 memory: MEMORY_UNCERTAINTY * 2.0,
                 speed: f64::NAN,
             },
+            image: None,
             assumptions: assumptions.into_vec(),
         });
     };
@@ -584,6 +611,7 @@ fn cited(
                 memory: MEMORY_UNCERTAINTY * 2.0,
                 speed: TRAINING_UNCERTAINTY,
             },
+            image: None,
             assumptions: assumptions.into_vec(),
         });
     }
@@ -640,6 +668,7 @@ fn cited(
             memory: MEMORY_UNCERTAINTY * 2.0,
             speed: INFERENCE_UNCERTAINTY,
         },
+        image: None,
         assumptions: assumptions.into_vec(),
     })
 }

@@ -19,6 +19,8 @@ use serde::Serialize;
 pub enum Bound {
     Memory,
     Compute,
+    /// The host's kernel launches take longer than the GPU's work (small diffusion passes).
+    Overhead,
 }
 
 /// How fast serving runs.

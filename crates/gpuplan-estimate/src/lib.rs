@@ -21,6 +21,7 @@
 pub mod activations;
 mod cluster;
 pub mod cost;
+mod diffusion;
 pub mod diffusion_flops;
 pub mod efficiency;
 pub mod energy;
@@ -40,7 +41,7 @@ pub mod training;
 
 pub use cluster::Cluster;
 pub use error::EstimateError;
-pub use estimate::{Estimate, EstimateRequest, ParameterSummary, TrainingAmount, Uncertainty, estimate};
+pub use estimate::{Estimate, EstimateRequest, ImageSummary, ParameterSummary, TrainingAmount, Uncertainty, estimate};
 pub use inference::{Bound, InferenceEstimate};
 pub use memory::MemoryEstimate;
 pub use training::TrainingEstimate;

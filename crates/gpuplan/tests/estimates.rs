@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
-use gpuplan::model::{Architecture, Checkpointing, Engine, Optimizer, Precision, Task};
+use gpuplan::model::{Architecture, Checkpointing, Engine, ImageSettings, Optimizer, Precision, Task};
 use gpuplan::{Catalog, ModelSource, WorkloadRequest, estimate_workload};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -128,6 +128,11 @@ mod validation {
         node_network_gbps: Option<f64>,
         engine_source: Option<String>,
         config_source: Option<String>,
+        /// Image models: pixels per side, denoising steps, classifier-free guidance, fused attention.
+        resolution: Option<u64>,
+        steps: Option<u64>,
+        guidance: Option<bool>,
+        flash_attention: Option<bool>,
         source: toml::Value,
         note: Option<String>,
     }
@@ -155,7 +160,7 @@ mod validation {
     fn group(kind: &str) -> &str {
         match kind {
             "mfu" | "training_throughput" => "training throughput",
-            "inference_ttft" | "inference_tpot" | "inference_throughput" => "inference",
+            "inference_ttft" | "inference_tpot" | "inference_throughput" | "inference_latency" => "inference",
             "gpu_hours" => "GPU-hours",
             other => other,
         }
@@ -190,6 +195,12 @@ mod validation {
         request.engine = engine(case.engine.as_deref());
         request.tokens = case.tokens;
         request.node_network_gbps = case.node_network_gbps;
+        request.flash_attention = case.flash_attention;
+        request.image = ImageSettings {
+            resolution: case.resolution,
+            denoising_steps: case.steps,
+            guidance: case.guidance,
+        };
         let answer = estimate_workload(catalog(), &request).map_err(|e| format!("{e} ({:?})", e.hint()))?;
         let estimate = answer.estimate;
         let gpus = f64::from(case.gpus);
@@ -231,6 +242,10 @@ mod validation {
                 inference.ok_or_else(missing)?.output_tokens_per_second / gpus
             }
             ("inference_throughput", "samples_per_second") => inference.ok_or_else(missing)?.requests_per_second,
+            ("inference_latency", "seconds") => inference.ok_or_else(missing)?.request_latency_seconds,
+            ("inference_throughput", "steps_per_second") => {
+                1.0 / estimate.image.and_then(|i| i.step_seconds).ok_or_else(missing)?
+            }
             (kind, unit) => return Err(format!("no prediction for kind {kind} in {unit}")),
         })
     }

@@ -63,6 +63,7 @@ pub fn run(catalog: &Catalog, args: &EstimateArgs, format: OutputFormat) -> Resu
     request.lora_rank = args.lora_rank;
     request.engine = parse("engine", &args.engine)?;
     request.flash_attention = args.flash_attention;
+    request.image = args.image.settings();
     request.tokens = args.tokens;
     request.epochs = args.epochs;
     request.dataset_size = args.dataset_size;

@@ -112,6 +112,7 @@ pub fn run(catalog: &Catalog, args: &PlanArgs, format: OutputFormat) -> Result<E
     query.optimizer = parse("optimizer", &args.optimizer)?;
     query.lora_rank = args.lora_rank;
     query.engine = parse("engine", &args.engine)?;
+    query.image = args.image.settings();
     query.tokens = args.tokens;
     query.epochs = args.epochs;
     query.dataset_size = args.dataset_size;

@@ -64,7 +64,15 @@ pub fn estimate_report(e: &EstimateJson) -> String {
         "{layout} · {} · batch {}{per_sample}{}{}",
         w.precision,
         w.batch,
-        if w.task == "inference" {
+        if let Some(image) = &e.image {
+            format!(
+                " image{} · {} px · {} steps{}",
+                if w.batch == 1 { "" } else { "s" },
+                image.resolution,
+                image.denoising_steps,
+                if image.guidance { " with guidance" } else { "" }
+            )
+        } else if w.task == "inference" {
             format!(" + {} output", w.output_tokens)
         } else {
             format!(" · micro-batch {}", w.micro_batch)
@@ -140,35 +148,48 @@ pub fn estimate_report(e: &EstimateJson) -> String {
     }
     if let Some(i) = &e.inference {
         let _ = writeln!(text, "\ninference (±{:.0} %)", e.uncertainty.speed * 100.0);
-        let _ = writeln!(text, "  {:<18} {}", "time to first token", duration(i.ttft_seconds));
-        if i.tpot_seconds > 0.0 {
+        if e.image.is_some() {
             let _ = writeln!(
                 text,
-                "  {:<18} {} ({}-bound)",
-                "time per token",
-                duration(i.tpot_seconds),
+                "  {:<18} {} per batch of {} ({}-bound UNet passes)",
+                "latency",
+                duration(i.request_latency_seconds),
+                w.batch,
                 i.decode_bound
             );
+            let _ = writeln!(text, "  {:<18} {} images/s", "throughput", rate(i.requests_per_second));
+            let _ = writeln!(text, "  {:<18} {}", "images at once", i.max_concurrent_sequences);
+        } else {
+            let _ = writeln!(text, "  {:<18} {}", "time to first token", duration(i.ttft_seconds));
+            if i.tpot_seconds > 0.0 {
+                let _ = writeln!(
+                    text,
+                    "  {:<18} {} ({}-bound)",
+                    "time per token",
+                    duration(i.tpot_seconds),
+                    i.decode_bound
+                );
+                let _ = writeln!(
+                    text,
+                    "  {:<18} {} tokens/s",
+                    "output throughput",
+                    rate(i.output_tokens_per_second)
+                );
+            }
             let _ = writeln!(
                 text,
-                "  {:<18} {} tokens/s",
-                "output throughput",
-                rate(i.output_tokens_per_second)
+                "  {:<18} {}",
+                "request latency",
+                duration(i.request_latency_seconds)
             );
+            let _ = writeln!(
+                text,
+                "  {:<18} {} requests/s",
+                "throughput",
+                rate(i.requests_per_second)
+            );
+            let _ = writeln!(text, "  {:<18} {}", "max concurrent", i.max_concurrent_sequences);
         }
-        let _ = writeln!(
-            text,
-            "  {:<18} {}",
-            "request latency",
-            duration(i.request_latency_seconds)
-        );
-        let _ = writeln!(
-            text,
-            "  {:<18} {} requests/s",
-            "throughput",
-            rate(i.requests_per_second)
-        );
-        let _ = writeln!(text, "  {:<18} {}", "max concurrent", i.max_concurrent_sequences);
     }
     if !e.defaults.is_empty() {
         let _ = writeln!(text, "\ndefaults chosen");

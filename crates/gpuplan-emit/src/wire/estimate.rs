@@ -1,4 +1,4 @@
-use gpuplan_estimate::{Estimate, Uncertainty};
+use gpuplan_estimate::{Estimate, ImageSummary, Uncertainty};
 use gpuplan_model::{Accelerator, ModelSpec, ParallelLayout, Workload};
 use serde::Serialize;
 
@@ -13,6 +13,8 @@ pub struct EstimateJson {
     pub memory: MemoryJson,
     pub training: Option<TrainingJson>,
     pub inference: Option<InferenceJson>,
+    /// Diffusion pipelines: image size, schedule and FLOPs per pass; null otherwise.
+    pub image: Option<ImageSummary>,
     pub uncertainty: Uncertainty,
     /// Values gpuplan chose because the request left them open.
     pub defaults: Vec<String>,
@@ -186,6 +188,7 @@ impl EstimateJson {
                 request_latency_seconds: i.request_latency_seconds,
                 decode_bound: format!("{:?}", i.decode_bound).to_lowercase(),
             }),
+            image: estimate.image,
             uncertainty: estimate.uncertainty,
             defaults: defaults.to_vec(),
             assumptions: estimate.assumptions.clone(),

@@ -1,0 +1,381 @@
+//! Memory and speed of a latent-diffusion pipeline (text encoders, a denoising UNet run once
+//! or twice per step, a VAE decoder run once per image) from its layer-by-layer counts.
+//!
+//! References:
+//! - Ho & Salimans 2022, "Classifier-Free Diffusion Guidance": each step evaluates the UNet on a
+//!   conditional and an unconditional copy of the latent, which diffusers batches together.
+//! - Rombach et al. 2022 ("Latent Diffusion Models") and Podell et al. 2023 ("SDXL"): the UNet
+//!   works on a latent 8× smaller per side than the image; the VAE decoder maps it back once.
+//! - Williams et al. 2009 ("Roofline"): a UNet call takes the longer of its compute and of the
+//!   host's kernel launches, which overlap on an asynchronous stream.
+
+use crate::diffusion_flops::{PassCount, unet_pass, vae_decoder_pass};
+use crate::efficiency::{
+    ALLOCATOR_FRAGMENTATION, CUDA_CONTEXT_GIB, INFERENCE_UNCERTAINTY, MEMORY_UNCERTAINTY, TRAINING_UNCERTAINTY,
+    diffusion_seconds_per_operator, diffusion_unet_peak_fraction, engine_profile,
+};
+use crate::estimate::{Estimate, EstimateRequest, ImageSummary, ParameterSummary, TrainingAmount, Uncertainty};
+use crate::inference::{Bound, InferenceEstimate};
+use crate::memory::{self, MemoryEstimate};
+use crate::notes::Notes;
+use crate::precision_bytes::{activation_bytes, gradient_bytes, optimizer_bytes, weight_bytes};
+use crate::training::TrainingEstimate;
+use crate::{EstimateError, efficiency};
+use gpuplan_model::{Bytes, Checkpointing, CitedSpec, Engine, FlopsPerSecond, Precision, Task, UnetSpec};
+
+/// Largest image side accepted, in pixels: beyond it, a size is a mistake.
+const MAX_RESOLUTION: u64 = 16_384;
+/// Most denoising steps accepted.
+const MAX_STEPS: u64 = 10_000;
+
+/// The pipeline's shape for one request.
+struct Pipeline {
+    resolution: u64,
+    latent: u64,
+    steps: u64,
+    /// UNet evaluations per image per step: 2 with classifier-free guidance.
+    passes_per_step: u64,
+    unet: PassCount,
+    decoder: Option<PassCount>,
+    /// Whether the decoder runs in fp32 (a VAE that overflows in fp16).
+    decoder_fp32: bool,
+}
+
+impl Pipeline {
+    fn summary(&self) -> ImageSummary {
+        ImageSummary {
+            resolution: self.resolution,
+            denoising_steps: self.steps,
+            guidance: self.passes_per_step == 2,
+            unet_flops_per_pass: self.unet.forward_flops(),
+            decoder_flops: self.decoder.map(|d| d.forward_flops()),
+            step_seconds: None,
+        }
+    }
+}
+
+fn pipeline(request: &EstimateRequest, spec: &CitedSpec, unet: &UnetSpec) -> Result<Pipeline, EstimateError> {
+    let image = request.workload.image;
+    let factor = spec.vae_decoder.as_ref().map_or(8, |vae| vae.downscale_factor());
+    let resolution = image.resolution.unwrap_or(spec.resolution);
+    if resolution == 0 || resolution > MAX_RESOLUTION || resolution % factor != 0 {
+        return Err(EstimateError::OutOfRange {
+            what: "resolution (pixels per side; a multiple of the VAE's downscale factor, 8, up to 16384)",
+            value: resolution.to_string(),
+        });
+    }
+    let steps = image.denoising_steps.or(spec.denoising_steps).unwrap_or(50);
+    if steps == 0 || steps > MAX_STEPS {
+        return Err(EstimateError::OutOfRange {
+            what: "denoising steps (1 to 10000)",
+            value: steps.to_string(),
+        });
+    }
+    let latent = resolution / factor;
+    let decoder_fp32 =
+        spec.vae_decoder.as_ref().is_some_and(|vae| vae.force_upcast) && request.workload.precision == Precision::Fp16;
+    Ok(Pipeline {
+        resolution,
+        latent,
+        steps,
+        passes_per_step: if image.guidance.unwrap_or(true) { 2 } else { 1 },
+        unet: unet_pass(unet, latent, latent),
+        decoder: spec
+            .vae_decoder
+            .as_ref()
+            .map(|vae| vae_decoder_pass(vae, latent, latent)),
+        decoder_fp32,
+    })
+}
+
+/// Estimates a diffusion pipeline whose UNet (and, where known, VAE decoder) is given layer by layer.
+pub(crate) fn diffusion(
+    request: &EstimateRequest,
+    spec: &CitedSpec,
+    unet: &UnetSpec,
+    peak: FlopsPerSecond,
+    mut assumptions: Notes,
+) -> Result<Estimate, EstimateError> {
+    let workload = request.workload;
+    let accelerator = request.accelerator;
+    let shape = pipeline(request, spec, unet)?;
+    let model = request.model;
+    let parameters = model
+        .published_parameters
+        .unwrap_or_else(|| spec.components.iter().map(|(_, p)| p).sum());
+    let unet_parameters = shape.unet.parameters;
+    assumptions.add(|| {
+        format!(
+            "UNet counted layer by layer from its diffusers config at {0}×{0} px ({1}×{1} latent): {2:.3} TFLOPs \
+             per image per pass, attention matmuls included",
+            shape.resolution,
+            shape.latent,
+            shape.unet.forward_flops() / 1e12
+        )
+    });
+    let fused = workload.flash_attention;
+    let bytes = activation_bytes(workload.precision);
+    let (efficiency, evidence) = diffusion_unet_peak_fraction(accelerator);
+    assumptions.add(|| evidence.to_string());
+    let capacity = memory::capacity(accelerator, workload);
+    let gpus = u64::from(request.cluster.gpus.max(1));
+
+    if workload.task.is_training() {
+        return Ok(training(
+            request,
+            &shape,
+            parameters,
+            unet_parameters,
+            peak.0 * efficiency,
+            capacity,
+            assumptions,
+        ));
+    }
+
+    // Images are spread over the GPUs; each GPU runs whole pipelines.
+    let images = workload.batch.div_ceil(gpus);
+    let unet_batch = images * shape.passes_per_step;
+    let weights = parameters as f64 * weight_bytes(workload.task, workload.precision)
+        + if shape.decoder_fp32 {
+            // The decoder's weights are upcast too: 2 more bytes each.
+            shape.decoder.map_or(0.0, |d| d.parameters as f64 * 2.0)
+        } else {
+            0.0
+        };
+    let unet_activations = unet_batch as f64 * shape.unet.inference_peak(fused) * bytes;
+    let decoder_bytes = if shape.decoder_fp32 { 4.0 } else { bytes };
+    let decoder_activations = shape
+        .decoder
+        .map_or(0.0, |d| images as f64 * d.inference_peak(fused) * decoder_bytes);
+    let activations = unet_activations.max(decoder_activations);
+    let overhead = Bytes::from_gib(CUDA_CONTEXT_GIB) + Bytes((activations * ALLOCATOR_FRAGMENTATION) as u64);
+    let memory = MemoryEstimate {
+        weights: Bytes(weights as u64),
+        gradients: Bytes::ZERO,
+        optimizer: Bytes::ZERO,
+        activations: Bytes(activations as u64),
+        kv_cache: Bytes::ZERO,
+        overhead,
+        per_gpu: Bytes(weights as u64) + Bytes(activations as u64) + overhead,
+        capacity,
+    };
+    assumptions.add(|| {
+        format!(
+            "activations: the larger of the UNet's skip tensors and working set ({unet_batch} latents per pass) and \
+             the VAE decoder's working set ({images} image{}{}), attention {}",
+            if images == 1 { "" } else { "s at once, no slicing" },
+            if shape.decoder_fp32 {
+                ", decoded in fp32 (force_upcast)"
+            } else {
+                ""
+            },
+            if fused {
+                "fused (no score matrices)"
+            } else {
+                "unfused: score matrices materialised"
+            }
+        )
+    });
+
+    let profile = engine_profile(workload.engine);
+    let engine_factor = profile.prefill_peak_fraction / engine_profile(Engine::Pytorch).prefill_peak_fraction;
+    let compute_rate = peak.0 * efficiency * engine_factor;
+    let (per_operator, operator_evidence) = diffusion_seconds_per_operator(workload.engine);
+    let mut unet_compute = unet_batch as f64 * shape.unet.forward_flops() / compute_rate;
+    if !fused {
+        // Score and softmax matrices written and read back once each, at the engine's
+        // achievable share of memory bandwidth.
+        if let Some(bandwidth) = accelerator.memory_bandwidth {
+            unet_compute += unet_batch as f64 * shape.unet.attention_scores * bytes * 2.0
+                / (bandwidth.0 * profile.decode_bandwidth_fraction);
+        }
+    }
+    let unet_host = shape.unet.operators * per_operator;
+    let unet_call = unet_compute.max(unet_host);
+    let decoder_seconds = shape.decoder.map_or(0.0, |d| {
+        let rate = if shape.decoder_fp32 {
+            // cuDNN convolutions run fp32 tensors as TF32 by default in PyTorch.
+            accelerator
+                .peak(Precision::Tf32)
+                .or_else(|| accelerator.peak(Precision::Fp32))
+                .map_or(compute_rate / 4.0, |p| p.0 * efficiency * engine_factor)
+        } else {
+            compute_rate
+        };
+        (images as f64 * d.forward_flops() / rate).max(d.operators * per_operator)
+    });
+    let latency = shape.steps as f64 * unet_call + decoder_seconds;
+    assumptions.add(|| {
+        format!(
+            "{} steps × {} UNet pass{} per image ({}), each the longer of compute ({:.1} ms) and host launches \
+             ({:.0} operators: {:.1} ms); VAE decode {:.0} ms; text encoders not counted",
+            shape.steps,
+            shape.passes_per_step,
+            if shape.passes_per_step == 1 { "" } else { "es" },
+            if shape.passes_per_step == 2 {
+                "classifier-free guidance"
+            } else {
+                "no guidance"
+            },
+            unet_compute * 1e3,
+            shape.unet.operators,
+            unet_host * 1e3,
+            decoder_seconds * 1e3
+        )
+    });
+    assumptions.add(|| operator_evidence.to_string());
+    let per_image = memory.activations.as_u64() as f64 / images.max(1) as f64;
+    let free = capacity
+        .as_u64()
+        .saturating_sub(memory.weights.as_u64() + memory.overhead.as_u64()) as f64;
+    Ok(Estimate {
+        parameters: ParameterSummary {
+            total: parameters,
+            active: parameters,
+            trainable: 0,
+        },
+        memory,
+        training: None,
+        inference: Some(InferenceEstimate {
+            ttft_seconds: latency,
+            tpot_seconds: 0.0,
+            output_tokens_per_second: 0.0,
+            requests_per_second: workload.batch as f64 / latency,
+            max_concurrent_sequences: (free / per_image.max(1.0)) as u64 * gpus,
+            request_latency_seconds: latency,
+            decode_bound: if unet_compute >= unet_host {
+                Bound::Compute
+            } else {
+                Bound::Overhead
+            },
+        }),
+        uncertainty: Uncertainty {
+            memory: MEMORY_UNCERTAINTY * 2.0,
+            speed: INFERENCE_UNCERTAINTY,
+        },
+        image: Some(ImageSummary {
+            step_seconds: Some(unet_call),
+            ..shape.summary()
+        }),
+        assumptions: assumptions.into_vec(),
+    })
+}
+
+/// Fine-tuning the UNet (text encoders and VAE frozen), one noised timestep per image per step.
+fn training(
+    request: &EstimateRequest,
+    shape: &Pipeline,
+    parameters: u64,
+    unet_parameters: u64,
+    rate_per_gpu: f64,
+    capacity: Bytes,
+    mut assumptions: Notes,
+) -> Estimate {
+    let workload = request.workload;
+    let task = workload.task;
+    let adapters_only = matches!(task, Task::Lora | Task::Qlora);
+    let trainable = if adapters_only { 0 } else { unet_parameters };
+    let bytes = activation_bytes(workload.precision);
+    let frozen = parameters.saturating_sub(trainable) as f64 * weight_bytes(Task::Inference, workload.precision);
+    let weights = frozen + trainable as f64 * weight_bytes(task, workload.precision);
+    let shards = if workload.layout.zero >= 1 {
+        f64::from(workload.layout.dp.max(1))
+    } else {
+        1.0
+    };
+    let gradients = trainable as f64 * gradient_bytes(task, workload.precision)
+        / if workload.layout.zero >= 2 { shards } else { 1.0 };
+    let optimizer = trainable as f64 * optimizer_bytes(task, workload.precision, workload.optimizer) / shards;
+    let fused = workload.flash_attention;
+    let saved_per_image = match workload.checkpointing {
+        Checkpointing::None => shape.unet.training_saved(fused),
+        Checkpointing::Selective => shape.unet.training_saved(true),
+        // Only block inputs are kept; one block is recomputed at a time.
+        Checkpointing::Full => shape.unet.skips * 2.0 + shape.unet.working,
+    };
+    let activations = saved_per_image * workload.micro_batch as f64 * bytes;
+    let overhead = Bytes::from_gib(CUDA_CONTEXT_GIB)
+        + if request.cluster.gpus > 1 {
+            Bytes::from_gib(efficiency::NCCL_BUFFERS_GIB)
+        } else {
+            Bytes::ZERO
+        }
+        + Bytes(((activations + gradients) * ALLOCATOR_FRAGMENTATION) as u64);
+    let parts = [weights, gradients, optimizer, activations].map(|b| Bytes(b as u64));
+    let memory = MemoryEstimate {
+        weights: parts[0],
+        gradients: parts[1],
+        optimizer: parts[2],
+        activations: parts[3],
+        kv_cache: Bytes::ZERO,
+        overhead,
+        per_gpu: parts.iter().fold(overhead, |sum, part| sum + *part),
+        capacity,
+    };
+    assumptions.add(|| {
+        let what = if adapters_only { "LoRA on" } else { "fine-tuning" };
+        format!(
+            "{what} the UNet ({unet_parameters} parameters) at {0}×{0} px; text encoders and VAE frozen in {1}; \
+             activations counted layer by layer, {2} recomputation",
+            shape.resolution, workload.precision, workload.checkpointing
+        )
+    });
+    if adapters_only {
+        assumptions
+            .add(|| "adapter weights and their optimizer states not counted (a few MB at usual ranks)".to_string());
+    }
+    let forward = shape.unet.forward_flops();
+    // Forward, backward through the activations, and (full fine-tuning) the weight gradients.
+    let model_per_image = forward * if adapters_only { 2.0 } else { 3.0 };
+    let hardware_per_image = model_per_image
+        + if workload.checkpointing == Checkpointing::Full {
+            forward
+        } else {
+            0.0
+        };
+    let gpus = f64::from(request.cluster.gpus.max(1));
+    let step = hardware_per_image * workload.batch as f64 / (gpus * rate_per_gpu);
+    let samples_per_second = workload.batch as f64 / step;
+    assumptions.add(|| {
+        "one noised timestep per image per step; the VAE encoder's pass over the training images not counted"
+            .to_string()
+    });
+    let mut estimate = TrainingEstimate {
+        step_seconds: step,
+        tokens_per_second: 0.0,
+        samples_per_second,
+        mfu: 0.0,
+        hfu: 0.0,
+        time_seconds: None,
+        gpu_hours: None,
+        compute_seconds: step,
+        communication_seconds: 0.0,
+        pipeline_bubble: 0.0,
+        scaling_efficiency: 1.0,
+    };
+    if let Ok((_, peak)) = crate::estimate::compute_peak(request.accelerator, workload) {
+        estimate.mfu = model_per_image * samples_per_second / (gpus * peak.0);
+        estimate.hfu = hardware_per_image * samples_per_second / (gpus * peak.0);
+    }
+    estimate = match request.amount {
+        Some(TrainingAmount::Samples(samples)) => estimate.for_samples(samples, request.cluster.gpus),
+        Some(TrainingAmount::Tokens(tokens)) => estimate.for_tokens(tokens, request.cluster.gpus),
+        None => estimate,
+    };
+    Estimate {
+        parameters: ParameterSummary {
+            total: parameters,
+            active: parameters,
+            trainable,
+        },
+        memory,
+        training: Some(estimate),
+        inference: None,
+        uncertainty: Uncertainty {
+            memory: MEMORY_UNCERTAINTY * 2.0,
+            speed: TRAINING_UNCERTAINTY,
+        },
+        image: Some(shape.summary()),
+        assumptions: assumptions.into_vec(),
+    }
+}
