@@ -407,6 +407,51 @@ mod estimate {
     }
 
     #[test]
+    fn sdxl_on_one_l4_as_a_table_and_as_json() {
+        let args = [
+            "estimate",
+            "--model",
+            "sdxl",
+            "--task",
+            "inference",
+            "--gpu",
+            "L4",
+            "--batch",
+            "2",
+            "--steps",
+            "30",
+        ];
+        let run = gpuplan(&args);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        insta::assert_snapshot!(run.stdout);
+        let run = gpuplan(&[&args[..], &["--format", "json", "--resolution", "768", "--no-guidance"]].concat());
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let e = run.json();
+        assert_eq!(e["image"]["resolution"], 768);
+        assert_eq!(e["image"]["denoising_steps"], 30);
+        assert_eq!(e["image"]["guidance"], false);
+        assert!(e["image"]["unet_flops_per_pass"].as_f64().unwrap() > 3e12);
+        assert!(e["inference"]["requests_per_second"].as_f64().unwrap() > 0.0);
+    }
+
+    #[test]
+    fn a_resolution_off_the_latent_grid_exits_2() {
+        let run = gpuplan(&[
+            "estimate",
+            "--model",
+            "sdxl",
+            "--task",
+            "inference",
+            "--gpu",
+            "L4",
+            "--resolution",
+            "1020",
+        ]);
+        assert_eq!(run.code, 2);
+        assert!(run.stderr.contains("resolution"), "{}", run.stderr);
+    }
+
+    #[test]
     fn full_fine_tuning_on_eight_h100_as_json() {
         let run = gpuplan(&[
             "estimate",

@@ -118,6 +118,11 @@ pub fn plan_workload(catalog: &Catalog, query: &PlanQuery) -> Result<Result<Plan
     let output_tokens = defaults::output_tokens(query.output_tokens, task, transformer, &mut defaults);
     let engine = match query.engine {
         Some(engine) => engine,
+        // Diffusion pipelines are served by diffusers on PyTorch, not by an LLM engine.
+        None if task == Task::Inference && defaults::is_diffusion(&model) => {
+            defaults.push(format!("engine {} (diffusers)", Engine::Pytorch));
+            Engine::Pytorch
+        }
         None if task == Task::Inference => {
             defaults.push(format!("engine {DEFAULT_SERVING_ENGINE}"));
             DEFAULT_SERVING_ENGINE

@@ -627,3 +627,98 @@ mod bad_input {
         }
     }
 }
+
+mod diffusion {
+    use super::*;
+
+    fn sdxl(settings: ImageSettings) -> gpuplan::EstimateAnswer {
+        let mut r = request("sdxl", "inference", "A100-80GB");
+        r.precision = Some(Precision::Fp16);
+        r.image = settings;
+        estimate_workload(catalog(), &r).unwrap()
+    }
+
+    fn latency(answer: &gpuplan::EstimateAnswer) -> f64 {
+        answer.estimate.inference.unwrap().request_latency_seconds
+    }
+
+    #[test]
+    fn sdxl_speed_is_estimated_from_its_layers() {
+        let answer = sdxl(ImageSettings::default());
+        let image = answer.estimate.image.unwrap();
+        assert_eq!(
+            (image.resolution, image.denoising_steps, image.guidance),
+            (1024, 50, true)
+        );
+        // 3.38 T multiply-accumulates per pass at 1024×1024, attention included.
+        assert!(
+            (image.unet_flops_per_pass / 6.76e12 - 1.0).abs() < 0.01,
+            "{}",
+            image.unet_flops_per_pass
+        );
+        assert!(
+            latency(&answer) > 3.0 && latency(&answer) < 10.0,
+            "{}",
+            latency(&answer)
+        );
+    }
+
+    #[test]
+    fn fewer_steps_no_guidance_and_smaller_images_are_faster() {
+        let reference = latency(&sdxl(ImageSettings::default()));
+        let steps = |n| {
+            latency(&sdxl(ImageSettings {
+                denoising_steps: Some(n),
+                ..ImageSettings::default()
+            }))
+        };
+        assert!(steps(25) < reference && steps(25) > reference / 2.5);
+        let unguided = latency(&sdxl(ImageSettings {
+            guidance: Some(false),
+            ..ImageSettings::default()
+        }));
+        assert!(unguided < reference * 0.7, "{unguided} vs {reference}");
+        let small = latency(&sdxl(ImageSettings {
+            resolution: Some(512),
+            ..ImageSettings::default()
+        }));
+        // A 4× smaller latent leaves SDXL bound by PyTorch's kernel launches, not compute.
+        assert!(small < reference * 0.7, "{small} vs {reference}");
+    }
+
+    #[test]
+    fn materialised_attention_costs_memory_and_time() {
+        let mut r = request("sdxl", "inference", "A100-80GB");
+        r.batch = Some(4);
+        let fused = estimate_workload(catalog(), &r).unwrap();
+        r.flash_attention = Some(false);
+        let vanilla = estimate_workload(catalog(), &r).unwrap();
+        assert!(vanilla.estimate.memory.activations > fused.estimate.memory.activations);
+        assert!(latency(&vanilla) > latency(&fused));
+    }
+
+    #[test]
+    fn fine_tuning_the_unet_counts_its_gradients_and_optimizer_only() {
+        let mut r = request("stable-diffusion-1.5", "finetune", "A100-80GB");
+        r.batch = Some(8);
+        let answer = estimate_workload(catalog(), &r).unwrap();
+        let estimate = answer.estimate;
+        assert_eq!(estimate.parameters.trainable, 859_520_964);
+        // Mixed-precision AdamW: 12 bytes of optimizer state per trainable parameter.
+        let optimizer = estimate.memory.optimizer.as_u64() as f64;
+        assert!((optimizer / (12.0 * 859_520_964.0) - 1.0).abs() < 0.01, "{optimizer}");
+        assert!(estimate.training.unwrap().samples_per_second > 1.0);
+    }
+
+    #[test]
+    fn a_resolution_the_vae_cannot_take_is_refused() {
+        let mut r = request("sdxl", "inference", "A100-80GB");
+        r.image.resolution = Some(1020);
+        let error = estimate_workload(catalog(), &r).unwrap_err().to_string();
+        assert!(error.contains("resolution") && error.contains("1020"), "{error}");
+        r.image.resolution = Some(1024);
+        r.image.denoising_steps = Some(0);
+        let error = estimate_workload(catalog(), &r).unwrap_err().to_string();
+        assert!(error.contains("denoising steps"), "{error}");
+    }
+}
