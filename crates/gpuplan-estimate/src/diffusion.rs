@@ -14,7 +14,7 @@ use crate::efficiency::{
     ALLOCATOR_FRAGMENTATION, CUDA_CONTEXT_GIB, INFERENCE_UNCERTAINTY, MEMORY_UNCERTAINTY, TRAINING_UNCERTAINTY,
     diffusion_seconds_per_operator, diffusion_unet_peak_fraction, engine_profile,
 };
-use crate::estimate::{Estimate, EstimateRequest, ImageSummary, ParameterSummary, TrainingAmount, Uncertainty};
+use crate::estimate::{Estimate, EstimateRequest, ImageSummary, ParameterSummary, Uncertainty, apply_amount};
 use crate::inference::{Bound, InferenceEstimate};
 use crate::memory::{self, MemoryEstimate};
 use crate::notes::Notes;
@@ -103,7 +103,6 @@ pub(crate) fn diffusion(
     let parameters = model
         .published_parameters
         .unwrap_or_else(|| spec.components.iter().map(|(_, p)| p).sum());
-    let unet_parameters = shape.unet.parameters;
     assumptions.add(|| {
         format!(
             "UNet counted layer by layer from its diffusers config at {0}×{0} px ({1}×{1} latent): {2:.3} TFLOPs \
@@ -125,8 +124,8 @@ pub(crate) fn diffusion(
             request,
             &shape,
             parameters,
-            unet_parameters,
-            peak.0 * efficiency,
+            peak,
+            efficiency,
             capacity,
             assumptions,
         ));
@@ -266,13 +265,14 @@ fn training(
     request: &EstimateRequest,
     shape: &Pipeline,
     parameters: u64,
-    unet_parameters: u64,
-    rate_per_gpu: f64,
+    peak: FlopsPerSecond,
+    efficiency: f64,
     capacity: Bytes,
     mut assumptions: Notes,
 ) -> Estimate {
     let workload = request.workload;
     let task = workload.task;
+    let unet_parameters = shape.unet.parameters;
     let adapters_only = matches!(task, Task::Lora | Task::Qlora);
     let trainable = if adapters_only { 0 } else { unet_parameters };
     let bytes = activation_bytes(workload.precision);
@@ -334,18 +334,18 @@ fn training(
             0.0
         };
     let gpus = f64::from(request.cluster.gpus.max(1));
-    let step = hardware_per_image * workload.batch as f64 / (gpus * rate_per_gpu);
+    let step = hardware_per_image * workload.batch as f64 / (gpus * peak.0 * efficiency);
     let samples_per_second = workload.batch as f64 / step;
     assumptions.add(|| {
         "one noised timestep per image per step; the VAE encoder's pass over the training images not counted"
             .to_string()
     });
-    let mut estimate = TrainingEstimate {
+    let estimate = TrainingEstimate {
         step_seconds: step,
         tokens_per_second: 0.0,
         samples_per_second,
-        mfu: 0.0,
-        hfu: 0.0,
+        mfu: model_per_image * samples_per_second / (gpus * peak.0),
+        hfu: hardware_per_image * samples_per_second / (gpus * peak.0),
         time_seconds: None,
         gpu_hours: None,
         compute_seconds: step,
@@ -353,15 +353,7 @@ fn training(
         pipeline_bubble: 0.0,
         scaling_efficiency: 1.0,
     };
-    if let Ok((_, peak)) = crate::estimate::compute_peak(request.accelerator, workload) {
-        estimate.mfu = model_per_image * samples_per_second / (gpus * peak.0);
-        estimate.hfu = hardware_per_image * samples_per_second / (gpus * peak.0);
-    }
-    estimate = match request.amount {
-        Some(TrainingAmount::Samples(samples)) => estimate.for_samples(samples, request.cluster.gpus),
-        Some(TrainingAmount::Tokens(tokens)) => estimate.for_tokens(tokens, request.cluster.gpus),
-        None => estimate,
-    };
+    let estimate = apply_amount(estimate, request, 0);
     Estimate {
         parameters: ParameterSummary {
             total: parameters,

@@ -91,10 +91,7 @@ const MAX_BATCH: u64 = 100_000_000;
 const MAX_GPUS: u32 = 1_000_000;
 
 /// The dense peak the workload computes at, falling back where the format only stores weights.
-pub(crate) fn compute_peak(
-    accelerator: &Accelerator,
-    workload: &Workload,
-) -> Result<(Precision, FlopsPerSecond), EstimateError> {
+fn compute_peak(accelerator: &Accelerator, workload: &Workload) -> Result<(Precision, FlopsPerSecond), EstimateError> {
     let wanted = match (workload.task, workload.precision) {
         // Weight-only quantisation: int4 weights are dequantised to 16-bit for the matmul.
         (Task::Inference, Precision::Int4 | Precision::Fp4 | Precision::Fp6) => {
@@ -413,7 +410,7 @@ fn transformer(
     })
 }
 
-fn apply_amount(estimate: TrainingEstimate, request: &EstimateRequest, _seq: u64) -> TrainingEstimate {
+pub(crate) fn apply_amount(estimate: TrainingEstimate, request: &EstimateRequest, _seq: u64) -> TrainingEstimate {
     match request.amount {
         Some(TrainingAmount::Tokens(tokens)) => estimate.for_tokens(tokens, request.cluster.gpus),
         Some(TrainingAmount::Samples(samples)) => estimate.for_samples(samples, request.cluster.gpus),
