@@ -195,9 +195,11 @@ mod tests {
             pcie_generation: None,
             nvlink: None,
             interconnect: None,
+            peer_link: None,
             aliases: aliases.iter().map(|a| a.to_string()).collect(),
             dense: PeakTable::default(),
             sparse: PeakTable::default(),
+            stacks: Vec::new(),
             sources: Vec::new(),
         }
     }

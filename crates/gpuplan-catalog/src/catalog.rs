@@ -1,8 +1,10 @@
 use crate::accelerator_index::AcceleratorIndex;
 use crate::error::CatalogError;
 use crate::model_library::{ModelLibrary, parse_model};
+use crate::price_flags::flag_prices;
 use crate::raw;
-use gpuplan_model::{Accelerator, Date, Offering, ReservedDiscount};
+use crate::raw_operations;
+use gpuplan_model::{Accelerator, Date, FabricRule, Offering, Operations, ReservedDiscount, StackSupport};
 use std::collections::HashMap;
 
 /// The version of the data layout in `data/SCHEMA.md` that this build reads.
@@ -34,6 +36,8 @@ pub struct Catalog {
     offerings: Vec<Offering>,
     reserved_discounts: Vec<ReservedDiscount>,
     models: ModelLibrary,
+    fabrics: Vec<FabricRule>,
+    operations: Operations,
     schema_version: u32,
 }
 
@@ -75,6 +79,9 @@ impl Catalog {
         let mut offering_rows = Vec::new();
         let mut reserved_discounts = Vec::new();
         let mut models = Vec::new();
+        let mut fabrics = Vec::new();
+        let mut stacks = Vec::new();
+        let mut operations = Operations::default();
         for file in files {
             let path = file.path.as_str();
             if path.starts_with("accelerators/") && path.ends_with(".toml") {
@@ -87,9 +94,16 @@ impl Catalog {
                 models.push(parse_model(path, &file.text)?);
             } else if path.starts_with("billing/") && path.ends_with(".toml") {
                 reserved_discounts.extend(raw::parse_reserved(path, &file.text)?);
+            } else if path.starts_with("networks/") && path.ends_with(".toml") {
+                fabrics.extend(raw_operations::parse_fabrics(path, &file.text)?);
+            } else if path == "stacks.toml" {
+                stacks.extend(raw_operations::parse_stacks(path, &file.text)?);
+            } else if path.starts_with("operations/") && path.ends_with(".toml") {
+                raw_operations::parse_operations(path, &file.text, &mut operations)?;
             }
         }
         let models = ModelLibrary::new(models).map_err(|message| CatalogError::new("models/", message))?;
+        attach_stacks(&mut accelerators, &stacks)?;
         let accelerators =
             AcceleratorIndex::new(accelerators).map_err(|message| CatalogError::new("accelerators/", message))?;
 
@@ -127,13 +141,18 @@ impl Catalog {
                     ),
                 ));
             }
+            let mut offering = offering;
+            offering.fabric = fabric_of(&fabrics, &offering).map_err(|message| error("instance_type", message))?;
             offerings.push(offering);
         }
+        flag_prices(&mut offerings);
         Ok(Catalog {
             accelerators,
             offerings,
             reserved_discounts,
             models,
+            fabrics,
+            operations,
             schema_version,
         })
     }
@@ -155,6 +174,16 @@ impl Catalog {
         &self.models
     }
 
+    /// The node-to-node network table (`networks/*.toml`).
+    pub fn fabrics(&self) -> &[FabricRule] {
+        &self.fabrics
+    }
+
+    /// Start-up, capacity, spot interruption and input-pipeline tables (`operations/*.toml`).
+    pub fn operations(&self) -> &Operations {
+        &self.operations
+    }
+
     pub fn schema_version(&self) -> u32 {
         self.schema_version
     }
@@ -171,6 +200,48 @@ impl Catalog {
             Some((oldest, newest)) => Some((oldest.min(date), newest.max(date))),
         })
     }
+}
+
+/// Gives each accelerator the stack entries that cover it; an entry naming an accelerator
+/// the catalog does not have is an error.
+fn attach_stacks(accelerators: &mut [Accelerator], stacks: &[StackSupport]) -> Result<(), CatalogError> {
+    for support in stacks {
+        if let gpuplan_model::StackTarget::Accelerators(ids) = &support.target {
+            if let Some(unknown) = ids.iter().find(|id| !accelerators.iter().any(|a| &a.id == *id)) {
+                return Err(CatalogError::new(
+                    "stacks.toml",
+                    format!("`{unknown}` is not an accelerator id of this catalog"),
+                )
+                .in_field("accelerators"));
+            }
+        }
+    }
+    for accelerator in accelerators.iter_mut() {
+        accelerator.stacks = stacks
+            .iter()
+            .filter(|s| s.covers(&accelerator.vendor, &accelerator.id))
+            .cloned()
+            .collect();
+    }
+    Ok(())
+}
+
+/// The fabric-table entry describing an offering; two entries describing it are an error.
+fn fabric_of(fabrics: &[FabricRule], offering: &Offering) -> Result<Option<gpuplan_model::NodeFabric>, String> {
+    let mut matching = fabrics
+        .iter()
+        .filter(|rule| rule.matches(&offering.provider, &offering.instance_type));
+    let first = matching.next();
+    if let Some(second) = matching.next() {
+        return Err(format!(
+            "{} {} matches two fabric entries ({} and {}) in networks/",
+            offering.provider,
+            offering.instance_type,
+            first.map(|r| r.instance_types.join("/")).unwrap_or_default(),
+            second.instance_types.join("/")
+        ));
+    }
+    Ok(first.map(|rule| rule.fabric.clone()))
 }
 
 fn check_memory_total(accelerator: &Accelerator, count: u32, total_gib: f64) -> Result<(), String> {

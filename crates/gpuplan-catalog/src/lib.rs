@@ -25,7 +25,9 @@ mod error;
 mod hf_config;
 mod model_library;
 mod offering_query;
+mod price_flags;
 mod raw;
+mod raw_operations;
 mod summary;
 
 pub mod import;
@@ -37,4 +39,5 @@ pub use error::CatalogError;
 pub use hf_config::{ModelConfigError, SUPPORTED_MODEL_TYPES, parse_hf_config_text};
 pub use model_library::{ModelLibrary, UnknownModel};
 pub use offering_query::{OfferingQuery, OfferingSort, fold_zones};
+pub use price_flags::{MIN_SPOT_SHARE_OF_ON_DEMAND, flag_prices};
 pub use summary::{CatalogSummary, ProviderSummary};

@@ -37,7 +37,7 @@ pub(crate) const OFFERING_COLUMNS: [&str; 19] = [
 const MIN_SPARSE_TO_DENSE_RATIO: f64 = 1.25;
 
 /// The keys an accelerator source may say it covers.
-const COVERABLE_FIELDS: [&str; 11] = [
+const COVERABLE_FIELDS: [&str; 12] = [
     "memory_gib",
     "reported_memory_mib",
     "memory_bandwidth_gb_per_s",
@@ -45,6 +45,7 @@ const COVERABLE_FIELDS: [&str; 11] = [
     "sparse_tflops",
     "tdp_watts",
     "nvlink_gb_per_s",
+    "peer_link_gb_per_s",
     "pcie_generation",
     "release_year",
     "compute_capability",
@@ -84,6 +85,7 @@ struct RawAccelerator {
     pcie_generation: Option<u8>,
     nvlink_generation: Option<u8>,
     nvlink_gb_per_s: Option<f64>,
+    peer_link_gb_per_s: Option<f64>,
     interconnect: Option<String>,
     #[serde(default)]
     aliases: Vec<String>,
@@ -128,7 +130,7 @@ struct RawReservedDiscount {
     note: Option<String>,
 }
 
-fn parse_toml<T: serde::de::DeserializeOwned>(file: &str, text: &str) -> Result<T, CatalogError> {
+pub(crate) fn parse_toml<T: serde::de::DeserializeOwned>(file: &str, text: &str) -> Result<T, CatalogError> {
     toml::from_str(text).map_err(|error| {
         let (line, column) = error
             .span()
@@ -158,13 +160,13 @@ pub(crate) fn parse_accelerators(file: &str, text: &str) -> Result<Vec<Accelerat
         .collect()
 }
 
-type FieldError = (String, String);
+pub(crate) type FieldError = (String, String);
 
-fn field_error(field: &str, message: impl Into<String>) -> FieldError {
+pub(crate) fn field_error(field: &str, message: impl Into<String>) -> FieldError {
     (field.to_string(), message.into())
 }
 
-fn positive(field: &str, value: f64) -> Result<f64, FieldError> {
+pub(crate) fn positive(field: &str, value: f64) -> Result<f64, FieldError> {
     if value.is_finite() && value > 0.0 {
         Ok(value)
     } else {
@@ -184,7 +186,7 @@ fn peak_table(field: &str, raw: BTreeMap<String, f64>) -> Result<PeakTable, Fiel
     Ok(PeakTable(table))
 }
 
-fn parse_date(field: &str, text: &str) -> Result<Date, FieldError> {
+pub(crate) fn parse_date(field: &str, text: &str) -> Result<Date, FieldError> {
     text.parse()
         .map_err(|error: gpuplan_model::DateError| field_error(field, error.to_string()))
 }
@@ -213,6 +215,10 @@ impl RawAccelerator {
             (Some(_), None) => return Err(field_error("nvlink_gb_per_s", "is required with nvlink_generation")),
             (None, Some(_)) => return Err(field_error("nvlink_generation", "is required with nvlink_gb_per_s")),
         };
+        let peer_link = self
+            .peer_link_gb_per_s
+            .map(|gb| positive("peer_link_gb_per_s", gb).map(BytesPerSecond::from_gb_per_s))
+            .transpose()?;
         let dense = peak_table("dense_tflops", self.dense_tflops)?;
         let sparse = peak_table("sparse_tflops", self.sparse_tflops)?;
         for (precision, sparse_rate) in sparse.iter() {
@@ -264,6 +270,7 @@ impl RawAccelerator {
             ("sparse_tflops", !sparse.is_empty()),
             ("tdp_watts", tdp.is_some()),
             ("nvlink_gb_per_s", nvlink.is_some()),
+            ("peer_link_gb_per_s", peer_link.is_some()),
         ];
         for (field, is_present) in present {
             if is_present && !sources.iter().any(|source| source.covers.iter().any(|c| c == field)) {
@@ -286,10 +293,12 @@ impl RawAccelerator {
             pcie_generation: self.pcie_generation,
             nvlink,
             interconnect: self.interconnect,
+            peer_link,
             aliases: self.aliases,
             dense,
             sparse,
             sources,
+            stacks: Vec::new(),
         })
     }
 }
@@ -434,6 +443,8 @@ impl RawOffering {
                 .to_string(),
             as_of: parse_date("as_of", &self.as_of)?,
             notes: optional(&self.notes).map(str::to_string),
+            fabric: None,
+            price_flags: Vec::new(),
         })
     }
 }

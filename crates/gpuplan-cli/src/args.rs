@@ -219,6 +219,11 @@ pub struct CostArgs {
     /// Bill at least this many hours (a minimum commitment period).
     #[arg(long)]
     pub minimum_hours: Option<f64>,
+
+    /// Share of a reserved term the capacity is used, 0–1 (reserved billing); without it a
+    /// reserved line bills the whole term.
+    #[arg(long, alias = "utilization")]
+    pub utilisation: Option<f64>,
 }
 
 fn tier(text: &str) -> Result<(f64, f64), String> {
@@ -439,7 +444,7 @@ pub struct PlanArgs {
     #[arg(long)]
     pub spot: bool,
 
-    /// At most this many GPUs in all (default 512).
+    /// At most this many GPUs in all (default 64; larger clusters need capacity reservations).
     #[arg(long)]
     pub max_gpus: Option<u32>,
 
@@ -470,6 +475,52 @@ pub struct PlanArgs {
     /// Show the candidates each constraint removed and every assumption.
     #[arg(long)]
     pub explain: bool,
+
+    #[command(flatten)]
+    pub operations: OperationsArgs,
+}
+
+/// How the job runs around its computation, and which prices and stacks to trust.
+#[derive(Debug, Args)]
+pub struct OperationsArgs {
+    /// Only these software stacks (comma-separated: cuda, rocm, neuron, xla; default: every
+    /// stack that runs the request).
+    #[arg(long, value_delimiter = ',', help_heading = "Operations")]
+    pub stack: Vec<String>,
+
+    /// Use prices that failed the catalog's checks (`gpuplan catalog --check` lists them).
+    #[arg(long, help_heading = "Operations")]
+    pub trust_prices: bool,
+
+    /// Share of a reserved term the capacity is used (0–1); without it a job shorter than
+    /// the term pays the whole term.
+    #[arg(long, alias = "utilization", help_heading = "Operations")]
+    pub utilisation: Option<f64>,
+
+    /// Spot interruptions per node-hour (default: the provider's published rate).
+    #[arg(long, help_heading = "Operations")]
+    pub interruption_rate: Option<f64>,
+
+    /// Time to provision a node (`5m`; default: the provider class's figure).
+    #[arg(long, value_parser = seconds_duration, value_name = "DURATION", help_heading = "Operations")]
+    pub provision_time: Option<f64>,
+
+    /// Container image size, GB (default: the catalog's typical image).
+    #[arg(long, value_name = "GB", help_heading = "Operations")]
+    pub image_size: Option<f64>,
+
+    /// Object storage throughput per node, Gbit/s, for weights, data and checkpoints.
+    #[arg(long, value_name = "GBPS", help_heading = "Operations")]
+    pub storage_gbps: Option<f64>,
+
+    /// Checkpoint every this long on uninterrupted capacity (default 1h; spot uses Young's
+    /// optimum).
+    #[arg(long, value_parser = hours_duration, value_name = "DURATION", help_heading = "Operations")]
+    pub checkpoint_every: Option<f64>,
+
+    /// Decode training images on the GPU (NVIDIA DALI) instead of the host's CPUs.
+    #[arg(long, help_heading = "Operations")]
+    pub gpu_decode: bool,
 }
 
 /// Parses a count that may be written in scientific notation (`2e9`).
@@ -580,6 +631,10 @@ pub struct EstimateArgs {
     /// Use fused flash attention (default: on for compute capability 8.0+; diffusion: on).
     #[arg(long)]
     pub flash_attention: Option<bool>,
+
+    /// Share of each GPU's memory kept free when judging the fit (default 0.10, as `plan`).
+    #[arg(long)]
+    pub memory_margin: Option<f64>,
 
     #[command(flatten)]
     pub image: ImageArgs,

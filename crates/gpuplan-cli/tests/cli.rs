@@ -647,10 +647,17 @@ mod estimate {
             "--format",
             "json",
         ]);
-        assert_eq!(run.code, 0, "{}", run.stderr);
+        // Like `plan`, a workload that does not fit exits 1, and names what would.
+        assert_eq!(run.code, 1, "{}", run.stderr);
         let e = run.json();
         assert!(!e["memory"]["fits"].as_bool().unwrap());
         assert!(e["memory"]["headroom_bytes"].as_i64().unwrap() < 0);
+        assert_eq!(e["memory"]["margin"].as_f64().unwrap(), 0.10);
+        let nearest = e["memory"]["nearest_fit"].as_array().unwrap();
+        assert!(
+            nearest.iter().any(|n| n.as_str().unwrap().starts_with("--gpus ")),
+            "{nearest:?}"
+        );
     }
 
     #[test]
@@ -997,8 +1004,11 @@ mod cost {
         let lines = answer["lines"].as_array().unwrap();
         assert_eq!(lines.len(), 4);
         let total = |i: usize| lines[i]["total_usd"].as_f64().unwrap();
-        assert!(total(1) < total(0) && total(2) < total(1) && total(3) < total(0));
+        assert!(total(1) < total(0) && total(3) < total(0));
         assert!(lines[1]["derived_from"].as_str().unwrap().starts_with("derived"));
+        // A three-year commitment bills its three years, even for one year of use.
+        assert_eq!(lines[2]["billed_hours"].as_f64().unwrap(), 3.0 * 8760.0);
+        assert!(total(2) > total(1));
     }
 
     #[test]

@@ -1,4 +1,6 @@
-use crate::{AcceleratorId, Bytes, BytesPerSecond, FlopsPerSecond, Precision, Source, Watts};
+use crate::{
+    AcceleratorId, Bytes, BytesPerSecond, Engine, FlopsPerSecond, Precision, Source, StackSupport, Task, Watts,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -50,15 +52,55 @@ pub struct Accelerator {
     pub pcie_generation: Option<u8>,
     pub nvlink: Option<NvLink>,
     pub interconnect: Option<String>,
+    /// Total bidirectional bandwidth per device over a scale-up link other than NVLink
+    /// (AMD Infinity Fabric, AWS NeuronLink, Google ICI).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer_link: Option<BytesPerSecond>,
     pub aliases: Vec<String>,
     /// Dense peak throughput (no sparsity).
     pub dense: PeakTable,
     /// 2:4 structured-sparsity figures, kept apart from the dense ones.
     pub sparse: PeakTable,
     pub sources: Vec<Source>,
+    /// The software stacks that run models on it, and for what.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stacks: Vec<StackSupport>,
 }
 
 impl Accelerator {
+    /// The first of its stacks (within `allowed`, empty: any) that runs `task` for a model of
+    /// `model_type` with `engine`; else every stack's reason.
+    pub fn stack_for(
+        &self,
+        allowed: &[crate::SoftwareStack],
+        task: Task,
+        model_type: Option<&str>,
+        engine: Engine,
+    ) -> Result<&StackSupport, String> {
+        let candidates: Vec<&StackSupport> = self
+            .stacks
+            .iter()
+            .filter(|s| allowed.is_empty() || allowed.contains(&s.stack))
+            .collect();
+        if candidates.is_empty() {
+            return Err(if self.stacks.is_empty() {
+                "no software stack is recorded for it".to_string()
+            } else {
+                let names: Vec<String> = self.stacks.iter().map(|s| s.stack.to_string()).collect();
+                format!("it runs {} only", names.join(", "))
+            });
+        }
+        let mut reasons = Vec::new();
+        for support in candidates {
+            match support.runs(task, model_type, engine) {
+                Ok(()) => return Ok(support),
+                Err(reason) => reasons.push(reason),
+            }
+        }
+        reasons.dedup();
+        Err(reasons.join("; "))
+    }
+
     /// Memory available to a program: the driver-reported figure when known, else the
     /// datasheet figure.
     pub fn usable_memory(&self) -> Bytes {

@@ -1,4 +1,7 @@
-use crate::{AcceleratorId, BillingGranularity, Bytes, Date, GigabitsPerSecond, ProviderId, UsdPerHour};
+use crate::{
+    AcceleratorId, BillingGranularity, BillingMode, Bytes, Date, FabricKind, GigabitsPerSecond, NodeFabric, ProviderId,
+    UsdPerHour,
+};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -91,9 +94,88 @@ pub struct Offering {
     pub source: String,
     pub as_of: Date,
     pub notes: Option<String>,
+    /// The node-to-node network of this shape from the catalog's fabric table; `None` where
+    /// the table does not describe it (see [`Offering::node_fabric`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fabric: Option<NodeFabric>,
+    /// Checks this row's prices failed when the catalog was loaded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub price_flags: Vec<PriceFlag>,
 }
 
+/// A price that looks wrong: kept in the catalog, listed by `catalog --check`, and not used
+/// for recommendations unless the user trusts it. (Zero prices and spot at or above
+/// on-demand are refused when the catalog loads and dropped by the importer.)
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PriceFlag {
+    /// A spot price under 10 % of on-demand: deeper than any provider's published spot
+    /// discount for GPUs.
+    SpotImplausiblyLow,
+    /// The same on-demand price in every one of many regions, where the provider prices its
+    /// other shapes per region: a placeholder copied across regions.
+    SameInEveryRegion,
+}
+
+impl PriceFlag {
+    /// The billing mode whose price the flag puts in doubt.
+    pub fn billing(self) -> BillingMode {
+        match self {
+            PriceFlag::SpotImplausiblyLow => BillingMode::Spot,
+            PriceFlag::SameInEveryRegion => BillingMode::OnDemand,
+        }
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            PriceFlag::SpotImplausiblyLow => "spot price under 10 % of on-demand",
+            PriceFlag::SameInEveryRegion => "one on-demand price repeated across every region",
+        }
+    }
+}
+
+/// Bandwidth assumed between nodes where neither the fabric table nor the offering states
+/// one, Gbit/s: the low end of what cloud GPU VMs publish (AWS g4dn/g5 small sizes "up to 25
+/// Gbps"). Used in the computation and in the message alike.
+pub const UNKNOWN_NODE_NETWORK_GBPS: f64 = 25.0;
+
 impl Offering {
+    /// The network between nodes: the fabric table's entry, else what the row's own
+    /// `node_network` and `network_gbps` columns say (an RDMA column counts as a cluster
+    /// fabric with placement; Ethernet or nothing does not).
+    pub fn node_fabric(&self) -> NodeFabric {
+        if let Some(fabric) = &self.fabric {
+            return fabric.clone();
+        }
+        let kind = match self.node_network {
+            Some(NodeNetwork::Efa) => FabricKind::Efa,
+            Some(NodeNetwork::Infiniband) => FabricKind::Infiniband,
+            Some(NodeNetwork::Rocev2) => FabricKind::Rocev2,
+            Some(NodeNetwork::Ethernet) | None => FabricKind::Ethernet,
+        };
+        NodeFabric {
+            kind,
+            bandwidth: self.network,
+            cluster_placement: kind.is_cluster_fabric(),
+            cluster_product: None,
+            source: None,
+        }
+    }
+
+    /// Node-to-node bandwidth used for training traffic, and whether it is the conservative
+    /// default because nothing states one.
+    pub fn node_bandwidth_gbps(&self) -> (f64, bool) {
+        match self.node_fabric().bandwidth.or(self.network) {
+            Some(gbps) => (gbps.0, false),
+            None => (UNKNOWN_NODE_NETWORK_GBPS, true),
+        }
+    }
+
+    /// Whether the price of `billing` failed a load-time check.
+    pub fn price_flagged(&self, billing: BillingMode) -> Option<PriceFlag> {
+        self.price_flags.iter().copied().find(|flag| flag.billing() == billing)
+    }
+
     /// The lowest price this offering is sold at, spot included.
     pub fn cheapest_price(&self) -> Option<UsdPerHour> {
         match (self.on_demand, self.spot) {

@@ -7,7 +7,7 @@
 use gpuplan_catalog::Catalog;
 use gpuplan_estimate::TrainingAmount;
 use gpuplan_model::{Engine, Optimizer, Precision, Task};
-use gpuplan_plan::{Constraints, Objective, PlanRequest, ServingTargets, WorkloadTemplate, plan};
+use gpuplan_plan::{Constraints, Objective, Operational, PlanRequest, ServingTargets, WorkloadTemplate, plan};
 use std::sync::OnceLock;
 
 fn main() {
@@ -62,6 +62,7 @@ fn plan_lora_fine_tuning(bencher: divan::Bencher) {
         },
         objective: Objective::Cost,
         top: 10,
+        operational: Operational::default(),
     };
     bencher.bench(|| plan(catalog(), &request).unwrap().evaluated);
 }
@@ -86,6 +87,7 @@ fn plan_serving(bencher: divan::Bencher) {
         },
         objective: Objective::Cost,
         top: 10,
+        operational: Operational::default(),
     };
     bencher.bench(|| plan(catalog(), &request).unwrap().evaluated);
 }

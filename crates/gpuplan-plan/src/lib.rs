@@ -19,6 +19,7 @@ mod plan;
 mod recommendation;
 mod rejection;
 mod request;
+mod startup;
 mod tabular;
 
 pub use configure::{Configured, WorkloadTemplate, configure, layout_candidates};
@@ -27,7 +28,14 @@ pub use pareto::pareto_front;
 pub use plan::{HOURS_PER_MONTH, Infeasible, Plan, PlanError, SERVING_TARGET_UTILISATION, plan};
 pub use recommendation::{Recommendation, Serving, candidate_label};
 pub use rejection::{Constraint, Rejection};
-pub use request::{Constraints, DEFAULT_MEMORY_MARGIN, Objective, PlanRequest, ServingTargets};
+pub use request::{
+    Constraints, DEFAULT_MAX_GPUS, DEFAULT_MAX_NODES, DEFAULT_MEMORY_MARGIN, Objective, Operational, PlanRequest,
+    ServingTargets,
+};
+pub use startup::{
+    CHECKPOINT_BYTES_PER_TRAINABLE_PARAMETER, DEFAULT_CHECKPOINT_INTERVAL_HOURS, FALLBACK_IMAGE_GB,
+    FALLBACK_PROVISION_SECONDS, FALLBACK_TRANSFER_GBPS, Startup, StartupOverrides, startup,
+};
 pub use tabular::{
     CPU_CELL_ROUNDS_PER_VCPU_SECOND, DEFAULT_BOOSTING_ROUNDS, GPU_CELL_ROUNDS_PER_SECOND_V100, TABULAR_FIXED_SECONDS,
     TabularOption, TabularRequest, plan_tabular,

@@ -1,5 +1,18 @@
 use gpuplan_catalog::Catalog;
-use gpuplan_model::{Accelerator, AcceleratorId, CommitmentTerm, Offering, ProviderId, ReservedDiscount};
+use gpuplan_model::{Accelerator, AcceleratorId, CommitmentTerm, Offering, Operations, ProviderId, ReservedDiscount};
+
+/// The operations tables of a source that has none: every figure falls back to the planner's
+/// conservative defaults.
+static NO_OPERATIONS: Operations = Operations {
+    image_gb: None,
+    image_source: None,
+    startup: Vec::new(),
+    billing_minimums: Vec::new(),
+    capacity: Vec::new(),
+    interruptions: Vec::new(),
+    decode: Vec::new(),
+    image_file_kb: None,
+};
 
 /// What the planner searches: offerings, the accelerators they carry, and committed-use
 /// discounts. The built-in [`Catalog`] is one; tests use small hand-made ones.
@@ -7,6 +20,11 @@ pub trait OfferingSource {
     fn offerings(&self) -> &[Offering];
     fn accelerator(&self, id: &AcceleratorId) -> Option<&Accelerator>;
     fn reserved_discount(&self, provider: &ProviderId, term: CommitmentTerm) -> Option<&ReservedDiscount>;
+
+    /// Start-up, capacity, interruption and input-pipeline figures.
+    fn operations(&self) -> &Operations {
+        &NO_OPERATIONS
+    }
 }
 
 impl OfferingSource for Catalog {
@@ -24,5 +42,9 @@ impl OfferingSource for Catalog {
             .iter()
             .filter(|d| &d.provider == provider && d.term == term)
             .max_by(|a, b| a.discount.total_cmp(&b.discount))
+    }
+
+    fn operations(&self) -> &Operations {
+        Catalog::operations(self)
     }
 }

@@ -7,10 +7,14 @@ use crate::pareto::pareto_front;
 use crate::recommendation::{Recommendation, Serving, candidate_label};
 use crate::rejection::{Constraint, Rejection};
 use crate::request::{Objective, PlanRequest};
+use crate::startup::{Startup, startup};
 use gpuplan_catalog::fold_zones;
 use gpuplan_estimate::cost::billed_hours;
+use gpuplan_estimate::spot::{SpotJob, expected};
 use gpuplan_estimate::{Cluster, EstimateError, TrainingAmount};
-use gpuplan_model::{BillingMode, CommitmentTerm, GpuInterconnect, NodeNetwork, Offering, Precision, Task};
+use gpuplan_model::{
+    Architecture, BillingMode, CommitmentTerm, GpuInterconnect, NodeNetwork, Offering, Precision, SoftwareStack, Task,
+};
 use std::collections::{BTreeMap, HashMap};
 
 /// Node counts tried for training.
@@ -35,6 +39,17 @@ pub const RECOMMENDED_MULTI_NODE_GBPS: f64 = 100.0;
 /// and 144–256 GiB per GPU).
 pub const MIN_VCPUS_PER_LARGE_GPU: f64 = 8.0;
 pub const MIN_HOST_GIB_PER_LARGE_GPU: f64 = 64.0;
+
+/// Spot interruptions per node-hour where neither the user nor the catalog gives a rate for
+/// the provider: 5 % per hour, the middle of the rates published for GPU spot capacity.
+pub const FALLBACK_INTERRUPTIONS_PER_HOUR: f64 = 0.05;
+
+/// GPUs a routine quota request yields on the clouds whose new accounts start at zero: one
+/// 8-GPU node. Larger counts are marked with what the provider requires beyond it.
+pub const ROUTINE_QUOTA_GPUS: u32 = 8;
+
+/// Work assumed to price spot capacity when the job length is unknown (ranked per token).
+pub const REFERENCE_SPOT_WORK_HOURS: f64 = 24.0;
 
 /// Hours in a month of continuous serving (8,760 / 12).
 pub const HOURS_PER_MONTH: f64 = 730.0;
@@ -93,7 +108,34 @@ fn eligible(source: &impl OfferingSource, request: &PlanRequest) -> Vec<Offering
             && !c.exclude_gpus.contains(accelerator)
             && (c.regions.is_empty() || c.regions.iter().any(|r| region.starts_with(&r.to_lowercase())))
     });
-    fold_zones(allowed)
+    if request.operational.trust_prices {
+        return fold_zones(allowed);
+    }
+    // A zone's flagged price must not become its region's price when zones fold.
+    let checked: Vec<Offering> = allowed.map(without_flagged_prices).collect();
+    let mut folded = fold_zones(checked.iter());
+    // Another zone's price may stand in for a flagged one; keep only the flags of prices gone.
+    for offering in &mut folded {
+        let (spot, on_demand) = (offering.spot.is_some(), offering.on_demand.is_some());
+        offering.price_flags.retain(|flag| match flag.billing() {
+            BillingMode::Spot => !spot,
+            _ => !on_demand,
+        });
+    }
+    folded
+}
+
+/// The offering with the prices that failed the catalog's checks removed (their flags kept,
+/// so the rejection can say why).
+fn without_flagged_prices(offering: &Offering) -> Offering {
+    let mut checked = offering.clone();
+    for flag in &offering.price_flags {
+        match flag.billing() {
+            BillingMode::Spot => checked.spot = None,
+            _ => checked.on_demand = None,
+        }
+    }
+    checked
 }
 
 /// Hourly price per instance for a billing mode, and whether it is derived.
@@ -133,15 +175,45 @@ fn term_hours(billing: BillingMode) -> Option<f64> {
     }
 }
 
-/// Bandwidth between nodes for training traffic. An InfiniBand or EFA fabric carries it even
-/// where the catalog's network figure is the instance's Ethernet front end (Azure ND sizes list
-/// 24 Gbps Ethernet beside 8 × 200 Gbps InfiniBand); then the fabric's class default applies.
+/// Bandwidth between nodes for training traffic: the fabric table's figure, else the
+/// offering's network, else the conservative default (the same number the message states).
 fn node_network_gbps(offering: &Offering) -> Option<f64> {
-    let fabric = matches!(offering.node_network, Some(NodeNetwork::Infiniband | NodeNetwork::Efa));
-    offering
-        .network
-        .map(|n| n.0)
-        .filter(|gbps| !(fabric && *gbps < RECOMMENDED_MULTI_NODE_GBPS))
+    Some(offering.node_bandwidth_gbps().0)
+}
+
+/// Why several instances of `offering` cannot train together, if they cannot.
+fn fabric_rejection(offering: &Offering, label: &str) -> Option<Rejection> {
+    let fabric = offering.node_fabric();
+    let (gbps, assumed) = offering.node_bandwidth_gbps();
+    let reject = |reason: String, shortfall: f64| Rejection {
+        candidate: label.to_string(),
+        constraint: Constraint::Network,
+        reason,
+        shortfall,
+        needed: None,
+    };
+    if !fabric.cluster_placement {
+        return Some(reject(
+            format!(
+                "{} does not place several {} together for multi-node training ({} between instances{})",
+                offering.provider.display_name(),
+                offering.instance_type,
+                fabric.kind,
+                if assumed {
+                    format!(", {gbps} Gbps assumed")
+                } else {
+                    format!(", {gbps} Gbps")
+                }
+            ),
+            f64::INFINITY,
+        ));
+    }
+    (gbps < MIN_MULTI_NODE_GBPS).then(|| {
+        reject(
+            format!("{gbps} Gbps between nodes is too slow for multi-node training"),
+            MIN_MULTI_NODE_GBPS / gbps.max(1e-9),
+        )
+    })
 }
 
 /// One estimate per cluster shape, shared by every offering of that shape.
@@ -276,21 +348,41 @@ pub fn plan(source: &impl OfferingSource, request: &PlanRequest) -> Result<Plan,
             reject(rejection, &mut rejections);
             continue;
         }
+        let stack = match stack_rejection(source, &offering, request) {
+            Ok(stack) => stack,
+            Err(rejection) => {
+                evaluated += 1;
+                reject(*rejection, &mut rejections);
+                continue;
+            }
+        };
+        let trusted =
+            |billing: BillingMode| request.operational.trust_prices || offering.price_flagged(billing).is_none();
         let priced: Vec<(BillingMode, f64, Option<String>)> = c
             .billing
             .iter()
+            .filter(|billing| trusted(**billing))
             .filter_map(|&billing| hourly_price(source, &offering, billing).map(|(price, note)| (billing, price, note)))
             .collect();
         if priced.is_empty() {
             evaluated += 1;
+            let flagged: Vec<&str> = offering.price_flags.iter().map(|f| f.describe()).collect();
+            let reason = if flagged.is_empty() {
+                format!(
+                    "no price for {}",
+                    c.billing.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(" or ")
+                )
+            } else {
+                format!(
+                    "price failed the catalog's checks ({}); --trust-prices uses it",
+                    flagged.join(", ")
+                )
+            };
             reject(
                 Rejection {
                     candidate: candidate_label(&offering, 1, None),
                     constraint: Constraint::Price,
-                    reason: format!(
-                        "no price for {}",
-                        c.billing.iter().map(|b| b.to_string()).collect::<Vec<_>>().join(" or ")
-                    ),
+                    reason,
                     shortfall: f64::INFINITY,
                     needed: None,
                 },
@@ -303,6 +395,7 @@ pub fn plan(source: &impl OfferingSource, request: &PlanRequest) -> Result<Plan,
                 evaluate_serving(
                     &mut evaluator,
                     &offering,
+                    stack,
                     precision,
                     &priced,
                     &mut feasible,
@@ -313,6 +406,7 @@ pub fn plan(source: &impl OfferingSource, request: &PlanRequest) -> Result<Plan,
                 evaluate_training(
                     &mut evaluator,
                     &offering,
+                    stack,
                     precision,
                     &priced,
                     &mut feasible,
@@ -331,9 +425,11 @@ pub fn plan(source: &impl OfferingSource, request: &PlanRequest) -> Result<Plan,
     Ok(rank(feasible, rejections, counts, evaluated, request))
 }
 
+#[allow(clippy::too_many_arguments)]
 fn evaluate_training(
     evaluator: &mut Evaluator<'_, impl OfferingSource>,
     offering: &Offering,
+    stack: Option<SoftwareStack>,
     precision: Precision,
     priced: &[(BillingMode, f64, Option<String>)],
     feasible: &mut Vec<Recommendation>,
@@ -350,30 +446,11 @@ fn evaluate_training(
         }
         *evaluated += priced.len();
         let label = candidate_label(offering, nodes, None);
-        let network = node_network_gbps(offering);
-        if nodes > 1 && network.is_none() && offering.node_network.is_none() {
-            reject(Rejection {
-                candidate: label,
-                constraint: Constraint::Network,
-                reason: "the network between instances is not published; multi-node training is not planned on it"
-                    .to_string(),
-                shortfall: f64::INFINITY,
-                needed: None,
-            });
-            continue;
-        }
-        if nodes > 1 && network.is_some_and(|gbps| gbps < MIN_MULTI_NODE_GBPS) {
-            reject(Rejection {
-                candidate: label,
-                constraint: Constraint::Network,
-                reason: format!(
-                    "{} Gbps between nodes is too slow for multi-node training",
-                    network.unwrap_or(0.0)
-                ),
-                shortfall: MIN_MULTI_NODE_GBPS / network.unwrap_or(1.0),
-                needed: None,
-            });
-            continue;
+        if nodes > 1 {
+            if let Some(rejection) = fabric_rejection(offering, &label) {
+                reject(rejection);
+                continue;
+            }
         }
         let configured = match evaluator.configured(offering, gpus, per_node, precision, None) {
             Ok(Some(configured)) => configured,
@@ -406,14 +483,56 @@ fn evaluate_training(
         let Some(training) = configured.estimate.training else {
             continue;
         };
-        let time_seconds = training.time_seconds;
-        let hours = time_seconds.map(|s| s / 3600.0);
+        let ops = &request.operational;
+        let parameters = configured.estimate.parameters;
+        let boot = startup(
+            evaluator.source.operations(),
+            &ops.startup,
+            offering,
+            nodes,
+            parameters.total,
+            parameters.trainable,
+            configured.workload.precision,
+            configured.workload.task,
+        );
+        let work_seconds = training.time_seconds;
+        if let Some(work) = work_seconds.filter(|work| nodes > 1 && *work < boot.seconds()) {
+            reject(Rejection {
+                candidate: label,
+                constraint: Constraint::Size,
+                reason: format!(
+                    "{nodes} nodes would compute for {:.0} s after {:.0} s of start-up: scaling out buys nothing",
+                    work,
+                    boot.seconds()
+                ),
+                shortfall: boot.seconds() / work.max(1e-9),
+                needed: None,
+            });
+            continue;
+        }
         let mut warnings = host_warnings(offering, &configured, nodes);
+        warnings.extend(capacity_warning(evaluator.source, offering, gpus));
         for (billing, price, note) in priced {
             let hourly = price * f64::from(nodes);
+            let run = job_run(
+                evaluator.source,
+                ops,
+                offering,
+                *billing,
+                nodes,
+                &boot,
+                work_seconds,
+                configured.workload.task,
+            );
+            let hours = run.wall_seconds.map(|s| s / 3600.0);
             let total = hours.map(|h| {
-                let billed = billed_hours(h, offering.billing_granularity);
-                hourly * term_hours(*billing).map_or(billed, |term| term.max(billed))
+                let billed = billed_hours(h, offering.billing_granularity)
+                    .max(billing_minimum_hours(evaluator.source, offering));
+                match (term_hours(*billing), ops.utilisation) {
+                    (None, _) => hourly * billed,
+                    (Some(_), Some(utilisation)) => hourly * billed / utilisation,
+                    (Some(term), None) => hourly * term.max(billed),
+                }
             });
             let label = candidate_label(offering, nodes, Some(*billing));
             if let (Some(deadline), Some(h)) = (c.deadline_hours, hours) {
@@ -440,21 +559,35 @@ fn evaluate_training(
                     continue;
                 }
             }
-            // Without an amount, rank by price per token processed.
-            let per_token = hourly / (training.tokens_per_second.max(training.samples_per_second) * 3600.0);
+            // Without an amount, rank by price per token processed (spot inflated by the
+            // expected interruptions of a reference-length job).
+            let per_token =
+                hourly * run.slowdown / (training.tokens_per_second.max(training.samples_per_second) * 3600.0);
             let mut why = Vec::new();
             if let Some(note) = note {
                 why.push(note.clone());
             }
-            if *billing == BillingMode::Spot {
-                why.push("spot: interruptible; the price assumes no interruption (checkpoint and restart costs not included)".to_string());
-            }
+            why.extend(run.note.clone());
             if let Some(term) = term_hours(*billing) {
-                if hours.is_some_and(|h| h < term) {
-                    why.push(format!(
-                        "a {billing} commitment bills {term:.0} h whatever the job uses"
-                    ));
+                match ops.utilisation {
+                    Some(utilisation) => why.push(format!(
+                        "{billing}: the job's hours at the reserved rate over {:.0} % use of the term",
+                        utilisation * 100.0
+                    )),
+                    None if hours.is_some_and(|h| h < term) => why.push(format!(
+                        "a {billing} commitment bills {term:.0} h whatever the job uses (--utilisation shares it)"
+                    )),
+                    None => {}
                 }
+            }
+            if nodes > 1 {
+                let fabric = offering.node_fabric();
+                why.push(format!(
+                    "{nodes} nodes over {} ({:.0} Gbps), {:.0} % scaling efficiency",
+                    fabric.kind,
+                    offering.node_bandwidth_gbps().0,
+                    training.scaling_efficiency * 100.0
+                ));
             }
             warnings.dedup();
             feasible.push(Recommendation {
@@ -465,16 +598,162 @@ fn evaluate_training(
                 workload: configured.workload.clone(),
                 estimate: configured.estimate.clone(),
                 hourly_usd: hourly,
-                time_seconds,
+                time_seconds: run.wall_seconds,
                 total_usd: total,
                 serving: None,
                 cost_metric: total.unwrap_or(per_token),
-                time_metric: time_seconds.unwrap_or(training.step_seconds),
+                time_metric: run.wall_seconds.unwrap_or(training.step_seconds * run.slowdown),
                 why,
                 warnings: warnings.clone(),
+                startup_seconds: Some(boot.seconds()),
+                fabric: (nodes > 1).then(|| offering.node_fabric()),
+                stack,
+                expected_interruptions: run.interruptions,
             });
         }
     }
+}
+
+/// A training job's wall time under one billing mode.
+struct JobRun {
+    /// Start-up, work, checkpoints and (spot) interruptions; `None` without an amount.
+    wall_seconds: Option<f64>,
+    /// Wall time over uninterrupted wall time (spot > 1).
+    slowdown: f64,
+    interruptions: Option<f64>,
+    note: Option<String>,
+}
+
+/// Spot interruptions per node-hour for `offering`'s provider: the user's, the catalog's, or
+/// the fallback; with where it came from.
+fn interruption_rate(source: &impl OfferingSource, rate: Option<f64>, offering: &Offering) -> (f64, String) {
+    if let Some(rate) = rate {
+        return (rate, "--interruption-rate".to_string());
+    }
+    match source.operations().interruption(&offering.provider) {
+        Some(published) => (
+            published.per_hour,
+            format!(
+                "{}'s default{}",
+                offering.provider.display_name(),
+                published.band.as_deref().map(|b| format!(", {b}")).unwrap_or_default()
+            ),
+        ),
+        None => (
+            FALLBACK_INTERRUPTIONS_PER_HOUR,
+            "no published rate; assumed".to_string(),
+        ),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn job_run(
+    source: &impl OfferingSource,
+    ops: &crate::request::Operational,
+    offering: &Offering,
+    billing: BillingMode,
+    nodes: u32,
+    boot: &Startup,
+    work_seconds: Option<f64>,
+    task: Task,
+) -> JobRun {
+    if billing != BillingMode::Spot {
+        return JobRun {
+            wall_seconds: work_seconds.map(|work| boot.wall_seconds(work, task)),
+            slowdown: 1.0,
+            interruptions: None,
+            note: None,
+        };
+    }
+    // Any node's interruption stops a synchronous job.
+    let (per_node, origin) = interruption_rate(source, ops.interruption_rate, offering);
+    let rate = per_node * f64::from(nodes);
+    let spot_job = |work_hours: f64| SpotJob {
+        work_hours,
+        interruption_rate: rate,
+        checkpoint_interval_hours: None,
+        checkpoint_write_hours: boot.checkpoint_write_seconds / 3600.0,
+        restart_hours: (boot.provision_seconds + boot.reload_seconds) / 3600.0,
+        spot_usd_per_hour: 1.0,
+        on_demand_usd_per_hour: None,
+    };
+    let reference = expected(&spot_job(REFERENCE_SPOT_WORK_HOURS)).ok();
+    let slowdown = reference.map_or(1.0, |e| e.expected_wall_hours / REFERENCE_SPOT_WORK_HOURS);
+    let estimate = work_seconds.and_then(|work| expected(&spot_job(work / 3600.0)).ok());
+    let note = format!(
+        "spot: {per_node:.3} interruptions per node-hour ({origin}); checkpoints every {:.1} h (Young's optimum), each restart {:.0} min",
+        estimate.or(reference).map_or(0.0, |e| e.checkpoint_interval_hours),
+        (boot.provision_seconds + boot.reload_seconds) / 60.0
+    );
+    JobRun {
+        wall_seconds: estimate.map(|e| e.expected_wall_hours * 3600.0 + boot.seconds()),
+        slowdown,
+        interruptions: estimate.map(|e| e.expected_interruptions),
+        note: Some(note),
+    }
+}
+
+/// The provider's shortest billed period, hours (0 when the catalog does not say).
+fn billing_minimum_hours(source: &impl OfferingSource, offering: &Offering) -> f64 {
+    source
+        .operations()
+        .billing_minimum(&offering.provider)
+        .map_or(0.0, |m| m.seconds / 3600.0)
+}
+
+/// A note when `gpus` of this accelerator exceed what the provider typically rents on demand.
+fn capacity_warning(source: &impl OfferingSource, offering: &Offering, gpus: u32) -> Option<String> {
+    let accelerator = offering.accelerator.as_ref()?;
+    let limit = source.operations().capacity(&offering.provider, accelerator)?;
+    // One node is what a routine quota request buys; beyond that, capacity is reserved.
+    let threshold = limit
+        .on_demand_gpus
+        .max(offering.accelerator_count)
+        .max(ROUTINE_QUOTA_GPUS);
+    (gpus > threshold).then(|| {
+        format!(
+            "{gpus} × {accelerator} is more than {} rents on demand without arrangement ({} for a new account): {}",
+            offering.provider.display_name(),
+            limit.on_demand_gpus,
+            limit.beyond
+        )
+    })
+}
+
+/// The stack `offering`'s accelerator runs the request on (`None` where the catalog records
+/// no stack for it), or why it runs nowhere allowed.
+fn stack_rejection(
+    source: &impl OfferingSource,
+    offering: &Offering,
+    request: &PlanRequest,
+) -> Result<Option<SoftwareStack>, Box<Rejection>> {
+    let Some(accelerator) = offering.accelerator.as_ref().and_then(|id| source.accelerator(id)) else {
+        return Ok(None);
+    };
+    if accelerator.stacks.is_empty() && request.operational.stacks.is_empty() {
+        return Ok(None);
+    }
+    let model_type = match &request.model.architecture {
+        Architecture::Transformer(spec) => Some(spec.model_type.as_str()),
+        Architecture::Cited(_) => None,
+    };
+    accelerator
+        .stack_for(
+            &request.operational.stacks,
+            request.template.task,
+            model_type,
+            request.template.engine,
+        )
+        .map(|support| Some(support.stack))
+        .map_err(|reason| {
+            Box::new(Rejection {
+                candidate: candidate_label(offering, 1, None),
+                constraint: Constraint::Stack,
+                reason: format!("{}: {reason}", accelerator.id),
+                shortfall: f64::INFINITY,
+                needed: None,
+            })
+        })
 }
 
 /// The user's minimum host resources per GPU, checked before anything is estimated.
@@ -538,6 +817,7 @@ fn host_warnings(offering: &Offering, configured: &Configured, nodes: u32) -> Ve
 fn evaluate_serving(
     evaluator: &mut Evaluator<'_, impl OfferingSource>,
     offering: &Offering,
+    stack: Option<SoftwareStack>,
     precision: Precision,
     priced: &[(BillingMode, f64, Option<String>)],
     feasible: &mut Vec<Recommendation>,
@@ -611,6 +891,16 @@ fn evaluate_serving(
         return;
     };
     let replicas_per_instance = per_node / gpus_per_replica;
+    if let Some(requests) = request.operational.batch_requests {
+        let shape = BatchShape {
+            requests,
+            per_replica: inference.requests_per_second,
+            replicas_per_instance,
+            gpus_per_replica,
+        };
+        evaluate_batch(evaluator, offering, stack, &configured, shape, priced, feasible, reject);
+        return;
+    }
     let per_replica = inference.requests_per_second * SERVING_TARGET_UTILISATION;
     let replicas_for = |qps: f64| ((qps / per_replica).ceil() as u32).max(1);
     let replicas = targets.qps.map_or(1, replicas_for);
@@ -627,6 +917,9 @@ fn evaluate_serving(
     }
     let max_replicas = targets.peak_qps.map_or(replicas, replicas_for).max(replicas);
     let min_replicas = targets.qps.map_or(1, |qps| replicas_for(qps * 0.25));
+    let warnings: Vec<String> = capacity_warning(evaluator.source, offering, instances * per_node)
+        .into_iter()
+        .collect();
     for (billing, price, note) in priced {
         let hourly = price * f64::from(instances);
         let tokens_per_hour =
@@ -675,7 +968,141 @@ fn evaluate_serving(
             cost_metric: hourly,
             time_metric: inference.request_latency_seconds,
             why,
-            warnings: Vec::new(),
+            warnings: warnings.clone(),
+            startup_seconds: None,
+            fabric: None,
+            stack,
+            expected_interruptions: None,
+        });
+    }
+}
+
+/// An offline batch of requests and what one replica processes.
+#[derive(Debug, Clone, Copy)]
+struct BatchShape {
+    requests: f64,
+    /// Requests per second of one replica, at full use (no latency headroom offline).
+    per_replica: f64,
+    replicas_per_instance: u32,
+    gpus_per_replica: u32,
+}
+
+/// Offline batch inference: enough replicas to process every request before the deadline
+/// (one instance without one), priced for the hours it runs, start-up included.
+#[allow(clippy::too_many_arguments)]
+fn evaluate_batch(
+    evaluator: &mut Evaluator<'_, impl OfferingSource>,
+    offering: &Offering,
+    stack: Option<SoftwareStack>,
+    configured: &Configured,
+    shape: BatchShape,
+    priced: &[(BillingMode, f64, Option<String>)],
+    feasible: &mut Vec<Recommendation>,
+    reject: &mut dyn FnMut(Rejection),
+) {
+    let request = evaluator.request;
+    let c = &request.constraints;
+    let per_node = offering.accelerator_count;
+    let parameters = configured.estimate.parameters;
+    let boot = startup(
+        evaluator.source.operations(),
+        &request.operational.startup,
+        offering,
+        1,
+        parameters.total,
+        0,
+        configured.workload.precision,
+        Task::Inference,
+    );
+    let label = candidate_label(offering, 1, None);
+    let replicas = match c.deadline_hours {
+        Some(deadline) => {
+            let available = deadline * 3600.0 - boot.seconds();
+            if available <= 0.0 {
+                reject(Rejection {
+                    candidate: label,
+                    constraint: Constraint::Deadline,
+                    reason: format!(
+                        "{:.0} min of start-up leaves no time before the deadline",
+                        boot.seconds() / 60.0
+                    ),
+                    shortfall: boot.seconds() / (deadline * 3600.0),
+                    needed: Some(boot.seconds() / 3600.0),
+                });
+                return;
+            }
+            ((shape.requests / available / shape.per_replica).ceil() as u32).max(1)
+        }
+        None => shape.replicas_per_instance,
+    };
+    let instances = replicas.div_ceil(shape.replicas_per_instance);
+    let replicas = instances * shape.replicas_per_instance;
+    if instances > c.max_nodes || instances * per_node > c.max_gpus {
+        reject(Rejection {
+            candidate: label,
+            constraint: Constraint::Size,
+            reason: format!("{instances} instances needed to finish in time, over the limits"),
+            shortfall: f64::from(instances * per_node) / f64::from(c.max_gpus.max(1)),
+            needed: None,
+        });
+        return;
+    }
+    let seconds = boot.seconds() + shape.requests / (f64::from(replicas) * shape.per_replica);
+    let warnings: Vec<String> = capacity_warning(evaluator.source, offering, instances * per_node)
+        .into_iter()
+        .collect();
+    for (billing, price, note) in priced {
+        let hourly = price * f64::from(instances);
+        let billed = billed_hours(seconds / 3600.0, offering.billing_granularity)
+            .max(billing_minimum_hours(evaluator.source, offering));
+        let total = match (term_hours(*billing), request.operational.utilisation) {
+            (None, _) => hourly * billed,
+            (Some(_), Some(utilisation)) => hourly * billed / utilisation,
+            (Some(term), None) => hourly * term.max(billed),
+        };
+        if let (Some(budget), true) = (c.budget_usd, total > c.budget_usd.unwrap_or(f64::INFINITY)) {
+            reject(Rejection {
+                candidate: candidate_label(offering, instances, Some(*billing)),
+                constraint: Constraint::Budget,
+                reason: format!("${total:.0}, over the ${budget:.0} budget"),
+                shortfall: total / budget,
+                needed: Some(total),
+            });
+            continue;
+        }
+        let mut why: Vec<String> = note.iter().cloned().collect();
+        why.push(format!(
+            "batch: {:.3e} requests at {:.2} req/s per replica × {replicas} replicas",
+            shape.requests, shape.per_replica
+        ));
+        feasible.push(Recommendation {
+            offering: offering.clone(),
+            billing: *billing,
+            nodes: instances,
+            gpus: instances * per_node,
+            workload: configured.workload.clone(),
+            estimate: configured.estimate.clone(),
+            hourly_usd: hourly,
+            time_seconds: Some(seconds),
+            total_usd: Some(total),
+            serving: Some(Serving {
+                batch_per_replica: configured.workload.batch,
+                gpus_per_replica: shape.gpus_per_replica,
+                replicas,
+                requests_per_second_per_replica: shape.per_replica,
+                min_replicas: replicas,
+                max_replicas: replicas,
+                usd_per_million_output_tokens: None,
+                usd_per_thousand_requests: Some(total / shape.requests * 1e3),
+            }),
+            cost_metric: total,
+            time_metric: seconds,
+            why,
+            warnings: warnings.clone(),
+            startup_seconds: Some(boot.seconds()),
+            fabric: None,
+            stack,
+            expected_interruptions: None,
         });
     }
 }

@@ -1,5 +1,5 @@
 use gpuplan_estimate::Estimate;
-use gpuplan_model::{BillingMode, Offering, Workload};
+use gpuplan_model::{BillingMode, NodeFabric, Offering, SoftwareStack, Workload};
 use serde::Serialize;
 
 /// One feasible configuration, priced.
@@ -29,6 +29,14 @@ pub struct Recommendation {
     pub why: Vec<String>,
     /// Things that do not disqualify it but a user should know.
     pub warnings: Vec<String>,
+    /// Rent to first useful step (provisioning, image pull, staging), part of `time_seconds`.
+    pub startup_seconds: Option<f64>,
+    /// The network between nodes, for multi-node configurations.
+    pub fabric: Option<NodeFabric>,
+    /// The software stack it runs on.
+    pub stack: Option<SoftwareStack>,
+    /// Spot: interruptions expected over the job (all nodes together).
+    pub expected_interruptions: Option<f64>,
 }
 
 /// How a serving configuration meets its load.

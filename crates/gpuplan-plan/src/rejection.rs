@@ -21,6 +21,8 @@ pub enum Constraint {
     Price,
     /// Too few vCPUs or too little host memory per GPU for the minimums given.
     Host,
+    /// No software stack of the accelerator runs this task, model or engine.
+    Stack,
 }
 
 impl fmt::Display for Constraint {
@@ -35,6 +37,7 @@ impl fmt::Display for Constraint {
             Constraint::Network => "network",
             Constraint::Price => "price",
             Constraint::Host => "host resources",
+            Constraint::Stack => "software stack",
         })
     }
 }

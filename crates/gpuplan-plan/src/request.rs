@@ -1,6 +1,7 @@
 use crate::WorkloadTemplate;
+use crate::startup::StartupOverrides;
 use gpuplan_estimate::TrainingAmount;
-use gpuplan_model::{AcceleratorId, BillingMode, ModelSpec, Precision, ProviderId};
+use gpuplan_model::{AcceleratorId, BillingMode, ModelSpec, Precision, ProviderId, SoftwareStack};
 use serde::Serialize;
 use std::fmt;
 
@@ -73,13 +74,40 @@ impl Default for Constraints {
             gpus: Vec::new(),
             exclude_gpus: Vec::new(),
             billing: vec![BillingMode::OnDemand],
-            max_gpus: 512,
-            max_nodes: 64,
+            max_gpus: DEFAULT_MAX_GPUS,
+            max_nodes: DEFAULT_MAX_NODES,
             memory_margin: DEFAULT_MEMORY_MARGIN,
             min_vcpus_per_gpu: None,
             min_host_memory_gib_per_gpu: None,
         }
     }
+}
+
+/// GPUs planned at most unless the user allows more: eight 8-GPU nodes, about what a
+/// hyperscaler account rents on demand after a routine quota increase; larger clusters need
+/// capacity reservations (AWS Capacity Blocks, GCP DWS calendar mode) and a deliberate choice.
+pub const DEFAULT_MAX_GPUS: u32 = 64;
+
+/// Nodes planned at most unless the user allows more.
+pub const DEFAULT_MAX_NODES: u32 = 64;
+
+/// How the job is run around its computation, and which prices and stacks are trusted.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Operational {
+    pub startup: StartupOverrides,
+    /// Spot interruptions per node-hour; else the provider's published default.
+    pub interruption_rate: Option<f64>,
+    /// Share of a reserved term the capacity is used (this job and others); `None`: the job
+    /// pays the whole term.
+    pub utilisation: Option<f64>,
+    /// Use prices that failed the catalog's checks.
+    pub trust_prices: bool,
+    /// Stacks allowed; empty: every stack that runs the request.
+    pub stacks: Vec<SoftwareStack>,
+    /// Offline batch inference: requests to process (with the deadline, the throughput).
+    pub batch_requests: Option<f64>,
+    /// Decode training images on the GPU (NVIDIA DALI) instead of the host's CPUs.
+    pub gpu_decode: bool,
 }
 
 /// Memory kept free on each GPU by default: estimates carry a ±10 % band (the validation
@@ -99,4 +127,5 @@ pub struct PlanRequest<'a> {
     pub objective: Objective,
     /// Recommendations to return (the cheapest, fastest and Pareto-optimal are always kept).
     pub top: usize,
+    pub operational: Operational,
 }

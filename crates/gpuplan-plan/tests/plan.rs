@@ -6,10 +6,11 @@ use gpuplan_catalog::Catalog;
 use gpuplan_estimate::{Cluster, TrainingAmount};
 use gpuplan_model::{
     Accelerator, AcceleratorId, BillingGranularity, BillingMode, Bytes, CommitmentTerm, Date, Engine, Offering,
-    Optimizer, Precision, ProviderId, ReservedDiscount, Task, UsdPerHour,
+    Operations, Optimizer, Precision, ProviderId, ReservedDiscount, Task, UsdPerHour,
 };
 use gpuplan_plan::{
-    Constraint, Constraints, Objective, OfferingSource, PlanError, PlanRequest, WorkloadTemplate, configure, plan,
+    Constraint, Constraints, Objective, OfferingSource, Operational, PlanError, PlanRequest, StartupOverrides,
+    WorkloadTemplate, configure, plan, startup,
 };
 use proptest::prelude::*;
 use std::sync::OnceLock;
@@ -53,13 +54,15 @@ fn offering(index: usize, gpu: usize, count: u32, price: f64, spot: Option<f64>)
         local_disk: None,
         network: Some(gpuplan_model::GigabitsPerSecond(400.0)),
         gpu_interconnect: None,
-        node_network: None,
+        node_network: Some(gpuplan_model::NodeNetwork::Infiniband),
         on_demand: Some(UsdPerHour(price)),
         spot: spot.map(UsdPerHour),
         billing_granularity: Some(BillingGranularity::Second),
         source: "test".to_string(),
         as_of: "2026-11-22".parse::<Date>().unwrap(),
         notes: None,
+        fabric: None,
+        price_flags: Vec::new(),
     }
 }
 
@@ -94,6 +97,12 @@ fn request(constraints: Constraints, objective: Objective) -> PlanRequest<'stati
         constraints,
         objective,
         top: 100,
+        // Spot without interruptions keeps the oracle's arithmetic plain; the spot model has
+        // its own tests.
+        operational: Operational {
+            interruption_rate: Some(0.0),
+            ..Operational::default()
+        },
     }
 }
 
@@ -130,8 +139,20 @@ fn oracle(source: &SmallCatalog, request: &PlanRequest) -> Vec<(String, u32, Bil
             {
                 continue;
             }
-            let seconds = configured.estimate.training.unwrap().time_seconds.unwrap();
-            if request.constraints.deadline_hours.is_some_and(|d| seconds / 3600.0 > d) {
+            let work = configured.estimate.training.unwrap().time_seconds.unwrap();
+            let parameters = configured.estimate.parameters;
+            let boot = startup(
+                &Operations::default(),
+                &StartupOverrides::default(),
+                offering,
+                nodes,
+                parameters.total,
+                parameters.trainable,
+                configured.workload.precision,
+                configured.workload.task,
+            );
+            // Scaling out a job shorter than its start-up is refused.
+            if nodes > 1 && work < boot.seconds() {
                 continue;
             }
             for (billing, price) in [
@@ -140,6 +161,13 @@ fn oracle(source: &SmallCatalog, request: &PlanRequest) -> Vec<(String, u32, Bil
             ] {
                 let Some(price) = price else { continue };
                 if !request.constraints.billing.contains(&billing) {
+                    continue;
+                }
+                let seconds = match billing {
+                    BillingMode::Spot => work + boot.seconds(),
+                    _ => boot.wall_seconds(work, configured.workload.task),
+                };
+                if request.constraints.deadline_hours.is_some_and(|d| seconds / 3600.0 > d) {
                     continue;
                 }
                 let billed = (seconds.ceil().max(60.0)) / 3600.0;
@@ -213,7 +241,12 @@ proptest! {
                 let optimum = if objective == Objective::Cost { best_cost } else { best_time };
                 prop_assert!((winner - optimum).abs() <= 1e-9 * optimum);
                 // The Pareto front is exactly the non-dominated feasible points.
-                let dominated = |c: f64, t: f64| expected.iter().any(|e| e.3 <= c && e.4 <= t && (e.3 < c || e.4 < t));
+                // Spot times go through hours and back: compare to a relative 1e-12.
+                let less = |a: f64, b: f64| a < b * (1.0 - 1e-12);
+                let dominated = |c: f64, t: f64| {
+                    expected.iter().any(|e| !less(c, e.3) && !less(t, e.4) && (less(e.3, c) || less(e.4, t)))
+                };
+                let key = |c: f64, t: f64| ((c * 1e6).round() as i64, (t * 1e3).round() as i64);
                 let front: Vec<(f64, f64)> = plan.pareto.iter().map(|&i| {
                     let r = &plan.recommendations[i];
                     (r.total_usd.unwrap(), r.time_seconds.unwrap())
@@ -221,10 +254,10 @@ proptest! {
                 for (c, t) in &front {
                     prop_assert!(!dominated(*c, *t), "({c}, {t}) is dominated");
                 }
-                let mut oracle_front: Vec<(u64, u64)> = expected.iter().filter(|e| !dominated(e.3, e.4)).map(|e| (e.3.to_bits(), e.4.to_bits())).collect();
+                let mut oracle_front: Vec<(i64, i64)> = expected.iter().filter(|e| !dominated(e.3, e.4)).map(|e| key(e.3, e.4)).collect();
                 oracle_front.sort_unstable();
                 oracle_front.dedup();
-                let mut plan_front: Vec<(u64, u64)> = front.iter().map(|(c, t)| (c.to_bits(), t.to_bits())).collect();
+                let mut plan_front: Vec<(i64, i64)> = front.iter().map(|(c, t)| key(*c, *t)).collect();
                 plan_front.sort_unstable();
                 plan_front.dedup();
                 prop_assert_eq!(plan_front, oracle_front);
@@ -281,11 +314,11 @@ fn an_unmeetable_deadline_suggests_the_nearest() {
 }
 
 #[test]
-fn spot_is_flagged_interruptible() {
+fn spot_is_priced_with_its_interruptions() {
     let source = SmallCatalog {
         offerings: vec![offering(0, 3, 8, 30.0, Some(10.0))],
     };
-    let request = request(
+    let mut request = request(
         Constraints {
             billing: vec![BillingMode::OnDemand, BillingMode::Spot],
             max_gpus: 8,
@@ -293,8 +326,26 @@ fn spot_is_flagged_interruptible() {
         },
         Objective::Cost,
     );
+    request.operational.interruption_rate = Some(0.2);
     let plan = plan(&source, &request).unwrap();
-    let best = &plan.recommendations[0];
-    assert_eq!(best.billing, BillingMode::Spot);
-    assert!(best.why.iter().any(|w| w.contains("interruptible")), "{:?}", best.why);
+    let spot = plan
+        .recommendations
+        .iter()
+        .find(|r| r.billing == BillingMode::Spot)
+        .unwrap();
+    let on_demand = plan
+        .recommendations
+        .iter()
+        .find(|r| r.billing == BillingMode::OnDemand)
+        .unwrap();
+    assert!(
+        spot.why
+            .iter()
+            .any(|w| w.starts_with("spot: 0.200 interruptions per node-hour")),
+        "{:?}",
+        spot.why
+    );
+    // Interruptions cost restarts and lost work: the spot run takes longer.
+    assert!(spot.expected_interruptions.unwrap() > 0.0);
+    assert!(spot.time_seconds.unwrap() > on_demand.time_seconds.unwrap());
 }

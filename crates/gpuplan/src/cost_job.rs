@@ -51,6 +51,17 @@ pub struct CostQuery {
     pub savings_plan: Option<(f64, Option<f64>)>,
     /// Hours billed at least (a minimum commitment period).
     pub minimum_hours: Option<f64>,
+    /// Share of a reserved term the capacity is used (by this job and others); without it a
+    /// reserved line bills the whole term.
+    pub utilisation: Option<f64>,
+}
+
+/// Hours in a commitment term (365-day years).
+fn term_hours(term: CommitmentTerm) -> f64 {
+    match term {
+        CommitmentTerm::OneYear => 8760.0,
+        CommitmentTerm::ThreeYears => 3.0 * 8760.0,
+    }
 }
 
 /// The cost of one billing mode.
@@ -78,6 +89,18 @@ pub struct CostAnswer {
     /// Billing modes asked for that have no price, with why.
     pub unpriced: Vec<String>,
     pub assumptions: Vec<String>,
+}
+
+fn reserved_term_in(modes: &[BillingMode]) -> Option<CommitmentTerm> {
+    modes.iter().find_map(|b| reserved_term(*b))
+}
+
+fn reserved_term(billing: BillingMode) -> Option<CommitmentTerm> {
+    match billing {
+        BillingMode::Reserved1y => Some(CommitmentTerm::OneYear),
+        BillingMode::Reserved3y => Some(CommitmentTerm::ThreeYears),
+        _ => None,
+    }
 }
 
 fn choose_offering(catalog: &Catalog, query: &CostQuery) -> Result<Option<Offering>, Error> {
@@ -190,6 +213,20 @@ pub fn cost_job(catalog: &Catalog, query: &CostQuery) -> Result<CostAnswer, Erro
         (None, None) => String::new(),
     };
     let granularity = offering.as_ref().and_then(|o| o.billing_granularity);
+    if let Some(u) = query.utilisation {
+        if !(u > 0.0 && u <= 1.0) {
+            return Err(Error::invalid(
+                format!("--utilisation {u} is not a share between 0 and 1"),
+                Some("0.7 means the reserved capacity is busy 70 % of its term".to_string()),
+            ));
+        }
+        if reserved_term_in(&query.billing).is_none() {
+            return Err(Error::invalid(
+                "--utilisation applies to reserved billing",
+                Some("add --billing reserved-1y (or reserved-3y), or drop --utilisation".to_string()),
+            ));
+        }
+    }
     if query.minimum_hours.is_some_and(|m| !(m >= 0.0 && m.is_finite())) {
         return Err(Error::invalid("--minimum-hours must be a non-negative number", None));
     }
@@ -251,19 +288,62 @@ pub fn cost_job(catalog: &Catalog, query: &CostQuery) -> Result<CostAnswer, Erro
             continue;
         };
         let mut notes = Vec::new();
+        let billed_hours = match reserved_term(billing) {
+            None => billed_for,
+            Some(term) => match query.utilisation {
+                Some(utilisation) => {
+                    notes.push(format!(
+                        "the job's {:.0} h at the reserved rate over {:.0} % use of the {term} term",
+                        billed_for,
+                        utilisation * 100.0
+                    ));
+                    billed_for / utilisation
+                }
+                None => {
+                    let hours = term_hours(term).max(billed_for);
+                    if billed_for < hours {
+                        notes.push(format!(
+                            "a {term} commitment bills {hours:.0} h whatever the job uses; --utilisation shares it with other work"
+                        ));
+                    }
+                    hours
+                }
+            },
+        };
         let (mut breakdown, mut spot, mut simulation) = (
-            job_cost(rate, billed_for, granularity, query.storage_gb_months, query.egress_gb),
+            job_cost(
+                rate,
+                billed_hours,
+                granularity,
+                query.storage_gb_months,
+                query.egress_gb,
+            ),
             None,
             None,
         );
         if billing == BillingMode::Spot {
             if let Some(settings) = query.spot {
-                let rate_per_hour = settings.interruption_rate.unwrap_or_else(|| {
-                    notes.push(format!(
-                        "interruption rate {ASSUMED_SPOT_INTERRUPTIONS_PER_HOUR}/h assumed, not published; give --interruption-rate"
-                    ));
-                    ASSUMED_SPOT_INTERRUPTIONS_PER_HOUR
-                });
+                let published = offering
+                    .as_ref()
+                    .and_then(|o| catalog.operations().interruption(&o.provider));
+                let rate_per_hour = match (settings.interruption_rate, published) {
+                    (Some(rate), _) => rate,
+                    (None, Some(published)) => {
+                        notes.push(format!(
+                            "interruption rate {}/h: {}'s default ({})",
+                            published.per_hour,
+                            published.provider.display_name(),
+                            published.source.url
+                        ));
+                        published.per_hour
+                    }
+                    (None, None) => {
+                        notes.push(format!(
+                            "interruption rate {ASSUMED_SPOT_INTERRUPTIONS_PER_HOUR}/h assumed, not published; give --interruption-rate"
+                        ));
+                        ASSUMED_SPOT_INTERRUPTIONS_PER_HOUR
+                    }
+                };
                 let job = SpotJob {
                     work_hours: query.hours,
                     interruption_rate: rate_per_hour,

@@ -54,6 +54,8 @@ pub struct WorkloadRequest {
     pub interconnect: Option<GpuInterconnect>,
     /// Network bandwidth of each node, Gbit/s, when known.
     pub node_network_gbps: Option<f64>,
+    /// Share of each GPU's memory kept free (default: the planner's 10 %).
+    pub memory_margin: Option<f64>,
 }
 
 impl WorkloadRequest {
@@ -86,6 +88,7 @@ impl WorkloadRequest {
             dataset_size: None,
             interconnect: None,
             node_network_gbps: None,
+            memory_margin: None,
         }
     }
 }
@@ -103,6 +106,12 @@ pub struct EstimateAnswer {
     pub defaults: Vec<String>,
     /// How names were resolved.
     pub notes: Vec<String>,
+    /// Share of each GPU's memory kept free when judging the fit.
+    pub memory_margin: f64,
+    /// Whether the workload fits with that margin.
+    pub fits: bool,
+    /// When it does not fit: the nearest configurations that do.
+    pub nearest_fit: Vec<String>,
 }
 
 /// Runs the estimators on `request`, choosing what the user left open.
@@ -228,7 +237,11 @@ pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result
         engine,
         image: request.image,
     };
-    let configured = configure(&model, &accelerator, &template, cluster, amount, 0.0)
+    let memory_margin = request.memory_margin.unwrap_or(gpuplan_plan::DEFAULT_MEMORY_MARGIN);
+    if !(0.0..0.9).contains(&memory_margin) {
+        return Err(Error::invalid("--memory-margin must be between 0 and 0.9", None));
+    }
+    let configured = configure(&model, &accelerator, &template, cluster, amount, memory_margin)
         .map_err(|error| Error::invalid(error.to_string(), error.hint()))?;
     let Some(Configured { workload, estimate }) = configured else {
         return Err(Error::invalid(
@@ -270,6 +283,21 @@ pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result
     if task == Task::Inference && request.engine.is_none() {
         defaults.push(format!("engine {engine}"));
     }
+    let fits = fits_with(&estimate, memory_margin);
+    let nearest_fit = if fits {
+        Vec::new()
+    } else {
+        let search = FitSearch {
+            model: &model,
+            accelerator: &accelerator,
+            template: &template,
+            amount,
+            margin: memory_margin,
+            interconnect: request.interconnect,
+            network: request.node_network_gbps,
+        };
+        search.nearest(gpus, gpus_per_node)
+    };
     Ok(EstimateAnswer {
         model,
         accelerator,
@@ -279,5 +307,92 @@ pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result
         estimate,
         defaults,
         notes,
+        memory_margin,
+        fits,
+        nearest_fit,
     })
+}
+
+fn fits_with(estimate: &gpuplan_estimate::Estimate, margin: f64) -> bool {
+    estimate.memory.per_gpu.as_u64() as f64 <= estimate.memory.capacity.as_u64() as f64 * (1.0 - margin)
+}
+
+/// GPU counts tried when looking for the nearest configuration that fits.
+const NEAREST_FIT_GPUS: [u32; 8] = [2, 4, 8, 16, 32, 64, 128, 256];
+
+/// What an estimate that does not fit is re-run with to find the nearest one that does.
+struct FitSearch<'a> {
+    model: &'a ModelSpec,
+    accelerator: &'a gpuplan_model::Accelerator,
+    template: &'a WorkloadTemplate,
+    amount: Option<gpuplan_estimate::TrainingAmount>,
+    margin: f64,
+    interconnect: Option<gpuplan_model::GpuInterconnect>,
+    network: Option<f64>,
+}
+
+impl FitSearch<'_> {
+    fn fits(&self, template: &WorkloadTemplate, gpus: u32, per_node: u32) -> Option<gpuplan_model::Workload> {
+        let cluster = Cluster::new(self.accelerator, gpus, per_node, self.interconnect, self.network);
+        match configure(
+            self.model,
+            self.accelerator,
+            template,
+            cluster,
+            self.amount,
+            self.margin,
+        ) {
+            Ok(Some(found)) if fits_with(&found.estimate, self.margin) => Some(found.workload),
+            _ => None,
+        }
+    }
+
+    /// More GPUs (any layout, ZeRO stage and recomputation), or smaller weights.
+    fn nearest(&self, gpus: u32, per_node: u32) -> Vec<String> {
+        let mut found = Vec::new();
+        let mut open = self.template.clone();
+        open.tp = None;
+        open.pp = None;
+        open.zero = None;
+        open.checkpointing = None;
+        if let Some(more) = NEAREST_FIT_GPUS.iter().copied().filter(|g| *g > gpus).find_map(|g| {
+            let per_node = per_node.max(g.min(8));
+            self.fits(&open, g, per_node).map(|w| (g, w))
+        }) {
+            let (count, workload) = more;
+            found.push(format!(
+                "--gpus {count} ({}·{}·{} DP·TP·PP, ZeRO {}, {} recomputation)",
+                workload.layout.dp,
+                workload.layout.tp,
+                workload.layout.pp,
+                workload.layout.zero,
+                workload.checkpointing
+            ));
+        }
+        let smaller: &[(Task, Precision, &str)] = match self.template.task {
+            Task::Inference => &[
+                (Task::Inference, Precision::Int8, "--precision int8"),
+                (Task::Inference, Precision::Int4, "--precision int4"),
+            ],
+            Task::Finetune => &[
+                (Task::Lora, Precision::Bf16, "--task lora"),
+                (Task::Qlora, Precision::Bf16, "--task qlora"),
+            ],
+            Task::Lora => &[(Task::Qlora, Precision::Bf16, "--task qlora")],
+            _ => &[],
+        };
+        for (task, precision, flag) in smaller {
+            let mut changed = open.clone();
+            changed.task = *task;
+            changed.precision = *precision;
+            if changed.lora_rank == 0 && matches!(task, Task::Lora | Task::Qlora) {
+                changed.lora_rank = crate::defaults::DEFAULT_LORA_RANK;
+            }
+            if self.fits(&changed, gpus, per_node).is_some() {
+                found.push(format!("{flag} on {gpus} GPU{}", if gpus == 1 { "" } else { "s" }));
+                break;
+            }
+        }
+        found
+    }
 }

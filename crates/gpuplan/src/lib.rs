@@ -14,6 +14,7 @@
 //! assert!(answer.offerings.iter().any(|o| o.instance_type == "g4dn.xlarge"));
 //! ```
 
+mod applicability;
 mod cost_job;
 mod defaults;
 mod error;

@@ -7,7 +7,9 @@ use gpuplan_model::{
     AcceleratorId, Architecture, BillingMode, Checkpointing, Engine, ImageSettings, ModelSpec, Optimizer, Precision,
     Task,
 };
-use gpuplan_plan::{Constraints, Objective, Plan, PlanError, PlanRequest, ServingTargets, WorkloadTemplate};
+use gpuplan_plan::{
+    Constraints, Objective, Operational, Plan, PlanError, PlanRequest, ServingTargets, WorkloadTemplate,
+};
 
 /// A planning question as a user asks it; `None` means "choose for me".
 #[derive(Debug, Clone)]
@@ -44,6 +46,8 @@ pub struct PlanQuery {
     pub min_host_memory_gib_per_gpu: Option<f64>,
     pub objective: Objective,
     pub top: usize,
+    /// Start-up overrides, spot rate, reserved utilisation, trusted prices, stacks.
+    pub operational: Operational,
 }
 
 impl PlanQuery {
@@ -79,6 +83,7 @@ impl PlanQuery {
             min_host_memory_gib_per_gpu: None,
             objective: Objective::Cost,
             top: 10,
+            operational: Operational::default(),
         }
     }
 }
@@ -94,11 +99,16 @@ pub struct PlanAnswer {
 /// A plan with no feasible configuration, explained.
 pub type InfeasiblePlan = gpuplan_plan::Infeasible;
 
+/// Mean size of an ImageNet training JPEG, KB, where the catalog does not give one (1.28 M
+/// images in about 140 GB).
+const DEFAULT_IMAGE_FILE_KB: f64 = 110.0;
+
 /// Default serving engine when planning inference: what production serving uses.
 const DEFAULT_SERVING_ENGINE: Engine = Engine::Vllm;
 
 pub fn plan_workload(catalog: &Catalog, query: &PlanQuery) -> Result<Result<PlanAnswer, Box<InfeasiblePlan>>, Error> {
     let model = resolve::model(catalog, &query.model)?;
+    crate::applicability::check_plan_query(query, &model)?;
     let mut defaults = Vec::new();
     let transformer = match &model.architecture {
         Architecture::Transformer(spec) => Some(spec),
@@ -138,11 +148,29 @@ pub fn plan_workload(catalog: &Catalog, query: &PlanQuery) -> Result<Result<Plan
             Some(256)
         }
     };
-    let amount = defaults::training_amount(query.tokens, query.epochs, query.dataset_size)?;
+    let amount = if task.is_training() {
+        defaults::training_amount(query.tokens, query.epochs, query.dataset_size)?
+    } else {
+        None
+    };
+    let mut operational = query.operational.clone();
+    if task == Task::Inference {
+        operational.batch_requests = query.dataset_size;
+    }
+    if let (true, Some(samples)) = (task.is_training() && transformer.is_none(), query.dataset_size) {
+        // Image datasets are copied to each node before training starts.
+        let kb = catalog.operations().image_file_kb.unwrap_or(DEFAULT_IMAGE_FILE_KB);
+        operational.startup.dataset_bytes.get_or_insert(samples * kb * 1e3);
+    }
+    if operational.stacks.is_empty() {
+        defaults.push(
+            "every software stack that runs the request (CUDA, ROCm, Neuron, XLA); --stack restricts".to_string(),
+        );
+    }
     if task.is_training() && amount.is_none() {
         defaults.push("no --tokens or --epochs: ranked by cost per token, no total".to_string());
     }
-    if task == Task::Inference && query.serving.qps.is_none() {
+    if task == Task::Inference && query.serving.qps.is_none() && query.dataset_size.is_none() {
         defaults.push("no --qps: one replica".to_string());
     }
     for (flag, value) in [
@@ -188,8 +216,14 @@ pub fn plan_workload(catalog: &Catalog, query: &PlanQuery) -> Result<Result<Plan
         gpus: resolve_gpus(&query.gpus)?,
         exclude_gpus: resolve_gpus(&query.exclude_gpus)?,
         billing: query.billing.clone(),
-        max_gpus: query.max_gpus.unwrap_or(512),
-        max_nodes: query.max_nodes.unwrap_or(64),
+        max_gpus: query.max_gpus.unwrap_or_else(|| {
+            defaults.push(format!(
+                "at most {} GPUs (--max-gpus): larger clusters need capacity reservations",
+                gpuplan_plan::DEFAULT_MAX_GPUS
+            ));
+            gpuplan_plan::DEFAULT_MAX_GPUS
+        }),
+        max_nodes: query.max_nodes.unwrap_or(gpuplan_plan::DEFAULT_MAX_NODES),
         memory_margin,
         min_vcpus_per_gpu: query.min_vcpus_per_gpu,
         min_host_memory_gib_per_gpu: query.min_host_memory_gib_per_gpu,
@@ -221,6 +255,7 @@ pub fn plan_workload(catalog: &Catalog, query: &PlanQuery) -> Result<Result<Plan
         constraints,
         objective: query.objective,
         top: query.top,
+        operational,
     };
     match gpuplan_plan::plan(catalog, &request) {
         Ok(plan) => Ok(Ok(PlanAnswer {

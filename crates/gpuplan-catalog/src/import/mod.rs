@@ -223,6 +223,8 @@ fn build_offering(
         source: source.to_string(),
         as_of: options.as_of,
         notes: (!notes.is_empty()).then(|| notes.join("; ")),
+        fabric: None,
+        price_flags: Vec::new(),
     })
 }
 

@@ -30,6 +30,7 @@ pub fn run(catalog: &Catalog, args: &CostArgs, format: OutputFormat) -> Result<E
         tiers: args.tiers.clone(),
         savings_plan: args.savings_plan.map(|commitment| (commitment, args.savings_discount)),
         minimum_hours: args.minimum_hours,
+        utilisation: args.utilisation,
     };
     let answer = cost_job(catalog, &query)?;
     let mut table = Table::new([

@@ -67,6 +67,7 @@ pub fn run(catalog: &Catalog, args: &EstimateArgs, format: OutputFormat) -> Resu
     request.tokens = args.tokens;
     request.epochs = args.epochs;
     request.dataset_size = args.dataset_size;
+    request.memory_margin = args.memory_margin;
 
     let answer = estimate_workload(catalog, &request)?;
     for note in &answer.notes {
@@ -80,13 +81,19 @@ pub fn run(catalog: &Catalog, args: &EstimateArgs, format: OutputFormat) -> Resu
         &answer.workload,
         &answer.estimate,
         &answer.defaults,
-    );
+    )
+    .with_margin(answer.memory_margin, answer.nearest_fit.clone());
     match format {
         OutputFormat::Table => output::text(&estimate_report(&wire)),
         OutputFormat::Json => output::json(&wire),
         _ => output::listing(format, &summary_table(&wire), &wire),
     }
-    Ok(ExitStatus::Success)
+    // Like `plan`: a workload that does not fit is "nothing feasible".
+    Ok(if answer.fits {
+        ExitStatus::Success
+    } else {
+        ExitStatus::Infeasible
+    })
 }
 
 /// One row of the key figures, for CSV and Markdown.

@@ -1,10 +1,10 @@
 use super::estimate::{model_source, parse};
-use crate::args::{ObjectiveArg, PlanArgs};
+use crate::args::{ObjectiveArg, OperationsArgs, PlanArgs};
 use crate::output;
 use gpuplan::emit::wire::{InfeasibleJson, PlanJson};
 use gpuplan::emit::{OutputFormat, infeasible_report, plan_explanation, plan_table};
-use gpuplan::model::{BillingMode, Precision, Task};
-use gpuplan::planner::{Objective, ServingTargets};
+use gpuplan::model::{BillingMode, Precision, SoftwareStack, Task};
+use gpuplan::planner::{Objective, Operational, ServingTargets, StartupOverrides};
 use gpuplan::{Catalog, Error, ExitStatus, PlanQuery, TabularQuery, plan_tabular_workload, plan_workload};
 
 pub(crate) fn billing(text: &str) -> Result<BillingMode, Error> {
@@ -79,6 +79,54 @@ fn run_tabular(catalog: &Catalog, args: &PlanArgs, format: OutputFormat) -> Resu
     Ok(ExitStatus::Success)
 }
 
+fn non_negative(flag: &str, value: Option<f64>) -> Result<Option<f64>, Error> {
+    match value {
+        Some(v) if !(v >= 0.0 && v.is_finite()) => Err(Error::InvalidInput {
+            message: format!("{flag} must be a non-negative number, found {v}"),
+            hint: None,
+        }),
+        other => Ok(other),
+    }
+}
+
+fn positive(flag: &str, value: Option<f64>) -> Result<Option<f64>, Error> {
+    match value {
+        Some(v) if !(v > 0.0 && v.is_finite()) => Err(Error::InvalidInput {
+            message: format!("{flag} must be a positive number, found {v}"),
+            hint: None,
+        }),
+        other => Ok(other),
+    }
+}
+
+fn operational(args: &OperationsArgs) -> Result<Operational, Error> {
+    let stacks = args
+        .stack
+        .iter()
+        .map(|s| {
+            s.parse::<SoftwareStack>().map_err(|message| Error::InvalidInput {
+                message: format!("--stack: {message}"),
+                hint: None,
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(Operational {
+        startup: StartupOverrides {
+            provision_seconds: args.provision_time,
+            image_gb: non_negative("--image-size", args.image_size)?,
+            storage_gbps: positive("--storage-gbps", args.storage_gbps)?,
+            checkpoint_interval_hours: args.checkpoint_every,
+            dataset_bytes: None,
+        },
+        interruption_rate: args.interruption_rate,
+        utilisation: args.utilisation,
+        trust_prices: args.trust_prices,
+        stacks,
+        batch_requests: None,
+        gpu_decode: args.gpu_decode,
+    })
+}
+
 pub fn run(catalog: &Catalog, args: &PlanArgs, format: OutputFormat) -> Result<ExitStatus, Error> {
     if args.workload.is_some() {
         return run_tabular(catalog, args, format);
@@ -140,14 +188,17 @@ pub fn run(catalog: &Catalog, args: &PlanArgs, format: OutputFormat) -> Result<E
         ObjectiveArg::Balanced => Objective::Balanced,
     };
     query.top = args.top;
+    query.operational = operational(&args.operations)?;
 
+    // A batch of requests is a job with a time and a total, like training.
+    let online_serving = task == Task::Inference && args.dataset_size.is_none();
     match plan_workload(catalog, &query)? {
         Ok(answer) => {
             let wire = PlanJson::new(&answer.plan, &answer.defaults);
             match format {
                 OutputFormat::Json => output::json(&wire),
                 OutputFormat::Table => {
-                    let serving = task == Task::Inference;
+                    let serving = online_serving;
                     let table = plan_table(&wire, serving);
                     let header = format!(
                         "{} · {} · {} configurations, best by {}\n",
@@ -159,7 +210,7 @@ pub fn run(catalog: &Catalog, args: &PlanArgs, format: OutputFormat) -> Result<E
                     let body = gpuplan::emit::TerminalExporter.export_table(&table);
                     output::text(&format!("{header}{body}{}", plan_explanation(&wire, args.explain)));
                 }
-                _ => output::listing(format, &plan_table(&wire, task == Task::Inference), &wire),
+                _ => output::listing(format, &plan_table(&wire, online_serving), &wire),
             }
             Ok(ExitStatus::Success)
         }

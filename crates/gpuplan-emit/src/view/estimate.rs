@@ -99,10 +99,15 @@ pub fn estimate_report(e: &EstimateJson) -> String {
             let _ = writeln!(text, "  {label:<18} {:>12}", Bytes(bytes).to_string());
         }
     }
-    let verdict = if m.fits {
-        format!("fits, {} free", Bytes(m.headroom_bytes.unsigned_abs()))
+    let kept = if m.margin > 0.0 {
+        format!(" with {:.0} % kept free", m.margin * 100.0)
     } else {
-        format!("does NOT fit: {} short", Bytes(m.headroom_bytes.unsigned_abs()))
+        String::new()
+    };
+    let verdict = if m.fits {
+        format!("fits{kept}, {} to spare", Bytes(m.headroom_bytes.unsigned_abs()))
+    } else {
+        format!("does NOT fit{kept}: {} short", Bytes(m.headroom_bytes.unsigned_abs()))
     };
     let _ = writeln!(
         text,
@@ -111,6 +116,9 @@ pub fn estimate_report(e: &EstimateJson) -> String {
         Bytes(m.per_gpu_bytes).to_string(),
         Bytes(m.capacity_bytes)
     );
+    for fit in &m.nearest_fit {
+        let _ = writeln!(text, "  nearest fit: {fit}");
+    }
 
     if let Some(t) = &e.training {
         let _ = writeln!(text, "\ntraining (±{:.0} %)", e.uncertainty.speed * 100.0);

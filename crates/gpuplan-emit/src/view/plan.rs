@@ -73,8 +73,8 @@ pub fn plan_table(plan: &PlanJson, serving: bool) -> Table {
                 Bytes(r.memory_capacity_bytes).as_gib()
             ),
             match &r.serving {
-                Some(s) => format!("{} ({}–{})", s.replicas, s.min_replicas, s.max_replicas),
-                None => hours(r.time_seconds),
+                Some(s) if serving => format!("{} ({}–{})", s.replicas, s.min_replicas, s.max_replicas),
+                _ => hours(r.time_seconds),
             },
             usd(r.hourly_usd),
             r.total_usd.map_or("-".to_string(), usd),

@@ -77,8 +77,14 @@ impl From<ParallelLayout> for LayoutJson {
 pub struct MemoryJson {
     pub per_gpu_bytes: u64,
     pub capacity_bytes: u64,
+    /// Fits with `margin` of the capacity kept free.
     pub fits: bool,
+    /// Usable capacity (capacity less the margin) minus the need; negative when it does not fit.
     pub headroom_bytes: i64,
+    /// Share of each GPU's memory kept free (the same default as `plan`).
+    pub margin: f64,
+    /// Where it does not fit: the nearest configurations that do.
+    pub nearest_fit: Vec<String>,
     pub breakdown: BreakdownJson,
 }
 
@@ -117,6 +123,18 @@ pub struct InferenceJson {
 }
 
 impl EstimateJson {
+    /// Judges the fit with `margin` of each GPU's memory kept free, and names the nearest
+    /// configurations that fit when this one does not.
+    pub fn with_margin(mut self, margin: f64, nearest_fit: Vec<String>) -> Self {
+        let m = &mut self.memory;
+        let usable = (m.capacity_bytes as f64 * (1.0 - margin)) as i64;
+        m.headroom_bytes = usable - m.per_gpu_bytes as i64;
+        m.fits = m.headroom_bytes >= 0;
+        m.margin = margin;
+        m.nearest_fit = nearest_fit;
+        self
+    }
+
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         model: &ModelSpec,
@@ -159,6 +177,8 @@ impl EstimateJson {
                 capacity_bytes: m.capacity.as_u64(),
                 fits: m.fits(),
                 headroom_bytes: m.headroom_bytes(),
+                margin: 0.0,
+                nearest_fit: Vec::new(),
                 breakdown: BreakdownJson {
                     weights: m.weights.as_u64(),
                     gradients: m.gradients.as_u64(),

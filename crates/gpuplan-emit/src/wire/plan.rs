@@ -39,8 +39,39 @@ pub struct RecommendationJson {
     pub tokens_per_second: Option<f64>,
     pub mfu: Option<f64>,
     pub serving: Option<Serving>,
+    /// Rent to first useful step, seconds (part of `time_seconds`).
+    pub startup_seconds: Option<f64>,
+    /// The network between nodes, for multi-node configurations.
+    pub fabric: Option<FabricJson>,
+    /// The software stack it runs on: cuda, rocm, neuron or xla.
+    pub stack: Option<String>,
+    /// Spot: interruptions expected over the job.
+    pub expected_interruptions: Option<f64>,
+    /// Checks the offering's prices failed (used only with --trust-prices).
+    pub price_flags: Vec<String>,
     pub why: Vec<String>,
     pub warnings: Vec<String>,
+}
+
+/// The node-to-node network of a multi-node configuration.
+#[derive(Debug, Clone, Serialize)]
+pub struct FabricJson {
+    /// efa, infiniband, rocev2, gpudirect-tcpx, gpudirect-tcpxo, ici or ethernet.
+    pub kind: gpuplan_model::FabricKind,
+    pub gbps: Option<f64>,
+    pub cluster_product: Option<String>,
+    pub source: Option<String>,
+}
+
+impl From<&gpuplan_model::NodeFabric> for FabricJson {
+    fn from(f: &gpuplan_model::NodeFabric) -> Self {
+        FabricJson {
+            kind: f.kind,
+            gbps: f.bandwidth.map(|g| g.0),
+            cluster_product: f.cluster_product.clone(),
+            source: f.source.as_ref().map(|s| s.url.clone()),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -93,6 +124,11 @@ impl From<&Recommendation> for RecommendationJson {
             tokens_per_second: r.estimate.training.map(|t| t.tokens_per_second).filter(|t| *t > 0.0),
             mfu: r.estimate.training.map(|t| t.mfu),
             serving: r.serving,
+            startup_seconds: r.startup_seconds,
+            fabric: r.fabric.as_ref().map(FabricJson::from),
+            stack: r.stack.map(|s| s.to_string()),
+            expected_interruptions: r.expected_interruptions,
+            price_flags: o.price_flags.iter().map(|f| f.describe().to_string()).collect(),
             why: r.why.clone(),
             warnings: r.warnings.clone(),
         }
@@ -173,6 +209,11 @@ impl PlanJson {
                     tokens_per_second: None,
                     mfu: None,
                     serving: None,
+                    startup_seconds: None,
+                    fabric: None,
+                    stack: None,
+                    expected_interruptions: None,
+                    price_flags: Vec::new(),
                     why: o.why.clone(),
                     warnings: Vec::new(),
                 })

@@ -1,0 +1,366 @@
+//! Private wire shapes of the fabric, software-stack and operations tables
+//! (`networks/*.toml`, `stacks.toml`, `operations/*.toml`) and their conversion into model
+//! values.
+
+use crate::error::CatalogError;
+use crate::raw::{FieldError, field_error, parse_date, parse_toml, positive};
+use gpuplan_model::{
+    AcceleratorId, BillingMinimum, CapacityLimit, DecodeRate, Engine, FabricKind, FabricRule, FabricSource,
+    GigabitsPerSecond, InterruptionRate, NodeFabric, Operations, ProviderId, SoftwareStack, Source, StackSupport,
+    StackTarget, StartupProfile,
+};
+use serde::Deserialize;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSourceRef {
+    #[serde(default)]
+    covers: Vec<String>,
+    title: String,
+    url: String,
+    as_of: String,
+    note: Option<String>,
+}
+
+impl RawSourceRef {
+    fn into_model(self) -> Result<Source, FieldError> {
+        if self.title.trim().is_empty() || self.url.trim().is_empty() {
+            return Err(field_error("source", "every source needs a title and a url"));
+        }
+        Ok(Source {
+            covers: self.covers,
+            title: self.title,
+            url: self.url,
+            as_of: parse_date("as_of", &self.as_of)?,
+            note: self.note,
+        })
+    }
+}
+
+/// A source written beside the numbers of an entry.
+fn inline(title: String, url: String, as_of: String, note: Option<String>) -> Result<Source, FieldError> {
+    RawSourceRef {
+        covers: Vec::new(),
+        title,
+        url,
+        as_of,
+        note,
+    }
+    .into_model()
+}
+
+fn entries<R, T>(
+    file: &str,
+    what: &str,
+    raw: Vec<R>,
+    convert: impl Fn(R) -> Result<T, FieldError>,
+) -> Result<Vec<T>, CatalogError> {
+    raw.into_iter()
+        .enumerate()
+        .map(|(index, raw)| {
+            convert(raw).map_err(|(field, message)| {
+                CatalogError::new(file, format!("{what} #{}: {message}", index + 1)).in_field(&field)
+            })
+        })
+        .collect()
+}
+
+// ---- networks/*.toml -------------------------------------------------------------------
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFabricFile {
+    #[allow(dead_code)]
+    schema_version: Option<u32>,
+    #[serde(default)]
+    fabric: Vec<RawFabric>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFabric {
+    provider: String,
+    instance_types: Vec<String>,
+    fabric: String,
+    node_gbps: Option<f64>,
+    cluster_placement: bool,
+    cluster_product: Option<String>,
+    title: String,
+    url: String,
+    as_of: String,
+    note: Option<String>,
+}
+
+pub(crate) fn parse_fabrics(file: &str, text: &str) -> Result<Vec<FabricRule>, CatalogError> {
+    let raw: RawFabricFile = parse_toml(file, text)?;
+    entries(file, "fabric", raw.fabric, |raw| {
+        if raw.instance_types.is_empty() {
+            return Err(field_error("instance_types", "names no instance type"));
+        }
+        let kind: FabricKind = raw.fabric.parse().map_err(|e| field_error("fabric", e))?;
+        let bandwidth = raw
+            .node_gbps
+            .map(|gbps| positive("node_gbps", gbps).map(GigabitsPerSecond))
+            .transpose()?;
+        let source = inline(raw.title, raw.url, raw.as_of, raw.note)?;
+        Ok(FabricRule {
+            provider: ProviderId::new(&raw.provider),
+            instance_types: raw.instance_types,
+            fabric: NodeFabric {
+                kind,
+                bandwidth,
+                cluster_placement: raw.cluster_placement,
+                cluster_product: raw.cluster_product,
+                source: Some(FabricSource {
+                    title: source.title,
+                    url: source.url,
+                    as_of: source.as_of,
+                }),
+            },
+        })
+    })
+}
+
+// ---- stacks.toml -----------------------------------------------------------------------
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStackFile {
+    #[allow(dead_code)]
+    schema_version: Option<u32>,
+    #[serde(default)]
+    support: Vec<RawSupport>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSupport {
+    stack: String,
+    vendors: Option<Vec<String>>,
+    accelerators: Option<Vec<String>>,
+    training: bool,
+    inference: bool,
+    model_types: Option<Vec<String>>,
+    engines: Vec<String>,
+    title: String,
+    url: String,
+    as_of: String,
+    note: Option<String>,
+}
+
+pub(crate) fn parse_stacks(file: &str, text: &str) -> Result<Vec<StackSupport>, CatalogError> {
+    let raw: RawStackFile = parse_toml(file, text)?;
+    entries(file, "support", raw.support, |raw| {
+        let stack: SoftwareStack = raw.stack.parse().map_err(|e| field_error("stack", e))?;
+        let target = match (raw.vendors, raw.accelerators) {
+            (Some(vendors), None) => StackTarget::Vendors(vendors),
+            (None, Some(ids)) => StackTarget::Accelerators(ids.into_iter().map(AcceleratorId::new).collect()),
+            _ => return Err(field_error("vendors", "give exactly one of vendors or accelerators")),
+        };
+        let engines = raw
+            .engines
+            .iter()
+            .map(|e| e.parse::<Engine>().map_err(|message| field_error("engines", message)))
+            .collect::<Result<Vec<_>, _>>()?;
+        let source = inline(raw.title, raw.url, raw.as_of, raw.note)?;
+        Ok(StackSupport {
+            stack,
+            target,
+            training: raw.training,
+            inference: raw.inference,
+            model_types: raw.model_types,
+            engines,
+            title: source.title,
+            url: source.url,
+            as_of: source.as_of,
+            note: source.note,
+        })
+    })
+}
+
+// ---- operations/*.toml -----------------------------------------------------------------
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawOperationsFile {
+    #[allow(dead_code)]
+    schema_version: Option<u32>,
+    image_gb: Option<f64>,
+    image_source: Option<RawSourceRef>,
+    average_imagenet_jpeg_kb: Option<f64>,
+    jpeg_source: Option<RawSourceRef>,
+    #[serde(default)]
+    provider_class: Vec<RawProviderClass>,
+    #[serde(default)]
+    billing_minimum: Vec<RawBillingMinimum>,
+    #[serde(default)]
+    capacity: Vec<RawCapacity>,
+    #[serde(default)]
+    interruption: Vec<RawInterruption>,
+    #[serde(default)]
+    decode: Vec<RawDecode>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawProviderClass {
+    class: String,
+    providers: Vec<String>,
+    provision_seconds: f64,
+    image_pull_gbps: f64,
+    storage_read_gbps: f64,
+    checkpoint_write_gbps: f64,
+    sources: Vec<RawSourceRef>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBillingMinimum {
+    provider: String,
+    seconds: f64,
+    #[allow(dead_code)]
+    increment_seconds: Option<f64>,
+    #[allow(dead_code)]
+    rounding: Option<String>,
+    #[allow(dead_code)]
+    applies_to: Option<String>,
+    title: String,
+    url: String,
+    as_of: String,
+    note: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCapacity {
+    provider: String,
+    family: Option<String>,
+    #[allow(dead_code)]
+    max_gpus_per_node: Option<u32>,
+    accelerators: Vec<String>,
+    on_demand_gpus: u32,
+    beyond: String,
+    title: String,
+    url: String,
+    as_of: String,
+    note: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawInterruption {
+    provider: String,
+    /// `spot` or `preemptible` (GCP sells both).
+    offering: Option<String>,
+    interruptions_per_hour: f64,
+    band: Option<String>,
+    advance_notice_seconds: Option<f64>,
+    max_runtime_hours: Option<f64>,
+    title: String,
+    url: String,
+    as_of: String,
+    note: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDecode {
+    pipeline: String,
+    #[allow(dead_code)]
+    description: Option<String>,
+    accelerators: Option<Vec<String>>,
+    images_per_second_per_vcpu: Option<f64>,
+    images_per_second_per_gpu: Option<f64>,
+    title: String,
+    url: String,
+    as_of: String,
+    note: Option<String>,
+}
+
+fn source_of(field: &str, raw: Option<RawSourceRef>) -> Result<Source, FieldError> {
+    raw.ok_or_else(|| field_error(field, "a value needs its source"))?
+        .into_model()
+}
+
+/// Adds one `operations/*.toml` file's tables to `operations`.
+pub(crate) fn parse_operations(file: &str, text: &str, operations: &mut Operations) -> Result<(), CatalogError> {
+    let raw: RawOperationsFile = parse_toml(file, text)?;
+    let whole = |(field, message): FieldError| CatalogError::new(file, message).in_field(&field);
+    if let Some(gb) = raw.image_gb {
+        operations.image_gb = Some(positive("image_gb", gb).map_err(whole)?);
+        operations.image_source = Some(source_of("image_source", raw.image_source).map_err(whole)?);
+    }
+    if let Some(kb) = raw.average_imagenet_jpeg_kb {
+        operations.image_file_kb = Some(positive("average_imagenet_jpeg_kb", kb).map_err(whole)?);
+        source_of("jpeg_source", raw.jpeg_source).map_err(whole)?;
+    }
+    operations
+        .startup
+        .extend(entries(file, "provider_class", raw.provider_class, |raw| {
+            Ok(StartupProfile {
+                class: raw.class,
+                providers: raw.providers.iter().map(|p| ProviderId::new(p)).collect(),
+                provision_seconds: positive("provision_seconds", raw.provision_seconds)?,
+                image_pull_gbps: positive("image_pull_gbps", raw.image_pull_gbps)?,
+                storage_read_gbps: positive("storage_read_gbps", raw.storage_read_gbps)?,
+                checkpoint_write_gbps: positive("checkpoint_write_gbps", raw.checkpoint_write_gbps)?,
+                sources: raw
+                    .sources
+                    .into_iter()
+                    .map(RawSourceRef::into_model)
+                    .collect::<Result<_, _>>()?,
+            })
+        })?);
+    operations
+        .billing_minimums
+        .extend(entries(file, "billing_minimum", raw.billing_minimum, |raw| {
+            Ok(BillingMinimum {
+                provider: ProviderId::new(&raw.provider),
+                seconds: positive("seconds", raw.seconds)?,
+                source: inline(raw.title, raw.url, raw.as_of, raw.note)?,
+            })
+        })?);
+    operations
+        .capacity
+        .extend(entries(file, "capacity", raw.capacity, |raw| {
+            Ok(CapacityLimit {
+                provider: ProviderId::new(&raw.provider),
+                accelerators: raw.accelerators.into_iter().map(AcceleratorId::new).collect(),
+                on_demand_gpus: raw.on_demand_gpus,
+                family: raw.family,
+                beyond: raw.beyond,
+                source: inline(raw.title, raw.url, raw.as_of, raw.note)?,
+            })
+        })?);
+    operations
+        .interruptions
+        .extend(entries(file, "interruption", raw.interruption, |raw| {
+            Ok(InterruptionRate {
+                provider: ProviderId::new(&raw.provider),
+                offering: raw.offering.unwrap_or_else(|| "spot".to_string()),
+                per_hour: positive("interruptions_per_hour", raw.interruptions_per_hour)?,
+                band: raw.band,
+                notice_seconds: raw.advance_notice_seconds,
+                max_runtime_hours: raw.max_runtime_hours,
+                source: inline(raw.title, raw.url, raw.as_of, raw.note)?,
+            })
+        })?);
+    operations.decode.extend(entries(file, "decode", raw.decode, |raw| {
+        if raw.images_per_second_per_vcpu.is_none() && raw.images_per_second_per_gpu.is_none() {
+            return Err(field_error(
+                "images_per_second_per_vcpu",
+                "give a rate per vCPU or per GPU",
+            ));
+        }
+        Ok(DecodeRate {
+            pipeline: raw.pipeline,
+            accelerators: raw
+                .accelerators
+                .map(|ids| ids.into_iter().map(AcceleratorId::new).collect()),
+            images_per_second_per_vcpu: raw.images_per_second_per_vcpu,
+            images_per_second_per_gpu: raw.images_per_second_per_gpu,
+            source: inline(raw.title, raw.url, raw.as_of, raw.note)?,
+        })
+    })?);
+    Ok(())
+}

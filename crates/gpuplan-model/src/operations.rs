@@ -1,0 +1,118 @@
+//! What happens around the computation: starting machines, what a provider rents without
+//! asking, how often spot capacity is reclaimed, how fast a host decodes images. Each figure
+//! carries its source; a catalog without these tables gets the conservative values of
+//! [`Operations::conservative`], stated as assumptions.
+
+use crate::{AcceleratorId, ProviderId, Source};
+use serde::{Deserialize, Serialize};
+
+/// Start-up of one class of provider: from "rent" to the first useful step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StartupProfile {
+    /// `hyperscaler`, `gpu-cloud` or `marketplace`.
+    pub class: String,
+    pub providers: Vec<ProviderId>,
+    /// Request to a running node with its drivers up.
+    pub provision_seconds: f64,
+    /// Container image pull, Gbit/s per node (decompression included).
+    pub image_pull_gbps: f64,
+    /// Object storage reads per node (weights, data), Gbit/s.
+    pub storage_read_gbps: f64,
+    /// Object storage writes per node (checkpoints), Gbit/s.
+    pub checkpoint_write_gbps: f64,
+    pub sources: Vec<Source>,
+}
+
+/// The shortest time a provider bills once an instance starts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BillingMinimum {
+    pub provider: ProviderId,
+    pub seconds: f64,
+    pub source: Source,
+}
+
+/// How many GPUs of some accelerators a provider typically rents on demand without a quota
+/// increase or a reservation, and what to ask for beyond.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CapacityLimit {
+    pub provider: ProviderId,
+    pub accelerators: Vec<AcceleratorId>,
+    pub on_demand_gpus: u32,
+    /// The quota family the limit belongs to (`P instances`, `G and VT instances` …).
+    pub family: Option<String>,
+    pub beyond: String,
+    pub source: Source,
+}
+
+/// A provider's default spot (preemptible) interruption rate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InterruptionRate {
+    pub provider: ProviderId,
+    /// `spot`, or `preemptible` where a provider sells both (GCP).
+    pub offering: String,
+    pub per_hour: f64,
+    pub band: Option<String>,
+    pub notice_seconds: Option<f64>,
+    /// Capacity stopped after this long whatever happens (GCP preemptible VMs: 24 h).
+    pub max_runtime_hours: Option<f64>,
+    pub source: Source,
+}
+
+/// Images a training input pipeline decodes and augments per second.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DecodeRate {
+    /// `cpu-pil`, `cpu-pillow-simd`, `dali-gpu` …
+    pub pipeline: String,
+    /// The accelerators a per-GPU rate applies to; `None`: any.
+    pub accelerators: Option<Vec<AcceleratorId>>,
+    pub images_per_second_per_vcpu: Option<f64>,
+    pub images_per_second_per_gpu: Option<f64>,
+    pub source: Source,
+}
+
+/// The operations tables of a catalog.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct Operations {
+    /// Size of a typical training or serving container image, GB.
+    pub image_gb: Option<f64>,
+    pub image_source: Option<Source>,
+    pub startup: Vec<StartupProfile>,
+    pub billing_minimums: Vec<BillingMinimum>,
+    pub capacity: Vec<CapacityLimit>,
+    pub interruptions: Vec<InterruptionRate>,
+    pub decode: Vec<DecodeRate>,
+    /// Mean size of an ImageNet training JPEG, KB.
+    pub image_file_kb: Option<f64>,
+}
+
+impl Operations {
+    /// The start-up profile of `provider`'s class, if the tables name it.
+    pub fn startup(&self, provider: &ProviderId) -> Option<&StartupProfile> {
+        self.startup.iter().find(|p| p.providers.contains(provider))
+    }
+
+    pub fn billing_minimum(&self, provider: &ProviderId) -> Option<&BillingMinimum> {
+        self.billing_minimums.iter().find(|m| &m.provider == provider)
+    }
+
+    pub fn capacity(&self, provider: &ProviderId, accelerator: &AcceleratorId) -> Option<&CapacityLimit> {
+        self.capacity
+            .iter()
+            .find(|c| &c.provider == provider && c.accelerators.contains(accelerator))
+    }
+
+    /// The spot rate of `provider` (its `spot` entry before any other).
+    pub fn interruption(&self, provider: &ProviderId) -> Option<&InterruptionRate> {
+        let of_provider = || self.interruptions.iter().filter(|r| &r.provider == provider);
+        of_provider()
+            .find(|r| r.offering == "spot")
+            .or_else(|| of_provider().next())
+    }
+
+    /// The decode rate of `pipeline` that applies to `accelerator`.
+    pub fn decode(&self, pipeline: &str, accelerator: &AcceleratorId) -> Option<&DecodeRate> {
+        self.decode
+            .iter()
+            .find(|d| d.pipeline == pipeline && d.accelerators.as_ref().is_none_or(|ids| ids.contains(accelerator)))
+    }
+}

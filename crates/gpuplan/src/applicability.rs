@@ -1,0 +1,150 @@
+//! Flags that do not apply to a request are refused, never silently ignored: each rule names
+//! the flag, what it applies to, and what to do instead.
+
+use crate::Error;
+use crate::plan_workload::PlanQuery;
+use gpuplan_model::{Architecture, BillingMode, ModelSpec, Task};
+
+/// One flag and whether the user gave it.
+struct Given(&'static str, bool);
+
+fn refuse(flag: &str, applies_to: &str, hint: &str) -> Error {
+    Error::invalid(format!("{flag} applies to {applies_to}"), Some(hint.to_string()))
+}
+
+fn first_given(flags: &[Given]) -> Option<&'static str> {
+    flags.iter().find(|g| g.1).map(|g| g.0)
+}
+
+/// Checks that every flag of `query` means something for its task and model.
+pub(crate) fn check_plan_query(query: &PlanQuery, model: &ModelSpec) -> Result<(), Error> {
+    let task = query.task;
+    let serving = [
+        Given("--qps", query.serving.qps.is_some()),
+        Given("--peak-qps", query.serving.peak_qps.is_some()),
+        Given("--ttft", query.serving.ttft_seconds.is_some()),
+        Given("--tpot", query.serving.tpot_seconds.is_some()),
+        Given("--output-tokens", query.output_tokens.is_some()),
+        Given("--engine", query.engine.is_some()),
+    ];
+    let training = [
+        Given("--tokens", query.tokens.is_some()),
+        Given("--epochs", query.epochs.is_some()),
+        Given("--optimizer", query.optimizer.is_some()),
+        Given("--checkpointing", query.checkpointing.is_some()),
+        Given("--micro-batch", query.micro_batch.is_some()),
+        Given(
+            "--checkpoint-every",
+            query.operational.startup.checkpoint_interval_hours.is_some(),
+        ),
+    ];
+    if task.is_training() {
+        if let Some(flag) = first_given(&serving) {
+            return Err(refuse(
+                flag,
+                "--task inference",
+                "drop it, or plan serving with --task inference",
+            ));
+        }
+    } else {
+        if let Some(flag) = first_given(&training) {
+            return Err(refuse(
+                flag,
+                "training tasks (pretrain, finetune, lora, qlora)",
+                "drop it; inference is sized by --qps and latency targets, or by --dataset-size and --deadline for a batch",
+            ));
+        }
+        let batch = query.dataset_size.is_some();
+        if query.deadline_hours.is_some() && !batch {
+            return Err(refuse(
+                "--deadline",
+                "training, or to batch inference with --dataset-size",
+                "give --dataset-size (requests to process) with --deadline, or size online serving with --qps",
+            ));
+        }
+        let online = [
+            Given("--qps", query.serving.qps.is_some()),
+            Given("--peak-qps", query.serving.peak_qps.is_some()),
+            Given("--ttft", query.serving.ttft_seconds.is_some()),
+            Given("--tpot", query.serving.tpot_seconds.is_some()),
+        ];
+        if let (true, Some(flag)) = (batch, first_given(&online)) {
+            return Err(refuse(
+                flag,
+                "online serving, not to a batch of --dataset-size requests",
+                "a batch is sized by --dataset-size and --deadline; drop one of the two",
+            ));
+        }
+    }
+    if query.lora_rank.is_some() && !matches!(task, Task::Lora | Task::Qlora) {
+        return Err(refuse("--lora-rank", "--task lora or qlora", "drop --lora-rank"));
+    }
+    check_image_flags(query, model)?;
+    check_billing_flags(query)
+}
+
+fn check_image_flags(query: &PlanQuery, model: &ModelSpec) -> Result<(), Error> {
+    let image_model = matches!(model.architecture, Architecture::Cited(_));
+    let diffusion = crate::defaults::is_diffusion(model);
+    if query.image.resolution.is_some() && !image_model {
+        return Err(refuse(
+            "--resolution",
+            "image models (CNNs, ViTs from cited figures, diffusion pipelines)",
+            "drop --resolution; transformers take --seq",
+        ));
+    }
+    if !diffusion {
+        if query.image.denoising_steps.is_some() {
+            return Err(refuse("--steps", "diffusion models", "drop --steps"));
+        }
+        if query.image.guidance.is_some() {
+            return Err(refuse("--no-guidance", "diffusion models", "drop --no-guidance"));
+        }
+    }
+    if query.operational.gpu_decode && !(image_model && !diffusion && query.task.is_training()) {
+        return Err(refuse(
+            "--gpu-decode",
+            "training vision models on image datasets",
+            "drop --gpu-decode",
+        ));
+    }
+    Ok(())
+}
+
+fn check_billing_flags(query: &PlanQuery) -> Result<(), Error> {
+    let reserved = query
+        .billing
+        .iter()
+        .any(|b| matches!(b, BillingMode::Reserved1y | BillingMode::Reserved3y));
+    if query.operational.utilisation.is_some() && !reserved {
+        return Err(refuse(
+            "--utilisation",
+            "reserved billing",
+            "add --billing reserved-1y (or reserved-3y), or drop --utilisation",
+        ));
+    }
+    if let Some(u) = query.operational.utilisation {
+        if !(u > 0.0 && u <= 1.0) {
+            return Err(Error::invalid(
+                format!("--utilisation {u} is not a share between 0 and 1"),
+                Some("0.7 means the reserved capacity is busy 70 % of its term".to_string()),
+            ));
+        }
+    }
+    if query.operational.interruption_rate.is_some() && !query.billing.contains(&BillingMode::Spot) {
+        return Err(refuse(
+            "--interruption-rate",
+            "spot billing",
+            "add --spot, or drop --interruption-rate",
+        ));
+    }
+    if let Some(rate) = query.operational.interruption_rate {
+        if !(rate >= 0.0 && rate.is_finite()) {
+            return Err(Error::invalid(
+                "--interruption-rate must be a non-negative number",
+                None,
+            ));
+        }
+    }
+    Ok(())
+}
