@@ -58,7 +58,7 @@ pub enum Command {
     /// List cloud offerings: who rents a GPU, in which shape, at what price.
     Instances(InstancesArgs),
     /// Show what the catalog holds, per provider, with as-of dates.
-    Catalog,
+    Catalog(CatalogArgs),
     /// List the built-in models with their parameter counts.
     Models,
     /// Estimate memory per GPU and speed of a workload on a GPU type.
@@ -72,6 +72,14 @@ pub enum Command {
     Energy(EnergyArgs),
     /// Forecast GPU usage from its history and size a reserved commitment.
     Forecast(ForecastArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CatalogArgs {
+    /// List the prices that failed the load-time checks (spot under 10 % of on-demand, one
+    /// price copied across every region); plans leave them out unless --trust-prices.
+    #[arg(long)]
+    pub check: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -22,6 +22,6 @@ pub use export::{CsvExporter, Exporter, MarkdownExporter, TerminalExporter};
 pub use format::OutputFormat;
 pub use table::{Align, Table};
 pub use view::{
-    catalog_table, estimate_report, gpu_detail, gpu_table, infeasible_report, instance_table, model_table,
-    parameter_count, plan_explanation, plan_table,
+    FlaggedPriceJson, catalog_table, estimate_report, gpu_detail, gpu_table, infeasible_report, instance_table,
+    model_table, parameter_count, plan_explanation, plan_table, price_check_table,
 };

@@ -56,6 +56,30 @@ pub struct CostQuery {
     pub utilisation: Option<f64>,
 }
 
+impl CostQuery {
+    /// `hours` of on-demand use of nothing yet: name an instance, a GPU or a price.
+    pub fn for_hours(hours: f64) -> Self {
+        CostQuery {
+            instance: None,
+            gpu: None,
+            gpus: None,
+            providers: Vec::new(),
+            regions: Vec::new(),
+            price: None,
+            spot_price: None,
+            hours,
+            billing: vec![BillingMode::OnDemand],
+            spot: None,
+            storage_gb_months: 0.0,
+            egress_gb: 0.0,
+            tiers: Vec::new(),
+            savings_plan: None,
+            minimum_hours: None,
+            utilisation: None,
+        }
+    }
+}
+
 /// Hours in a commitment term (365-day years).
 fn term_hours(term: CommitmentTerm) -> f64 {
     match term {

@@ -19,7 +19,7 @@ pub fn run(cli: Cli) -> Result<ExitStatus, Error> {
     match cli.command {
         Command::Gpus(args) => gpus::run(&catalog, &args, format),
         Command::Instances(args) => instances::run(&catalog, &args, format),
-        Command::Catalog => catalog::run(&catalog, format),
+        Command::Catalog(args) => catalog::run(&catalog, &args, format),
         Command::Models => models::run(&catalog, format),
         Command::Estimate(args) => estimate::run(&catalog, &args, format),
         Command::Plan(args) => plan::run(&catalog, &args, format),

@@ -7,7 +7,7 @@ mod instance;
 mod model;
 mod plan;
 
-pub use catalog::catalog_table;
+pub use catalog::{FlaggedPriceJson, catalog_table, price_check_table};
 pub use estimate::estimate_report;
 pub use gpu::{gpu_detail, gpu_table};
 pub use instance::instance_table;

@@ -1,0 +1,378 @@
+//! Requests as practitioners make them, each with what an experienced engineer expects in
+//! words, asserted on the plan's JSON contract (docs/json.md). The expectations follow the
+//! advice of cloud providers' and framework authors' guides, not gpuplan's own output.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use gpuplan::emit::wire::PlanJson;
+use gpuplan::model::{BillingMode, Task};
+use gpuplan::planner::{Objective, ServingTargets};
+use gpuplan::{
+    Catalog, CostQuery, ModelSource, PlanQuery, WorkloadRequest, cost_job, estimate_workload, plan_workload,
+};
+use serde_json::Value;
+use std::sync::OnceLock;
+
+fn catalog() -> &'static Catalog {
+    static CATALOG: OnceLock<Catalog> = OnceLock::new();
+    CATALOG.get_or_init(|| Catalog::embedded().unwrap())
+}
+
+fn query(model: &str, task: Task) -> PlanQuery {
+    PlanQuery::new(ModelSource::BuiltIn(model.to_string()), task)
+}
+
+/// The plan as `gpuplan plan --format json` prints it.
+fn plan(query: &PlanQuery) -> Value {
+    match plan_workload(catalog(), query).unwrap() {
+        Ok(answer) => serde_json::to_value(PlanJson::new(&answer.plan, &answer.defaults)).unwrap(),
+        Err(infeasible) => panic!("infeasible: {:?} {:?}", infeasible.suggestion, infeasible.nearest),
+    }
+}
+
+fn recommendations(plan: &Value) -> &Vec<Value> {
+    plan["recommendations"].as_array().unwrap()
+}
+
+fn best(plan: &Value) -> &Value {
+    &recommendations(plan)[0]
+}
+
+fn label(r: &Value) -> String {
+    format!(
+        "{} {} ×{} {} {}",
+        r["provider"], r["instance_type"], r["nodes"], r["gpu"], r["billing"]
+    )
+}
+
+fn aws(mut q: PlanQuery) -> PlanQuery {
+    q.providers = vec!["aws".to_string()];
+    q
+}
+
+/// Accelerators built for inference only.
+const INFERENCE_ONLY: [&str; 1] = ["Inferentia2"];
+
+fn lora_8b() -> PlanQuery {
+    let mut q = query("llama-3.1-8b", Task::Lora);
+    q.seq = Some(4096);
+    q.batch = Some(32);
+    q.tokens = Some(5e8);
+    q.deadline_hours = Some(24.0);
+    q
+}
+
+#[test]
+fn an_aws_only_lora_of_an_8b_model_runs_on_one_node() {
+    let p = plan(&aws(lora_8b()));
+    assert_eq!(best(&p)["nodes"], 1, "{}", label(best(&p)));
+}
+
+#[test]
+fn a_cluster_of_one_gpu_vms_without_a_cluster_fabric_is_never_planned() {
+    for q in [aws(lora_8b()), lora_8b()] {
+        let p = plan(&q);
+        for r in recommendations(&p) {
+            if r["nodes"].as_u64().unwrap() > 1 {
+                let fabric = &r["fabric"];
+                assert_ne!(fabric["kind"], "ethernet", "{}", label(r));
+                assert!(!fabric.is_null(), "{}", label(r));
+            }
+        }
+    }
+}
+
+#[test]
+fn multi_node_pretraining_of_a_70b_model_runs_over_efa_on_eight_gpu_nodes() {
+    let mut q = aws(query("llama-2-70b", Task::Pretrain));
+    q.tokens = Some(1e10);
+    q.max_gpus = Some(64);
+    let p = plan(&q);
+    for r in recommendations(&p).iter().filter(|r| r["nodes"].as_u64().unwrap() > 1) {
+        assert_eq!(r["gpus_per_node"], 8, "{}", label(r));
+        assert_eq!(r["fabric"]["kind"], "efa", "{}", label(r));
+    }
+}
+
+#[test]
+fn no_inference_only_chip_trains() {
+    let mut q = query("llama-3.1-8b", Task::Finetune);
+    q.billing = vec![BillingMode::OnDemand, BillingMode::Spot];
+    let p = plan(&q);
+    for r in recommendations(&p) {
+        assert!(!INFERENCE_ONLY.contains(&r["gpu"].as_str().unwrap()), "{}", label(r));
+    }
+    assert!(p["rejected_counts"]["software stack"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn an_inference_chip_may_serve_a_model_its_stack_supports() {
+    let mut q = aws(query("llama-3.1-8b", Task::Inference));
+    q.gpus = vec!["Inferentia2".to_string()];
+    let p = plan(&q);
+    assert_eq!(best(&p)["stack"], "neuron");
+}
+
+#[test]
+fn tensorrt_llm_serving_lands_on_nvidia_only() {
+    let mut q = query("llama-3.1-8b", Task::Inference);
+    q.engine = "tensorrt-llm".parse().ok();
+    let p = plan(&q);
+    for r in recommendations(&p) {
+        assert_eq!(r["stack"], "cuda", "{}", label(r));
+    }
+}
+
+#[test]
+fn the_stack_flag_restricts_to_amd() {
+    let mut q = query("llama-3.1-8b", Task::Inference);
+    q.operational.stacks = vec!["rocm".parse().unwrap()];
+    let p = plan(&q);
+    for r in recommendations(&p) {
+        assert!(r["gpu"].as_str().unwrap().starts_with("MI"), "{}", label(r));
+    }
+}
+
+#[test]
+fn nothing_starts_in_zero_seconds() {
+    let mut q = query("resnet-50", Task::Pretrain);
+    q.dataset_size = Some(1_281_167.0);
+    q.epochs = Some(90.0);
+    let p = plan(&q);
+    for r in recommendations(&p) {
+        let startup = r["startup_seconds"].as_f64().unwrap();
+        assert!(startup >= 60.0, "{}: {startup} s", label(r));
+        assert!(r["time_seconds"].as_f64().unwrap() > startup);
+    }
+}
+
+#[test]
+fn a_large_cluster_is_never_planned_for_a_job_shorter_than_its_start_up() {
+    let mut q = query("resnet-50", Task::Pretrain);
+    q.dataset_size = Some(1_281_167.0);
+    q.epochs = Some(90.0);
+    q.max_gpus = Some(512);
+    q.objective = Objective::Time;
+    let p = plan(&q);
+    for r in recommendations(&p).iter().filter(|r| r["nodes"].as_u64().unwrap() > 1) {
+        let startup = r["startup_seconds"].as_f64().unwrap();
+        let compute = r["time_seconds"].as_f64().unwrap() - startup;
+        assert!(
+            compute > startup,
+            "{}: {compute:.0} s of compute after {startup:.0} s",
+            label(r)
+        );
+    }
+}
+
+#[test]
+fn imagenet_staging_counts_in_the_start_up_of_vision_training() {
+    let mut with_data = query("resnet-50", Task::Pretrain);
+    with_data.dataset_size = Some(1_281_167.0);
+    with_data.epochs = Some(1.0);
+    with_data.providers = vec!["aws".to_string()];
+    let p = plan(&with_data);
+    // 1.28 M JPEGs of about 110 KB are about 140 GB: minutes to copy at object-storage speed.
+    assert!(best(&p)["startup_seconds"].as_f64().unwrap() > 120.0 + 60.0);
+}
+
+#[test]
+fn the_default_size_limit_is_stated() {
+    let p = plan(&lora_8b());
+    let defaults = p["defaults"].as_array().unwrap();
+    assert!(defaults.iter().any(|d| d.as_str().unwrap().contains("at most 64 GPUs")));
+    for r in recommendations(&p) {
+        assert!(r["gpus"].as_u64().unwrap() <= 64);
+    }
+}
+
+#[test]
+fn more_than_a_node_of_h100s_on_a_hyperscaler_carries_a_capacity_note() {
+    let mut q = aws(query("llama-2-70b", Task::Pretrain));
+    q.tokens = Some(1e10);
+    let p = plan(&q);
+    let big = recommendations(&p)
+        .iter()
+        .find(|r| r["gpus"].as_u64().unwrap() > 8)
+        .expect("a multi-node option");
+    let warnings = big["warnings"].as_array().unwrap();
+    assert!(
+        warnings.iter().any(|w| w.as_str().unwrap().contains("Capacity Blocks")),
+        "{warnings:?}"
+    );
+}
+
+#[test]
+fn spot_is_ranked_with_its_interruptions_and_says_so() {
+    let mut q = lora_8b();
+    q.billing = vec![BillingMode::OnDemand, BillingMode::Spot];
+    q.deadline_hours = None;
+    let p = plan(&q);
+    let spot = recommendations(&p)
+        .iter()
+        .find(|r| r["billing"] == "spot")
+        .expect("a spot option");
+    assert!(spot["expected_interruptions"].as_f64().unwrap() > 0.0);
+    assert!(
+        spot["why"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("interruptions per node-hour"))
+    );
+}
+
+#[test]
+fn a_spot_price_under_a_tenth_of_on_demand_is_not_recommended() {
+    let mut q = aws(query("llama-3.1-8b", Task::Inference));
+    q.gpus = vec!["Inferentia2".to_string()];
+    q.billing = vec![BillingMode::Spot];
+    let p = plan(&q);
+    for r in recommendations(&p) {
+        assert!(r["price_flags"].as_array().unwrap().is_empty(), "{}", label(r));
+    }
+}
+
+#[test]
+fn flagged_prices_are_used_only_when_trusted() {
+    let flagged: Vec<_> = catalog()
+        .offerings()
+        .iter()
+        .filter(|o| !o.price_flags.is_empty())
+        .collect();
+    assert!(!flagged.is_empty());
+    let mut q = aws(query("llama-3.1-8b", Task::Inference));
+    q.gpus = vec!["Inferentia2".to_string()];
+    q.billing = vec![BillingMode::Spot];
+    q.operational.trust_prices = true;
+    let p = plan(&q);
+    assert!(
+        recommendations(&p)
+            .iter()
+            .any(|r| !r["price_flags"].as_array().unwrap().is_empty())
+    );
+}
+
+#[test]
+fn a_one_year_reservation_for_a_three_day_job_pays_the_year() {
+    let mut q = CostQuery::for_hours(72.0);
+    q.instance = Some("p4d.24xlarge".to_string());
+    q.billing = vec![BillingMode::OnDemand, BillingMode::Reserved1y];
+    let answer = cost_job(catalog(), &q).unwrap();
+    let reserved = answer.lines.iter().find(|l| l.billing == "reserved-1y").unwrap();
+    let on_demand = answer.lines.iter().find(|l| l.billing == "on-demand").unwrap();
+    assert_eq!(reserved.breakdown.billed_hours, 8760.0);
+    assert!(reserved.breakdown.total_usd > 10.0 * on_demand.breakdown.total_usd);
+}
+
+#[test]
+fn a_shared_reservation_is_cheaper_than_on_demand_at_high_use() {
+    let mut q = CostQuery::for_hours(72.0);
+    q.instance = Some("p4d.24xlarge".to_string());
+    q.billing = vec![BillingMode::OnDemand, BillingMode::Reserved1y];
+    q.utilisation = Some(0.9);
+    let answer = cost_job(catalog(), &q).unwrap();
+    let total = |b: &str| {
+        answer
+            .lines
+            .iter()
+            .find(|l| l.billing == b)
+            .unwrap()
+            .breakdown
+            .total_usd
+    };
+    assert!(total("reserved-1y") < total("on-demand"));
+}
+
+#[test]
+fn a_reserved_plan_for_a_short_job_bills_the_term() {
+    let mut q = lora_8b();
+    q.billing = vec![BillingMode::Reserved1y];
+    q.deadline_hours = None;
+    let p = plan(&q);
+    let r = best(&p);
+    let hours = r["time_seconds"].as_f64().unwrap() / 3600.0;
+    assert!(hours < 8760.0);
+    assert!(r["total_usd"].as_f64().unwrap() >= r["hourly_usd"].as_f64().unwrap() * 8760.0 * 0.999);
+}
+
+#[test]
+fn a_million_prompts_in_a_day_need_twelve_requests_a_second() {
+    let mut q = query("llama-3.1-8b", Task::Inference);
+    q.dataset_size = Some(1e6);
+    q.deadline_hours = Some(24.0);
+    let p = plan(&q);
+    for r in recommendations(&p) {
+        let s = &r["serving"];
+        let throughput = s["replicas"].as_f64().unwrap() * s["requests_per_second_per_replica"].as_f64().unwrap();
+        assert!(throughput >= 1e6 / 86_400.0, "{}: {throughput:.1} req/s", label(r));
+        assert!(r["time_seconds"].as_f64().unwrap() <= 24.0 * 3600.0);
+        assert!(r["total_usd"].as_f64().unwrap() > 0.0);
+    }
+}
+
+#[test]
+fn a_serving_flag_on_a_training_plan_is_refused() {
+    let mut q = query("llama-3.1-8b", Task::Lora);
+    q.tokens = Some(1e8);
+    q.serving = ServingTargets {
+        qps: Some(10.0),
+        ..ServingTargets::default()
+    };
+    let error = plan_workload(catalog(), &q).unwrap_err();
+    assert_eq!(error.exit_status(), gpuplan::ExitStatus::Error);
+    assert!(error.to_string().contains("--qps"));
+}
+
+#[test]
+fn a_deadline_on_online_serving_is_refused() {
+    let mut q = query("llama-3.1-8b", Task::Inference);
+    q.deadline_hours = Some(24.0);
+    let error = plan_workload(catalog(), &q).unwrap_err();
+    assert!(error.to_string().contains("--deadline"), "{error}");
+}
+
+#[test]
+fn a_70b_fine_tune_on_one_t4_does_not_fit_and_names_what_would() {
+    let mut request = WorkloadRequest::new(ModelSource::BuiltIn("llama-3.1-70b".into()), Task::Finetune, "T4");
+    request.gpus = Some(1);
+    let answer = estimate_workload(catalog(), &request).unwrap();
+    assert!(!answer.fits);
+    assert_eq!(answer.memory_margin, 0.10);
+    assert!(answer.nearest_fit.iter().any(|n| n.starts_with("--gpus ")));
+}
+
+#[test]
+fn an_8b_lora_fits_one_80_gb_gpu_with_the_same_headroom_as_plan() {
+    let request = WorkloadRequest::new(ModelSource::BuiltIn("llama-3.1-8b".into()), Task::Lora, "H100");
+    let answer = estimate_workload(catalog(), &request).unwrap();
+    assert!(answer.fits);
+}
+
+#[test]
+fn gradient_boosting_sized_work_never_rents_a_multi_node_gpu_cluster_for_a_small_cnn() {
+    let mut q = query("resnet-50", Task::Finetune);
+    q.dataset_size = Some(50_000.0);
+    q.epochs = Some(5.0);
+    let p = plan(&q);
+    assert_eq!(best(&p)["nodes"], 1);
+    assert!(best(&p)["gpus"].as_u64().unwrap() <= 8);
+}
+
+#[test]
+fn every_multi_node_recommendation_reports_its_scaling_efficiency() {
+    let mut q = query("llama-2-70b", Task::Pretrain);
+    q.tokens = Some(1e10);
+    let p = plan(&q);
+    for r in recommendations(&p).iter().filter(|r| r["nodes"].as_u64().unwrap() > 1) {
+        assert!(
+            r["why"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|w| w.as_str().unwrap().contains("scaling efficiency")),
+            "{}",
+            label(r)
+        );
+    }
+}
