@@ -111,9 +111,14 @@ fn eligible(source: &impl OfferingSource, request: &PlanRequest) -> Vec<Offering
     if request.operational.trust_prices {
         return fold_zones(allowed);
     }
-    // A zone's flagged price must not become its region's price when zones fold.
-    let checked: Vec<Offering> = allowed.map(without_flagged_prices).collect();
-    let mut folded = fold_zones(checked.iter());
+    // A zone's flagged price must not become its region's price when zones fold. Only the
+    // few flagged rows are copied.
+    let flagged: Vec<Offering> = allowed
+        .clone()
+        .filter(|o| !o.price_flags.is_empty())
+        .map(without_flagged_prices)
+        .collect();
+    let mut folded = fold_zones(allowed.filter(|o| o.price_flags.is_empty()).chain(flagged.iter()));
     // Another zone's price may stand in for a flagged one; keep only the flags of prices gone.
     for offering in &mut folded {
         let (spot, on_demand) = (offering.spot.is_some(), offering.on_demand.is_some());
@@ -338,6 +343,9 @@ pub fn plan(source: &impl OfferingSource, request: &PlanRequest) -> Result<Plan,
         rejections.push(rejection);
     };
 
+    // Whether each accelerator's stacks run the request, decided once per accelerator.
+    let mut stacks: HashMap<Option<gpuplan_model::AcceleratorId>, Result<Option<SoftwareStack>, String>> =
+        HashMap::new();
     for offering in eligible(source, request) {
         let per_node = offering.accelerator_count;
         if per_node == 0 {
@@ -348,7 +356,21 @@ pub fn plan(source: &impl OfferingSource, request: &PlanRequest) -> Result<Plan,
             reject(rejection, &mut rejections);
             continue;
         }
-        let stack = match stack_rejection(source, &offering, request) {
+        let stack_key = offering.accelerator.clone();
+        let stack = stacks
+            .entry(stack_key)
+            .or_insert_with(|| stack_rejection(source, &offering, request).map_err(|r| r.reason))
+            .clone()
+            .map_err(|reason| {
+                Box::new(Rejection {
+                    candidate: candidate_label(&offering, 1, None),
+                    constraint: Constraint::Stack,
+                    reason,
+                    shortfall: f64::INFINITY,
+                    needed: None,
+                })
+            });
+        let stack = match stack {
             Ok(stack) => stack,
             Err(rejection) => {
                 evaluated += 1;
