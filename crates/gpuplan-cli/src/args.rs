@@ -525,10 +525,6 @@ pub struct OperationsArgs {
     /// optimum).
     #[arg(long, value_parser = hours_duration, value_name = "DURATION", help_heading = "Operations")]
     pub checkpoint_every: Option<f64>,
-
-    /// Decode training images on the GPU (NVIDIA DALI) instead of the host's CPUs.
-    #[arg(long, help_heading = "Operations")]
-    pub gpu_decode: bool,
 }
 
 /// Parses a count that may be written in scientific notation (`2e9`).

@@ -547,15 +547,7 @@ fn evaluate_training(
                 configured.workload.task,
             );
             let hours = run.wall_seconds.map(|s| s / 3600.0);
-            let total = hours.map(|h| {
-                let billed = billed_hours(h, offering.billing_granularity)
-                    .max(billing_minimum_hours(evaluator.source, offering));
-                match (term_hours(*billing), ops.utilisation) {
-                    (None, _) => hourly * billed,
-                    (Some(_), Some(utilisation)) => hourly * billed / utilisation,
-                    (Some(term), None) => hourly * term.max(billed),
-                }
-            });
+            let total = hours.map(|h| job_total(evaluator.source, offering, *billing, hourly, h, ops.utilisation));
             let label = candidate_label(offering, nodes, Some(*billing));
             if let (Some(deadline), Some(h)) = (c.deadline_hours, hours) {
                 if h > deadline {
@@ -712,6 +704,24 @@ fn job_run(
         slowdown,
         interruptions: estimate.map(|e| e.expected_interruptions),
         note: Some(note),
+    }
+}
+
+/// What `hours` of a job cost at `hourly` under `billing`: metered at the provider's
+/// granularity and minimum; a reserved term billed whole unless `utilisation` shares it.
+fn job_total(
+    source: &impl OfferingSource,
+    offering: &Offering,
+    billing: BillingMode,
+    hourly: f64,
+    hours: f64,
+    utilisation: Option<f64>,
+) -> f64 {
+    let billed = billed_hours(hours, offering.billing_granularity).max(billing_minimum_hours(source, offering));
+    match (term_hours(billing), utilisation) {
+        (None, _) => hourly * billed,
+        (Some(_), Some(utilisation)) => hourly * billed / utilisation,
+        (Some(term), None) => hourly * term.max(billed),
     }
 }
 
@@ -1075,13 +1085,14 @@ fn evaluate_batch(
         .collect();
     for (billing, price, note) in priced {
         let hourly = price * f64::from(instances);
-        let billed = billed_hours(seconds / 3600.0, offering.billing_granularity)
-            .max(billing_minimum_hours(evaluator.source, offering));
-        let total = match (term_hours(*billing), request.operational.utilisation) {
-            (None, _) => hourly * billed,
-            (Some(_), Some(utilisation)) => hourly * billed / utilisation,
-            (Some(term), None) => hourly * term.max(billed),
-        };
+        let total = job_total(
+            evaluator.source,
+            offering,
+            *billing,
+            hourly,
+            seconds / 3600.0,
+            request.operational.utilisation,
+        );
         if let (Some(budget), true) = (c.budget_usd, total > c.budget_usd.unwrap_or(f64::INFINITY)) {
             reject(Rejection {
                 candidate: candidate_label(offering, instances, Some(*billing)),

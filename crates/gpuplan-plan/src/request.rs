@@ -106,8 +106,6 @@ pub struct Operational {
     pub stacks: Vec<SoftwareStack>,
     /// Offline batch inference: requests to process (with the deadline, the throughput).
     pub batch_requests: Option<f64>,
-    /// Decode training images on the GPU (NVIDIA DALI) instead of the host's CPUs.
-    pub gpu_decode: bool,
 }
 
 /// Memory kept free on each GPU by default: estimates carry a ±10 % band (the validation

@@ -101,13 +101,6 @@ fn check_image_flags(query: &PlanQuery, model: &ModelSpec) -> Result<(), Error> 
             return Err(refuse("--no-guidance", "diffusion models", "drop --no-guidance"));
         }
     }
-    if query.operational.gpu_decode && !(image_model && !diffusion && query.task.is_training()) {
-        return Err(refuse(
-            "--gpu-decode",
-            "training vision models on image datasets",
-            "drop --gpu-decode",
-        ));
-    }
     Ok(())
 }
 

@@ -123,7 +123,6 @@ fn operational(args: &OperationsArgs) -> Result<Operational, Error> {
         trust_prices: args.trust_prices,
         stacks,
         batch_requests: None,
-        gpu_decode: args.gpu_decode,
     })
 }
 
