@@ -521,6 +521,16 @@ pub struct OperationsArgs {
     #[arg(long, value_name = "GBPS", help_heading = "Operations")]
     pub storage_gbps: Option<f64>,
 
+    /// How a vision job decodes its images: cpu-pil (default), cpu-pillow-simd, ffcv-jpeg, or
+    /// dali (on the GPU).
+    #[arg(long, value_name = "PIPELINE", help_heading = "Operations")]
+    pub input_pipeline: Option<String>,
+
+    /// Read the image dataset from object storage every epoch instead of staging it to local
+    /// disk first (bounded by --storage-gbps).
+    #[arg(long, help_heading = "Operations")]
+    pub stream_dataset: bool,
+
     /// Checkpoint every this long on uninterrupted capacity (default 1h; spot uses Young's
     /// optimum).
     #[arg(long, value_parser = hours_duration, value_name = "DURATION", help_heading = "Operations")]

@@ -289,6 +289,25 @@ mod instances {
     }
 
     #[test]
+    fn an_unknown_input_pipeline_is_refused_with_the_known_ones() {
+        let run = gpuplan(&[
+            "plan",
+            "--model",
+            "resnet-50",
+            "--task",
+            "pretrain",
+            "--input-pipeline",
+            "magic",
+        ]);
+        assert_eq!(run.code, 2, "{}", run.stderr);
+        assert!(
+            run.stderr.contains("cpu-pil") && run.stderr.contains("dali"),
+            "{}",
+            run.stderr
+        );
+    }
+
+    #[test]
     fn a_negative_price_limit_is_refused() {
         let run = gpuplan(&["instances", "--max-price=-1"]);
         assert_eq!(run.code, 2);

@@ -208,6 +208,19 @@ pub fn estimate(
 }
 
 impl TrainingEstimate {
+    /// The same training run `factor` times slower (an input pipeline that cannot keep up):
+    /// steps and the whole run take longer, throughput and utilisation fall.
+    pub fn slowed_by(mut self, factor: f64) -> TrainingEstimate {
+        self.step_seconds *= factor;
+        self.tokens_per_second /= factor;
+        self.samples_per_second /= factor;
+        self.mfu /= factor;
+        self.hfu /= factor;
+        self.time_seconds = self.time_seconds.map(|t| t * factor);
+        self.gpu_hours = self.gpu_hours.map(|h| h * factor);
+        self
+    }
+
     /// The same estimate with the time to process `tokens` tokens.
     pub fn for_tokens(mut self, tokens: f64, gpus: u32) -> TrainingEstimate {
         let seconds = tokens / self.tokens_per_second;

@@ -13,6 +13,7 @@
 //! catalogs against a brute-force oracle.
 
 mod configure;
+mod input_pipeline;
 mod offering_source;
 mod pareto;
 mod plan;
@@ -23,6 +24,10 @@ mod startup;
 mod tabular;
 
 pub use configure::{Configured, WorkloadTemplate, configure, layout_candidates};
+pub use input_pipeline::{
+    DALI, DEFAULT_PIPELINE, FALLBACK_IMAGES_PER_VCPU, InputBound, InputSettings, input_bound, known_pipelines,
+    pipeline_vcpus,
+};
 pub use offering_source::OfferingSource;
 pub use pareto::pareto_front;
 pub use plan::{HOURS_PER_MONTH, Infeasible, Plan, PlanError, SERVING_TARGET_UTILISATION, plan};

@@ -2,16 +2,17 @@
 //! priced and ranked.
 
 use crate::configure::{Configured, configure};
+use crate::input_pipeline::input_bound;
 use crate::offering_source::OfferingSource;
 use crate::pareto::pareto_front;
 use crate::recommendation::{Recommendation, Serving, candidate_label};
 use crate::rejection::{Constraint, Rejection};
-use crate::request::{Objective, PlanRequest};
+use crate::request::{Objective, Operational, PlanRequest};
 use crate::startup::{Startup, startup};
 use gpuplan_catalog::fold_zones;
 use gpuplan_estimate::cost::billed_hours;
 use gpuplan_estimate::spot::{SpotJob, expected};
-use gpuplan_estimate::{Cluster, EstimateError, TrainingAmount};
+use gpuplan_estimate::{Cluster, EstimateError, TrainingAmount, TrainingEstimate};
 use gpuplan_model::{
     Architecture, BillingMode, CommitmentTerm, GpuInterconnect, NodeNetwork, Offering, Precision, SoftwareStack, Task,
 };
@@ -517,6 +518,21 @@ fn evaluate_training(
             configured.workload.precision,
             configured.workload.task,
         );
+        let (training, input_note) = match fed_training(evaluator.source, ops, offering, nodes, &boot, training) {
+            Ok(fed) => fed,
+            Err(reason) => {
+                reject(Rejection {
+                    candidate: label,
+                    constraint: Constraint::Stack,
+                    reason,
+                    shortfall: f64::INFINITY,
+                    needed: None,
+                });
+                continue;
+            }
+        };
+        let mut estimate = configured.estimate.clone();
+        estimate.training = Some(training);
         let work_seconds = training.time_seconds;
         if let Some(work) = work_seconds.filter(|work| nodes > 1 && *work < boot.seconds()) {
             reject(Rejection {
@@ -582,6 +598,7 @@ fn evaluate_training(
                 why.push(note.clone());
             }
             why.extend(run.note.clone());
+            why.extend(input_note.clone());
             if let Some(term) = term_hours(*billing) {
                 match ops.utilisation {
                     Some(utilisation) => why.push(format!(
@@ -610,7 +627,7 @@ fn evaluate_training(
                 nodes,
                 gpus,
                 workload: configured.workload.clone(),
-                estimate: configured.estimate.clone(),
+                estimate: estimate.clone(),
                 hourly_usd: hourly,
                 time_seconds: run.wall_seconds,
                 total_usd: total,
@@ -625,6 +642,31 @@ fn evaluate_training(
                 expected_interruptions: run.interruptions,
             });
         }
+    }
+}
+
+/// Training as fast as the host can feed it: a vision job whose input pipeline decodes (or
+/// reads) fewer images per second than the GPUs would consume runs at the pipeline's rate,
+/// and says so. `Err`: the pipeline cannot run on this offering.
+fn fed_training(
+    source: &impl OfferingSource,
+    ops: &Operational,
+    offering: &Offering,
+    nodes: u32,
+    boot: &Startup,
+    training: TrainingEstimate,
+) -> Result<(TrainingEstimate, Option<String>), String> {
+    let bound = input_bound(source.operations(), &ops.input, offering, nodes, boot.storage_read_gbps)?;
+    match bound {
+        Some(bound) if bound.images_per_second < training.samples_per_second => {
+            let slowdown = training.samples_per_second / bound.images_per_second;
+            let note = format!(
+                "input-bound: {} feeds {:.0} images/s, the GPUs could take {:.0}",
+                bound.what, bound.images_per_second, training.samples_per_second
+            );
+            Ok((training.slowed_by(slowdown), Some(note)))
+        }
+        _ => Ok((training, None)),
     }
 }
 

@@ -1,4 +1,5 @@
 use crate::WorkloadTemplate;
+use crate::input_pipeline::InputSettings;
 use crate::startup::StartupOverrides;
 use gpuplan_estimate::TrainingAmount;
 use gpuplan_model::{AcceleratorId, BillingMode, ModelSpec, Precision, ProviderId, SoftwareStack};
@@ -106,6 +107,8 @@ pub struct Operational {
     pub stacks: Vec<SoftwareStack>,
     /// Offline batch inference: requests to process (with the deadline, the throughput).
     pub batch_requests: Option<f64>,
+    /// How a vision job reads and decodes its images.
+    pub input: InputSettings,
 }
 
 /// Memory kept free on each GPU by default: estimates carry a ±10 % band (the validation

@@ -49,6 +49,8 @@ pub struct Startup {
     /// Reading weights and a checkpoint back after an interruption (restart, less provisioning).
     pub reload_seconds: f64,
     pub interval_hours: f64,
+    /// Object-storage read rate per node it assumed, Gbit/s.
+    pub storage_read_gbps: f64,
 }
 
 impl Startup {
@@ -132,6 +134,7 @@ pub fn startup(
         interval_hours: overrides
             .checkpoint_interval_hours
             .unwrap_or(DEFAULT_CHECKPOINT_INTERVAL_HOURS),
+        storage_read_gbps: read,
     }
 }
 

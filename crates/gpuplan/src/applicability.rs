@@ -80,6 +80,7 @@ pub(crate) fn check_plan_query(query: &PlanQuery, model: &ModelSpec) -> Result<(
         return Err(refuse("--lora-rank", "--task lora or qlora", "drop --lora-rank"));
     }
     check_image_flags(query, model)?;
+    check_input_flags(query, model)?;
     check_billing_flags(query)
 }
 
@@ -102,6 +103,22 @@ fn check_image_flags(query: &PlanQuery, model: &ModelSpec) -> Result<(), Error> 
         }
     }
     Ok(())
+}
+
+fn check_input_flags(query: &PlanQuery, model: &ModelSpec) -> Result<(), Error> {
+    let input = [
+        Given("--input-pipeline", query.operational.input.pipeline.is_some()),
+        Given("--stream-dataset", query.operational.input.stream_dataset),
+    ];
+    let decodes = query.task.is_training() && crate::defaults::decodes_images(model);
+    match first_given(&input) {
+        Some(flag) if !decodes => Err(refuse(
+            flag,
+            "training of image models (CNNs, vision transformers), which decode images",
+            "drop it; text models read pre-tokenised data",
+        )),
+        _ => Ok(()),
+    }
 }
 
 fn check_billing_flags(query: &PlanQuery) -> Result<(), Error> {

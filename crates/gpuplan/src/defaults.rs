@@ -87,6 +87,15 @@ pub fn training_amount(
 
 /// Whether the model is a diffusion pipeline whose UNet is known layer by layer (its attention
 /// then runs through PyTorch's fused `scaled_dot_product_attention` unless told otherwise).
+/// Whether training this model reads and decodes image files: CNNs and vision transformers
+/// (diffusion training usually starts from pre-encoded latents).
+pub fn decodes_images(model: &ModelSpec) -> bool {
+    match &model.architecture {
+        Architecture::Cited(spec) => spec.family == "vision",
+        Architecture::Transformer(spec) => spec.image.is_some(),
+    }
+}
+
 pub fn is_diffusion(model: &ModelSpec) -> bool {
     matches!(&model.architecture, Architecture::Cited(spec) if spec.unet.is_some())
 }

@@ -8,7 +8,8 @@ use gpuplan_model::{
     Task,
 };
 use gpuplan_plan::{
-    Constraints, Objective, Operational, Plan, PlanError, PlanRequest, ServingTargets, WorkloadTemplate,
+    Constraints, DEFAULT_PIPELINE, Objective, Operational, Plan, PlanError, PlanRequest, ServingTargets,
+    WorkloadTemplate, known_pipelines,
 };
 
 /// A planning question as a user asks it; `None` means "choose for me".
@@ -157,10 +158,24 @@ pub fn plan_workload(catalog: &Catalog, query: &PlanQuery) -> Result<Result<Plan
     if task == Task::Inference {
         operational.batch_requests = query.dataset_size;
     }
-    if let (true, Some(samples)) = (task.is_training() && transformer.is_none(), query.dataset_size) {
-        // Image datasets are copied to each node before training starts.
-        let kb = catalog.operations().image_file_kb.unwrap_or(DEFAULT_IMAGE_FILE_KB);
-        operational.startup.dataset_bytes.get_or_insert(samples * kb * 1e3);
+    if task.is_training() && defaults::decodes_images(&model) {
+        let image_bytes = catalog.operations().image_file_kb.unwrap_or(DEFAULT_IMAGE_FILE_KB) * 1e3;
+        operational.input.image_bytes = Some(image_bytes);
+        check_pipeline(catalog, operational.input.pipeline.as_deref())?;
+        let pipeline = operational.input.pipeline.as_deref().unwrap_or(DEFAULT_PIPELINE);
+        if operational.input.pipeline.is_none() {
+            defaults.push(format!(
+                "input pipeline {pipeline} (DataLoader workers on the vCPUs; --input-pipeline dali decodes on the GPU)"
+            ));
+        }
+        match (operational.input.stream_dataset, query.dataset_size) {
+            (true, _) => {}
+            // Image datasets are copied to each node before training starts.
+            (false, Some(samples)) => {
+                operational.startup.dataset_bytes.get_or_insert(samples * image_bytes);
+            }
+            (false, None) => {}
+        }
     }
     if operational.stacks.is_empty() {
         defaults.push(
@@ -327,4 +342,20 @@ pub fn plan_tabular_workload(catalog: &Catalog, query: &TabularQuery) -> Result<
         "single-GPU instances only for GPU boosting; host RAM must hold 3× the float matrix".to_string(),
     ];
     Ok((options, defaults, assumptions))
+}
+
+/// Refuses an input pipeline the catalog has no decode rate for.
+fn check_pipeline(catalog: &Catalog, pipeline: Option<&str>) -> Result<(), Error> {
+    let Some(pipeline) = pipeline else {
+        return Ok(());
+    };
+    let known = known_pipelines(catalog.operations());
+    if known.iter().any(|k| k == pipeline) {
+        Ok(())
+    } else {
+        Err(Error::invalid(
+            format!("--input-pipeline: unknown pipeline `{pipeline}`"),
+            Some(format!("one of: {}", known.join(", "))),
+        ))
+    }
 }

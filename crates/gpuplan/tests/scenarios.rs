@@ -376,3 +376,73 @@ fn every_multi_node_recommendation_reports_its_scaling_efficiency() {
         );
     }
 }
+
+fn imagenet_resnet(gpu: &str) -> PlanQuery {
+    let mut q = aws(query("resnet-50", Task::Pretrain));
+    q.dataset_size = Some(1_281_167.0);
+    q.epochs = Some(90.0);
+    q.gpus = vec![gpu.to_string()];
+    q.regions = vec!["us-east-1".to_string()];
+    q.top = 200;
+    q
+}
+
+fn input_bound(r: &Value) -> bool {
+    r["why"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w.as_str().unwrap().starts_with("input-bound"))
+}
+
+/// NVIDIA's DALI documentation and the torchvision reference recipes agree that ResNet-50 on
+/// a modern GPU consumes more JPEGs than a handful of CPU cores decode; a 4-vCPU one-GPU VM
+/// is starved, and moving decode onto the GPU is the standard fix.
+#[test]
+fn resnet_50_on_a_four_vcpu_l40s_vm_is_input_bound_and_dali_lifts_it() {
+    let starved = |q: &PlanQuery| {
+        let p = plan(q);
+        recommendations(&p)
+            .iter()
+            .find(|r| r["instance_type"] == "g6e.xlarge" && r["nodes"] == 1)
+            .cloned()
+            .expect("g6e.xlarge planned")
+    };
+    let cpu = starved(&imagenet_resnet("L40S"));
+    assert!(input_bound(&cpu), "{:?}", cpu["why"]);
+    let mut dali = imagenet_resnet("L40S");
+    dali.operational.input.pipeline = Some("dali".to_string());
+    let gpu = starved(&dali);
+    assert!(!input_bound(&gpu), "{:?}", gpu["why"]);
+    let (slow, fast) = (
+        cpu["time_seconds"].as_f64().unwrap(),
+        gpu["time_seconds"].as_f64().unwrap(),
+    );
+    assert!(fast < slow / 2.0, "cpu {slow} s, dali {fast} s");
+}
+
+/// Streaming a dataset from object storage at 1 Gbit/s feeds about 1,100 ImageNet JPEGs a
+/// second, far fewer than an 8-GPU node consumes.
+#[test]
+fn streaming_imagenet_over_one_gigabit_is_bounded_by_storage() {
+    let mut q = imagenet_resnet("A100-SXM4-40GB");
+    q.operational.input.stream_dataset = true;
+    q.operational.startup.storage_gbps = Some(1.0);
+    let p = plan(&q);
+    let r = best(&p);
+    let why: Vec<&str> = r["why"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    assert!(why.iter().any(|w| w.contains("storage reads")), "{why:?}");
+}
+
+#[test]
+fn an_input_pipeline_for_a_text_model_is_refused() {
+    let mut q = lora_8b();
+    q.operational.input.pipeline = Some("dali".to_string());
+    let error = plan_workload(catalog(), &q).unwrap_err();
+    assert!(error.to_string().contains("--input-pipeline"), "{error}");
+}

@@ -4,7 +4,7 @@ use crate::output;
 use gpuplan::emit::wire::{InfeasibleJson, PlanJson};
 use gpuplan::emit::{OutputFormat, infeasible_report, plan_explanation, plan_table};
 use gpuplan::model::{BillingMode, Precision, SoftwareStack, Task};
-use gpuplan::planner::{Objective, Operational, ServingTargets, StartupOverrides};
+use gpuplan::planner::{InputSettings, Objective, Operational, ServingTargets, StartupOverrides};
 use gpuplan::{Catalog, Error, ExitStatus, PlanQuery, TabularQuery, plan_tabular_workload, plan_workload};
 
 pub(crate) fn billing(text: &str) -> Result<BillingMode, Error> {
@@ -123,6 +123,11 @@ fn operational(args: &OperationsArgs) -> Result<Operational, Error> {
         trust_prices: args.trust_prices,
         stacks,
         batch_requests: None,
+        input: InputSettings {
+            pipeline: args.input_pipeline.clone(),
+            stream_dataset: args.stream_dataset,
+            image_bytes: None,
+        },
     })
 }
 
