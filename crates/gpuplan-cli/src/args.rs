@@ -2,6 +2,7 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use gpuplan::emit::OutputFormat;
+use gpuplan::model::LatencyTarget;
 use std::path::PathBuf;
 
 /// Which cloud GPU server to rent for an ML job, how many, and at what cost.
@@ -317,6 +318,11 @@ fn seconds_duration(text: &str) -> Result<f64, String> {
     duration_in(text, 1.0)
 }
 
+/// `p90:800ms` or a bare duration (p90).
+fn latency_target(text: &str) -> Result<LatencyTarget, String> {
+    LatencyTarget::parse_with(text, seconds_duration)
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ObjectiveArg {
     /// Lowest total cost (serving: lowest cost per hour).
@@ -420,13 +426,18 @@ pub struct PlanArgs {
     #[arg(long)]
     pub peak_qps: Option<f64>,
 
-    /// Time-to-first-token target (`1s`, `500ms`).
-    #[arg(long, value_parser = seconds_duration, value_name = "DURATION")]
-    pub ttft: Option<f64>,
+    /// Time-to-first-token target at a percentile (`p90:800ms`, `p99:2s`; a bare `1s` is p90).
+    #[arg(long, value_parser = latency_target, value_name = "[pNN:]DURATION")]
+    pub ttft: Option<LatencyTarget>,
 
-    /// Time-per-output-token target (`50ms`).
-    #[arg(long, value_parser = seconds_duration, value_name = "DURATION")]
-    pub tpot: Option<f64>,
+    /// Time-per-output-token target at a percentile (`p99:60ms`; a bare `50ms` is p90).
+    #[arg(long, value_parser = latency_target, value_name = "[pNN:]DURATION")]
+    pub tpot: Option<LatencyTarget>,
+
+    /// Prompt and output lengths of the traffic from a request log: CSV with columns
+    /// input_tokens,output_tokens, or JSON Lines with those keys.
+    #[arg(long, value_name = "FILE")]
+    pub requests: Option<std::path::PathBuf>,
 
     /// Only these providers (comma-separated).
     #[arg(long, alias = "provider", value_delimiter = ',')]
@@ -649,6 +660,23 @@ pub struct EstimateArgs {
     /// Share of each GPU's memory kept free when judging the fit (default 0.10, as `plan`).
     #[arg(long)]
     pub memory_margin: Option<f64>,
+
+    /// Serving: offered load of one replica, requests/s (continuous-batching engines).
+    #[arg(long, help_heading = "Serving")]
+    pub qps: Option<f64>,
+
+    /// Time-to-first-token target at a percentile (`p90:800ms`; a bare value is p90).
+    #[arg(long, value_parser = latency_target, value_name = "[pNN:]DURATION", help_heading = "Serving")]
+    pub ttft: Option<LatencyTarget>,
+
+    /// Time-per-output-token target at a percentile (`p99:60ms`; a bare value is p90).
+    #[arg(long, value_parser = latency_target, value_name = "[pNN:]DURATION", help_heading = "Serving")]
+    pub tpot: Option<LatencyTarget>,
+
+    /// Prompt and output lengths from a request log (CSV or JSON Lines of input_tokens,
+    /// output_tokens).
+    #[arg(long, value_name = "FILE", help_heading = "Serving")]
+    pub requests: Option<std::path::PathBuf>,
 
     #[command(flatten)]
     pub image: ImageArgs,

@@ -235,6 +235,7 @@ pub(crate) fn diffusion(
         },
         memory,
         training: None,
+        serving_cost: None,
         inference: Some(InferenceEstimate {
             ttft_seconds: latency,
             tpot_seconds: 0.0,
@@ -363,6 +364,7 @@ fn training(
         memory,
         training: Some(estimate),
         inference: None,
+        serving_cost: None,
         uncertainty: Uncertainty {
             memory: MEMORY_UNCERTAINTY * 2.0,
             speed: TRAINING_UNCERTAINTY,

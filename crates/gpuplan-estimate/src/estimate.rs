@@ -12,6 +12,7 @@ use crate::memory::{self, MemoryEstimate};
 use crate::notes::Notes;
 use crate::parameters::{ParameterCount, count_parameters};
 use crate::precision_bytes::{activation_bytes, weight_bytes};
+use crate::serving::StepCost;
 use crate::training::{TrainingEstimate, TrainingShape};
 use crate::{flops, inference, kv_cache, training};
 use gpuplan_model::{
@@ -63,6 +64,10 @@ pub struct Estimate {
     pub memory: MemoryEstimate,
     pub training: Option<TrainingEstimate>,
     pub inference: Option<InferenceEstimate>,
+    /// The iteration cost of a continuous-batching engine, for load and goodput questions
+    /// ([`crate::serving`]).
+    #[serde(skip)]
+    pub serving_cost: Option<StepCost>,
     pub uncertainty: Uncertainty,
     /// The image pipeline as estimated (diffusion models counted layer by layer).
     pub image: Option<ImageSummary>,
@@ -340,6 +345,16 @@ fn transformer(
             generates: spec.generates(),
         };
         let estimate = inference::estimate(request.accelerator, peak, workload, &shape, &mut assumptions);
+        let serving_cost = (workload.engine.continuous_batching() && shape.generates).then(|| {
+            StepCost::new(
+                request.accelerator,
+                peak,
+                workload.engine,
+                workload.precision,
+                workload.layout.tp,
+                &shape,
+            )
+        });
         assumptions.add(|| {
             format!(
                 "KV cache in {}: {} per token on each GPU",
@@ -357,6 +372,7 @@ fn transformer(
             memory,
             training: None,
             inference: Some(estimate),
+            serving_cost,
             uncertainty: Uncertainty {
                 memory: MEMORY_UNCERTAINTY,
                 speed: INFERENCE_UNCERTAINTY,
@@ -401,6 +417,7 @@ fn transformer(
         memory,
         training: Some(estimate),
         inference: None,
+        serving_cost: None,
         uncertainty: Uncertainty {
             memory: MEMORY_UNCERTAINTY,
             speed: TRAINING_UNCERTAINTY,
@@ -565,6 +582,7 @@ fn cited(
             memory,
             training: None,
             inference: None,
+            serving_cost: None,
             uncertainty: Uncertainty {
                 memory: MEMORY_UNCERTAINTY * 2.0,
                 speed: f64::NAN,
@@ -604,6 +622,7 @@ fn cited(
             memory,
             training: Some(training),
             inference: None,
+            serving_cost: None,
             uncertainty: Uncertainty {
                 memory: MEMORY_UNCERTAINTY * 2.0,
                 speed: TRAINING_UNCERTAINTY,
@@ -646,6 +665,7 @@ fn cited(
         },
         memory,
         training: None,
+        serving_cost: None,
         inference: Some(InferenceEstimate {
             ttft_seconds: latency,
             tpot_seconds: 0.0,

@@ -34,6 +34,7 @@ pub mod memory;
 mod notes;
 pub mod parameters;
 pub mod precision_bytes;
+pub mod serving;
 pub mod spot;
 #[cfg(test)]
 mod test_specs;

@@ -9,7 +9,7 @@
 use crate::activations;
 use crate::efficiency::{
     ALLOCATOR_FRAGMENTATION, CUDA_CONTEXT_GIB, LOGIT_BYTES_TRAINING, NCCL_BUFFERS_GIB, QLORA_ACTIVATION_FACTOR,
-    SERVING_PREFILL_CHUNK_TOKENS, VLLM_MEMORY_UTILIZATION,
+    SERVING_PREFILL_CHUNK_TOKENS,
 };
 use crate::parameters::ParameterCount;
 use crate::precision_bytes::{activation_bytes, embedding_bytes, gradient_bytes, optimizer_bytes, weight_bytes};
@@ -91,8 +91,9 @@ fn runtime_overhead(gpus: u32) -> Bytes {
 /// Capacity a workload may use on `accelerator`.
 pub fn capacity(accelerator: &Accelerator, workload: &Workload) -> Bytes {
     let usable = accelerator.usable_memory();
-    if workload.task == Task::Inference && workload.engine == Engine::Vllm {
-        Bytes((usable.as_u64() as f64 * VLLM_MEMORY_UTILIZATION) as u64)
+    if workload.task == Task::Inference && workload.engine.continuous_batching() {
+        let fraction = crate::serving::scheduler(workload.engine, accelerator).memory_fraction;
+        Bytes((usable.as_u64() as f64 * fraction) as u64)
     } else {
         usable
     }

@@ -25,6 +25,7 @@ mod offering;
 mod operations;
 mod precision;
 mod provider;
+mod serving;
 mod software_stack;
 mod source;
 mod suggestion;
@@ -45,6 +46,7 @@ pub use offering::{GpuInterconnect, NodeNetwork, Offering, PriceFlag, UNKNOWN_NO
 pub use operations::{BillingMinimum, CapacityLimit, DecodeRate, InterruptionRate, Operations, StartupProfile};
 pub use precision::{Precision, UnknownPrecision};
 pub use provider::ProviderId;
+pub use serving::{DEFAULT_TARGET_PERCENTILE, LatencyTarget, RequestMix, RequestShape};
 pub use software_stack::{SoftwareStack, StackSupport, StackTarget};
 pub use source::Source;
 pub use suggestion::did_you_mean;

@@ -100,12 +100,23 @@ named_enum!(
         /// PyTorch with `torch.compile` and CUDA graphs (gpt-fast style decoding).
         TorchCompile => "torch-compile" | "compile" | "gpt-fast",
         Vllm => "vllm",
+        /// SGLang: continuous batching with a radix-tree prefix cache.
+        Sglang => "sglang",
         TensorrtLlm => "tensorrt-llm" | "trt-llm" | "trtllm",
+        /// Hugging Face Text Generation Inference.
+        Tgi => "tgi" | "text-generation-inference",
         /// TensorRT for CNN / BERT style models.
         Tensorrt => "tensorrt" | "trt",
         Onnxruntime => "onnxruntime" | "onnx" | "ort",
     }
 );
+
+impl Engine {
+    /// Engines that schedule per iteration (continuous batching) with a paged KV cache.
+    pub fn continuous_batching(self) -> bool {
+        matches!(self, Engine::Vllm | Engine::Sglang | Engine::TensorrtLlm | Engine::Tgi)
+    }
+}
 
 /// How the GPUs share the work.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

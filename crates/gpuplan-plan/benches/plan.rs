@@ -6,7 +6,7 @@
 
 use gpuplan_catalog::Catalog;
 use gpuplan_estimate::TrainingAmount;
-use gpuplan_model::{Engine, Optimizer, Precision, Task};
+use gpuplan_model::{Engine, LatencyTarget, Optimizer, Precision, Task};
 use gpuplan_plan::{Constraints, Objective, Operational, PlanRequest, ServingTargets, WorkloadTemplate, plan};
 use std::sync::OnceLock;
 
@@ -80,8 +80,9 @@ fn plan_serving(bencher: divan::Bencher) {
             serving: ServingTargets {
                 qps: Some(20.0),
                 peak_qps: None,
-                ttft_seconds: Some(1.0),
-                tpot_seconds: Some(0.05),
+                ttft: Some(LatencyTarget::at_default_percentile(1.0).unwrap()),
+                tpot: Some(LatencyTarget::at_default_percentile(0.05).unwrap()),
+                requests: None,
             },
             ..Constraints::default()
         },

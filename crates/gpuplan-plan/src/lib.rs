@@ -19,6 +19,7 @@ mod pareto;
 mod plan;
 mod recommendation;
 mod rejection;
+mod replica;
 mod request;
 mod startup;
 mod tabular;
@@ -31,8 +32,9 @@ pub use input_pipeline::{
 pub use offering_source::OfferingSource;
 pub use pareto::pareto_front;
 pub use plan::{HOURS_PER_MONTH, Infeasible, Plan, PlanError, SERVING_TARGET_UTILISATION, plan};
-pub use recommendation::{Recommendation, Serving, candidate_label};
+pub use recommendation::{Batching, Percentiles, Recommendation, Serving, ServingLatency, candidate_label};
 pub use rejection::{Constraint, Rejection};
+pub use replica::SERVING_HEADROOM;
 pub use request::{
     Constraints, DEFAULT_MAX_GPUS, DEFAULT_MAX_NODES, DEFAULT_MEMORY_MARGIN, Objective, Operational, PlanRequest,
     ServingTargets,

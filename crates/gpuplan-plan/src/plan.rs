@@ -5,8 +5,12 @@ use crate::configure::{Configured, configure};
 use crate::input_pipeline::input_bound;
 use crate::offering_source::OfferingSource;
 use crate::pareto::pareto_front;
-use crate::recommendation::{Recommendation, Serving, candidate_label};
+use crate::recommendation::{Batching, Percentiles, Recommendation, Serving, ServingLatency, candidate_label};
 use crate::rejection::{Constraint, Rejection};
+use crate::replica::{
+    ContinuousReplica, Refusal, SERVING_HEADROOM, dynamic_batch_latency, dynamic_batch_meets, latency_at,
+    size_continuous,
+};
 use crate::request::{Objective, Operational, PlanRequest};
 use crate::startup::{Startup, startup};
 use gpuplan_catalog::fold_zones;
@@ -14,7 +18,8 @@ use gpuplan_estimate::cost::billed_hours;
 use gpuplan_estimate::spot::{SpotJob, expected};
 use gpuplan_estimate::{Cluster, EstimateError, TrainingAmount, TrainingEstimate};
 use gpuplan_model::{
-    Architecture, BillingMode, CommitmentTerm, GpuInterconnect, NodeNetwork, Offering, Precision, SoftwareStack, Task,
+    Architecture, BillingMode, CommitmentTerm, GpuInterconnect, NodeNetwork, Offering, Precision, RequestMix,
+    SoftwareStack, Task,
 };
 use std::collections::{BTreeMap, HashMap};
 
@@ -887,6 +892,191 @@ fn host_warnings(offering: &Offering, configured: &Configured, nodes: u32) -> Ve
     warnings
 }
 
+/// One replica size of an offering and the load it is planned to carry.
+struct SizedReplica {
+    configured: Configured,
+    gpus_per_replica: u32,
+    /// Requests/s one replica carries at the planned utilisation (offline: all it can).
+    planned: f64,
+    continuous: Option<ContinuousReplica>,
+}
+
+/// The request shapes a serving plan sizes for: the user's log, or the template's lengths.
+fn serving_mix(request: &PlanRequest) -> RequestMix {
+    request
+        .constraints
+        .serving
+        .requests
+        .clone()
+        .unwrap_or_else(|| RequestMix::fixed(request.template.seq, request.template.output_tokens))
+}
+
+fn refusal(label: &str, refusal: Refusal) -> Rejection {
+    Rejection {
+        candidate: label.to_string(),
+        constraint: refusal.constraint,
+        reason: refusal.reason,
+        shortfall: refusal.shortfall,
+        needed: refusal.needed,
+    }
+}
+
+/// A dynamically batched replica of `gpus` GPUs: the largest batch within the targets.
+fn size_dynamic(
+    evaluator: &mut Evaluator<'_, impl OfferingSource>,
+    offering: &Offering,
+    gpus: u32,
+    precision: Precision,
+    offline: bool,
+    label: &str,
+) -> Result<Option<SizedReplica>, Rejection> {
+    let c = &evaluator.request.constraints;
+    let mut sized: Option<SizedReplica> = None;
+    for batch in SERVING_BATCHES {
+        let configured = match evaluator.configured(offering, gpus, gpus, precision, Some(batch)) {
+            Ok(Some(configured)) => configured,
+            _ => break,
+        };
+        if let Some(rejection) = memory_rejection(label.to_string(), &configured, c.memory_margin) {
+            return if batch == 1 { Err(rejection) } else { Ok(sized) };
+        }
+        let Some(inference) = configured.estimate.inference else {
+            break;
+        };
+        if !offline {
+            if let Err(miss) = dynamic_batch_meets(&inference, &c.serving) {
+                return if batch == 1 {
+                    Err(refusal(label, miss))
+                } else {
+                    Ok(sized)
+                };
+            }
+        }
+        let utilisation = if offline { 1.0 } else { SERVING_TARGET_UTILISATION };
+        sized = Some(SizedReplica {
+            configured,
+            gpus_per_replica: gpus,
+            planned: inference.requests_per_second * utilisation,
+            continuous: None,
+        });
+    }
+    Ok(sized)
+}
+
+/// A continuous-batching replica of `gpus` GPUs sized by its goodput; `Ok(None)` when the
+/// model is not one a continuous-batching engine generates with.
+fn size_continuous_replica(
+    evaluator: &mut Evaluator<'_, impl OfferingSource>,
+    offering: &Offering,
+    gpus: u32,
+    precision: Precision,
+    mix: &RequestMix,
+    offline: bool,
+    label: &str,
+) -> Result<Option<SizedReplica>, Rejection> {
+    let c = &evaluator.request.constraints;
+    let configured = match evaluator.configured(offering, gpus, gpus, precision, Some(1)) {
+        Ok(Some(configured)) => configured,
+        _ => return Ok(None),
+    };
+    if let Some(rejection) = memory_rejection(label.to_string(), &configured, c.memory_margin) {
+        return Err(rejection);
+    }
+    let Some(cost) = configured.estimate.serving_cost else {
+        return Ok(None);
+    };
+    let replica = size_continuous(&cost, mix, &c.serving, offline).map_err(|miss| refusal(label, miss))?;
+    Ok(Some(SizedReplica {
+        configured,
+        gpus_per_replica: gpus,
+        planned: replica.planned,
+        continuous: Some(replica),
+    }))
+}
+
+/// The replica size of `offering` that serves the most requests per instance.
+fn size_replica(
+    evaluator: &mut Evaluator<'_, impl OfferingSource>,
+    offering: &Offering,
+    precision: Precision,
+    mix: &RequestMix,
+    offline: bool,
+) -> Result<SizedReplica, Rejection> {
+    let per_node = offering.accelerator_count;
+    let label = candidate_label(offering, 1, None);
+    let continuous = evaluator.request.template.engine.continuous_batching();
+    let mut best: Option<(SizedReplica, f64)> = None;
+    let mut nearest: Option<Rejection> = None;
+    for gpus in [1u32, 2, 4, 8]
+        .into_iter()
+        .filter(|g| *g <= per_node && per_node % g == 0)
+    {
+        let sized = if continuous {
+            match size_continuous_replica(evaluator, offering, gpus, precision, mix, offline, &label) {
+                Ok(None) => size_dynamic(evaluator, offering, gpus, precision, offline, &label),
+                other => other,
+            }
+        } else {
+            size_dynamic(evaluator, offering, gpus, precision, offline, &label)
+        };
+        match sized {
+            Ok(Some(sized)) => {
+                let per_instance = f64::from(per_node / gpus) * sized.planned;
+                if best.as_ref().is_none_or(|(_, current)| per_instance > *current) {
+                    best = Some((sized, per_instance));
+                }
+            }
+            Ok(None) => {}
+            Err(rejection) => {
+                if nearest.as_ref().is_none_or(|n| rejection.shortfall < n.shortfall) {
+                    nearest = Some(rejection);
+                }
+            }
+        }
+    }
+    best.map(|(sized, _)| sized).ok_or_else(|| {
+        nearest.unwrap_or(Rejection {
+            candidate: label,
+            constraint: Constraint::Layout,
+            reason: "no replica size serves this model".to_string(),
+            shortfall: f64::INFINITY,
+            needed: None,
+        })
+    })
+}
+
+/// What the plan says of a replica's latency at its share of the load.
+fn serving_latency(sized: &SizedReplica, rate: f64, mix: &RequestMix) -> ServingLatency {
+    let Some(replica) = &sized.continuous else {
+        let inference = sized.configured.estimate.inference;
+        return ServingLatency {
+            batching: Batching::Dynamic,
+            goodput_per_replica: None,
+            goodput_limit: None,
+            load_per_replica: rate,
+            ttft: inference.map(|i| Percentiles::flat(dynamic_batch_latency(i.ttft_seconds))),
+            tpot: inference
+                .filter(|i| i.tpot_seconds > 0.0)
+                .map(|i| Percentiles::flat(i.tpot_seconds)),
+            concurrent_sequences: None,
+            kv_cache_utilisation: None,
+            request_latency_seconds: inference.map_or(0.0, |i| dynamic_batch_latency(i.request_latency_seconds)),
+        };
+    };
+    let point = latency_at(replica, rate, mix);
+    ServingLatency {
+        batching: Batching::Continuous,
+        goodput_per_replica: Some(replica.goodput),
+        goodput_limit: replica.limit,
+        load_per_replica: rate,
+        ttft: point.map(|p| p.ttft()),
+        tpot: point.map(|p| p.tpot()),
+        concurrent_sequences: point.map(|p| p.sequences),
+        kv_cache_utilisation: point.map(|p| p.kv_utilisation),
+        request_latency_seconds: point.map_or(f64::INFINITY, |p| p.e2e_mean()),
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn evaluate_serving(
     evaluator: &mut Evaluator<'_, impl OfferingSource>,
@@ -900,83 +1090,40 @@ fn evaluate_serving(
 ) {
     let request = evaluator.request;
     let c = &request.constraints;
-    let targets = c.serving;
+    let targets = &c.serving;
     let per_node = offering.accelerator_count;
     *evaluated += priced.len();
     let label = candidate_label(offering, 1, None);
-    // Replica sizes: tensor-parallel groups inside one instance.
-    let mut best: Option<(Configured, u32, f64)> = None;
-    let mut nearest: Option<Rejection> = None;
-    for gpus_per_replica in [1u32, 2, 4, 8]
-        .into_iter()
-        .filter(|g| *g <= per_node && per_node % g == 0)
-    {
-        for batch in SERVING_BATCHES {
-            let configured =
-                match evaluator.configured(offering, gpus_per_replica, gpus_per_replica, precision, Some(batch)) {
-                    Ok(Some(configured)) => configured,
-                    _ => break,
-                };
-            if let Some(rejection) = memory_rejection(label.clone(), &configured, c.memory_margin) {
-                if batch == 1 {
-                    nearest.get_or_insert(rejection);
-                }
-                break;
-            }
-            let Some(inference) = configured.estimate.inference else {
-                break;
-            };
-            let slow_ttft = targets.ttft_seconds.filter(|t| inference.ttft_seconds > *t);
-            let slow_tpot = targets.tpot_seconds.filter(|t| inference.tpot_seconds > *t);
-            if slow_ttft.is_some() || slow_tpot.is_some() {
-                if batch == 1 {
-                    let (what, value, target) = match (slow_ttft, slow_tpot) {
-                        (Some(t), _) => ("time to first token", inference.ttft_seconds, t),
-                        (None, Some(t)) => ("time per output token", inference.tpot_seconds, t),
-                        _ => ("latency", 0.0, 1.0),
-                    };
-                    nearest.get_or_insert(Rejection {
-                        candidate: label.clone(),
-                        constraint: Constraint::Latency,
-                        reason: format!("{what} {:.0} ms at batch 1, target {:.0} ms", value * 1e3, target * 1e3),
-                        shortfall: value / target,
-                        needed: Some(value),
-                    });
-                }
-                break;
-            }
-            let per_instance = f64::from(per_node / gpus_per_replica) * inference.requests_per_second;
-            if best.as_ref().is_none_or(|(_, _, current)| per_instance > *current) {
-                best = Some((configured, gpus_per_replica, per_instance));
-            }
+    let mix = serving_mix(request);
+    let offline = request.operational.batch_requests.is_some();
+    let sized = match size_replica(evaluator, offering, precision, &mix, offline) {
+        Ok(sized) => sized,
+        Err(rejection) => {
+            reject(rejection);
+            return;
         }
-    }
-    let Some((configured, gpus_per_replica, _)) = best else {
-        reject(nearest.unwrap_or(Rejection {
-            candidate: label,
-            constraint: Constraint::Layout,
-            reason: "no replica size serves this model".to_string(),
-            shortfall: f64::INFINITY,
-            needed: None,
-        }));
-        return;
     };
-    let Some(inference) = configured.estimate.inference else {
-        return;
-    };
-    let replicas_per_instance = per_node / gpus_per_replica;
+    let replicas_per_instance = per_node / sized.gpus_per_replica;
     if let Some(requests) = request.operational.batch_requests {
         let shape = BatchShape {
             requests,
-            per_replica: inference.requests_per_second,
+            per_replica: sized.planned,
             replicas_per_instance,
-            gpus_per_replica,
+            gpus_per_replica: sized.gpus_per_replica,
         };
-        evaluate_batch(evaluator, offering, stack, &configured, shape, priced, feasible, reject);
+        evaluate_batch(
+            evaluator,
+            offering,
+            stack,
+            &sized.configured,
+            shape,
+            priced,
+            feasible,
+            reject,
+        );
         return;
     }
-    let per_replica = inference.requests_per_second * SERVING_TARGET_UTILISATION;
-    let replicas_for = |qps: f64| ((qps / per_replica).ceil() as u32).max(1);
+    let replicas_for = |qps: f64| ((qps / sized.planned).ceil() as u32).max(1);
     let replicas = targets.qps.map_or(1, replicas_for);
     let instances = replicas.div_ceil(replicas_per_instance);
     if instances > c.max_nodes || instances * per_node > c.max_gpus {
@@ -989,58 +1136,71 @@ fn evaluate_serving(
         });
         return;
     }
+    // Every replica of the instances serves: the load spreads over all of them.
+    let serving_replicas = instances * replicas_per_instance;
+    let load = targets
+        .qps
+        .map_or(sized.planned, |qps| qps / f64::from(serving_replicas));
+    let latency = serving_latency(&sized, load, &mix);
     let max_replicas = targets.peak_qps.map_or(replicas, replicas_for).max(replicas);
     let min_replicas = targets.qps.map_or(1, |qps| replicas_for(qps * 0.25));
     let warnings: Vec<String> = capacity_warning(evaluator.source, offering, instances * per_node)
         .into_iter()
         .collect();
+    let served = targets.qps.unwrap_or(sized.planned);
+    let output_tokens_per_hour = served * mix.mean_output() * 3600.0;
     for (billing, price, note) in priced {
         let hourly = price * f64::from(instances);
-        let tokens_per_hour =
-            inference.output_tokens_per_second * f64::from(replicas) * 3600.0 * SERVING_TARGET_UTILISATION;
-        let requests_per_hour = targets.qps.unwrap_or(inference.requests_per_second) * 3600.0;
         let mut why = Vec::new();
         if let Some(note) = note {
             why.push(note.clone());
+        }
+        if let (Some(goodput), Some(limit)) = (latency.goodput_per_replica, latency.goodput_limit) {
+            why.push(format!(
+                "goodput {goodput:.2} req/s per replica, bounded by {}; planned at {:.2} (at most {:.0} % of saturation)",
+                limit,
+                sized.planned,
+                SERVING_HEADROOM * 100.0
+            ));
         }
         if *billing == BillingMode::Spot {
             why.push("spot: instances can be reclaimed; keep on-demand capacity for the minimum replicas".to_string());
         }
         let monthly = hourly * HOURS_PER_MONTH;
-        if let (Some(budget), true) = (c.budget_usd, true) {
-            if monthly > budget {
-                reject(Rejection {
-                    candidate: candidate_label(offering, instances, Some(*billing)),
-                    constraint: Constraint::Budget,
-                    reason: format!("${monthly:.0} per month, over the ${budget:.0} budget"),
-                    shortfall: monthly / budget,
-                    needed: Some(monthly),
-                });
-                continue;
-            }
+        if let Some(budget) = c.budget_usd.filter(|budget| monthly > *budget) {
+            reject(Rejection {
+                candidate: candidate_label(offering, instances, Some(*billing)),
+                constraint: Constraint::Budget,
+                reason: format!("${monthly:.0} per month, over the ${budget:.0} budget"),
+                shortfall: monthly / budget,
+                needed: Some(monthly),
+            });
+            continue;
         }
         feasible.push(Recommendation {
             offering: offering.clone(),
             billing: *billing,
             nodes: instances,
             gpus: instances * per_node,
-            workload: configured.workload.clone(),
-            estimate: configured.estimate.clone(),
+            workload: sized.configured.workload.clone(),
+            estimate: sized.configured.estimate.clone(),
             hourly_usd: hourly,
             time_seconds: None,
             total_usd: Some(monthly),
             serving: Some(Serving {
-                batch_per_replica: configured.workload.batch,
-                gpus_per_replica,
-                replicas,
-                requests_per_second_per_replica: inference.requests_per_second,
+                batch_per_replica: sized.configured.workload.batch,
+                gpus_per_replica: sized.gpus_per_replica,
+                replicas: serving_replicas,
+                requests_per_second_per_replica: sized.planned,
                 min_replicas,
                 max_replicas,
-                usd_per_million_output_tokens: (tokens_per_hour > 0.0).then(|| hourly / tokens_per_hour * 1e6),
-                usd_per_thousand_requests: (requests_per_hour > 0.0).then(|| hourly / requests_per_hour * 1e3),
+                usd_per_million_output_tokens: (output_tokens_per_hour > 0.0)
+                    .then(|| hourly / output_tokens_per_hour * 1e6),
+                usd_per_thousand_requests: (served > 0.0).then(|| hourly / (served * 3600.0) * 1e3),
+                latency,
             }),
             cost_metric: hourly,
-            time_metric: inference.request_latency_seconds,
+            time_metric: latency.request_latency_seconds,
             why,
             warnings: warnings.clone(),
             startup_seconds: None,
@@ -1169,6 +1329,7 @@ fn evaluate_batch(
                 max_replicas: replicas,
                 usd_per_million_output_tokens: None,
                 usd_per_thousand_requests: Some(total / shape.requests * 1e3),
+                latency: ServingLatency::offline(shape.per_replica),
             }),
             cost_metric: total,
             time_metric: seconds,

@@ -1,4 +1,5 @@
 use gpuplan_estimate::Estimate;
+use gpuplan_estimate::serving::GoodputLimit;
 use gpuplan_model::{BillingMode, NodeFabric, Offering, SoftwareStack, Workload};
 use serde::Serialize;
 
@@ -53,6 +54,63 @@ pub struct Serving {
     pub max_replicas: u32,
     pub usd_per_million_output_tokens: Option<f64>,
     pub usd_per_thousand_requests: Option<f64>,
+    /// How each replica batches and the latency it gives at its share of the load.
+    #[serde(flatten)]
+    pub latency: ServingLatency,
+}
+
+/// How a replica groups requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Batching {
+    /// Iteration-level scheduling with chunked prefill (vLLM, SGLang, TensorRT-LLM, TGI).
+    Continuous,
+    /// Requests grouped into batches within a queue delay (Triton's dynamic batcher).
+    Dynamic,
+    /// An offline batch processed at full concurrency.
+    Offline,
+}
+
+pub use gpuplan_estimate::serving::Percentiles;
+
+/// The latency side of a serving recommendation.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ServingLatency {
+    pub batching: Batching,
+    /// Highest load one replica sustains within the latency targets, requests/s.
+    pub goodput_per_replica: Option<f64>,
+    /// What bounds the goodput.
+    pub goodput_limit: Option<GoodputLimit>,
+    /// Load each replica carries in the plan, requests/s.
+    pub load_per_replica: f64,
+    /// Time to first token at that load, seconds (dynamic batching: the worst case).
+    pub ttft: Option<Percentiles>,
+    /// Time per output token at that load, seconds.
+    pub tpot: Option<Percentiles>,
+    /// Sequences decoding at once on a replica, on average.
+    pub concurrent_sequences: Option<f64>,
+    /// Share of the KV cache in use.
+    pub kv_cache_utilisation: Option<f64>,
+    /// Mean end-to-end latency of a request, seconds.
+    #[serde(skip)]
+    pub request_latency_seconds: f64,
+}
+
+impl ServingLatency {
+    /// An offline batch: no latency targets, full concurrency.
+    pub fn offline(per_replica: f64) -> ServingLatency {
+        ServingLatency {
+            batching: Batching::Offline,
+            goodput_per_replica: None,
+            goodput_limit: None,
+            load_per_replica: per_replica,
+            ttft: None,
+            tpot: None,
+            concurrent_sequences: None,
+            kv_cache_utilisation: None,
+            request_latency_seconds: 0.0,
+        }
+    }
 }
 
 impl Recommendation {

@@ -2,7 +2,9 @@ use crate::WorkloadTemplate;
 use crate::input_pipeline::InputSettings;
 use crate::startup::StartupOverrides;
 use gpuplan_estimate::TrainingAmount;
-use gpuplan_model::{AcceleratorId, BillingMode, ModelSpec, Precision, ProviderId, SoftwareStack};
+use gpuplan_model::{
+    AcceleratorId, BillingMode, LatencyTarget, ModelSpec, Precision, ProviderId, RequestMix, SoftwareStack,
+};
 use serde::Serialize;
 use std::fmt;
 
@@ -31,14 +33,19 @@ impl fmt::Display for Objective {
 }
 
 /// Serving targets.
-#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ServingTargets {
     /// Requests per second to sustain.
     pub qps: Option<f64>,
     /// Peak requests per second, for the autoscaling range.
     pub peak_qps: Option<f64>,
-    pub ttft_seconds: Option<f64>,
-    pub tpot_seconds: Option<f64>,
+    /// Time to first token at a percentile.
+    pub ttft: Option<LatencyTarget>,
+    /// Time per output token at a percentile.
+    pub tpot: Option<LatencyTarget>,
+    /// Prompt and output lengths of the traffic; `None`: every request at the template's
+    /// `seq` and `output_tokens`.
+    pub requests: Option<RequestMix>,
 }
 
 /// Everything a configuration must satisfy.

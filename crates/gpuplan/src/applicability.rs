@@ -22,8 +22,8 @@ pub(crate) fn check_plan_query(query: &PlanQuery, model: &ModelSpec) -> Result<(
     let serving = [
         Given("--qps", query.serving.qps.is_some()),
         Given("--peak-qps", query.serving.peak_qps.is_some()),
-        Given("--ttft", query.serving.ttft_seconds.is_some()),
-        Given("--tpot", query.serving.tpot_seconds.is_some()),
+        Given("--ttft", query.serving.ttft.is_some()),
+        Given("--tpot", query.serving.tpot.is_some()),
         Given("--output-tokens", query.output_tokens.is_some()),
         Given("--engine", query.engine.is_some()),
     ];
@@ -65,8 +65,8 @@ pub(crate) fn check_plan_query(query: &PlanQuery, model: &ModelSpec) -> Result<(
         let online = [
             Given("--qps", query.serving.qps.is_some()),
             Given("--peak-qps", query.serving.peak_qps.is_some()),
-            Given("--ttft", query.serving.ttft_seconds.is_some()),
-            Given("--tpot", query.serving.tpot_seconds.is_some()),
+            Given("--ttft", query.serving.ttft.is_some()),
+            Given("--tpot", query.serving.tpot.is_some()),
         ];
         if let (true, Some(flag)) = (batch, first_given(&online)) {
             return Err(refuse(

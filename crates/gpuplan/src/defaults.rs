@@ -3,7 +3,7 @@
 
 use crate::Error;
 use gpuplan_estimate::TrainingAmount;
-use gpuplan_model::{Architecture, ModelSpec, Task, TransformerSpec};
+use gpuplan_model::{Architecture, Engine, ModelSpec, Task, TransformerSpec};
 
 /// Default LoRA rank: the PEFT and torchtune recipes use 8–16; QLoRA's paper 64.
 pub const DEFAULT_LORA_RANK: u64 = 16;
@@ -87,6 +87,30 @@ pub fn training_amount(
 
 /// Whether the model is a diffusion pipeline whose UNet is known layer by layer (its attention
 /// then runs through PyTorch's fused `scaled_dot_product_attention` unless told otherwise).
+/// Serving engine for `task` unless the user names one: vLLM (continuous batching) for
+/// models that generate text, diffusers on PyTorch for diffusion, PyTorch for the rest.
+pub fn engine(given: Option<Engine>, task: Task, model: &ModelSpec, defaults: &mut Vec<String>) -> Engine {
+    if let Some(engine) = given {
+        return engine;
+    }
+    if task != Task::Inference {
+        return Engine::Pytorch;
+    }
+    let generates = matches!(&model.architecture, Architecture::Transformer(spec) if spec.generates());
+    let (engine, why) = if generates {
+        (
+            Engine::Vllm,
+            "continuous batching; --engine sglang, tensorrt-llm, tgi or pytorch to change",
+        )
+    } else if is_diffusion(model) {
+        (Engine::Pytorch, "diffusers")
+    } else {
+        (Engine::Pytorch, "dynamic batching of single forward passes")
+    };
+    defaults.push(format!("engine {engine} ({why})"));
+    engine
+}
+
 /// Whether training this model reads and decodes image files: CNNs and vision transformers
 /// (diffusion training usually starts from pre-encoded latents).
 pub fn decodes_images(model: &ModelSpec) -> bool {

@@ -3,10 +3,11 @@
 
 use crate::{Error, defaults};
 use gpuplan_catalog::Catalog;
+use gpuplan_estimate::serving::{self, LoadReport};
 use gpuplan_estimate::{Cluster, Estimate};
 use gpuplan_model::{
-    Accelerator, Architecture, Checkpointing, Engine, GpuInterconnect, ImageSettings, ModelSpec, Optimizer, Precision,
-    Task, Workload,
+    Accelerator, Architecture, Checkpointing, Engine, GpuInterconnect, ImageSettings, LatencyTarget, ModelSpec,
+    Optimizer, Precision, RequestMix, Task, Workload,
 };
 use gpuplan_plan::{Configured, WorkloadTemplate, configure, layout_candidates};
 
@@ -56,6 +57,25 @@ pub struct WorkloadRequest {
     pub node_network_gbps: Option<f64>,
     /// Share of each GPU's memory kept free (default: the planner's 10 %).
     pub memory_margin: Option<f64>,
+    /// Serving: the offered load, latency targets and request shapes to report on.
+    pub serving: ServingQuestion,
+}
+
+/// What a serving estimate is asked about one replica.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ServingQuestion {
+    /// Offered load, requests/s (Poisson arrivals).
+    pub qps: Option<f64>,
+    pub ttft: Option<LatencyTarget>,
+    pub tpot: Option<LatencyTarget>,
+    /// Prompt and output lengths; `None`: `seq` and `output_tokens` for every request.
+    pub requests: Option<RequestMix>,
+}
+
+impl ServingQuestion {
+    pub fn is_asked(&self) -> bool {
+        self.qps.is_some() || self.ttft.is_some() || self.tpot.is_some() || self.requests.is_some()
+    }
 }
 
 impl WorkloadRequest {
@@ -89,6 +109,7 @@ impl WorkloadRequest {
             interconnect: None,
             node_network_gbps: None,
             memory_margin: None,
+            serving: ServingQuestion::default(),
         }
     }
 }
@@ -112,6 +133,8 @@ pub struct EstimateAnswer {
     pub fits: bool,
     /// When it does not fit: the nearest configurations that do.
     pub nearest_fit: Vec<String>,
+    /// Continuous-batching serving: capacity, goodput and latency at the load.
+    pub serving: Option<LoadReport>,
 }
 
 /// Runs the estimators on `request`, choosing what the user left open.
@@ -204,7 +227,7 @@ pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result
         ));
         on
     });
-    let engine = request.engine.unwrap_or(Engine::Pytorch);
+    let engine = defaults::engine(request.engine, task, &model, &mut defaults);
     let optimizer = request.optimizer.unwrap_or(Optimizer::AdamW);
     let lora_rank = defaults::lora_rank(request.lora_rank, task, &mut defaults);
 
@@ -280,9 +303,6 @@ pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result
     if task.is_training() && request.optimizer.is_none() {
         defaults.push(format!("optimizer {optimizer}"));
     }
-    if task == Task::Inference && request.engine.is_none() {
-        defaults.push(format!("engine {engine}"));
-    }
     let fits = fits_with(&estimate, memory_margin);
     let nearest_fit = if fits {
         Vec::new()
@@ -298,6 +318,7 @@ pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result
         };
         search.nearest(gpus, gpus_per_node)
     };
+    let serving = serving_report(request, &workload, &estimate)?;
     Ok(EstimateAnswer {
         model,
         accelerator,
@@ -310,6 +331,7 @@ pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result
         memory_margin,
         fits,
         nearest_fit,
+        serving,
     })
 }
 
@@ -395,4 +417,37 @@ impl FitSearch<'_> {
         }
         found
     }
+}
+
+/// The serving figures of a continuous-batching estimate; an error when serving flags are
+/// given where no such engine generates.
+fn serving_report(
+    request: &WorkloadRequest,
+    workload: &Workload,
+    estimate: &gpuplan_estimate::Estimate,
+) -> Result<Option<LoadReport>, Error> {
+    let question = &request.serving;
+    let Some(cost) = estimate.serving_cost else {
+        if question.is_asked() {
+            return Err(Error::invalid(
+                "--qps, --ttft, --tpot and --requests apply to generative models served by a continuous-batching engine",
+                Some(
+                    "use --task inference with --engine vllm, sglang, tensorrt-llm or tgi on a text-generation model"
+                        .to_string(),
+                ),
+            ));
+        }
+        return Ok(None);
+    };
+    let mix = question
+        .requests
+        .clone()
+        .unwrap_or_else(|| RequestMix::fixed(workload.seq, workload.output_tokens));
+    Ok(Some(serving::report(
+        &cost,
+        &mix,
+        question.qps,
+        question.ttft,
+        question.tpot,
+    )))
 }

@@ -23,6 +23,7 @@ mod forecast_usage;
 mod gpus;
 mod instances;
 mod plan_workload;
+mod request_log;
 mod resolve;
 
 pub use cost_job::{
@@ -30,13 +31,14 @@ pub use cost_job::{
     cost_job, energy_of,
 };
 pub use error::{Error, ExitStatus};
-pub use estimate_workload::{EstimateAnswer, ModelSource, WorkloadRequest, estimate_workload};
+pub use estimate_workload::{EstimateAnswer, ModelSource, ServingQuestion, WorkloadRequest, estimate_workload};
 pub use forecast_usage::{ForecastAnswer, ForecastQuery, UsageUnit, forecast_chart, forecast_usage};
 pub use gpuplan_catalog::{Catalog, CatalogError, CatalogFile, CatalogSummary, OfferingSort};
 pub use gpuplan_plan as planner;
 pub use gpus::{GpuAnswer, show_gpus};
 pub use instances::{InstancesAnswer, InstancesRequest, find_instances};
 pub use plan_workload::{InfeasiblePlan, PlanAnswer, PlanQuery, TabularQuery, plan_tabular_workload, plan_workload};
+pub use request_log::parse_request_log;
 
 pub use gpuplan_catalog as catalog;
 pub use gpuplan_emit as emit;

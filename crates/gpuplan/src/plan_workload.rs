@@ -104,9 +104,6 @@ pub type InfeasiblePlan = gpuplan_plan::Infeasible;
 /// images in about 140 GB).
 const DEFAULT_IMAGE_FILE_KB: f64 = 110.0;
 
-/// Default serving engine when planning inference: what production serving uses.
-const DEFAULT_SERVING_ENGINE: Engine = Engine::Vllm;
-
 pub fn plan_workload(catalog: &Catalog, query: &PlanQuery) -> Result<Result<PlanAnswer, Box<InfeasiblePlan>>, Error> {
     let model = resolve::model(catalog, &query.model)?;
     crate::applicability::check_plan_query(query, &model)?;
@@ -127,19 +124,7 @@ pub fn plan_workload(catalog: &Catalog, query: &PlanQuery) -> Result<Result<Plan
     };
     let seq = defaults::sequence(query.seq, transformer, &mut defaults);
     let output_tokens = defaults::output_tokens(query.output_tokens, task, transformer, &mut defaults);
-    let engine = match query.engine {
-        Some(engine) => engine,
-        // Diffusion pipelines are served by diffusers on PyTorch, not by an LLM engine.
-        None if task == Task::Inference && defaults::is_diffusion(&model) => {
-            defaults.push(format!("engine {} (diffusers)", Engine::Pytorch));
-            Engine::Pytorch
-        }
-        None if task == Task::Inference => {
-            defaults.push(format!("engine {DEFAULT_SERVING_ENGINE}"));
-            DEFAULT_SERVING_ENGINE
-        }
-        None => Engine::Pytorch,
-    };
+    let engine = defaults::engine(query.engine, task, &model, &mut defaults);
     let lora_rank = defaults::lora_rank(query.lora_rank, task, &mut defaults);
     let batch = match (query.batch, task) {
         (Some(batch), _) => Some(batch),
@@ -188,13 +173,20 @@ pub fn plan_workload(catalog: &Catalog, query: &PlanQuery) -> Result<Result<Plan
     if task == Task::Inference && query.serving.qps.is_none() && query.dataset_size.is_none() {
         defaults.push("no --qps: one replica".to_string());
     }
+    for (flag, target) in [("--ttft", query.serving.ttft), ("--tpot", query.serving.tpot)] {
+        if let Some(target) = target {
+            if target.percentile == gpuplan_model::DEFAULT_TARGET_PERCENTILE {
+                defaults.push(format!("{flag} {target} (a bare target is the 90th percentile)"));
+            }
+        }
+    }
     for (flag, value) in [
         ("--deadline", query.deadline_hours),
         ("--budget", query.budget_usd),
         ("--qps", query.serving.qps),
         ("--peak-qps", query.serving.peak_qps),
-        ("--ttft", query.serving.ttft_seconds),
-        ("--tpot", query.serving.tpot_seconds),
+        ("--ttft", query.serving.ttft.map(|t| t.seconds)),
+        ("--tpot", query.serving.tpot.map(|t| t.seconds)),
     ] {
         if value.is_some_and(|v| !(v > 0.0 && v.is_finite())) {
             return Err(Error::invalid(format!("{flag} must be positive"), None));
@@ -225,7 +217,7 @@ pub fn plan_workload(catalog: &Catalog, query: &PlanQuery) -> Result<Result<Plan
     let constraints = Constraints {
         deadline_hours: query.deadline_hours,
         budget_usd: query.budget_usd,
-        serving: query.serving,
+        serving: query.serving.clone(),
         providers,
         regions: query.regions.clone(),
         gpus: resolve_gpus(&query.gpus)?,

@@ -2,7 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use gpuplan::model::{BillingMode, Task};
+use gpuplan::model::{BillingMode, LatencyTarget, Task};
 use gpuplan::planner::ServingTargets;
 use gpuplan::{Catalog, ModelSource, PlanAnswer, PlanQuery, TabularQuery, plan_tabular_workload, plan_workload};
 use std::sync::OnceLock;
@@ -47,8 +47,9 @@ fn seven_b_inference_at_modest_qps_does_not_pick_an_eight_h100_node() {
     q.serving = ServingTargets {
         qps: Some(2.0),
         peak_qps: Some(6.0),
-        ttft_seconds: Some(2.0),
-        tpot_seconds: Some(0.1),
+        ttft: Some(LatencyTarget::at_default_percentile(2.0).unwrap()),
+        tpot: Some(LatencyTarget::at_default_percentile(0.1).unwrap()),
+        requests: None,
     };
     q.seq = Some(1000);
     q.output_tokens = Some(200);
@@ -65,23 +66,21 @@ fn serving_meets_its_latency_targets() {
     q.serving = ServingTargets {
         qps: Some(20.0),
         peak_qps: None,
-        ttft_seconds: Some(1.0),
-        tpot_seconds: Some(0.05),
+        ttft: Some(LatencyTarget::at_default_percentile(1.0).unwrap()),
+        tpot: Some(LatencyTarget::at_default_percentile(0.05).unwrap()),
+        requests: None,
     };
     q.seq = Some(1000);
     q.output_tokens = Some(200);
     q.providers = vec!["aws".into(), "gcp".into(), "lambda".into()];
     let answer = feasible(&q);
     for r in &answer.plan.recommendations {
-        let inference = r.estimate.inference.unwrap();
-        assert!(
-            inference.ttft_seconds <= 1.0 && inference.tpot_seconds <= 0.05,
-            "{}",
-            r.label()
-        );
-        assert!(["aws", "gcp", "lambda"].contains(&r.offering.provider.as_str()));
         let serving = r.serving.unwrap();
-        assert!(f64::from(serving.replicas) * serving.requests_per_second_per_replica * 0.7 >= 20.0 - 1e-9);
+        let (ttft, tpot) = (serving.latency.ttft.unwrap(), serving.latency.tpot.unwrap());
+        assert!(ttft.p90 <= 1.0 && tpot.p90 <= 0.05, "{} {ttft:?} {tpot:?}", r.label());
+        assert!(["aws", "gcp", "lambda"].contains(&r.offering.provider.as_str()));
+        assert!(f64::from(serving.replicas) * serving.requests_per_second_per_replica >= 20.0 - 1e-9);
+        assert!(serving.latency.load_per_replica <= serving.latency.goodput_per_replica.unwrap());
     }
 }
 
@@ -130,8 +129,9 @@ fn contradictory_or_bad_constraints_are_errors() {
     q.serving = ServingTargets {
         qps: Some(10.0),
         peak_qps: Some(5.0),
-        ttft_seconds: None,
-        tpot_seconds: None,
+        ttft: None,
+        tpot: None,
+        requests: None,
     };
     assert!(
         plan_workload(catalog(), &q)

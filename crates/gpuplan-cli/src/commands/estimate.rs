@@ -2,7 +2,7 @@ use crate::args::EstimateArgs;
 use crate::output;
 use gpuplan::emit::wire::EstimateJson;
 use gpuplan::emit::{OutputFormat, Table, estimate_report};
-use gpuplan::{Catalog, Error, ExitStatus, ModelSource, WorkloadRequest, estimate_workload};
+use gpuplan::{Catalog, Error, ExitStatus, ModelSource, ServingQuestion, WorkloadRequest, estimate_workload};
 use std::path::Path;
 use std::str::FromStr;
 
@@ -68,6 +68,16 @@ pub fn run(catalog: &Catalog, args: &EstimateArgs, format: OutputFormat) -> Resu
     request.epochs = args.epochs;
     request.dataset_size = args.dataset_size;
     request.memory_margin = args.memory_margin;
+    request.serving = ServingQuestion {
+        qps: args.qps,
+        ttft: args.ttft,
+        tpot: args.tpot,
+        requests: args
+            .requests
+            .as_deref()
+            .map(super::plan::read_request_log)
+            .transpose()?,
+    };
 
     let answer = estimate_workload(catalog, &request)?;
     for note in &answer.notes {
@@ -82,7 +92,8 @@ pub fn run(catalog: &Catalog, args: &EstimateArgs, format: OutputFormat) -> Resu
         &answer.estimate,
         &answer.defaults,
     )
-    .with_margin(answer.memory_margin, answer.nearest_fit.clone());
+    .with_margin(answer.memory_margin, answer.nearest_fit.clone())
+    .with_serving(answer.serving.clone());
     match format {
         OutputFormat::Table => output::text(&estimate_report(&wire)),
         OutputFormat::Json => output::json(&wire),

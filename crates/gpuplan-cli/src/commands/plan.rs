@@ -3,7 +3,7 @@ use crate::args::{ObjectiveArg, OperationsArgs, PlanArgs};
 use crate::output;
 use gpuplan::emit::wire::{InfeasibleJson, PlanJson};
 use gpuplan::emit::{OutputFormat, infeasible_report, plan_explanation, plan_table};
-use gpuplan::model::{BillingMode, Precision, SoftwareStack, Task};
+use gpuplan::model::{BillingMode, Precision, RequestMix, SoftwareStack, Task};
 use gpuplan::planner::{InputSettings, Objective, Operational, ServingTargets, StartupOverrides};
 use gpuplan::{Catalog, Error, ExitStatus, PlanQuery, TabularQuery, plan_tabular_workload, plan_workload};
 
@@ -173,8 +173,9 @@ pub fn run(catalog: &Catalog, args: &PlanArgs, format: OutputFormat) -> Result<E
     query.serving = ServingTargets {
         qps: args.qps,
         peak_qps: args.peak_qps,
-        ttft_seconds: args.ttft,
-        tpot_seconds: args.tpot,
+        ttft: args.ttft,
+        tpot: args.tpot,
+        requests: args.requests.as_deref().map(read_request_log).transpose()?,
     };
     query.providers = args.providers.clone();
     query.regions = args.regions.clone();
@@ -227,4 +228,13 @@ pub fn run(catalog: &Catalog, args: &PlanArgs, format: OutputFormat) -> Result<E
             Ok(ExitStatus::Infeasible)
         }
     }
+}
+
+/// Reads a request log (CSV or JSON Lines of input and output token counts).
+pub(crate) fn read_request_log(path: &std::path::Path) -> Result<RequestMix, Error> {
+    let text = std::fs::read_to_string(path).map_err(|source| Error::InvalidInput {
+        message: format!("--requests: cannot read {}: {source}", path.display()),
+        hint: None,
+    })?;
+    gpuplan::parse_request_log(&text, &path.display().to_string())
 }

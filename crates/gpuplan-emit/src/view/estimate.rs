@@ -1,5 +1,6 @@
 use crate::view::model::parameter_count;
 use crate::wire::EstimateJson;
+use gpuplan_estimate::serving::{LoadReport, Percentiles};
 use gpuplan_model::Bytes;
 use std::fmt::Write as _;
 
@@ -155,7 +156,12 @@ pub fn estimate_report(e: &EstimateJson) -> String {
         }
     }
     if let Some(i) = &e.inference {
-        let _ = writeln!(text, "\ninference (±{:.0} %)", e.uncertainty.speed * 100.0);
+        let batch = if e.serving.is_some() {
+            format!(", one static batch of {}", w.batch)
+        } else {
+            String::new()
+        };
+        let _ = writeln!(text, "\ninference (±{:.0} %{batch})", e.uncertainty.speed * 100.0);
         if e.image.is_some() {
             let _ = writeln!(
                 text,
@@ -199,6 +205,9 @@ pub fn estimate_report(e: &EstimateJson) -> String {
             let _ = writeln!(text, "  {:<18} {}", "max concurrent", i.max_concurrent_sequences);
         }
     }
+    if let Some(serving) = &e.serving {
+        serving_section(&mut text, serving);
+    }
     if !e.defaults.is_empty() {
         let _ = writeln!(text, "\ndefaults chosen");
         for default in &e.defaults {
@@ -210,6 +219,67 @@ pub fn estimate_report(e: &EstimateJson) -> String {
         let _ = writeln!(text, "  - {assumption}");
     }
     text
+}
+
+fn percentiles(p: &Percentiles) -> String {
+    format!(
+        "p50 {} · p90 {} · p99 {} (mean {})",
+        duration(p.p50),
+        duration(p.p90),
+        duration(p.p99),
+        duration(p.mean)
+    )
+}
+
+/// One continuous-batching replica: capacity, goodput, and latency at the load.
+fn serving_section(text: &mut String, s: &LoadReport) {
+    let _ = writeln!(
+        text,
+        "\nserving, one replica with continuous batching ({} requests, {:.0} in / {:.0} out tokens)",
+        s.requests, s.mean_input_tokens, s.mean_output_tokens
+    );
+    let _ = writeln!(
+        text,
+        "  {:<18} {} requests/s, {} output tokens/s at full concurrency ({:.0} sequences)",
+        "capacity",
+        rate(s.capacity_requests_per_second),
+        rate(s.capacity_output_tokens_per_second),
+        s.max_concurrent_sequences
+    );
+    if let Some(goodput) = s.goodput_requests_per_second {
+        let limit = s
+            .goodput_limit
+            .map_or("not even a trickle meets the targets".to_string(), |l| {
+                format!("bounded by {l}")
+            });
+        let _ = writeln!(text, "  {:<18} {} requests/s ({limit})", "goodput", rate(goodput));
+    }
+    if let Some(load) = s.load_requests_per_second {
+        match (s.saturated, &s.ttft, &s.tpot) {
+            (Some(saturation), _, _) => {
+                let _ = writeln!(
+                    text,
+                    "  at {} requests/s the replica saturates ({saturation}): queues grow without bound",
+                    rate(load)
+                );
+            }
+            (None, Some(ttft), Some(tpot)) => {
+                let _ = writeln!(text, "  at {} requests/s (Poisson arrivals):", rate(load));
+                let _ = writeln!(text, "  {:<18} {}", "time to first token", percentiles(ttft));
+                let _ = writeln!(text, "  {:<18} {}", "time per token", percentiles(tpot));
+                if let (Some(n), Some(kv)) = (s.concurrent_sequences, s.kv_cache_utilisation) {
+                    let _ = writeln!(
+                        text,
+                        "  {:<18} {n:.0} sequences, KV cache {:.0} % used",
+                        "in flight",
+                        kv * 100.0
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+    let _ = writeln!(text, "  {:<18} {}", "scheduler", s.scheduler);
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 use crate::Table;
 use crate::wire::{InfeasibleJson, PlanJson};
 use gpuplan_model::Bytes;
+use gpuplan_plan::{Batching, Percentiles, Serving};
 use std::fmt::Write as _;
 
 fn hours(seconds: Option<f64>) -> String {
@@ -93,22 +94,7 @@ pub fn plan_explanation(plan: &PlanJson, explain: bool) -> String {
             let _ = writeln!(text, "  warning: {warning}");
         }
         if let Some(serving) = &best.serving {
-            let _ = writeln!(
-                text,
-                "  serving: {} replicas of {} GPU(s) at batch {}, {:.2} requests/s each; autoscale {}–{} replicas{}{}",
-                serving.replicas,
-                serving.gpus_per_replica,
-                serving.batch_per_replica,
-                serving.requests_per_second_per_replica,
-                serving.min_replicas,
-                serving.max_replicas,
-                serving
-                    .usd_per_million_output_tokens
-                    .map_or(String::new(), |v| format!("; ${v:.3} per million output tokens")),
-                serving
-                    .usd_per_thousand_requests
-                    .map_or(String::new(), |v| format!("; ${v:.4} per 1,000 requests")),
-            );
+            let _ = writeln!(text, "{}", serving_summary(serving));
         }
     }
     for (index, r) in plan.recommendations.iter().enumerate().skip(1).take(3) {
@@ -165,5 +151,66 @@ pub fn infeasible_report(infeasible: &InfeasibleJson) -> String {
     if let Some(suggestion) = &infeasible.suggestion {
         let _ = writeln!(text, "hint: {suggestion}");
     }
+    text
+}
+
+/// Milliseconds of a percentile summary: `p50/p90/p99 45/46/48 ms`.
+fn percentiles_ms(p: &Percentiles) -> String {
+    format!(
+        "p50/p90/p99 {:.0}/{:.0}/{:.0} ms",
+        p.p50 * 1e3,
+        p.p90 * 1e3,
+        p.p99 * 1e3
+    )
+}
+
+/// The serving lines under the best recommendation.
+fn serving_summary(serving: &Serving) -> String {
+    let latency = &serving.latency;
+    let how = match latency.batching {
+        Batching::Continuous => "continuous batching".to_string(),
+        Batching::Dynamic => format!("dynamic batches of up to {}", serving.batch_per_replica),
+        Batching::Offline => "offline, full concurrency".to_string(),
+    };
+    let mut text = format!(
+        "  serving: {} replicas of {} GPU(s), {how}; {:.2} requests/s planned per replica",
+        serving.replicas, serving.gpus_per_replica, serving.requests_per_second_per_replica
+    );
+    if let Some(goodput) = latency.goodput_per_replica {
+        let _ = write!(text, " (goodput {goodput:.2} within the targets)");
+    }
+    let mut at_load = Vec::new();
+    if let Some(ttft) = &latency.ttft {
+        at_load.push(format!("TTFT {}", percentiles_ms(ttft)));
+    }
+    if let Some(tpot) = &latency.tpot {
+        at_load.push(format!("TPOT {}", percentiles_ms(tpot)));
+    }
+    if let Some(sequences) = latency.concurrent_sequences {
+        at_load.push(format!("{sequences:.0} sequences in flight"));
+    }
+    if let Some(kv) = latency.kv_cache_utilisation {
+        at_load.push(format!("KV cache {:.0} % used", kv * 100.0));
+    }
+    if !at_load.is_empty() {
+        let _ = write!(
+            text,
+            "\n  at {:.2} requests/s per replica: {}",
+            latency.load_per_replica,
+            at_load.join(", ")
+        );
+    }
+    let _ = write!(
+        text,
+        "\n  autoscale {}–{} replicas{}{}",
+        serving.min_replicas,
+        serving.max_replicas,
+        serving
+            .usd_per_million_output_tokens
+            .map_or(String::new(), |v| format!("; ${v:.3} per million output tokens")),
+        serving
+            .usd_per_thousand_requests
+            .map_or(String::new(), |v| format!("; ${v:.4} per 1,000 requests")),
+    );
     text
 }

@@ -1,3 +1,4 @@
+use gpuplan_estimate::serving::LoadReport;
 use gpuplan_estimate::{Estimate, ImageSummary, Uncertainty};
 use gpuplan_model::{Accelerator, ModelSpec, ParallelLayout, Workload};
 use serde::Serialize;
@@ -19,6 +20,9 @@ pub struct EstimateJson {
     /// Values gpuplan chose because the request left them open.
     pub defaults: Vec<String>,
     pub assumptions: Vec<String>,
+    /// Continuous-batching serving of one replica: capacity, goodput within the targets and
+    /// latency percentiles at the offered load; null for other engines and tasks.
+    pub serving: Option<LoadReport>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -125,6 +129,12 @@ pub struct InferenceJson {
 impl EstimateJson {
     /// Judges the fit with `margin` of each GPU's memory kept free, and names the nearest
     /// configurations that fit when this one does not.
+    /// Adds the serving figures of a continuous-batching estimate.
+    pub fn with_serving(mut self, serving: Option<LoadReport>) -> Self {
+        self.serving = serving;
+        self
+    }
+
     pub fn with_margin(mut self, margin: f64, nearest_fit: Vec<String>) -> Self {
         let m = &mut self.memory;
         let usable = (m.capacity_bytes as f64 * (1.0 - margin)) as i64;
@@ -212,6 +222,7 @@ impl EstimateJson {
             uncertainty: estimate.uncertainty,
             defaults: defaults.to_vec(),
             assumptions: estimate.assumptions.clone(),
+            serving: None,
         }
     }
 }

@@ -1,0 +1,736 @@
+//! Serving with continuous batching: one replica (a tensor-parallel group) running an
+//! iteration-level scheduler at an offered load, with latency percentiles.
+//!
+//! The engine runs in iterations. Each iteration decodes one token for every running
+//! sequence and fills the rest of its token budget with prompt chunks of waiting requests
+//! (chunked prefill). How long an iteration takes follows the roofline of the work in it:
+//! the weights and the running sequences' KV cache are read once, every token costs its
+//! matmul and attention FLOPs, plus the engine's fixed time per step.
+//!
+//! At an offered load of λ requests/s (Poisson arrivals) with mean prompt `I` and output
+//! `O`, the steady state holds N = λ·O·s sequences decoding and λ·I·s prompt tokens per
+//! iteration of mean length s, which makes s the fixed point of the step cost. From it:
+//! - time per output token: a request sees the decode-only step plus the prefill chunks that
+//!   join during its life (Poisson, with mean N), averaged over its output;
+//! - time to first token: the rest of the current step, the wait for prompt budget (an M/G/1
+//!   queue whose server is the per-step budget left by decodes: Pollaczek–Khinchine mean,
+//!   exponential tail), and the prefill of its own prompt;
+//! - goodput: the highest load whose percentiles meet the targets; capacity: the KV cache
+//!   bounds the concurrent sequences, the engine's `max_num_seqs` too.
+//!
+//! References: Yu et al. 2022 (Orca, iteration-level scheduling); Kwon et al. 2023
+//! (PagedAttention); Agrawal et al. 2024 (Sarathi-Serve, chunked prefills and generation
+//! stalls); Zhong et al. 2024 (DistServe, goodput under TTFT/TPOT targets); Kleinrock 1975,
+//! Queueing Systems vol. 1, §5.6 (M/G/1 waiting time) and Kingman's exponential tail.
+
+use crate::efficiency::{ALL_REDUCE_LATENCY_SECONDS, EngineProfile, LOW_PRECISION_DECODE_FACTOR, engine_profile};
+use crate::inference::InferenceShape;
+use gpuplan_model::{Accelerator, Engine, FlopsPerSecond, LatencyTarget, Precision, RequestMix};
+use serde::Serialize;
+
+/// What an engine's scheduler allows per iteration by default.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Scheduler {
+    /// Tokens (decodes plus prompt chunks) one iteration processes at most.
+    pub token_budget: f64,
+    /// Sequences running at once at most.
+    pub max_sequences: f64,
+    /// Fraction of GPU memory the engine takes for weights, activations and KV cache.
+    pub memory_fraction: f64,
+    /// KV cache reserved for a sequence's whole context on admission (no eviction), rather
+    /// than grown block by block.
+    pub reserves_full_context: bool,
+    /// New prompts wait until they are this share of the running sequences, or for this many
+    /// steps (TGI's `waiting_served_ratio` and `max_waiting_tokens`); `None`: admitted at once.
+    pub batch_wait: Option<(f64, f64)>,
+    pub evidence: &'static str,
+}
+
+/// GPU memory from which vLLM and SGLang raise their batch defaults, GiB.
+const LARGE_GPU_GIB: f64 = 70.0;
+
+/// Memory SGLang keeps out of its static pool on GPUs over 60 GB (`mem_fraction_static`
+/// reserves at least 10 GB there), GiB.
+const SGLANG_RESERVED_GIB: f64 = 10.0;
+
+/// The default scheduler of `engine` on `accelerator`.
+///
+/// Evidence (engine sources of their 2025 releases):
+/// - vLLM 0.11 `engine/arg_utils.py`: for `vllm serve`, `max_num_batched_tokens` 8192 and
+///   `max_num_seqs` 1024 on GPUs with ≥ 70 GiB other than A100, else 2048 and 256; chunked
+///   prefill and prefix caching on; `gpu_memory_utilization` 0.9 (`config/cache.py`).
+/// - SGLang 0.5.4 `server_args.py`: `chunked_prefill_size` 2048 under 35 GB, 4096 under
+///   60 GB, 8192 under 160 GB, 16384 above; `mem_fraction_static` leaves ≥ 10 GB on GPUs over
+///   60 GB (0.88 otherwise); running requests up to the request pool (≤ 4096).
+/// - TensorRT-LLM (`builder.py`, `llmapi/llm_args.py`, `commands/serve.py`):
+///   `max_batch_size` 2048, `max_num_tokens` 8192, KV cache in 90 % of free memory, capacity
+///   policy GUARANTEED_NO_EVICT (a sequence's whole context reserved on admission), chunked
+///   prefill off.
+/// - TGI 3.3 `launcher/src/main.rs`: `max_concurrent_requests` 128, `max_batch_prefill_tokens`
+///   4096 (when no compute estimate), `waiting_served_ratio` 0.3, `max_waiting_tokens` 20,
+///   KV cache in 90 % of free memory.
+pub fn scheduler(engine: Engine, accelerator: &Accelerator) -> Scheduler {
+    let memory_gib = accelerator.memory.as_gib();
+    let large = memory_gib >= LARGE_GPU_GIB;
+    match engine {
+        Engine::Sglang => Scheduler {
+            token_budget: match memory_gib {
+                m if m < 35.0 => 2048.0,
+                m if m < 60.0 => 4096.0,
+                m if m < 160.0 => 8192.0,
+                _ => 16384.0,
+            },
+            max_sequences: 4096.0,
+            memory_fraction: if memory_gib > 60.0 {
+                1.0 - SGLANG_RESERVED_GIB / memory_gib
+            } else {
+                0.88
+            },
+            reserves_full_context: false,
+            batch_wait: None,
+            evidence: "SGLang defaults: chunked prefill 2048–16384 tokens by GPU memory, up to 4096 running requests, ≥ 10 GB kept out of the pool on large GPUs",
+        },
+        Engine::TensorrtLlm => Scheduler {
+            token_budget: 8192.0,
+            max_sequences: 2048.0,
+            memory_fraction: 0.90,
+            reserves_full_context: true,
+            batch_wait: None,
+            evidence: "TensorRT-LLM defaults: max_num_tokens 8192, max_batch_size 2048, KV cache in 90 % of free memory reserved per sequence (GUARANTEED_NO_EVICT)",
+        },
+        Engine::Tgi => Scheduler {
+            token_budget: 4096.0,
+            max_sequences: 128.0,
+            memory_fraction: 0.90,
+            reserves_full_context: false,
+            batch_wait: Some((0.3, 20.0)),
+            evidence: "TGI defaults: max_batch_prefill_tokens 4096, max_concurrent_requests 128, new prompts join when 30 % of the running batch or after 20 steps",
+        },
+        _ => {
+            let raised = large && !accelerator.id.to_string().contains("A100");
+            Scheduler {
+                token_budget: if raised { 8192.0 } else { 2048.0 },
+                max_sequences: if raised { 1024.0 } else { 256.0 },
+                memory_fraction: 0.90,
+                reserves_full_context: false,
+                batch_wait: None,
+                evidence: "vLLM defaults: max_num_batched_tokens 8192 and max_num_seqs 1024 on ≥ 70 GiB GPUs other than A100 (2048 and 256 otherwise), gpu_memory_utilization 0.9",
+            }
+        }
+    }
+}
+
+/// The cost of one iteration on one replica, from the model's shape and the hardware.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepCost {
+    fixed_seconds: f64,
+    prefill_fixed_seconds: f64,
+    dense_weight_seconds: f64,
+    expert_weight_seconds: f64,
+    expert_share: f64,
+    kv_seconds_per_token: f64,
+    decode_seconds_per_token: f64,
+    decode_attention_seconds_per_context: f64,
+    prefill_seconds_per_token: f64,
+    prefill_attention_seconds_per_context: f64,
+    sync_seconds_per_token: f64,
+    /// KV-cache tokens the replica holds.
+    pub kv_capacity_tokens: f64,
+    pub scheduler: Scheduler,
+}
+
+impl StepCost {
+    pub fn new(
+        accelerator: &Accelerator,
+        peak: FlopsPerSecond,
+        engine: Engine,
+        precision: Precision,
+        tp: u32,
+        shape: &InferenceShape,
+    ) -> StepCost {
+        let profile: EngineProfile = engine_profile(engine);
+        let tp = f64::from(tp.max(1));
+        let layers = shape.layers as f64;
+        let bandwidth = accelerator.memory_bandwidth.map_or(f64::INFINITY, |b| b.0) * profile.decode_bandwidth_fraction;
+        let low_precision = matches!(precision, Precision::Fp8 | Precision::Int8);
+        let decode_fraction = profile.decode_peak_fraction
+            * if low_precision {
+                LOW_PRECISION_DECODE_FACTOR
+            } else {
+                1.0
+            };
+        let decode_rate = peak.0 * decode_fraction;
+        let prefill_rate = peak.0 * profile.prefill_peak_fraction;
+        let matmul = 2.0 * shape.matmul_parameters / tp;
+        let attention = shape.attention_flops_per_token_per_context / tp;
+        let (sync_fixed, sync_per_token) = if tp > 1.0 {
+            (
+                2.0 * layers * ALL_REDUCE_LATENCY_SECONDS,
+                2.0 * layers * 2.0 * (tp - 1.0) / tp * shape.hidden as f64 * 2.0 / shape.tensor_parallel_bandwidth,
+            )
+        } else {
+            (0.0, 0.0)
+        };
+        StepCost {
+            fixed_seconds: profile.step_overhead_seconds + profile.per_layer_overhead_seconds * layers + sync_fixed,
+            prefill_fixed_seconds: profile.prefill_per_layer_overhead_seconds * layers,
+            dense_weight_seconds: (shape.weight_bytes_gpu - shape.expert_bytes_gpu) / bandwidth,
+            expert_weight_seconds: shape.expert_bytes_gpu / bandwidth,
+            expert_share: shape.expert_share_per_token,
+            kv_seconds_per_token: shape.kv_bytes_per_token_gpu / bandwidth,
+            decode_seconds_per_token: matmul / decode_rate,
+            decode_attention_seconds_per_context: attention / decode_rate,
+            prefill_seconds_per_token: matmul / prefill_rate,
+            prefill_attention_seconds_per_context: attention / prefill_rate,
+            sync_seconds_per_token: sync_per_token,
+            kv_capacity_tokens: if shape.kv_bytes_per_token_gpu > 0.0 {
+                (shape.kv_budget_bytes / shape.kv_bytes_per_token_gpu).max(0.0)
+            } else {
+                0.0
+            },
+            scheduler: scheduler(engine, accelerator),
+        }
+    }
+
+    /// One iteration with `decodes` sequences at mean context `context` and
+    /// `prefill_tokens` prompt tokens at mean prompt length `prompt`; `prefill_share` of
+    /// the iterations carry a prompt chunk.
+    fn step(&self, decodes: f64, context: f64, prefill_tokens: f64, prompt: f64, prefill_share: f64) -> f64 {
+        let tokens = decodes + prefill_tokens;
+        let touched = 1.0 - (1.0 - self.expert_share).powf(tokens.max(1.0));
+        let memory = self.dense_weight_seconds
+            + self.expert_weight_seconds * touched
+            + (decodes * context + prefill_tokens) * self.kv_seconds_per_token;
+        let compute = decodes * (self.decode_seconds_per_token + self.decode_attention_seconds_per_context * context)
+            + prefill_tokens
+                * (self.prefill_seconds_per_token + self.prefill_attention_seconds_per_context * prompt / 2.0);
+        self.fixed_seconds
+            + self.prefill_fixed_seconds * prefill_share.min(1.0)
+            + self.sync_seconds_per_token * tokens
+            + memory.max(compute)
+    }
+
+    /// The decode-only iteration with `decodes` sequences at context `context`.
+    pub fn decode_step(&self, decodes: f64, context: f64) -> f64 {
+        self.step(decodes, context, 0.0, 0.0, 0.0)
+    }
+
+    /// Sequences the KV cache and the scheduler allow at once for requests of this mix.
+    pub fn max_sequences(&self, mix: &RequestMix) -> f64 {
+        let per_sequence = if self.scheduler.reserves_full_context {
+            mix.mean_input() + mix.mean_output()
+        } else {
+            mix.mean_input() + mix.mean_output() / 2.0
+        };
+        (self.kv_capacity_tokens / per_sequence.max(1.0)).min(self.scheduler.max_sequences)
+    }
+}
+
+/// A latency distribution's summary, seconds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Percentiles {
+    pub mean: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+}
+
+impl Percentiles {
+    /// A bound that holds at every percentile (a worst case).
+    pub fn flat(seconds: f64) -> Percentiles {
+        Percentiles {
+            mean: seconds,
+            p50: seconds,
+            p90: seconds,
+            p99: seconds,
+        }
+    }
+}
+
+/// Why a replica cannot take a load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Saturation {
+    /// Iterations grow without bound: compute or memory bandwidth is exhausted.
+    Throughput,
+    /// Prompts arrive faster than the token budget left by decodes admits them.
+    PrefillBudget,
+    /// The KV cache (or the engine's sequence limit) cannot hold the sequences in flight.
+    KvCache,
+}
+
+/// One replica at one offered load.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LoadPoint {
+    pub requests_per_second: f64,
+    pub step_seconds: f64,
+    pub decode_step_seconds: f64,
+    /// Sequences decoding at once, on average.
+    pub sequences: f64,
+    /// Share of the prompt-token budget in use.
+    pub prefill_utilisation: f64,
+    /// Share of the KV cache in use.
+    pub kv_utilisation: f64,
+    mean_output: f64,
+    mean_wait: f64,
+    prefill_share: f64,
+    own_prefill: [f64; 3],
+    own_prefill_mean: f64,
+    batch_wait_window: f64,
+}
+
+/// The percentile levels a [`LoadPoint`] keeps the own-prefill time for.
+const LEVELS: [f64; 3] = [0.5, 0.9, 0.99];
+
+/// The mean iteration time at `rate` requests/s: the fixed point of the step cost with
+/// N = rate·O·s decodes and rate·I·s prompt tokens per step; `None` when none exists.
+fn steady_state_step(cost: &StepCost, rate: f64, mix: &RequestMix) -> Option<f64> {
+    let (input, output) = (mix.mean_input(), mix.mean_output().max(1.0));
+    let context = input + output / 2.0;
+    let budget = cost.scheduler.token_budget;
+    let g = |s: f64| {
+        let decodes = rate * output * s;
+        let prefill = rate * input * s;
+        let share = rate * s * (input / budget).max(1.0);
+        cost.step(decodes, context, prefill, input, share)
+    };
+    if rate <= 0.0 {
+        return Some(g(0.0));
+    }
+    // g is increasing and convex in s: a fixed point exists when g(s) < s somewhere.
+    let mut high = g(0.0).max(1e-6);
+    while g(high) >= high {
+        high *= 2.0;
+        if high > 1e4 {
+            return None;
+        }
+    }
+    let mut low = 0.0;
+    for _ in 0..60 {
+        let mid = 0.5 * (low + high);
+        if g(mid) >= mid {
+            low = mid;
+        } else {
+            high = mid;
+        }
+    }
+    Some(high)
+}
+
+/// The replica at `rate` requests/s of `mix`, or why it saturates.
+pub fn at_load(cost: &StepCost, rate: f64, mix: &RequestMix) -> Result<LoadPoint, Saturation> {
+    let (input, output) = (mix.mean_input(), mix.mean_output().max(1.0));
+    let context = input + output / 2.0;
+    let step = steady_state_step(cost, rate, mix).ok_or(Saturation::Throughput)?;
+    let sequences = rate * output * step;
+    let max_sequences = cost.max_sequences(mix);
+    if sequences > max_sequences {
+        return Err(Saturation::KvCache);
+    }
+    let budget = cost.scheduler.token_budget;
+    let left = (budget - sequences).max(0.0);
+    let prefill_tokens = rate * input * step;
+    if left <= 0.0 || prefill_tokens >= left {
+        return Err(Saturation::PrefillBudget);
+    }
+    let utilisation = prefill_tokens / left;
+    // M/G/1: the service of one prompt is its share of the per-step budget, tokens·s/left.
+    let second_moment = mix.mean_input_squared() * (step / left).powi(2);
+    let mean_wait = rate * second_moment / (2.0 * (1.0 - utilisation));
+    let prefill_share = (rate * step * (input / budget).max(1.0)).min(1.0);
+    let decode_step = cost.decode_step(sequences, context);
+    let own = |tokens: f64| {
+        let steps = (tokens / left).ceil().max(1.0);
+        steps * cost.step(sequences, context, prefill_tokens.max(tokens.min(left)), tokens, 1.0)
+    };
+    let own_prefill = LEVELS.map(|q| own(mix.input_quantile(q)));
+    // Engines that hold new prompts back until enough wait (TGI): the window in which a
+    // request may wait for its batch to be admitted.
+    let batch_wait_window = cost.scheduler.batch_wait.map_or(0.0, |(ratio, max_steps)| {
+        let steps = ((ratio * sequences - 1.0).max(0.0) / (rate * step)).min(max_steps);
+        steps * step
+    });
+    Ok(LoadPoint {
+        requests_per_second: rate,
+        step_seconds: step,
+        decode_step_seconds: decode_step.min(step),
+        sequences,
+        prefill_utilisation: utilisation,
+        kv_utilisation: if cost.kv_capacity_tokens > 0.0 {
+            sequences * context / cost.kv_capacity_tokens
+        } else {
+            0.0
+        },
+        mean_output: output,
+        mean_wait,
+        prefill_share,
+        own_prefill,
+        own_prefill_mean: own(input),
+        batch_wait_window,
+    })
+}
+
+impl LoadPoint {
+    /// The own-prefill time for a request at quantile `q` of prompt lengths.
+    fn own_prefill_at(&self, q: f64) -> f64 {
+        let index = LEVELS.iter().position(|l| q <= *l + 1e-9).unwrap_or(LEVELS.len() - 1);
+        self.own_prefill[index]
+    }
+
+    /// Time to first token at quantile `q` (0–1): the rest of the running step and the wait
+    /// for budget (their sum's quantile), plus the prefill of a prompt at the same quantile
+    /// of lengths (adding quantiles errs long).
+    pub fn ttft_at(&self, q: f64) -> f64 {
+        wait_quantile(self.step_seconds, self.prefill_utilisation, self.mean_wait, q)
+            + self.own_prefill_at(q)
+            + q * self.batch_wait_window
+    }
+
+    pub fn ttft_mean(&self) -> f64 {
+        self.step_seconds / 2.0 + self.mean_wait + self.own_prefill_mean + self.batch_wait_window / 2.0
+    }
+
+    /// Time per output token at quantile `q` over requests: the decode-only step plus the
+    /// prompt chunks that join during the request's life (Poisson with mean `sequences`).
+    pub fn tpot_at(&self, q: f64) -> f64 {
+        let joins = self.sequences;
+        if joins <= 0.0 {
+            return self.step_seconds;
+        }
+        let per_join = (self.step_seconds - self.decode_step_seconds) * self.mean_output / joins;
+        self.decode_step_seconds + per_join * poisson_quantile(joins, q) / self.mean_output
+    }
+
+    pub fn tpot_mean(&self) -> f64 {
+        self.step_seconds
+    }
+
+    /// Inter-token latency at quantile `q` over iterations: a decode-only step, or one that
+    /// carries a prompt chunk.
+    pub fn itl_at(&self, q: f64) -> f64 {
+        if self.prefill_share <= 0.0 || q <= 1.0 - self.prefill_share {
+            self.decode_step_seconds
+        } else {
+            self.decode_step_seconds + (self.step_seconds - self.decode_step_seconds) / self.prefill_share
+        }
+    }
+
+    /// Output tokens per second the replica produces at this load.
+    pub fn output_tokens_per_second(&self) -> f64 {
+        self.requests_per_second * self.mean_output
+    }
+
+    pub fn ttft(&self) -> Percentiles {
+        Percentiles {
+            mean: self.ttft_mean(),
+            p50: self.ttft_at(0.5),
+            p90: self.ttft_at(0.9),
+            p99: self.ttft_at(0.99),
+        }
+    }
+
+    pub fn tpot(&self) -> Percentiles {
+        Percentiles {
+            mean: self.tpot_mean(),
+            p50: self.tpot_at(0.5),
+            p90: self.tpot_at(0.9),
+            p99: self.tpot_at(0.99),
+        }
+    }
+
+    /// End-to-end latency of a mean request.
+    pub fn e2e_mean(&self) -> f64 {
+        self.ttft_mean() + (self.mean_output - 1.0).max(0.0) * self.step_seconds
+    }
+
+    /// Whether the latency percentiles meet the targets.
+    pub fn meets(&self, ttft: Option<LatencyTarget>, tpot: Option<LatencyTarget>) -> bool {
+        ttft.is_none_or(|t| self.ttft_at(t.percentile / 100.0) <= t.seconds)
+            && tpot.is_none_or(|t| self.tpot_at(t.percentile / 100.0) <= t.seconds)
+    }
+}
+
+/// Quantile `q` of R + W, R uniform on [0, step] (the rest of the running iteration), W the
+/// M/G/1 wait: zero with probability 1 − ρ, else exponential with mean `mean_wait / ρ`.
+fn wait_quantile(step: f64, rho: f64, mean_wait: f64, q: f64) -> f64 {
+    let tail_mean = if rho > 0.0 { mean_wait / rho } else { 0.0 };
+    let cdf = |t: f64| {
+        let u = t.min(step);
+        let waited = if tail_mean > 0.0 {
+            rho * tail_mean * ((-(t - u) / tail_mean).exp() - (-t / tail_mean).exp())
+        } else {
+            0.0
+        };
+        (u - waited) / step
+    };
+    let mut high = step + tail_mean * (rho / (1.0 - q).max(1e-9)).max(1.0).ln() + step;
+    while cdf(high) < q && high < 1e6 {
+        high *= 2.0;
+    }
+    let mut low = 0.0;
+    for _ in 0..50 {
+        let mid = 0.5 * (low + high);
+        if cdf(mid) < q {
+            low = mid;
+        } else {
+            high = mid;
+        }
+    }
+    high
+}
+
+/// The `q` quantile of a Poisson count of mean `mean` (exact sum below 500, normal above).
+fn poisson_quantile(mean: f64, q: f64) -> f64 {
+    if mean > 500.0 {
+        return (mean + normal_quantile(q) * mean.sqrt()).max(0.0);
+    }
+    let mut probability = (-mean).exp();
+    let mut cumulative = probability;
+    let mut k = 0.0;
+    while cumulative < q && k < 10_000.0 {
+        k += 1.0;
+        probability *= mean / k;
+        cumulative += probability;
+    }
+    k
+}
+
+/// Standard normal quantile (Acklam's rational approximation, relative error < 1.2e-9).
+fn normal_quantile(p: f64) -> f64 {
+    const A: [f64; 6] = [
+        -3.969683028665376e1,
+        2.209460984245205e2,
+        -2.759285104469687e2,
+        1.38357751867269e2,
+        -3.066479806614716e1,
+        2.506628277459239,
+    ];
+    const B: [f64; 5] = [
+        -5.447609879822406e1,
+        1.615858368580409e2,
+        -1.556989798598866e2,
+        6.680131188771972e1,
+        -1.328068155288572e1,
+    ];
+    const C: [f64; 6] = [
+        -7.784894002430293e-3,
+        -3.223964580411365e-1,
+        -2.400758277161838,
+        -2.549732539343734,
+        4.374664141464968,
+        2.938163982698783,
+    ];
+    const D: [f64; 4] = [
+        7.784695709041462e-3,
+        3.224671290700398e-1,
+        2.445134137142996,
+        3.754408661907416,
+    ];
+    let p = p.clamp(1e-12, 1.0 - 1e-12);
+    let tail = |q: f64| {
+        (((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5])
+            / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
+    };
+    if p < 0.02425 {
+        tail((-2.0 * p.ln()).sqrt())
+    } else if p > 1.0 - 0.02425 {
+        -tail((-2.0 * (1.0 - p).ln()).sqrt())
+    } else {
+        let q = p - 0.5;
+        let r = q * q;
+        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q
+            / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
+    }
+}
+
+/// A closed loop of `concurrency` sequences (an offline batch, or a benchmark at fixed
+/// concurrency): each finished sequence is replaced at once.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct ClosedLoop {
+    /// Sequences decoding at once (after the caps).
+    pub sequences: f64,
+    pub step_seconds: f64,
+    pub output_tokens_per_second: f64,
+    pub requests_per_second: f64,
+}
+
+/// Throughput with `concurrency` sequences in flight (`None`: as many as the engine and KV
+/// cache allow).
+pub fn closed_loop(cost: &StepCost, mix: &RequestMix, concurrency: Option<f64>) -> ClosedLoop {
+    let (input, output) = (mix.mean_input(), mix.mean_output().max(1.0));
+    let context = input + output / 2.0;
+    let cap = cost.max_sequences(mix).max(1.0);
+    let mut sequences = concurrency.map_or(cap, |c| c.min(cap)).max(1.0);
+    // Each iteration refills the sequences that finished: N·I/O prompt tokens.
+    let budget = cost.scheduler.token_budget;
+    if sequences * (1.0 + input / output) > budget {
+        sequences = (budget * output / (input + output)).min(sequences).max(1.0);
+    }
+    let prefill = sequences * input / output;
+    let share = (sequences / output * (input / budget).max(1.0)).min(1.0);
+    let step = cost.step(sequences, context, prefill, input, share);
+    ClosedLoop {
+        sequences,
+        step_seconds: step,
+        output_tokens_per_second: sequences / step,
+        requests_per_second: sequences / step / output,
+    }
+}
+
+/// The highest load one replica sustains with its latency percentiles within the targets.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Goodput {
+    pub requests_per_second: f64,
+    /// What stops more load: a latency target, or a saturation.
+    pub limit: GoodputLimit,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GoodputLimit {
+    TimeToFirstToken,
+    TimePerOutputToken,
+    Saturation(Saturation),
+}
+
+impl std::fmt::Display for GoodputLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            GoodputLimit::TimeToFirstToken => "the time-to-first-token target",
+            GoodputLimit::TimePerOutputToken => "the time-per-output-token target",
+            GoodputLimit::Saturation(s) => match s {
+                Saturation::Throughput => "compute and memory bandwidth",
+                Saturation::PrefillBudget => "the prompt-token budget per step",
+                Saturation::KvCache => "the KV cache (or the engine's sequence limit)",
+            },
+        })
+    }
+}
+
+impl std::fmt::Display for Saturation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        GoodputLimit::Saturation(*self).fmt(f)
+    }
+}
+
+/// Bisects the offered load for the highest that meets the targets; without targets, the
+/// highest load before saturation. `None`: not even a trickle of requests meets them.
+pub fn goodput(
+    cost: &StepCost,
+    mix: &RequestMix,
+    ttft: Option<LatencyTarget>,
+    tpot: Option<LatencyTarget>,
+) -> Option<Goodput> {
+    let trickle = at_load(cost, 1e-6, mix).ok()?;
+    if !trickle.meets(ttft, tpot) {
+        return None;
+    }
+    let mut high = closed_loop(cost, mix, None).requests_per_second * 1.5;
+    let mut limit = GoodputLimit::Saturation(Saturation::Throughput);
+    let mut low = 1e-6;
+    for _ in 0..40 {
+        let mid = 0.5 * (low + high);
+        match at_load(cost, mid, mix) {
+            Ok(point) if point.meets(ttft, tpot) => low = mid,
+            Ok(point) => {
+                limit = if ttft.is_some_and(|t| point.ttft_at(t.percentile / 100.0) > t.seconds) {
+                    GoodputLimit::TimeToFirstToken
+                } else {
+                    GoodputLimit::TimePerOutputToken
+                };
+                high = mid;
+            }
+            Err(saturation) => {
+                limit = GoodputLimit::Saturation(saturation);
+                high = mid;
+            }
+        }
+    }
+    Some(Goodput {
+        requests_per_second: low,
+        limit,
+    })
+}
+
+/// One replica's serving figures for a question: its capacity, its goodput within the
+/// targets, and its latency distribution at the offered load.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LoadReport {
+    /// Where the request shapes came from (`fixed`, a file) and their means.
+    pub requests: String,
+    pub mean_input_tokens: f64,
+    pub mean_output_tokens: f64,
+    /// Highest throughput with the engine's full concurrency, requests/s (saturation).
+    pub capacity_requests_per_second: f64,
+    pub capacity_output_tokens_per_second: f64,
+    /// Sequences the KV cache and the scheduler hold at once for these requests.
+    pub max_concurrent_sequences: f64,
+    /// Highest Poisson load within the latency targets, requests/s; `None` without targets,
+    /// or when not even a trickle meets them.
+    pub goodput_requests_per_second: Option<f64>,
+    pub goodput_limit: Option<GoodputLimit>,
+    /// The offered load the figures below are at, requests/s.
+    pub load_requests_per_second: Option<f64>,
+    /// What the load saturates, when it exceeds the replica.
+    pub saturated: Option<Saturation>,
+    pub ttft: Option<Percentiles>,
+    pub tpot: Option<Percentiles>,
+    pub concurrent_sequences: Option<f64>,
+    pub kv_cache_utilisation: Option<f64>,
+    pub scheduler: String,
+}
+
+/// The serving figures of one replica for `mix` at `load` requests/s (if given) within the
+/// targets (if given).
+pub fn report(
+    cost: &StepCost,
+    mix: &RequestMix,
+    load: Option<f64>,
+    ttft: Option<LatencyTarget>,
+    tpot: Option<LatencyTarget>,
+) -> LoadReport {
+    let capacity = closed_loop(cost, mix, None);
+    let targeted = ttft.is_some() || tpot.is_some();
+    let found = targeted.then(|| goodput(cost, mix, ttft, tpot)).flatten();
+    let point = load.map(|rate| at_load(cost, rate, mix));
+    let at = point.and_then(Result::ok);
+    LoadReport {
+        requests: mix.origin.clone(),
+        mean_input_tokens: mix.mean_input(),
+        mean_output_tokens: mix.mean_output(),
+        capacity_requests_per_second: capacity.requests_per_second,
+        capacity_output_tokens_per_second: capacity.output_tokens_per_second,
+        max_concurrent_sequences: cost.max_sequences(mix),
+        goodput_requests_per_second: found.map(|g| g.requests_per_second).or(targeted.then_some(0.0)),
+        goodput_limit: found.map(|g| g.limit),
+        load_requests_per_second: load,
+        saturated: point.and_then(Result::err),
+        ttft: at.map(|p| p.ttft()),
+        tpot: at.map(|p| p.tpot()),
+        concurrent_sequences: at.map(|p| p.sequences),
+        kv_cache_utilisation: at.map(|p| p.kv_utilisation),
+        scheduler: cost.scheduler.evidence.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_normal_and_poisson_quantiles_are_right() {
+        assert!((normal_quantile(0.975) - 1.959964).abs() < 1e-5);
+        assert!((normal_quantile(0.5)).abs() < 1e-9);
+        // Poisson(3): P(X ≤ 2) = 0.4232, P(X ≤ 3) = 0.6472.
+        assert_eq!(poisson_quantile(3.0, 0.5), 3.0);
+        assert_eq!(poisson_quantile(3.0, 0.4), 2.0);
+    }
+
+    #[test]
+    fn waiting_is_zero_at_no_load_and_grows_with_utilisation() {
+        assert!((wait_quantile(0.02, 0.0, 0.0, 0.5) - 0.01).abs() < 1e-6);
+        let light = wait_quantile(0.02, 0.3, 0.001, 0.99);
+        let heavy = wait_quantile(0.02, 0.9, 0.2, 0.99);
+        assert!(heavy > light * 5.0, "{light} {heavy}");
+    }
+}

@@ -1,0 +1,197 @@
+//! What a serving deployment is asked to meet: latency targets at a percentile, and the shape
+//! of the requests (prompt and output lengths, fixed or from a log).
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Percentile a bare latency target refers to: p90, the usual production SLO (vLLM's and
+/// SGLang's benchmark reports and MLPerf's server scenario state tail percentiles).
+pub const DEFAULT_TARGET_PERCENTILE: f64 = 90.0;
+
+/// A latency bound on a percentile of requests: `p90:800ms`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct LatencyTarget {
+    pub seconds: f64,
+    /// 0 < percentile < 100.
+    pub percentile: f64,
+}
+
+impl LatencyTarget {
+    pub fn new(seconds: f64, percentile: f64) -> Result<LatencyTarget, String> {
+        if !(seconds > 0.0 && seconds.is_finite()) {
+            return Err(format!("a latency target must be a positive time, found {seconds} s"));
+        }
+        if !(percentile > 0.0 && percentile < 100.0) {
+            return Err(format!(
+                "a percentile lies strictly between 0 and 100, found {percentile}"
+            ));
+        }
+        Ok(LatencyTarget { seconds, percentile })
+    }
+
+    /// The target at the default percentile.
+    pub fn at_default_percentile(seconds: f64) -> Result<LatencyTarget, String> {
+        LatencyTarget::new(seconds, DEFAULT_TARGET_PERCENTILE)
+    }
+
+    /// Parses `p90:800ms`, `p99:0.06s` or a bare duration (`800ms`, meaning p90) with
+    /// `duration` turning the time part into seconds.
+    pub fn parse_with(text: &str, duration: impl Fn(&str) -> Result<f64, String>) -> Result<LatencyTarget, String> {
+        let text = text.trim();
+        match text.split_once(':') {
+            Some((p, time)) => {
+                let digits = p
+                    .trim()
+                    .strip_prefix(['p', 'P'])
+                    .ok_or_else(|| format!("`{text}`: write the percentile as p50, p90, p99 … before the colon"))?;
+                let percentile: f64 = digits
+                    .parse()
+                    .map_err(|_| format!("`{p}` is not a percentile (p50, p90, p99 …)"))?;
+                LatencyTarget::new(duration(time)?, percentile)
+            }
+            None => LatencyTarget::at_default_percentile(duration(text)?),
+        }
+    }
+}
+
+impl fmt::Display for LatencyTarget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "p{} ≤ {:.0} ms", self.percentile, self.seconds * 1e3)
+    }
+}
+
+/// One request's token counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RequestShape {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+/// The prompt and output lengths of the traffic: one fixed shape, or many from a log.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestMix {
+    shapes: Vec<RequestShape>,
+    /// Where the shapes came from, for the assumptions (`fixed`, a file name).
+    pub origin: String,
+}
+
+impl RequestMix {
+    /// Every request alike.
+    pub fn fixed(input_tokens: u64, output_tokens: u64) -> RequestMix {
+        RequestMix {
+            shapes: vec![RequestShape {
+                input_tokens,
+                output_tokens,
+            }],
+            origin: "fixed".to_string(),
+        }
+    }
+
+    /// The shapes of a request log; `None` when it holds none.
+    pub fn from_shapes(shapes: Vec<RequestShape>, origin: impl Into<String>) -> Option<RequestMix> {
+        (!shapes.is_empty()).then(|| RequestMix {
+            shapes,
+            origin: origin.into(),
+        })
+    }
+
+    pub fn len(&self) -> usize {
+        self.shapes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.shapes.is_empty()
+    }
+
+    pub fn is_fixed(&self) -> bool {
+        self.shapes.len() == 1
+    }
+
+    fn mean(&self, f: impl Fn(&RequestShape) -> u64) -> f64 {
+        self.shapes.iter().map(|s| f(s) as f64).sum::<f64>() / self.shapes.len() as f64
+    }
+
+    pub fn mean_input(&self) -> f64 {
+        self.mean(|s| s.input_tokens)
+    }
+
+    pub fn mean_output(&self) -> f64 {
+        self.mean(|s| s.output_tokens)
+    }
+
+    /// Mean of the squared prompt length (for the variance of prefill work).
+    pub fn mean_input_squared(&self) -> f64 {
+        self.shapes.iter().map(|s| (s.input_tokens as f64).powi(2)).sum::<f64>() / self.shapes.len() as f64
+    }
+
+    /// The longest context a request reaches.
+    pub fn max_context(&self) -> u64 {
+        self.shapes
+            .iter()
+            .map(|s| s.input_tokens + s.output_tokens)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The prompt length at quantile `q` (0–1) of the requests.
+    pub fn input_quantile(&self, q: f64) -> f64 {
+        quantile(self.shapes.iter().map(|s| s.input_tokens), q)
+    }
+
+    /// The output length at quantile `q` (0–1).
+    pub fn output_quantile(&self, q: f64) -> f64 {
+        quantile(self.shapes.iter().map(|s| s.output_tokens), q)
+    }
+}
+
+fn quantile(values: impl Iterator<Item = u64>, q: f64) -> f64 {
+    let mut sorted: Vec<u64> = values.collect();
+    sorted.sort_unstable();
+    let Some(last) = sorted.len().checked_sub(1) else {
+        return 0.0;
+    };
+    let index = ((q.clamp(0.0, 1.0) * last as f64).round() as usize).min(last);
+    sorted[index] as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(text: &str) -> Result<f64, String> {
+        text.trim_end_matches("ms")
+            .parse::<f64>()
+            .map(|v| v / 1e3)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn parses_percentiles_and_bare_values() {
+        assert_eq!(
+            LatencyTarget::parse_with("p99:60ms", ms).unwrap(),
+            LatencyTarget {
+                seconds: 0.06,
+                percentile: 99.0
+            }
+        );
+        assert_eq!(LatencyTarget::parse_with("800ms", ms).unwrap().percentile, 90.0);
+        assert!(LatencyTarget::parse_with("q90:1ms", ms).is_err());
+        assert!(LatencyTarget::parse_with("p100:1ms", ms).is_err());
+        assert!(LatencyTarget::parse_with("p90:-1ms", ms).is_err());
+    }
+
+    #[test]
+    fn a_log_gives_means_and_quantiles() {
+        let shapes = (1..=100)
+            .map(|i| RequestShape {
+                input_tokens: i * 10,
+                output_tokens: 100,
+            })
+            .collect();
+        let mix = RequestMix::from_shapes(shapes, "log").unwrap();
+        assert_eq!(mix.mean_input(), 505.0);
+        assert_eq!(mix.input_quantile(0.9), 900.0);
+        assert_eq!(mix.max_context(), 1100);
+        assert!(RequestMix::from_shapes(Vec::new(), "empty").is_none());
+    }
+}

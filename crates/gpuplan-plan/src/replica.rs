@@ -1,0 +1,163 @@
+//! Sizing one serving replica (a tensor-parallel group) for a load and its latency targets.
+//!
+//! - Continuous-batching engines (vLLM, SGLang, TensorRT-LLM, TGI) serving generative
+//!   models: the replica's goodput is the highest Poisson load whose TTFT and TPOT
+//!   percentiles meet the targets ([`gpuplan_estimate::serving`]); it is planned at that
+//!   goodput, and at most at [`SERVING_HEADROOM`] of its saturation throughput.
+//! - Other engines and models (CNNs, encoders, diffusion; eager PyTorch): dynamic batching
+//!   as Triton's dynamic batcher does. A batch of B takes L(B); with the queue delay bounded
+//!   by the time B requests take to arrive at the planned load, a request waits at most
+//!   L(B)/u before its batch starts (u the planned utilisation), so its latency is at most
+//!   L(B)·(1 + 1/u). The largest batch within the latency target sets the throughput.
+
+use crate::plan::SERVING_TARGET_UTILISATION;
+use crate::rejection::Constraint;
+use crate::request::ServingTargets;
+use gpuplan_estimate::InferenceEstimate;
+use gpuplan_estimate::serving::{GoodputLimit, LoadPoint, StepCost, at_load, closed_loop, goodput};
+use gpuplan_model::{LatencyTarget, RequestMix};
+
+/// Share of its saturation throughput a continuous-batching replica is planned to carry at
+/// most: room for bursts beyond Poisson arrivals and for forecast error (the usual 70–80 %
+/// autoscaling set points). Latency targets that bind earlier plan at their goodput.
+pub const SERVING_HEADROOM: f64 = 0.8;
+
+/// Why a replica size does not serve.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refusal {
+    pub constraint: Constraint,
+    pub reason: String,
+    pub shortfall: f64,
+    pub needed: Option<f64>,
+}
+
+/// A continuous-batching replica and what it sustains.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ContinuousReplica {
+    pub cost: StepCost,
+    /// Highest load within the targets (offline: the closed-loop throughput), requests/s.
+    pub goodput: f64,
+    pub limit: Option<GoodputLimit>,
+    /// Load planned per replica, requests/s.
+    pub planned: f64,
+}
+
+/// The targets as quantiles, for messages: `TTFT p90 1.2 s over the 1 s target`.
+fn miss(point: &LoadPoint, ttft: Option<LatencyTarget>, tpot: Option<LatencyTarget>) -> Refusal {
+    let late = |target: LatencyTarget, value: f64, what: &str| Refusal {
+        constraint: Constraint::Latency,
+        reason: format!(
+            "{what} p{} {:.0} ms even at a trickle of requests, target {:.0} ms",
+            target.percentile,
+            value * 1e3,
+            target.seconds * 1e3
+        ),
+        shortfall: value / target.seconds,
+        needed: Some(value),
+    };
+    if let Some(t) = ttft.filter(|t| point.ttft_at(t.percentile / 100.0) > t.seconds) {
+        return late(t, point.ttft_at(t.percentile / 100.0), "time to first token");
+    }
+    if let Some(t) = tpot.filter(|t| point.tpot_at(t.percentile / 100.0) > t.seconds) {
+        return late(t, point.tpot_at(t.percentile / 100.0), "time per output token");
+    }
+    Refusal {
+        constraint: Constraint::Latency,
+        reason: "latency targets missed".to_string(),
+        shortfall: 1.0,
+        needed: None,
+    }
+}
+
+/// Sizes a continuous-batching replica for `mix` within `targets`; `offline` ignores latency
+/// and runs the replica at full concurrency.
+pub fn size_continuous(
+    cost: &StepCost,
+    mix: &RequestMix,
+    targets: &ServingTargets,
+    offline: bool,
+) -> Result<ContinuousReplica, Refusal> {
+    let context = mix.max_context() as f64;
+    if cost.kv_capacity_tokens < context {
+        return Err(Refusal {
+            constraint: Constraint::Memory,
+            reason: format!(
+                "the KV cache left beside the weights holds {:.0} tokens, less than one request of {context:.0}",
+                cost.kv_capacity_tokens
+            ),
+            shortfall: context / cost.kv_capacity_tokens.max(1.0),
+            needed: None,
+        });
+    }
+    if offline {
+        let throughput = closed_loop(cost, mix, None).requests_per_second;
+        return Ok(ContinuousReplica {
+            cost: *cost,
+            goodput: throughput,
+            limit: None,
+            planned: throughput,
+        });
+    }
+    let Some(found) = goodput(cost, mix, targets.ttft, targets.tpot) else {
+        return Err(match at_load(cost, 1e-6, mix) {
+            Ok(point) => miss(&point, targets.ttft, targets.tpot),
+            Err(_) => Refusal {
+                constraint: Constraint::Memory,
+                reason: "the replica holds no request of this size".to_string(),
+                shortfall: f64::INFINITY,
+                needed: None,
+            },
+        });
+    };
+    // Headroom is kept against saturation, not against a goodput the latency targets already
+    // hold below it: a tight target plans at its goodput, a loose one at 80 % of capacity.
+    let capacity = closed_loop(cost, mix, None).requests_per_second;
+    Ok(ContinuousReplica {
+        cost: *cost,
+        goodput: found.requests_per_second,
+        limit: Some(found.limit),
+        planned: found.requests_per_second.min(capacity * SERVING_HEADROOM),
+    })
+}
+
+/// The replica's latency distribution at `rate` requests/s (its share of the load).
+pub fn latency_at(replica: &ContinuousReplica, rate: f64, mix: &RequestMix) -> Option<LoadPoint> {
+    at_load(&replica.cost, rate.max(1e-6), mix).ok()
+}
+
+/// Dynamic batching: the worst-case latency of a request in a batch whose forward pass (or
+/// generation, for eager engines) takes `batch_latency`.
+pub fn dynamic_batch_latency(batch_latency: f64) -> f64 {
+    batch_latency * (1.0 + 1.0 / SERVING_TARGET_UTILISATION)
+}
+
+/// Whether a dynamically batched replica at this batch meets the targets (the TTFT target
+/// bounds the whole request for models that do not stream tokens).
+pub fn dynamic_batch_meets(inference: &InferenceEstimate, targets: &ServingTargets) -> Result<(), Refusal> {
+    let first = dynamic_batch_latency(inference.ttft_seconds);
+    if let Some(t) = targets.ttft.filter(|t| first > t.seconds) {
+        return Err(Refusal {
+            constraint: Constraint::Latency,
+            reason: format!(
+                "time to first token {:.0} ms with batch formation, target {:.0} ms",
+                first * 1e3,
+                t.seconds * 1e3
+            ),
+            shortfall: first / t.seconds,
+            needed: Some(first),
+        });
+    }
+    if let Some(t) = targets.tpot.filter(|t| inference.tpot_seconds > t.seconds) {
+        return Err(Refusal {
+            constraint: Constraint::Latency,
+            reason: format!(
+                "time per output token {:.0} ms, target {:.0} ms",
+                inference.tpot_seconds * 1e3,
+                t.seconds * 1e3
+            ),
+            shortfall: inference.tpot_seconds / t.seconds,
+            needed: Some(inference.tpot_seconds),
+        });
+    }
+    Ok(())
+}
