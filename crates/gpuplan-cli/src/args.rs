@@ -439,6 +439,11 @@ pub struct PlanArgs {
     #[arg(long, value_name = "FILE")]
     pub requests: Option<std::path::PathBuf>,
 
+    /// Share of prompt tokens the engine finds in its prefix cache (0–1: a shared system
+    /// prompt, chat history); they are not computed again.
+    #[arg(long, value_name = "SHARE")]
+    pub prefix_cache_hit: Option<f64>,
+
     /// Only these providers (comma-separated).
     #[arg(long, alias = "provider", value_delimiter = ',')]
     pub providers: Vec<String>,
@@ -677,6 +682,10 @@ pub struct EstimateArgs {
     /// output_tokens).
     #[arg(long, value_name = "FILE", help_heading = "Serving")]
     pub requests: Option<std::path::PathBuf>,
+
+    /// Share of prompt tokens the engine finds in its prefix cache (0–1).
+    #[arg(long, value_name = "SHARE", help_heading = "Serving")]
+    pub prefix_cache_hit: Option<f64>,
 
     #[command(flatten)]
     pub image: ImageArgs,

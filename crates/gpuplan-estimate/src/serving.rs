@@ -43,6 +43,9 @@ pub struct Scheduler {
     /// New prompts wait until they are this share of the running sequences, or for this many
     /// steps (TGI's `waiting_served_ratio` and `max_waiting_tokens`); `None`: admitted at once.
     pub batch_wait: Option<(f64, f64)>,
+    /// Iterations scheduled at once (vLLM 0.5–0.6 `--num-scheduler-steps`): new prompts join
+    /// only between such runs. 1 in every current engine's default.
+    pub steps_per_schedule: f64,
     pub evidence: &'static str,
 }
 
@@ -88,6 +91,7 @@ pub fn scheduler(engine: Engine, accelerator: &Accelerator) -> Scheduler {
             },
             reserves_full_context: false,
             batch_wait: None,
+            steps_per_schedule: 1.0,
             evidence: "SGLang defaults: chunked prefill 2048–16384 tokens by GPU memory, up to 4096 running requests, ≥ 10 GB kept out of the pool on large GPUs",
         },
         Engine::TensorrtLlm => Scheduler {
@@ -96,6 +100,7 @@ pub fn scheduler(engine: Engine, accelerator: &Accelerator) -> Scheduler {
             memory_fraction: 0.90,
             reserves_full_context: true,
             batch_wait: None,
+            steps_per_schedule: 1.0,
             evidence: "TensorRT-LLM defaults: max_num_tokens 8192, max_batch_size 2048, KV cache in 90 % of free memory reserved per sequence (GUARANTEED_NO_EVICT)",
         },
         Engine::Tgi => Scheduler {
@@ -104,6 +109,7 @@ pub fn scheduler(engine: Engine, accelerator: &Accelerator) -> Scheduler {
             memory_fraction: 0.90,
             reserves_full_context: false,
             batch_wait: Some((0.3, 20.0)),
+            steps_per_schedule: 1.0,
             evidence: "TGI defaults: max_batch_prefill_tokens 4096, max_concurrent_requests 128, new prompts join when 30 % of the running batch or after 20 steps",
         },
         _ => {
@@ -114,6 +120,7 @@ pub fn scheduler(engine: Engine, accelerator: &Accelerator) -> Scheduler {
                 memory_fraction: 0.90,
                 reserves_full_context: false,
                 batch_wait: None,
+                steps_per_schedule: 1.0,
                 evidence: "vLLM defaults: max_num_batched_tokens 8192 and max_num_seqs 1024 on ≥ 70 GiB GPUs other than A100 (2048 and 256 otherwise), gpu_memory_utilization 0.9",
             }
         }
@@ -134,6 +141,10 @@ pub struct StepCost {
     prefill_seconds_per_token: f64,
     prefill_attention_seconds_per_context: f64,
     sync_seconds_per_token: f64,
+    /// KV-cache bytes per token on each GPU (what a disaggregated prefill hands over).
+    pub kv_bytes_per_token: f64,
+    /// Bandwidth between GPUs of one node, bytes/s (NVLink or PCIe).
+    pub link_bytes_per_second: f64,
     /// KV-cache tokens the replica holds.
     pub kv_capacity_tokens: f64,
     pub scheduler: Scheduler,
@@ -183,6 +194,8 @@ impl StepCost {
             prefill_seconds_per_token: matmul / prefill_rate,
             prefill_attention_seconds_per_context: attention / prefill_rate,
             sync_seconds_per_token: sync_per_token,
+            kv_bytes_per_token: shape.kv_bytes_per_token_gpu,
+            link_bytes_per_second: shape.tensor_parallel_bandwidth,
             kv_capacity_tokens: if shape.kv_bytes_per_token_gpu > 0.0 {
                 (shape.kv_budget_bytes / shape.kv_bytes_per_token_gpu).max(0.0)
             } else {
@@ -286,12 +299,13 @@ const LEVELS: [f64; 3] = [0.5, 0.9, 0.99];
 /// N = rate·O·s decodes and rate·I·s prompt tokens per step; `None` when none exists.
 fn steady_state_step(cost: &StepCost, rate: f64, mix: &RequestMix) -> Option<f64> {
     let (input, output) = (mix.mean_input(), mix.mean_output().max(1.0));
+    let computed = mix.mean_prefill();
     let context = input + output / 2.0;
     let budget = cost.scheduler.token_budget;
     let g = |s: f64| {
         let decodes = rate * output * s;
-        let prefill = rate * input * s;
-        let share = rate * s * (input / budget).max(1.0);
+        let prefill = rate * computed * s;
+        let share = rate * s * (computed / budget).max(1.0);
         cost.step(decodes, context, prefill, input, share)
     };
     if rate <= 0.0 {
@@ -329,27 +343,28 @@ pub fn at_load(cost: &StepCost, rate: f64, mix: &RequestMix) -> Result<LoadPoint
     }
     let budget = cost.scheduler.token_budget;
     let left = (budget - sequences).max(0.0);
-    let prefill_tokens = rate * input * step;
+    let computed = mix.mean_prefill();
+    let prefill_tokens = rate * computed * step;
     if left <= 0.0 || prefill_tokens >= left {
         return Err(Saturation::PrefillBudget);
     }
     let utilisation = prefill_tokens / left;
     // M/G/1: the service of one prompt is its share of the per-step budget, tokens·s/left.
-    let second_moment = mix.mean_input_squared() * (step / left).powi(2);
+    let second_moment = mix.mean_prefill_squared() * (step / left).powi(2);
     let mean_wait = rate * second_moment / (2.0 * (1.0 - utilisation));
-    let prefill_share = (rate * step * (input / budget).max(1.0)).min(1.0);
+    let prefill_share = (rate * step * (computed / budget).max(1.0)).min(1.0);
     let decode_step = cost.decode_step(sequences, context);
     let own = |tokens: f64| {
         let steps = (tokens / left).ceil().max(1.0);
-        steps * cost.step(sequences, context, prefill_tokens.max(tokens.min(left)), tokens, 1.0)
+        steps * cost.step(sequences, context, prefill_tokens.max(tokens.min(left)), input, 1.0)
     };
-    let own_prefill = LEVELS.map(|q| own(mix.input_quantile(q)));
+    let own_prefill = LEVELS.map(|q| own(mix.prefill_quantile(q)));
     // Engines that hold new prompts back until enough wait (TGI): the window in which a
     // request may wait for its batch to be admitted.
-    let batch_wait_window = cost.scheduler.batch_wait.map_or(0.0, |(ratio, max_steps)| {
-        let steps = ((ratio * sequences - 1.0).max(0.0) / (rate * step)).min(max_steps);
-        steps * step
+    let held_steps = cost.scheduler.batch_wait.map_or(0.0, |(ratio, max_steps)| {
+        ((ratio * sequences - 1.0).max(0.0) / (rate * step)).min(max_steps)
     });
+    let batch_wait_window = (held_steps + cost.scheduler.steps_per_schedule - 1.0) * step;
     Ok(LoadPoint {
         requests_per_second: rate,
         step_seconds: step,
@@ -365,7 +380,7 @@ pub fn at_load(cost: &StepCost, rate: f64, mix: &RequestMix) -> Result<LoadPoint
         mean_wait,
         prefill_share,
         own_prefill,
-        own_prefill_mean: own(input),
+        own_prefill_mean: own(computed),
         batch_wait_window,
     })
 }
@@ -558,16 +573,17 @@ pub struct ClosedLoop {
 /// cache allow).
 pub fn closed_loop(cost: &StepCost, mix: &RequestMix, concurrency: Option<f64>) -> ClosedLoop {
     let (input, output) = (mix.mean_input(), mix.mean_output().max(1.0));
+    let computed = mix.mean_prefill();
     let context = input + output / 2.0;
     let cap = cost.max_sequences(mix).max(1.0);
     let mut sequences = concurrency.map_or(cap, |c| c.min(cap)).max(1.0);
     // Each iteration refills the sequences that finished: N·I/O prompt tokens.
     let budget = cost.scheduler.token_budget;
-    if sequences * (1.0 + input / output) > budget {
-        sequences = (budget * output / (input + output)).min(sequences).max(1.0);
+    if sequences * (1.0 + computed / output) > budget {
+        sequences = (budget * output / (computed + output)).min(sequences).max(1.0);
     }
-    let prefill = sequences * input / output;
-    let share = (sequences / output * (input / budget).max(1.0)).min(1.0);
+    let prefill = sequences * computed / output;
+    let share = (sequences / output * (computed / budget).max(1.0)).min(1.0);
     let step = cost.step(sequences, context, prefill, input, share);
     ClosedLoop {
         sequences,
@@ -649,6 +665,150 @@ pub fn goodput(
     Some(Goodput {
         requests_per_second: low,
         limit,
+    })
+}
+
+/// Prefill and decode on separate pools of replicas (DistServe, Zhong et al. 2024;
+/// Splitwise, Patel et al. 2024): prompts never stall decoding, each pool is sized for its
+/// own target, and the KV cache of every prompt moves from its prefill replica to a decode
+/// replica.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Disaggregated {
+    /// Requests/s one prefill replica sustains with TTFT within its target.
+    pub prefill_goodput: f64,
+    /// Requests/s one prefill replica processes at most.
+    pub prefill_capacity: f64,
+    /// Requests/s one decode replica sustains with TPOT within its target.
+    pub decode_goodput: f64,
+    /// Requests/s one decode replica finishes at most.
+    pub decode_capacity: f64,
+    /// Sequences a decode replica runs at once.
+    pub decode_sequences: f64,
+    /// Time per output token on a decode replica at that concurrency, seconds.
+    pub decode_step_seconds: f64,
+    /// Moving one mean prompt's KV cache between the pools, seconds.
+    pub kv_transfer_seconds: f64,
+}
+
+/// A replica that only prefills: full prompt-token budgets back to back, each prompt's KV
+/// cache then sent to a decode replica.
+struct PrefillPool<'a> {
+    mix: &'a RequestMix,
+    budget: f64,
+    step: f64,
+    /// Mean prompt's share of the replica's time, seconds.
+    service: f64,
+    second_moment: f64,
+    transfer: f64,
+}
+
+impl<'a> PrefillPool<'a> {
+    fn new(cost: &StepCost, mix: &'a RequestMix, transfer_bytes_per_second: f64) -> PrefillPool<'a> {
+        let input = mix.mean_input();
+        let computed = mix.mean_prefill();
+        let budget = cost.scheduler.token_budget;
+        let chunk = budget.min(computed.max(1.0));
+        let step = cost.step(0.0, 0.0, chunk, input, 1.0);
+        let tokens_per_second = chunk / step;
+        PrefillPool {
+            mix,
+            budget,
+            step,
+            service: computed / tokens_per_second,
+            second_moment: mix.mean_prefill_squared() / tokens_per_second.powi(2),
+            transfer: input * cost.kv_bytes_per_token / transfer_bytes_per_second.max(1.0),
+        }
+    }
+
+    fn capacity(&self) -> f64 {
+        1.0 / self.service
+    }
+
+    fn ttft_at(&self, rate: f64, q: f64) -> f64 {
+        let rho = rate * self.service;
+        if rho >= 1.0 {
+            return f64::INFINITY;
+        }
+        let mean_wait = rate * self.second_moment / (2.0 * (1.0 - rho));
+        let own = (self.mix.prefill_quantile(q) / self.budget).ceil().max(1.0) * self.step;
+        wait_quantile(self.step, rho, mean_wait, q) + own + self.transfer
+    }
+}
+
+/// Time to first token of a disaggregated deployment whose prefill replicas each take
+/// `rate` requests/s.
+pub fn prefill_ttft(cost: &StepCost, mix: &RequestMix, transfer_bytes_per_second: f64, rate: f64) -> Percentiles {
+    let pool = PrefillPool::new(cost, mix, transfer_bytes_per_second);
+    let at = |q: f64| pool.ttft_at(rate, q);
+    Percentiles {
+        mean: at(0.5),
+        p50: at(0.5),
+        p90: at(0.9),
+        p99: at(0.99),
+    }
+}
+
+/// Sizes the two pools of a disaggregated deployment for `mix` within the targets; the KV
+/// cache moves at `transfer_bytes_per_second` per GPU. `None` when a pool cannot meet its
+/// target at any load.
+pub fn disaggregated(
+    cost: &StepCost,
+    mix: &RequestMix,
+    ttft: Option<LatencyTarget>,
+    tpot: Option<LatencyTarget>,
+    transfer_bytes_per_second: f64,
+) -> Option<Disaggregated> {
+    let pool = PrefillPool::new(cost, mix, transfer_bytes_per_second);
+    let prefill_goodput = match ttft {
+        Some(target) => {
+            let q = target.percentile / 100.0;
+            if pool.ttft_at(1e-6, q) > target.seconds {
+                return None;
+            }
+            let (mut low, mut high) = (1e-6, pool.capacity());
+            for _ in 0..40 {
+                let mid = 0.5 * (low + high);
+                if pool.ttft_at(mid, q) <= target.seconds {
+                    low = mid;
+                } else {
+                    high = mid;
+                }
+            }
+            low
+        }
+        None => pool.capacity(),
+    };
+    // Decode pool: the most sequences whose decode-only step meets the TPOT target.
+    let output = mix.mean_output().max(1.0);
+    let context = mix.mean_input() + output / 2.0;
+    let most = cost.max_sequences(mix).max(1.0).floor();
+    let meets = |n: f64| tpot.is_none_or(|t| cost.decode_step(n, context) <= t.seconds);
+    if !meets(1.0) {
+        return None;
+    }
+    let sequences = if meets(most) {
+        most
+    } else {
+        let (mut low, mut high) = (1.0, most);
+        while high - low > 1.0 {
+            let mid = (0.5 * (low + high)).floor();
+            if meets(mid) {
+                low = mid;
+            } else {
+                high = mid;
+            }
+        }
+        low
+    };
+    let decode_step = cost.decode_step(sequences, context);
+    Some(Disaggregated {
+        prefill_goodput,
+        prefill_capacity: pool.capacity(),
+        decode_goodput: sequences / (output * decode_step),
+        decode_capacity: most / (output * cost.decode_step(most, context)),
+        decode_sequences: sequences,
+        decode_step_seconds: decode_step,
+        kv_transfer_seconds: pool.transfer,
     })
 }
 

@@ -73,6 +73,9 @@ pub struct RequestMix {
     shapes: Vec<RequestShape>,
     /// Where the shapes came from, for the assumptions (`fixed`, a file name).
     pub origin: String,
+    /// Share of prompt tokens found in the engine's prefix cache (a shared system prompt,
+    /// multi-turn history), which are not computed again; 0 without prefix caching.
+    pub prefix_cache_hit: f64,
 }
 
 impl RequestMix {
@@ -84,6 +87,7 @@ impl RequestMix {
                 output_tokens,
             }],
             origin: "fixed".to_string(),
+            prefix_cache_hit: 0.0,
         }
     }
 
@@ -92,6 +96,7 @@ impl RequestMix {
         (!shapes.is_empty()).then(|| RequestMix {
             shapes,
             origin: origin.into(),
+            prefix_cache_hit: 0.0,
         })
     }
 
@@ -122,6 +127,30 @@ impl RequestMix {
     /// Mean of the squared prompt length (for the variance of prefill work).
     pub fn mean_input_squared(&self) -> f64 {
         self.shapes.iter().map(|s| (s.input_tokens as f64).powi(2)).sum::<f64>() / self.shapes.len() as f64
+    }
+
+    /// The same traffic with `hit` of its prompt tokens served from a prefix cache.
+    pub fn with_prefix_cache_hit(mut self, hit: f64) -> Result<RequestMix, String> {
+        if !(0.0..1.0).contains(&hit) {
+            return Err(format!("a prefix-cache hit rate lies in [0, 1), found {hit}"));
+        }
+        self.prefix_cache_hit = hit;
+        Ok(self)
+    }
+
+    /// Prompt tokens computed per request on average (those not in the prefix cache).
+    pub fn mean_prefill(&self) -> f64 {
+        self.mean_input() * (1.0 - self.prefix_cache_hit)
+    }
+
+    /// Mean of the squared computed prompt length.
+    pub fn mean_prefill_squared(&self) -> f64 {
+        self.mean_input_squared() * (1.0 - self.prefix_cache_hit).powi(2)
+    }
+
+    /// Computed prompt tokens at quantile `q` of the requests.
+    pub fn prefill_quantile(&self, q: f64) -> f64 {
+        self.input_quantile(q) * (1.0 - self.prefix_cache_hit)
     }
 
     /// The longest context a request reaches.

@@ -34,7 +34,7 @@ pub use pareto::pareto_front;
 pub use plan::{HOURS_PER_MONTH, Infeasible, Plan, PlanError, SERVING_TARGET_UTILISATION, plan};
 pub use recommendation::{Batching, Percentiles, Recommendation, Serving, ServingLatency, candidate_label};
 pub use rejection::{Constraint, Rejection};
-pub use replica::SERVING_HEADROOM;
+pub use replica::{SERVING_HEADROOM, SplitPools};
 pub use request::{
     Constraints, DEFAULT_MAX_GPUS, DEFAULT_MAX_NODES, DEFAULT_MEMORY_MARGIN, Objective, Operational, PlanRequest,
     ServingTargets,

@@ -8,10 +8,10 @@ use crate::pareto::pareto_front;
 use crate::recommendation::{Batching, Percentiles, Recommendation, Serving, ServingLatency, candidate_label};
 use crate::rejection::{Constraint, Rejection};
 use crate::replica::{
-    ContinuousReplica, Refusal, SERVING_HEADROOM, dynamic_batch_latency, dynamic_batch_meets, latency_at,
-    size_continuous,
+    ContinuousReplica, Refusal, SERVING_HEADROOM, SplitPools, dynamic_batch_latency, dynamic_batch_meets, latency_at,
+    size_continuous, split_pools,
 };
-use crate::request::{Objective, Operational, PlanRequest};
+use crate::request::{Objective, Operational, PlanRequest, ServingTargets};
 use crate::startup::{Startup, startup};
 use gpuplan_catalog::fold_zones;
 use gpuplan_estimate::cost::billed_hours;
@@ -1077,6 +1077,30 @@ fn serving_latency(sized: &SizedReplica, rate: f64, mix: &RequestMix) -> Serving
     }
 }
 
+/// Disaggregated pools for the load and the instances they take. The KV cache moves over the
+/// node's GPU links when both pools fit in one instance, else over the network between
+/// instances.
+fn split_for_load(
+    sized: &SizedReplica,
+    mix: &RequestMix,
+    targets: &ServingTargets,
+    offering: &Offering,
+) -> Option<(SplitPools, u32)> {
+    let replica = sized.continuous.as_ref()?;
+    let qps = targets.qps?;
+    let per_node = offering.accelerator_count;
+    let replicas_per_instance = per_node / sized.gpus_per_replica;
+    let transfer = if replicas_per_instance >= 2 {
+        replica.cost.link_bytes_per_second
+    } else {
+        offering.node_bandwidth_gbps().0 * 1e9 / 8.0 / f64::from(per_node)
+    };
+    split_pools(replica, mix, targets, qps, transfer).map(|split| {
+        let instances = split.replicas().div_ceil(replicas_per_instance);
+        (split, instances)
+    })
+}
+
 #[allow(clippy::too_many_arguments)]
 fn evaluate_serving(
     evaluator: &mut Evaluator<'_, impl OfferingSource>,
@@ -1125,7 +1149,10 @@ fn evaluate_serving(
     }
     let replicas_for = |qps: f64| ((qps / sized.planned).ceil() as u32).max(1);
     let replicas = targets.qps.map_or(1, replicas_for);
-    let instances = replicas.div_ceil(replicas_per_instance);
+    let colocated = replicas.div_ceil(replicas_per_instance);
+    let split_option = split_for_load(&sized, &mix, targets, offering);
+    let split = split_option.filter(|(_, n)| *n < colocated).map(|(split, _)| split);
+    let instances = split.map_or(colocated, |s| s.replicas().div_ceil(replicas_per_instance));
     if instances > c.max_nodes || instances * per_node > c.max_gpus {
         reject(Rejection {
             candidate: label,
@@ -1137,11 +1164,18 @@ fn evaluate_serving(
         return;
     }
     // Every replica of the instances serves: the load spreads over all of them.
-    let serving_replicas = instances * replicas_per_instance;
+    let serving_replicas = split.map_or(instances * replicas_per_instance, |s| s.replicas());
     let load = targets
         .qps
         .map_or(sized.planned, |qps| qps / f64::from(serving_replicas));
-    let latency = serving_latency(&sized, load, &mix);
+    let mut latency = serving_latency(&sized, load, &mix);
+    if let Some(split) = &split {
+        latency.ttft = Some(split.ttft);
+        latency.tpot = Some(split.tpot);
+        latency.concurrent_sequences = Some(split.decode_sequences);
+        latency.kv_cache_utilisation = None;
+        latency.request_latency_seconds = split.ttft.mean + split.tpot.mean * (mix.mean_output() - 1.0).max(0.0);
+    }
     let max_replicas = targets.peak_qps.map_or(replicas, replicas_for).max(replicas);
     let min_replicas = targets.qps.map_or(1, |qps| replicas_for(qps * 0.25));
     let warnings: Vec<String> = capacity_warning(evaluator.source, offering, instances * per_node)
@@ -1162,6 +1196,19 @@ fn evaluate_serving(
                 sized.planned,
                 SERVING_HEADROOM * 100.0
             ));
+        }
+        match (&split, &split_option) {
+            (Some(split), _) => why.push(format!(
+                "prefill and decode on separate pools ({} + {} replicas, {:.0} ms to move each prompt's KV cache): {instances} instances against {colocated} colocated",
+                split.prefill_replicas,
+                split.decode_replicas,
+                split.kv_transfer_seconds * 1e3
+            )),
+            (None, Some((alternative, n))) => why.push(format!(
+                "colocated prefill and decode: separate pools would take {n} instances ({} + {} replicas)",
+                alternative.prefill_replicas, alternative.decode_replicas
+            )),
+            (None, None) => {}
         }
         if *billing == BillingMode::Spot {
             why.push("spot: instances can be reclaimed; keep on-demand capacity for the minimum replicas".to_string());
@@ -1198,6 +1245,7 @@ fn evaluate_serving(
                     .then(|| hourly / output_tokens_per_hour * 1e6),
                 usd_per_thousand_requests: (served > 0.0).then(|| hourly / (served * 3600.0) * 1e3),
                 latency,
+                disaggregated: split,
             }),
             cost_metric: hourly,
             time_metric: latency.request_latency_seconds,
@@ -1330,6 +1378,7 @@ fn evaluate_batch(
                 usd_per_million_output_tokens: None,
                 usd_per_thousand_requests: Some(total / shape.requests * 1e3),
                 latency: ServingLatency::offline(shape.per_replica),
+                disaggregated: None,
             }),
             cost_metric: total,
             time_metric: seconds,

@@ -1,3 +1,4 @@
+use crate::replica::SplitPools;
 use gpuplan_estimate::Estimate;
 use gpuplan_estimate::serving::GoodputLimit;
 use gpuplan_model::{BillingMode, NodeFabric, Offering, SoftwareStack, Workload};
@@ -57,6 +58,9 @@ pub struct Serving {
     /// How each replica batches and the latency it gives at its share of the load.
     #[serde(flatten)]
     pub latency: ServingLatency,
+    /// Prefill and decode on separate pools, where that needs fewer instances; `replicas`
+    /// then counts both pools.
+    pub disaggregated: Option<SplitPools>,
 }
 
 /// How a replica groups requests.

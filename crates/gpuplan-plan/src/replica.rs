@@ -14,8 +14,11 @@ use crate::plan::SERVING_TARGET_UTILISATION;
 use crate::rejection::Constraint;
 use crate::request::ServingTargets;
 use gpuplan_estimate::InferenceEstimate;
-use gpuplan_estimate::serving::{GoodputLimit, LoadPoint, StepCost, at_load, closed_loop, goodput};
+use gpuplan_estimate::serving::{
+    GoodputLimit, LoadPoint, Percentiles, StepCost, at_load, closed_loop, disaggregated, goodput, prefill_ttft,
+};
 use gpuplan_model::{LatencyTarget, RequestMix};
+use serde::Serialize;
 
 /// Share of its saturation throughput a continuous-batching replica is planned to carry at
 /// most: room for bursts beyond Poisson arrivals and for forecast error (the usual 70–80 %
@@ -160,4 +163,61 @@ pub fn dynamic_batch_meets(inference: &InferenceEstimate, targets: &ServingTarge
         });
     }
     Ok(())
+}
+
+/// Prefill and decode on separate pools of replicas, as planned.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct SplitPools {
+    pub prefill_replicas: u32,
+    pub decode_replicas: u32,
+    /// Requests/s each pool's replica sustains within its target.
+    pub prefill_goodput_per_replica: f64,
+    pub decode_goodput_per_replica: f64,
+    /// Moving a mean prompt's KV cache from its prefill replica to a decode replica, seconds.
+    pub kv_transfer_seconds: f64,
+    /// Latency at the planned load: TTFT on the prefill pool (with the transfer), TPOT on the
+    /// decode pool (no prompt ever shares its steps).
+    pub ttft: Percentiles,
+    pub tpot: Percentiles,
+    /// Sequences decoding at once on a decode replica.
+    pub decode_sequences: f64,
+}
+
+impl SplitPools {
+    pub fn replicas(&self) -> u32 {
+        self.prefill_replicas + self.decode_replicas
+    }
+}
+
+/// Sizes disaggregated pools for `qps`; the KV cache moves at `transfer_bytes_per_second`
+/// per GPU. `None` where a pool cannot meet its target.
+pub fn split_pools(
+    replica: &ContinuousReplica,
+    mix: &RequestMix,
+    targets: &ServingTargets,
+    qps: f64,
+    transfer_bytes_per_second: f64,
+) -> Option<SplitPools> {
+    let cost = &replica.cost;
+    let pools = disaggregated(cost, mix, targets.ttft, targets.tpot, transfer_bytes_per_second)?;
+    let prefill = pools.prefill_goodput.min(pools.prefill_capacity * SERVING_HEADROOM);
+    let decode = pools.decode_goodput.min(pools.decode_capacity * SERVING_HEADROOM);
+    if prefill <= 0.0 || decode <= 0.0 {
+        return None;
+    }
+    let prefill_replicas = ((qps / prefill).ceil() as u32).max(1);
+    let decode_replicas = ((qps / decode).ceil() as u32).max(1);
+    let per_decode = qps / f64::from(decode_replicas);
+    let sequences = per_decode * mix.mean_output() * pools.decode_step_seconds;
+    let context = mix.mean_input() + mix.mean_output() / 2.0;
+    Some(SplitPools {
+        prefill_replicas,
+        decode_replicas,
+        prefill_goodput_per_replica: pools.prefill_goodput,
+        decode_goodput_per_replica: pools.decode_goodput,
+        kv_transfer_seconds: pools.kv_transfer_seconds,
+        ttft: prefill_ttft(cost, mix, transfer_bytes_per_second, qps / f64::from(prefill_replicas)),
+        tpot: Percentiles::flat(cost.decode_step(sequences.max(1.0), context)),
+        decode_sequences: sequences,
+    })
 }

@@ -26,6 +26,8 @@ pub(crate) fn check_plan_query(query: &PlanQuery, model: &ModelSpec) -> Result<(
         Given("--tpot", query.serving.tpot.is_some()),
         Given("--output-tokens", query.output_tokens.is_some()),
         Given("--engine", query.engine.is_some()),
+        Given("--requests", query.serving.requests.is_some()),
+        Given("--prefix-cache-hit", query.prefix_cache_hit.is_some()),
     ];
     let training = [
         Given("--tokens", query.tokens.is_some()),

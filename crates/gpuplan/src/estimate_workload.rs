@@ -70,11 +70,17 @@ pub struct ServingQuestion {
     pub tpot: Option<LatencyTarget>,
     /// Prompt and output lengths; `None`: `seq` and `output_tokens` for every request.
     pub requests: Option<RequestMix>,
+    /// Share of prompt tokens served from the engine's prefix cache.
+    pub prefix_cache_hit: Option<f64>,
 }
 
 impl ServingQuestion {
     pub fn is_asked(&self) -> bool {
-        self.qps.is_some() || self.ttft.is_some() || self.tpot.is_some() || self.requests.is_some()
+        self.qps.is_some()
+            || self.ttft.is_some()
+            || self.tpot.is_some()
+            || self.requests.is_some()
+            || self.prefix_cache_hit.is_some()
     }
 }
 
@@ -430,7 +436,7 @@ fn serving_report(
     let Some(cost) = estimate.serving_cost else {
         if question.is_asked() {
             return Err(Error::invalid(
-                "--qps, --ttft, --tpot and --requests apply to generative models served by a continuous-batching engine",
+                "--qps, --ttft, --tpot, --requests and --prefix-cache-hit apply to generative models served by a continuous-batching engine",
                 Some(
                     "use --task inference with --engine vllm, sglang, tensorrt-llm or tgi on a text-generation model"
                         .to_string(),
@@ -439,10 +445,15 @@ fn serving_report(
         }
         return Ok(None);
     };
-    let mix = question
+    let mut mix = question
         .requests
         .clone()
         .unwrap_or_else(|| RequestMix::fixed(workload.seq, workload.output_tokens));
+    if let Some(hit) = question.prefix_cache_hit {
+        mix = mix
+            .with_prefix_cache_hit(hit)
+            .map_err(|message| Error::invalid(format!("--prefix-cache-hit: {message}"), None))?;
+    }
     Ok(Some(serving::report(
         &cost,
         &mix,

@@ -5,7 +5,7 @@ use crate::{Error, defaults, resolve};
 use gpuplan_catalog::Catalog;
 use gpuplan_model::{
     AcceleratorId, Architecture, BillingMode, Checkpointing, Engine, ImageSettings, ModelSpec, Optimizer, Precision,
-    Task,
+    RequestMix, Task,
 };
 use gpuplan_plan::{
     Constraints, DEFAULT_PIPELINE, Objective, Operational, Plan, PlanError, PlanRequest, ServingTargets,
@@ -35,6 +35,8 @@ pub struct PlanQuery {
     pub deadline_hours: Option<f64>,
     pub budget_usd: Option<f64>,
     pub serving: ServingTargets,
+    /// Share of prompt tokens served from the engine's prefix cache.
+    pub prefix_cache_hit: Option<f64>,
     pub providers: Vec<String>,
     pub regions: Vec<String>,
     pub gpus: Vec<String>,
@@ -72,6 +74,7 @@ impl PlanQuery {
             deadline_hours: None,
             budget_usd: None,
             serving: ServingTargets::default(),
+            prefix_cache_hit: None,
             providers: Vec::new(),
             regions: Vec::new(),
             gpus: Vec::new(),
@@ -217,7 +220,7 @@ pub fn plan_workload(catalog: &Catalog, query: &PlanQuery) -> Result<Result<Plan
     let constraints = Constraints {
         deadline_hours: query.deadline_hours,
         budget_usd: query.budget_usd,
-        serving: query.serving.clone(),
+        serving: serving_targets(query, seq, output_tokens)?,
         providers,
         regions: query.regions.clone(),
         gpus: resolve_gpus(&query.gpus)?,
@@ -350,4 +353,20 @@ fn check_pipeline(catalog: &Catalog, pipeline: Option<&str>) -> Result<(), Error
             Some(format!("one of: {}", known.join(", "))),
         ))
     }
+}
+
+/// The serving targets with the prefix-cache hit rate applied to the request shapes.
+fn serving_targets(query: &PlanQuery, seq: u64, output_tokens: u64) -> Result<ServingTargets, Error> {
+    let mut targets = query.serving.clone();
+    if let Some(hit) = query.prefix_cache_hit {
+        let mix = targets
+            .requests
+            .take()
+            .unwrap_or_else(|| RequestMix::fixed(seq, output_tokens));
+        targets.requests = Some(
+            mix.with_prefix_cache_hit(hit)
+                .map_err(|message| Error::invalid(format!("--prefix-cache-hit: {message}"), None))?,
+        );
+    }
+    Ok(targets)
 }

@@ -58,6 +58,8 @@ struct Case {
     output_tokens: Option<u64>,
     request_rate: Option<f64>,
     max_concurrency: Option<f64>,
+    /// Iterations scheduled at once, where the benchmark set it (vLLM 0.6 multi-step).
+    scheduler_steps: Option<f64>,
     measured: f64,
 }
 
@@ -88,7 +90,10 @@ fn predict(case: &Case) -> Result<f64, String> {
     let (Some(input), Some(output)) = (case.input_tokens, case.output_tokens) else {
         return Err("input length unstated".to_string());
     };
-    let cost = step_cost(case, input, output).ok_or("does not fit")?;
+    let mut cost = step_cost(case, input, output).ok_or("does not fit")?;
+    if let Some(steps) = case.scheduler_steps {
+        cost.scheduler.steps_per_schedule = steps;
+    }
     let mix = RequestMix::fixed(input, output);
     let replicas = f64::from(case.gpus / case.tp.max(1));
     let per_replica_rate = case.request_rate.map(|r| r / replicas);

@@ -77,6 +77,7 @@ pub fn run(catalog: &Catalog, args: &EstimateArgs, format: OutputFormat) -> Resu
             .as_deref()
             .map(super::plan::read_request_log)
             .transpose()?,
+        prefix_cache_hit: args.prefix_cache_hit,
     };
 
     let answer = estimate_workload(catalog, &request)?;

@@ -177,6 +177,7 @@ pub fn run(catalog: &Catalog, args: &PlanArgs, format: OutputFormat) -> Result<E
         tpot: args.tpot,
         requests: args.requests.as_deref().map(read_request_log).transpose()?,
     };
+    query.prefix_cache_hit = args.prefix_cache_hit;
     query.providers = args.providers.clone();
     query.regions = args.regions.clone();
     query.gpus = args.gpu.clone();
