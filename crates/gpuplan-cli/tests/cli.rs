@@ -735,6 +735,122 @@ mod estimate {
     }
 }
 
+mod serving {
+    use super::*;
+
+    fn fixture(name: &str) -> String {
+        format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
+    }
+
+    #[test]
+    fn a_plan_takes_percentile_targets_and_a_request_log() {
+        let log = fixture("chat-requests.csv");
+        let run = gpuplan(&[
+            "plan",
+            "--model",
+            "llama-3.1-8b",
+            "--task",
+            "inference",
+            "--qps",
+            "20",
+            "--ttft",
+            "p99:800ms",
+            "--tpot",
+            "p90:40ms",
+            "--requests",
+            &log,
+            "--gpu",
+            "H100",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let plan = run.json();
+        let serving = &plan["recommendations"][0]["serving"];
+        assert!(serving["ttft"]["p99"].as_f64().unwrap() <= 0.8);
+        assert!(serving["tpot"]["p90"].as_f64().unwrap() <= 0.04);
+    }
+
+    #[test]
+    fn a_percentile_outside_0_to_100_and_a_broken_log_are_refused() {
+        let run = gpuplan(&[
+            "plan",
+            "--model",
+            "llama-3.1-8b",
+            "--task",
+            "inference",
+            "--ttft",
+            "p100:1s",
+        ]);
+        assert_eq!(run.code, 2, "{}", run.stderr);
+        assert!(run.stderr.contains("percentile"), "{}", run.stderr);
+        let run = gpuplan(&[
+            "plan",
+            "--model",
+            "llama-3.1-8b",
+            "--task",
+            "inference",
+            "--requests",
+            &fixture("llama-like-config.json"),
+        ]);
+        assert_eq!(run.code, 2, "{}", run.stderr);
+        assert!(run.stderr.contains("--requests"), "{}", run.stderr);
+    }
+
+    #[test]
+    fn an_estimate_at_a_load_prints_the_latency_distribution() {
+        let run = gpuplan(&[
+            "estimate",
+            "--model",
+            "llama-3.3-70b",
+            "--task",
+            "inference",
+            "--gpu",
+            "H100",
+            "--gpus",
+            "2",
+            "--tp",
+            "2",
+            "--precision",
+            "fp8",
+            "--seq",
+            "1000",
+            "--output-tokens",
+            "200",
+            "--qps",
+            "2",
+            "--ttft",
+            "1s",
+            "--tpot",
+            "p99:60ms",
+        ]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        for text in [
+            "serving, one replica with continuous batching",
+            "goodput",
+            "time to first token p50",
+            "p99",
+        ] {
+            assert!(run.stdout.contains(text), "{text}: {}", run.stdout);
+        }
+    }
+
+    #[test]
+    fn a_prefix_cache_share_on_a_training_plan_is_refused() {
+        let run = gpuplan(&[
+            "plan",
+            "--model",
+            "llama-3.1-8b",
+            "--task",
+            "lora",
+            "--prefix-cache-hit",
+            "0.5",
+        ]);
+        assert_eq!(run.code, 2, "{}", run.stderr);
+        assert!(run.stderr.contains("--prefix-cache-hit"), "{}", run.stderr);
+    }
+}
+
 mod plan {
     use super::*;
 

@@ -292,6 +292,12 @@ pub struct LoadPoint {
     batch_wait_window: f64,
 }
 
+/// Relative precision of the fixed points and quantiles solved by bisection (times).
+const STEP_TOLERANCE: f64 = 1e-5;
+
+/// Relative precision of the goodput bisection (loads): 0.1 %, well inside the model's error.
+const LOAD_TOLERANCE: f64 = 1e-3;
+
 /// The percentile levels a [`LoadPoint`] keeps the own-prefill time for.
 const LEVELS: [f64; 3] = [0.5, 0.9, 0.99];
 
@@ -320,7 +326,7 @@ fn steady_state_step(cost: &StepCost, rate: f64, mix: &RequestMix) -> Option<f64
         }
     }
     let mut low = 0.0;
-    for _ in 0..60 {
+    while high - low > STEP_TOLERANCE * high {
         let mid = 0.5 * (low + high);
         if g(mid) >= mid {
             low = mid;
@@ -483,7 +489,7 @@ fn wait_quantile(step: f64, rho: f64, mean_wait: f64, q: f64) -> f64 {
         high *= 2.0;
     }
     let mut low = 0.0;
-    for _ in 0..50 {
+    while high - low > STEP_TOLERANCE * high {
         let mid = 0.5 * (low + high);
         if cdf(mid) < q {
             low = mid;
@@ -644,7 +650,7 @@ pub fn goodput(
     let mut high = closed_loop(cost, mix, None).requests_per_second * 1.5;
     let mut limit = GoodputLimit::Saturation(Saturation::Throughput);
     let mut low = 1e-6;
-    for _ in 0..40 {
+    while high - low > LOAD_TOLERANCE * high {
         let mid = 0.5 * (low + high);
         match at_load(cost, mid, mix) {
             Ok(point) if point.meets(ttft, tpot) => low = mid,

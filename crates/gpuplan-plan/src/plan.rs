@@ -11,7 +11,7 @@ use crate::replica::{
     ContinuousReplica, Refusal, SERVING_HEADROOM, SplitPools, dynamic_batch_latency, dynamic_batch_meets, latency_at,
     size_continuous, split_pools,
 };
-use crate::request::{Objective, Operational, PlanRequest, ServingTargets};
+use crate::request::{Objective, Operational, PlanRequest};
 use crate::startup::{Startup, startup};
 use gpuplan_catalog::fold_zones;
 use gpuplan_estimate::cost::billed_hours;
@@ -230,10 +230,17 @@ fn fabric_rejection(offering: &Offering, label: &str) -> Option<Rejection> {
 /// One estimate per cluster shape, shared by every offering of that shape.
 type ShapeKey = (String, u32, u32, Option<GpuInterconnect>, u64, Precision, u64);
 
+/// One serving replica sizing per replica shape (GPU, GPUs, link, precision): the same for
+/// every offering and region of that shape.
+type ReplicaKey = (String, u32, Option<GpuInterconnect>, Precision);
+
 struct Evaluator<'a, S: OfferingSource> {
     source: &'a S,
     request: &'a PlanRequest<'a>,
     cache: HashMap<ShapeKey, Result<Option<Configured>, EstimateError>>,
+    replicas: HashMap<ReplicaKey, Result<Option<SizedReplica>, Rejection>>,
+    /// Disaggregated pools per replica shape and KV-transfer bandwidth (MB/s).
+    splits: HashMap<(ReplicaKey, u64), Option<SplitPools>>,
 }
 
 impl<S: OfferingSource> Evaluator<'_, S> {
@@ -336,6 +343,8 @@ pub fn plan(source: &impl OfferingSource, request: &PlanRequest) -> Result<Plan,
     }
     let serving = request.template.task == Task::Inference;
     let mut evaluator = Evaluator {
+        replicas: HashMap::new(),
+        splits: HashMap::new(),
         source,
         request,
         cache: HashMap::new(),
@@ -893,6 +902,7 @@ fn host_warnings(offering: &Offering, configured: &Configured, nodes: u32) -> Ve
 }
 
 /// One replica size of an offering and the load it is planned to carry.
+#[derive(Clone)]
 struct SizedReplica {
     configured: Configured,
     gpus_per_replica: u32,
@@ -974,6 +984,32 @@ fn size_continuous_replica(
     offline: bool,
     label: &str,
 ) -> Result<Option<SizedReplica>, Rejection> {
+    let key = (
+        offering.accelerator.as_ref().map(|a| a.to_string()).unwrap_or_default(),
+        gpus,
+        offering.gpu_interconnect,
+        precision,
+    );
+    if let Some(cached) = evaluator.replicas.get(&key) {
+        return cached.clone().map_err(|rejection| Rejection {
+            candidate: label.to_string(),
+            ..rejection
+        });
+    }
+    let sized = size_continuous_uncached(evaluator, offering, gpus, precision, mix, offline, label);
+    evaluator.replicas.insert(key, sized.clone());
+    sized
+}
+
+fn size_continuous_uncached(
+    evaluator: &mut Evaluator<'_, impl OfferingSource>,
+    offering: &Offering,
+    gpus: u32,
+    precision: Precision,
+    mix: &RequestMix,
+    offline: bool,
+    label: &str,
+) -> Result<Option<SizedReplica>, Rejection> {
     let c = &evaluator.request.constraints;
     let configured = match evaluator.configured(offering, gpus, gpus, precision, Some(1)) {
         Ok(Some(configured)) => configured,
@@ -1005,6 +1041,7 @@ fn size_replica(
     let per_node = offering.accelerator_count;
     let label = candidate_label(offering, 1, None);
     let continuous = evaluator.request.template.engine.continuous_batching();
+    let qps = evaluator.request.constraints.serving.qps.filter(|_| !offline);
     let mut best: Option<(SizedReplica, f64)> = None;
     let mut nearest: Option<Rejection> = None;
     for gpus in [1u32, 2, 4, 8]
@@ -1021,9 +1058,15 @@ fn size_replica(
         };
         match sized {
             Ok(Some(sized)) => {
+                // Fewest instances for the load, then the smallest replica (no sharding
+                // without need); without a load, the most requests per instance.
                 let per_instance = f64::from(per_node / gpus) * sized.planned;
-                if best.as_ref().is_none_or(|(_, current)| per_instance > *current) {
-                    best = Some((sized, per_instance));
+                let score = match qps {
+                    Some(qps) => -(qps / per_instance).ceil() - f64::from(gpus) * 1e-3,
+                    None => per_instance,
+                };
+                if best.as_ref().is_none_or(|(_, current)| score > *current) {
+                    best = Some((sized, score));
                 }
             }
             Ok(None) => {}
@@ -1081,11 +1124,13 @@ fn serving_latency(sized: &SizedReplica, rate: f64, mix: &RequestMix) -> Serving
 /// node's GPU links when both pools fit in one instance, else over the network between
 /// instances.
 fn split_for_load(
+    evaluator: &mut Evaluator<'_, impl OfferingSource>,
     sized: &SizedReplica,
     mix: &RequestMix,
-    targets: &ServingTargets,
     offering: &Offering,
+    precision: Precision,
 ) -> Option<(SplitPools, u32)> {
+    let targets = &evaluator.request.constraints.serving;
     let replica = sized.continuous.as_ref()?;
     let qps = targets.qps?;
     let per_node = offering.accelerator_count;
@@ -1095,10 +1140,24 @@ fn split_for_load(
     } else {
         offering.node_bandwidth_gbps().0 * 1e9 / 8.0 / f64::from(per_node)
     };
-    split_pools(replica, mix, targets, qps, transfer).map(|split| {
-        let instances = split.replicas().div_ceil(replicas_per_instance);
-        (split, instances)
-    })
+    let key = (
+        (
+            offering.accelerator.as_ref().map(|a| a.to_string()).unwrap_or_default(),
+            sized.gpus_per_replica,
+            offering.gpu_interconnect,
+            precision,
+        ),
+        (transfer / 1e6) as u64,
+    );
+    let split = match evaluator.splits.get(&key) {
+        Some(cached) => *cached,
+        None => {
+            let split = split_pools(replica, mix, targets, qps, transfer);
+            evaluator.splits.insert(key, split);
+            split
+        }
+    };
+    split.map(|split| (split, split.replicas().div_ceil(replicas_per_instance)))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -1150,7 +1209,7 @@ fn evaluate_serving(
     let replicas_for = |qps: f64| ((qps / sized.planned).ceil() as u32).max(1);
     let replicas = targets.qps.map_or(1, replicas_for);
     let colocated = replicas.div_ceil(replicas_per_instance);
-    let split_option = split_for_load(&sized, &mix, targets, offering);
+    let split_option = split_for_load(evaluator, &sized, &mix, offering, precision);
     let split = split_option.filter(|(_, n)| *n < colocated).map(|(split, _)| split);
     let instances = split.map_or(colocated, |s| s.replicas().div_ceil(replicas_per_instance));
     if instances > c.max_nodes || instances * per_node > c.max_gpus {

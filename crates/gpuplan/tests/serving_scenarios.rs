@@ -1,0 +1,243 @@
+//! Serving requests as practitioners make them, each with what an experienced engineer
+//! expects in words, asserted on the plan's JSON contract (docs/json.md). The expectations
+//! follow vLLM's and SGLang's deployment guides and published serving benchmarks (one H100
+//! serves a 7–8B model at tens of requests per second; a 70B model wants TP4–TP8 on
+//! H100-class GPUs), not gpuplan's own output.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use gpuplan::emit::wire::PlanJson;
+use gpuplan::model::{LatencyTarget, RequestMix, RequestShape, Task};
+use gpuplan::planner::ServingTargets;
+use gpuplan::{Catalog, ModelSource, PlanQuery, ServingQuestion, WorkloadRequest, estimate_workload, plan_workload};
+use serde_json::Value;
+use std::sync::OnceLock;
+
+fn catalog() -> &'static Catalog {
+    static CATALOG: OnceLock<Catalog> = OnceLock::new();
+    CATALOG.get_or_init(|| Catalog::embedded().unwrap())
+}
+
+fn plan(query: &PlanQuery) -> Value {
+    match plan_workload(catalog(), query).unwrap() {
+        Ok(answer) => serde_json::to_value(PlanJson::new(&answer.plan, &answer.defaults)).unwrap(),
+        Err(infeasible) => panic!("infeasible: {:?} {:?}", infeasible.suggestion, infeasible.nearest),
+    }
+}
+
+fn best(plan: &Value) -> &Value {
+    &plan["recommendations"][0]
+}
+
+fn recommendations(plan: &Value) -> &Vec<Value> {
+    plan["recommendations"].as_array().unwrap()
+}
+
+fn target(text: &str) -> LatencyTarget {
+    LatencyTarget::parse_with(text, |t| {
+        t.strip_suffix("ms")
+            .map(|ms| ms.parse::<f64>().map(|v| v / 1e3))
+            .or_else(|| t.strip_suffix('s').map(str::parse::<f64>))
+            .unwrap()
+            .map_err(|e| e.to_string())
+    })
+    .unwrap()
+}
+
+/// Online serving of `model` at `qps` with `input`/`output` tokens and the targets.
+fn serving(model: &str, qps: f64, input: u64, output: u64, ttft: &str, tpot: &str) -> PlanQuery {
+    let mut q = PlanQuery::new(ModelSource::BuiltIn(model.to_string()), Task::Inference);
+    q.seq = Some(input);
+    q.output_tokens = Some(output);
+    q.serving = ServingTargets {
+        qps: Some(qps),
+        ttft: Some(target(ttft)),
+        tpot: Some(target(tpot)),
+        ..ServingTargets::default()
+    };
+    q
+}
+
+fn h100(mut q: PlanQuery) -> PlanQuery {
+    q.gpus = vec!["H100-SXM5-80GB".to_string()];
+    q
+}
+
+fn f(value: &Value) -> f64 {
+    value.as_f64().unwrap_or_else(|| panic!("not a number: {value}"))
+}
+
+#[test]
+fn one_8_h100_node_serves_llama_70b_at_10_qps_1000_in_200_out() {
+    let mut q = h100(serving("llama-3.1-70b", 10.0, 1000, 200, "1s", "50ms"));
+    q.providers = vec!["aws".into(), "gcp".into(), "lambda".into()];
+    let p = plan(&q);
+    let r = best(&p);
+    assert!(f(&r["gpus"]) <= 8.0, "{} GPUs", r["gpus"]);
+    assert!(
+        f(&r["serving"]["gpus_per_replica"]) >= 4.0,
+        "70B bf16 is sharded over 4–8 H100s"
+    );
+}
+
+#[test]
+fn mistral_7b_at_60_qps_needs_two_or_three_h100s_not_eight() {
+    let mut q = h100(serving("mistral-7b", 60.0, 1000, 200, "1s", "50ms"));
+    q.providers = vec!["aws".into()];
+    let p = plan(&q);
+    let r = best(&p);
+    assert!(f(&r["gpus"]) <= 3.0, "{} GPUs", r["gpus"]);
+    assert_eq!(f(&r["serving"]["gpus_per_replica"]), 1.0);
+}
+
+#[test]
+fn a_7b_model_at_modest_load_runs_unsharded() {
+    let p = plan(&serving("llama-3.1-8b", 2.0, 500, 200, "1s", "100ms"));
+    // 16 GB of 16-bit weights: any GPU of 24 GB or more holds them with room for the cache.
+    let roomy = |r: &Value| f(&r["memory_capacity_bytes"]) >= 22.0 * 1024f64.powi(3);
+    let checked: Vec<&Value> = recommendations(&p).iter().filter(|r| roomy(r)).collect();
+    assert!(checked.len() >= 5);
+    for r in checked {
+        assert_eq!(f(&r["serving"]["gpus_per_replica"]), 1.0, "{}", r["instance_type"]);
+    }
+}
+
+#[test]
+fn every_recommendation_meets_its_percentile_targets_at_the_planned_load() {
+    let p = plan(&serving("llama-3.1-8b", 30.0, 2000, 300, "p99:2s", "p90:40ms"));
+    for r in recommendations(&p) {
+        let s = &r["serving"];
+        assert_eq!(s["batching"], "continuous");
+        assert!(f(&s["ttft"]["p99"]) <= 2.0, "{}", s["ttft"]);
+        assert!(f(&s["tpot"]["p90"]) <= 0.040, "{}", s["tpot"]);
+        assert!(f(&s["load_per_replica"]) <= f(&s["goodput_per_replica"]) + 1e-9);
+        assert!(f(&s["kv_cache_utilisation"]) < 1.0);
+        let capacity = f(&s["replicas"]) * f(&s["requests_per_second_per_replica"]);
+        assert!(capacity >= 30.0 - 1e-9, "{capacity}");
+    }
+}
+
+#[test]
+fn a_p99_target_needs_at_least_the_replicas_of_the_same_bound_at_p50() {
+    let replicas = |tpot: &str| {
+        let p = plan(&h100(serving("llama-3.1-8b", 40.0, 2000, 300, "2s", tpot)));
+        f(&best(&p)["serving"]["replicas"])
+    };
+    assert!(replicas("p99:25ms") >= replicas("p50:25ms"));
+}
+
+#[test]
+fn tightening_time_per_token_never_needs_fewer_gpus() {
+    let gpus = |tpot: &str| {
+        let p = plan(&h100(serving("llama-3.1-8b", 40.0, 1000, 300, "2s", tpot)));
+        f(&best(&p)["gpus"])
+    };
+    let (loose, tight) = (gpus("100ms"), gpus("15ms"));
+    assert!(tight >= loose, "15 ms: {tight} GPUs, 100 ms: {loose}");
+}
+
+#[test]
+fn the_peak_load_sets_the_autoscaling_maximum() {
+    let mut q = h100(serving("llama-3.1-8b", 20.0, 1000, 200, "1s", "50ms"));
+    q.serving.peak_qps = Some(80.0);
+    let p = plan(&q);
+    let s = &best(&p)["serving"];
+    assert!(f(&s["max_replicas"]) >= 3.5 * f(&s["replicas"]).min(f(&s["max_replicas"]) / 4.0));
+    assert!(f(&s["max_replicas"]) * f(&s["requests_per_second_per_replica"]) >= 80.0 - 1e-9);
+    assert!(f(&s["min_replicas"]) <= f(&s["replicas"]));
+}
+
+#[test]
+fn llm_serving_defaults_to_vllm_and_says_so() {
+    let p = plan(&serving("llama-3.1-8b", 5.0, 1000, 200, "1s", "50ms"));
+    let defaults: Vec<&str> = p["defaults"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d.as_str().unwrap())
+        .collect();
+    assert!(defaults.iter().any(|d| d.starts_with("engine vllm")), "{defaults:?}");
+    assert!(defaults.iter().any(|d| d.contains("90th percentile")), "{defaults:?}");
+}
+
+#[test]
+fn long_prompts_need_more_replicas_than_short_ones_at_the_same_load() {
+    let with_log = |input: u64| {
+        let mut q = h100(serving("llama-3.1-8b", 30.0, 1000, 200, "2s", "50ms"));
+        let shapes = (0..100)
+            .map(|i| RequestShape {
+                input_tokens: input + i * 10,
+                output_tokens: 200,
+            })
+            .collect();
+        q.serving.requests = RequestMix::from_shapes(shapes, "log");
+        f(&best(&plan(&q))["gpus"])
+    };
+    assert!(with_log(6000) > with_log(300));
+}
+
+#[test]
+fn a_shared_prompt_prefix_in_cache_needs_fewer_gpus() {
+    let gpus = |hit: Option<f64>| {
+        let mut q = h100(serving("llama-3.1-8b", 40.0, 4000, 200, "2s", "50ms"));
+        q.prefix_cache_hit = hit;
+        f(&best(&plan(&q))["gpus"])
+    };
+    assert!(gpus(Some(0.8)) < gpus(None));
+}
+
+#[test]
+fn image_classification_is_served_with_dynamic_batching() {
+    let mut q = PlanQuery::new(ModelSource::BuiltIn("resnet-50".to_string()), Task::Inference);
+    q.serving = ServingTargets {
+        qps: Some(500.0),
+        ttft: Some(target("100ms")),
+        ..ServingTargets::default()
+    };
+    let p = plan(&q);
+    let s = &best(&p)["serving"];
+    assert_eq!(s["batching"], "dynamic");
+    assert!(f(&s["ttft"]["p99"]) <= 0.1);
+}
+
+#[test]
+fn a_plan_says_whether_separate_prefill_and_decode_pools_would_pay() {
+    let p = plan(&h100(serving("llama-3.1-8b", 100.0, 4000, 300, "2s", "p99:12ms")));
+    let why: Vec<&str> = best(&p)["why"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    assert!(why.iter().any(|w| w.contains("separate pools")), "{why:?}");
+}
+
+#[test]
+fn an_estimate_beyond_a_replicas_capacity_says_it_saturates() {
+    let mut r = WorkloadRequest::new(
+        ModelSource::BuiltIn("llama-3.1-8b".to_string()),
+        Task::Inference,
+        "H100-SXM5-80GB",
+    );
+    r.seq = Some(1000);
+    r.output_tokens = Some(200);
+    r.serving = ServingQuestion {
+        qps: Some(1000.0),
+        ..ServingQuestion::default()
+    };
+    let answer = estimate_workload(catalog(), &r).unwrap();
+    let report = answer.serving.unwrap();
+    assert!(report.saturated.is_some());
+    assert!(report.capacity_requests_per_second < 1000.0);
+    r.serving.qps = Some(report.capacity_requests_per_second * 0.5);
+    let half = estimate_workload(catalog(), &r).unwrap().serving.unwrap();
+    assert!(half.saturated.is_none() && half.ttft.is_some() && half.tpot.is_some());
+}
+
+#[test]
+fn serving_flags_on_a_model_no_continuous_batching_engine_runs_are_refused() {
+    let mut r = WorkloadRequest::new(ModelSource::BuiltIn("resnet-50".to_string()), Task::Inference, "L4");
+    r.serving.qps = Some(10.0);
+    let error = estimate_workload(catalog(), &r).unwrap_err();
+    assert_eq!(error.exit_status(), gpuplan::ExitStatus::Error);
+}
