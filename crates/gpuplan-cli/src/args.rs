@@ -602,7 +602,7 @@ pub struct EstimateArgs {
     pub micro_batch: Option<u64>,
 
     /// Tokens per sequence (the prompt, for inference).
-    #[arg(long)]
+    #[arg(long, alias = "input-tokens")]
     pub seq: Option<u64>,
 
     /// Tokens generated per sequence (inference; 0 for encoders such as BERT).

@@ -165,7 +165,8 @@ impl Offering {
     /// Node-to-node bandwidth used for training traffic, and whether it is the conservative
     /// default because nothing states one.
     pub fn node_bandwidth_gbps(&self) -> (f64, bool) {
-        match self.node_fabric().bandwidth.or(self.network) {
+        let table = self.fabric.as_ref().and_then(|f| f.bandwidth);
+        match table.or(self.network) {
             Some(gbps) => (gbps.0, false),
             None => (UNKNOWN_NODE_NETWORK_GBPS, true),
         }

@@ -306,12 +306,12 @@ impl<S: OfferingSource> Evaluator<'_, S> {
     }
 }
 
-fn memory_rejection(label: String, configured: &Configured, margin: f64) -> Option<Rejection> {
+fn memory_rejection(label: impl FnOnce() -> String, configured: &Configured, margin: f64) -> Option<Rejection> {
     let memory = &configured.estimate.memory;
     let limit = memory.capacity.as_u64() as f64 * (1.0 - margin);
     let need = memory.per_gpu.as_u64() as f64;
     (need > limit).then(|| Rejection {
-        candidate: label,
+        candidate: label(),
         constraint: Constraint::Memory,
         reason: format!(
             "{} per GPU needed, {} available ({:.0} % kept free)",
@@ -482,18 +482,20 @@ fn evaluate_training(
             break;
         }
         *evaluated += priced.len();
-        let label = candidate_label(offering, nodes, None);
+        // Labels are written only for candidates that are rejected.
+        let label = || candidate_label(offering, nodes, None);
         if nodes > 1 {
-            if let Some(rejection) = fabric_rejection(offering, &label) {
+            if let Some(rejection) = fabric_rejection(offering, &label()) {
+                // The fabric is the same for every larger cluster of this shape.
                 reject(rejection);
-                continue;
+                break;
             }
         }
         let configured = match evaluator.configured(offering, gpus, per_node, precision, None) {
             Ok(Some(configured)) => configured,
             Ok(None) => {
                 reject(Rejection {
-                    candidate: label,
+                    candidate: label(),
                     constraint: Constraint::Layout,
                     reason: format!("the batch cannot be spread over {gpus} GPUs"),
                     shortfall: f64::INFINITY,
@@ -503,7 +505,7 @@ fn evaluate_training(
             }
             Err(error) => {
                 reject(Rejection {
-                    candidate: label,
+                    candidate: label(),
                     constraint: Constraint::Layout,
                     reason: error.to_string(),
                     shortfall: f64::INFINITY,
@@ -512,7 +514,7 @@ fn evaluate_training(
                 continue;
             }
         };
-        if let Some(rejection) = memory_rejection(label.clone(), &configured, c.memory_margin) {
+        if let Some(rejection) = memory_rejection(&label, &configured, c.memory_margin) {
             reject(rejection);
             // More nodes may fit; keep going.
             continue;
@@ -536,7 +538,7 @@ fn evaluate_training(
             Ok(fed) => fed,
             Err(reason) => {
                 reject(Rejection {
-                    candidate: label,
+                    candidate: label(),
                     constraint: Constraint::Stack,
                     reason,
                     shortfall: f64::INFINITY,
@@ -550,7 +552,7 @@ fn evaluate_training(
         let work_seconds = training.time_seconds;
         if let Some(work) = work_seconds.filter(|work| nodes > 1 && *work < boot.seconds()) {
             reject(Rejection {
-                candidate: label,
+                candidate: label(),
                 constraint: Constraint::Size,
                 reason: format!(
                     "{nodes} nodes would compute for {:.0} s after {:.0} s of start-up: scaling out buys nothing",
@@ -578,11 +580,11 @@ fn evaluate_training(
             );
             let hours = run.wall_seconds.map(|s| s / 3600.0);
             let total = hours.map(|h| job_total(evaluator.source, offering, *billing, hourly, h, ops.utilisation));
-            let label = candidate_label(offering, nodes, Some(*billing));
+            let label = || candidate_label(offering, nodes, Some(*billing));
             if let (Some(deadline), Some(h)) = (c.deadline_hours, hours) {
                 if h > deadline {
                     reject(Rejection {
-                        candidate: label,
+                        candidate: label(),
                         constraint: Constraint::Deadline,
                         reason: format!("{h:.1} h, over the {deadline} h deadline"),
                         shortfall: h / deadline,
@@ -594,7 +596,7 @@ fn evaluate_training(
             if let (Some(budget), Some(total)) = (c.budget_usd, total) {
                 if total > budget {
                     reject(Rejection {
-                        candidate: label,
+                        candidate: label(),
                         constraint: Constraint::Budget,
                         reason: format!("${total:.0}, over the ${budget:.0} budget"),
                         shortfall: total / budget,
@@ -947,7 +949,7 @@ fn size_dynamic(
             Ok(Some(configured)) => configured,
             _ => break,
         };
-        if let Some(rejection) = memory_rejection(label.to_string(), &configured, c.memory_margin) {
+        if let Some(rejection) = memory_rejection(|| label.to_string(), &configured, c.memory_margin) {
             return if batch == 1 { Err(rejection) } else { Ok(sized) };
         }
         let Some(inference) = configured.estimate.inference else {
@@ -1015,7 +1017,7 @@ fn size_continuous_uncached(
         Ok(Some(configured)) => configured,
         _ => return Ok(None),
     };
-    if let Some(rejection) = memory_rejection(label.to_string(), &configured, c.memory_margin) {
+    if let Some(rejection) = memory_rejection(|| label.to_string(), &configured, c.memory_margin) {
         return Err(rejection);
     }
     let Some(cost) = configured.estimate.serving_cost else {
@@ -1235,8 +1237,13 @@ fn evaluate_serving(
         latency.kv_cache_utilisation = None;
         latency.request_latency_seconds = split.ttft.mean + split.tpot.mean * (mix.mean_output() - 1.0).max(0.0);
     }
-    let max_replicas = targets.peak_qps.map_or(replicas, replicas_for).max(replicas);
-    let min_replicas = targets.qps.map_or(1, |qps| replicas_for(qps * 0.25));
+    // The autoscaling range: a quarter of the load at least, the peak (or every replica the
+    // instances hold) at most.
+    let max_replicas = targets
+        .peak_qps
+        .map_or(serving_replicas, replicas_for)
+        .max(serving_replicas);
+    let min_replicas = targets.qps.map_or(1, |qps| replicas_for(qps * 0.25)).min(max_replicas);
     let warnings: Vec<String> = capacity_warning(evaluator.source, offering, instances * per_node)
         .into_iter()
         .collect();
@@ -1526,7 +1533,7 @@ fn rank(
     request: &PlanRequest,
 ) -> Plan {
     let total_feasible = feasible.len();
-    let mut feasible = fold_regions(feasible);
+    let feasible = fold_regions(feasible);
     let best_cost = feasible.iter().map(|r| r.cost_metric).fold(f64::INFINITY, f64::min);
     let best_time = feasible.iter().map(|r| r.time_metric).fold(f64::INFINITY, f64::min);
     let objective = match (
@@ -1538,7 +1545,11 @@ fn rank(
         (Objective::Balanced, None, Some(_)) => Objective::Time,
         (objective, _, _) => objective,
     };
-    feasible.sort_by(|a, b| order(objective, a, b, best_cost, best_time));
+    // Sort positions, then move each recommendation once: they are large.
+    let mut positions: Vec<usize> = (0..feasible.len()).collect();
+    positions.sort_by(|&a, &b| order(objective, &feasible[a], &feasible[b], best_cost, best_time));
+    let mut slots: Vec<Option<Recommendation>> = feasible.into_iter().map(Some).collect();
+    let feasible: Vec<Recommendation> = positions.iter().filter_map(|&i| slots[i].take()).collect();
     let front: Vec<usize> = pareto_front(
         &feasible
             .iter()
