@@ -514,7 +514,7 @@ fn evaluate_training(
                 continue;
             }
         };
-        if let Some(rejection) = memory_rejection(&label, &configured, c.memory_margin) {
+        if let Some(rejection) = memory_rejection(label, &configured, c.memory_margin) {
             reject(rejection);
             // More nodes may fit; keep going.
             continue;
