@@ -46,6 +46,11 @@ pub struct Scheduler {
     /// Iterations scheduled at once (vLLM 0.5–0.6 `--num-scheduler-steps`): new prompts join
     /// only between such runs. 1 in every current engine's default.
     pub steps_per_schedule: f64,
+    /// Prompts are prefilled inside the decode iterations (vLLM's chunked prefill,
+    /// TensorRT-LLM's in-flight batching); otherwise a prefill-only iteration runs while
+    /// every decoding sequence waits (SGLang without `--enable-mixed-chunk`, TGI, vLLM 0.6
+    /// without chunked prefill).
+    pub mixes_prefill: bool,
     pub evidence: &'static str,
 }
 
@@ -63,8 +68,9 @@ const SGLANG_RESERVED_GIB: f64 = 10.0;
 ///   `max_num_seqs` 1024 on GPUs with ≥ 70 GiB other than A100, else 2048 and 256; chunked
 ///   prefill and prefix caching on; `gpu_memory_utilization` 0.9 (`config/cache.py`).
 /// - SGLang 0.5.4 `server_args.py`: `chunked_prefill_size` 2048 under 35 GB, 4096 under
-///   60 GB, 8192 under 160 GB, 16384 above; `mem_fraction_static` leaves ≥ 10 GB on GPUs over
-///   60 GB (0.88 otherwise); running requests up to the request pool (≤ 4096).
+///   60 GB, 8192 under 160 GB, 16384 above; `enable_mixed_chunk` off (prefill batches run on
+///   their own); `mem_fraction_static` leaves ≥ 10 GB on GPUs over 60 GB (0.88 otherwise);
+///   running requests up to the request pool (≤ 4096).
 /// - TensorRT-LLM (`builder.py`, `llmapi/llm_args.py`, `commands/serve.py`):
 ///   `max_batch_size` 2048, `max_num_tokens` 8192, KV cache in 90 % of free memory, capacity
 ///   policy GUARANTEED_NO_EVICT (a sequence's whole context reserved on admission), chunked
@@ -92,7 +98,8 @@ pub fn scheduler(engine: Engine, accelerator: &Accelerator) -> Scheduler {
             reserves_full_context: false,
             batch_wait: None,
             steps_per_schedule: 1.0,
-            evidence: "SGLang defaults: chunked prefill 2048–16384 tokens by GPU memory, up to 4096 running requests, ≥ 10 GB kept out of the pool on large GPUs",
+            mixes_prefill: false,
+            evidence: "SGLang defaults: chunked prefill 2048–16384 tokens by GPU memory in prefill-only iterations (mixed chunks off), up to 4096 running requests, ≥ 10 GB kept out of the pool on large GPUs",
         },
         Engine::TensorrtLlm => Scheduler {
             token_budget: 8192.0,
@@ -101,6 +108,7 @@ pub fn scheduler(engine: Engine, accelerator: &Accelerator) -> Scheduler {
             reserves_full_context: true,
             batch_wait: None,
             steps_per_schedule: 1.0,
+            mixes_prefill: true,
             evidence: "TensorRT-LLM defaults: max_num_tokens 8192, max_batch_size 2048, KV cache in 90 % of free memory reserved per sequence (GUARANTEED_NO_EVICT)",
         },
         Engine::Tgi => Scheduler {
@@ -110,7 +118,8 @@ pub fn scheduler(engine: Engine, accelerator: &Accelerator) -> Scheduler {
             reserves_full_context: false,
             batch_wait: Some((0.3, 20.0)),
             steps_per_schedule: 1.0,
-            evidence: "TGI defaults: max_batch_prefill_tokens 4096, max_concurrent_requests 128, new prompts join when 30 % of the running batch or after 20 steps",
+            mixes_prefill: false,
+            evidence: "TGI defaults: max_batch_prefill_tokens 4096 in prefill-only iterations, max_concurrent_requests 128, new prompts join when 30 % of the running batch or after 20 steps",
         },
         _ => {
             let raised = large && !accelerator.id.to_string().contains("A100");
@@ -121,6 +130,7 @@ pub fn scheduler(engine: Engine, accelerator: &Accelerator) -> Scheduler {
                 reserves_full_context: false,
                 batch_wait: None,
                 steps_per_schedule: 1.0,
+                mixes_prefill: true,
                 evidence: "vLLM defaults: max_num_batched_tokens 8192 and max_num_seqs 1024 on ≥ 70 GiB GPUs other than A100 (2048 and 256 otherwise), gpu_memory_utilization 0.9",
             }
         }
@@ -223,6 +233,18 @@ impl StepCost {
             + memory.max(compute)
     }
 
+    /// Engines that prefill on their own: with prompts arriving at `rate` and decode
+    /// iterations `interval` apart, the share of them preceded by a prefill-only iteration
+    /// (one or more prompts arrived meanwhile) and that iteration's length.
+    fn prefill_iteration(&self, rate: f64, interval: f64, mix: &RequestMix) -> (f64, f64) {
+        let share = 1.0 - (-rate * interval).exp();
+        if share <= 0.0 {
+            return (0.0, 0.0);
+        }
+        let tokens = rate * interval * mix.mean_prefill() / share;
+        (share, self.step(0.0, 0.0, tokens, mix.mean_input(), 1.0))
+    }
+
     /// The decode-only iteration with `decodes` sequences at context `context`.
     pub fn decode_step(&self, decodes: f64, context: f64) -> f64 {
         self.step(decodes, context, 0.0, 0.0, 0.0)
@@ -286,7 +308,12 @@ pub struct LoadPoint {
     pub kv_utilisation: f64,
     mean_output: f64,
     mean_wait: f64,
+    /// Share of decode iterations that carry (or wait for) a prefill.
     prefill_share: f64,
+    /// Prefills that stall a request during its generation, on average (Poisson), and the
+    /// time each adds.
+    stalls_per_request: f64,
+    stall_seconds: f64,
     own_prefill: [f64; 3],
     own_prefill_mean: f64,
     batch_wait_window: f64,
@@ -308,11 +335,23 @@ fn steady_state_step(cost: &StepCost, rate: f64, mix: &RequestMix) -> Option<f64
     let computed = mix.mean_prefill();
     let context = input + output / 2.0;
     let budget = cost.scheduler.token_budget;
-    let g = |s: f64| {
+    let mixed = |s: f64| {
         let decodes = rate * output * s;
         let prefill = rate * computed * s;
         let share = rate * s * (computed / budget).max(1.0);
         cost.step(decodes, context, prefill, input, share)
+    };
+    let separate = |s: f64| {
+        let decodes = rate * output * s;
+        let (share, prefill_step) = cost.prefill_iteration(rate, s, mix);
+        cost.decode_step(decodes, context) + share * prefill_step
+    };
+    let g = |s: f64| {
+        if cost.scheduler.mixes_prefill {
+            mixed(s)
+        } else {
+            separate(s)
+        }
     };
     if rate <= 0.0 {
         return Some(g(0.0));
@@ -358,12 +397,29 @@ pub fn at_load(cost: &StepCost, rate: f64, mix: &RequestMix) -> Result<LoadPoint
     // M/G/1: the service of one prompt is its share of the per-step budget, tokens·s/left.
     let second_moment = mix.mean_prefill_squared() * (step / left).powi(2);
     let mean_wait = rate * second_moment / (2.0 * (1.0 - utilisation));
-    let prefill_share = (rate * step * (computed / budget).max(1.0)).min(1.0);
-    let decode_step = cost.decode_step(sequences, context);
-    let own = |tokens: f64| {
-        let steps = (tokens / left).ceil().max(1.0);
-        steps * cost.step(sequences, context, prefill_tokens.max(tokens.min(left)), input, 1.0)
-    };
+    let decode_step = cost.decode_step(sequences, context).min(step);
+    let (prefill_share, stalls_per_request, stall_seconds, own): (f64, f64, f64, Box<dyn Fn(f64) -> f64>) =
+        if cost.scheduler.mixes_prefill {
+            // Prompt chunks join the running steps: each of the N prompts that arrive during
+            // a request's life lengthens some of its steps.
+            let share = (rate * step * (computed / budget).max(1.0)).min(1.0);
+            let stall = if sequences > 0.0 {
+                (step - decode_step) * output / sequences
+            } else {
+                0.0
+            };
+            let own = move |tokens: f64| {
+                let steps = (tokens / left).ceil().max(1.0);
+                steps * cost.step(sequences, context, prefill_tokens.max(tokens.min(left)), input, 1.0)
+            };
+            (share, sequences, stall, Box::new(own))
+        } else {
+            // A prefill-only iteration runs before a share of the decode iterations.
+            let (share, prefill_step) = cost.prefill_iteration(rate, step, mix);
+            let batch = rate * step * computed / share.max(1e-12);
+            let own = move |tokens: f64| cost.step(0.0, 0.0, batch.max(tokens), input, 1.0);
+            (share, output * share, prefill_step, Box::new(own))
+        };
     let own_prefill = LEVELS.map(|q| own(mix.prefill_quantile(q)));
     // Engines that hold new prompts back until enough wait (TGI): the window in which a
     // request may wait for its batch to be admitted.
@@ -371,10 +427,11 @@ pub fn at_load(cost: &StepCost, rate: f64, mix: &RequestMix) -> Result<LoadPoint
         ((ratio * sequences - 1.0).max(0.0) / (rate * step)).min(max_steps)
     });
     let batch_wait_window = (held_steps + cost.scheduler.steps_per_schedule - 1.0) * step;
+    let own_prefill_mean = own(computed);
     Ok(LoadPoint {
         requests_per_second: rate,
         step_seconds: step,
-        decode_step_seconds: decode_step.min(step),
+        decode_step_seconds: decode_step,
         sequences,
         prefill_utilisation: utilisation,
         kv_utilisation: if cost.kv_capacity_tokens > 0.0 {
@@ -385,8 +442,10 @@ pub fn at_load(cost: &StepCost, rate: f64, mix: &RequestMix) -> Result<LoadPoint
         mean_output: output,
         mean_wait,
         prefill_share,
+        stalls_per_request,
+        stall_seconds,
         own_prefill,
-        own_prefill_mean: own(computed),
+        own_prefill_mean,
         batch_wait_window,
     })
 }
@@ -412,14 +471,12 @@ impl LoadPoint {
     }
 
     /// Time per output token at quantile `q` over requests: the decode-only step plus the
-    /// prompt chunks that join during the request's life (Poisson with mean `sequences`).
+    /// prefills that stall it during its life (a Poisson count).
     pub fn tpot_at(&self, q: f64) -> f64 {
-        let joins = self.sequences;
-        if joins <= 0.0 {
+        if self.stalls_per_request <= 0.0 {
             return self.step_seconds;
         }
-        let per_join = (self.step_seconds - self.decode_step_seconds) * self.mean_output / joins;
-        self.decode_step_seconds + per_join * poisson_quantile(joins, q) / self.mean_output
+        self.decode_step_seconds + self.stall_seconds * poisson_quantile(self.stalls_per_request, q) / self.mean_output
     }
 
     pub fn tpot_mean(&self) -> f64 {
@@ -589,8 +646,15 @@ pub fn closed_loop(cost: &StepCost, mix: &RequestMix, concurrency: Option<f64>) 
         sequences = (budget * output / (computed + output)).min(sequences).max(1.0);
     }
     let prefill = sequences * computed / output;
-    let share = (sequences / output * (computed / budget).max(1.0)).min(1.0);
-    let step = cost.step(sequences, context, prefill, input, share);
+    let step = if cost.scheduler.mixes_prefill {
+        let share = (sequences / output * (computed / budget).max(1.0)).min(1.0);
+        cost.step(sequences, context, prefill, input, share)
+    } else {
+        // N/O sequences finish per decode iteration and are replaced by a prefill-only one.
+        let share = 1.0 - (-sequences / output).exp();
+        let prefill_step = cost.step(0.0, 0.0, prefill / share.max(1e-12), input, 1.0);
+        cost.decode_step(sequences, context) + share * prefill_step
+    };
     ClosedLoop {
         sequences,
         step_seconds: step,

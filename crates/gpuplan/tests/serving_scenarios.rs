@@ -241,3 +241,34 @@ fn serving_flags_on_a_model_no_continuous_batching_engine_runs_are_refused() {
     let error = estimate_workload(catalog(), &r).unwrap_err();
     assert_eq!(error.exit_status(), gpuplan::ExitStatus::Error);
 }
+
+/// Sarathi-Serve's observation: an engine that runs prompts in prefill-only iterations
+/// stalls every decoding sequence, so at the same load its time per output token is longer
+/// than that of an engine that folds prompt chunks into the decode steps.
+#[test]
+fn prefill_only_iterations_stall_decoding_more_than_chunked_prefill() {
+    let tpot = |engine: &str| {
+        let mut r = WorkloadRequest::new(
+            ModelSource::BuiltIn("llama-3.1-8b".to_string()),
+            Task::Inference,
+            "H100-SXM5-80GB",
+        );
+        r.seq = Some(2000);
+        r.output_tokens = Some(200);
+        r.engine = Some(engine.parse().unwrap());
+        r.serving.qps = Some(8.0);
+        estimate_workload(catalog(), &r)
+            .unwrap()
+            .serving
+            .unwrap()
+            .tpot
+            .unwrap()
+            .p90
+    };
+    assert!(
+        tpot("sglang") > tpot("vllm"),
+        "sglang {} vllm {}",
+        tpot("sglang"),
+        tpot("vllm")
+    );
+}
