@@ -163,6 +163,10 @@ pub struct EngineProfile {
 /// Share of an engine's decode compute efficiency kept at 8-bit precisions: TensorRT-LLM's
 /// batch-1024 throughput tables for fp8 on H100/H200 imply ≈ 20–25 % of the fp8 peak in decode,
 /// against ≈ 40 % of the fp16 peak on A100.
+///
+/// Calibration cases: the serving validation table's rows from the same TensorRT-LLM fp8
+/// tables (`trtllm-0.17-llama-3.1-8b-h100-fp8-*`, `trtllm-0.17-llama-3.1-8b-h200-fp8-*`,
+/// `trtllm-0.17-llama-3.1-70b-h200-tp1-fp8-*`), which the held-out errors leave out.
 pub const LOW_PRECISION_DECODE_FACTOR: f64 = 0.55;
 
 /// Measured behaviour of each engine.
