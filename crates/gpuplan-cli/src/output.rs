@@ -1,7 +1,8 @@
 //! Writing answers to standard output. A closed pipe (`gpuplan instances | head`) ends the
 //! program quietly instead of panicking.
 
-use gpuplan::emit::{OutputFormat, Table};
+use gpuplan::Error;
+use gpuplan::emit::{OutputFormat, Table, first_non_finite};
 use serde::Serialize;
 use std::io::Write;
 
@@ -12,17 +13,26 @@ pub fn text(text: &str) {
     }
 }
 
-pub fn json<T: Serialize>(value: &T) {
+/// The answer as JSON; an error instead when a number in it is NaN or infinite, which JSON
+/// would print as `null`.
+pub fn json<T: Serialize>(value: &T) -> Result<(), Error> {
+    if let Some(path) = first_non_finite(value) {
+        return Err(Error::NotANumber { path });
+    }
     match serde_json::to_string_pretty(value) {
         Ok(body) => text(&format!("{body}\n")),
         Err(error) => eprintln_note(&format!("could not encode the answer as JSON: {error}")),
     }
+    Ok(())
 }
 
 /// A table in any text format, or the JSON of `wire` when JSON was asked for.
-pub fn listing<T: Serialize>(format: OutputFormat, table: &Table, wire: &T) {
+pub fn listing<T: Serialize>(format: OutputFormat, table: &Table, wire: &T) -> Result<(), Error> {
     match format.exporter() {
-        Some(exporter) => text(&exporter.export(table)),
+        Some(exporter) => {
+            text(&exporter.export(table));
+            Ok(())
+        }
         None => json(wire),
     }
 }

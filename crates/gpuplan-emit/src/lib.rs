@@ -13,12 +13,14 @@
 //! ```
 
 mod export;
+mod finite;
 mod format;
 mod table;
 mod view;
 pub mod wire;
 
 pub use export::{CsvExporter, Exporter, MarkdownExporter, TerminalExporter};
+pub use finite::first_non_finite;
 pub use format::OutputFormat;
 pub use table::{Align, Table};
 pub use view::{

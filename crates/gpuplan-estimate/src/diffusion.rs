@@ -197,7 +197,9 @@ pub(crate) fn diffusion(
             accelerator
                 .peak(Precision::Tf32)
                 .or_else(|| accelerator.peak(Precision::Fp32))
-                .map_or(compute_rate / 4.0, |p| p.0 * efficiency * engine_factor)
+                .map_or(compute_rate * crate::efficiency::FP32_SHARE_OF_TENSOR_RATE, |p| {
+                    p.0 * efficiency * engine_factor
+                })
         } else {
             compute_rate
         };

@@ -259,6 +259,18 @@ pub fn engine_profile(engine: Engine) -> EngineProfile {
     }
 }
 
+/// Share of a training step's activation memory a CNN inference pass holds at its peak: a
+/// forward pass without autograd frees each activation once the next layer has read it, so
+/// only a few layers' outputs are live at once. An assumption (no published inference peak
+/// for the catalog's CNNs was found); inference memory of CNNs is dominated by the weights
+/// and the CUDA context at the batch sizes served.
+pub const CNN_INFERENCE_ACTIVATION_SHARE: f64 = 1.0 / 3.0;
+
+/// CUDA-core fp32 rate as a share of the 16-bit tensor rate, where the catalog lists no fp32
+/// or TF32 peak: data-center GPUs run 16-bit tensor math 4–16× faster than fp32 on CUDA cores
+/// (A100: 312 vs 19.5 TFLOPS; T4: 65 vs 8.1); a quarter is the fast end of that range.
+pub const FP32_SHARE_OF_TENSOR_RATE: f64 = 0.25;
+
 /// Training activation memory of a CNN per sample, as bytes per forward FLOP, where no source
 /// gives the activation size: ResNet-50 (8.2 GFLOPs at 224²) keeps ≈ 100 MB per image in
 /// mixed precision (NVIDIA trains it at batch 256 per 32 GB V100).

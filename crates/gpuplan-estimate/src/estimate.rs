@@ -558,7 +558,8 @@ fn cited(
             capacity: memory::capacity(request.accelerator, workload),
         }
     } else {
-        let activations = activation_per_sample * workload.batch as f64 / 3.0;
+        let activations =
+            activation_per_sample * workload.batch as f64 * crate::efficiency::CNN_INFERENCE_ACTIVATION_SHARE;
         let overhead = Bytes::from_gib(crate::efficiency::CUDA_CONTEXT_GIB);
         MemoryEstimate {
             weights: Bytes(weights as u64),

@@ -19,7 +19,7 @@ use gpuplan_estimate::spot::{SpotJob, expected};
 use gpuplan_estimate::{Cluster, EstimateError, TrainingAmount, TrainingEstimate};
 use gpuplan_model::{
     Architecture, BillingMode, CommitmentTerm, GpuInterconnect, NodeNetwork, Offering, Precision, RequestMix,
-    SoftwareStack, Task,
+    SoftwareStack, Task, UNKNOWN_NODE_NETWORK_GBPS,
 };
 use std::collections::{BTreeMap, HashMap};
 
@@ -56,6 +56,18 @@ pub const ROUTINE_QUOTA_GPUS: u32 = 8;
 
 /// Work assumed to price spot capacity when the job length is unknown (ranked per token).
 pub const REFERENCE_SPOT_WORK_HOURS: f64 = 24.0;
+
+/// Parameters above which plain Ethernet between training nodes earns a warning: models of
+/// 13B and more are trained with tensor or pipeline parallelism across nodes, whose
+/// per-layer traffic the published recipes run over InfiniBand or EFA (Megatron-LM,
+/// Llama 2 and OPT training reports).
+pub const FABRIC_ADVISED_ABOVE_PARAMETERS: u64 = 13_000_000_000;
+
+/// The autoscaling floor as a share of the steady load: serving traffic follows a daily
+/// cycle whose trough is a fraction of the mean, and a floor of a quarter keeps a warm
+/// replica without paying for the peak overnight. An assumption, stated in the output's
+/// range, not a measured figure.
+pub const AUTOSCALE_FLOOR_SHARE: f64 = 0.25;
 
 /// Hours in a month of continuous serving (8,760 / 12).
 pub const HOURS_PER_MONTH: f64 = 730.0;
@@ -892,10 +904,13 @@ fn host_warnings(offering: &Offering, configured: &Configured, nodes: u32) -> Ve
                 "{} Gbps between nodes: communication will dominate (≥ {RECOMMENDED_MULTI_NODE_GBPS} Gbps advised)",
                 gbps.0
             )),
-            None => warnings.push("network bandwidth between nodes not published; 100 Gbps assumed".to_string()),
+            None => warnings.push(format!(
+                "network bandwidth between nodes not published; {UNKNOWN_NODE_NETWORK_GBPS} Gbps assumed"
+            )),
             _ => {}
         }
-        if offering.node_network == Some(NodeNetwork::Ethernet) && configured.estimate.parameters.total > 13_000_000_000
+        if offering.node_network == Some(NodeNetwork::Ethernet)
+            && configured.estimate.parameters.total > FABRIC_ADVISED_ABOVE_PARAMETERS
         {
             warnings.push("plain Ethernet between nodes; InfiniBand or EFA is usual for models this large".to_string());
         }
@@ -1243,7 +1258,10 @@ fn evaluate_serving(
         .peak_qps
         .map_or(serving_replicas, replicas_for)
         .max(serving_replicas);
-    let min_replicas = targets.qps.map_or(1, |qps| replicas_for(qps * 0.25)).min(max_replicas);
+    let min_replicas = targets
+        .qps
+        .map_or(1, |qps| replicas_for(qps * AUTOSCALE_FLOOR_SHARE))
+        .min(max_replicas);
     let warnings: Vec<String> = capacity_warning(evaluator.source, offering, instances * per_node)
         .into_iter()
         .collect();

@@ -20,6 +20,10 @@ pub enum Error {
     Catalog(#[source] CatalogError),
     #[error("{message}")]
     InvalidInput { message: String, hint: Option<String> },
+    /// A computed figure came out as NaN or infinite: printing it as `null` would pass it
+    /// off as "not applicable".
+    #[error("the answer holds a value that is not a number at {path}")]
+    NotANumber { path: String },
 }
 
 impl From<CatalogError> for Error {
@@ -44,6 +48,9 @@ impl Error {
                 Some("check the file named above, or drop --catalog to use the built-in catalog".to_string())
             }
             Error::InvalidInput { hint, .. } => hint.clone(),
+            Error::NotANumber { .. } => Some(
+                "the inputs drive a formula outside its range (a zero or an extreme value); check them".to_string(),
+            ),
         }
     }
 
@@ -54,6 +61,7 @@ impl Error {
             Error::Lookup(LookupError::Ambiguous { .. }) => "ambiguous_accelerator",
             Error::Catalog(_) => "invalid_catalog",
             Error::InvalidInput { .. } => "invalid_input",
+            Error::NotANumber { .. } => "not_a_number",
         }
     }
 

@@ -619,10 +619,11 @@ mod bad_input {
                 r.output_tokens = Some(0);
             }
             let answer = estimate_workload(catalog(), &r).unwrap_or_else(|e| panic!("{model}: {e}"));
-            let json = serde_json::to_string(&answer.estimate).unwrap();
+            // JSON would print a NaN as null: walk the numbers themselves.
+            assert_eq!(gpuplan::emit::first_non_finite(&answer.estimate), None, "{model}");
             assert!(
-                !json.contains("NaN") && !json.contains("null,\"inference\":null"),
-                "{model}: {json}"
+                answer.estimate.training.is_some() || answer.estimate.inference.is_some(),
+                "{model}: neither a training nor an inference estimate"
             );
         }
     }

@@ -7,10 +7,10 @@ use gpuplan::{Catalog, Error, ExitStatus, summarize_catalog};
 pub fn run(catalog: &Catalog, args: &CatalogArgs, format: OutputFormat) -> Result<ExitStatus, Error> {
     if args.check {
         let flagged = FlaggedPriceJson::list(catalog.offerings());
-        output::listing(format, &price_check_table(&flagged), &flagged);
+        output::listing(format, &price_check_table(&flagged), &flagged)?;
         return Ok(ExitStatus::Success);
     }
     let summary = summarize_catalog(catalog);
-    output::listing(format, &catalog_table(&summary), &CatalogSummaryJson::from(&summary));
+    output::listing(format, &catalog_table(&summary), &CatalogSummaryJson::from(&summary))?;
     Ok(ExitStatus::Success)
 }

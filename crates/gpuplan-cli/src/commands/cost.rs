@@ -56,7 +56,7 @@ pub fn run(catalog: &Catalog, args: &CostArgs, format: OutputFormat) -> Result<E
         ]);
     }
     match format {
-        OutputFormat::Json => output::json(&answer),
+        OutputFormat::Json => output::json(&answer)?,
         OutputFormat::Table => {
             let mut text = format!("{} for {} h\n", answer.subject, answer.hours);
             text.push_str(&gpuplan::emit::TerminalExporter.export_table(&table));
@@ -94,7 +94,7 @@ pub fn run(catalog: &Catalog, args: &CostArgs, format: OutputFormat) -> Result<E
             let _ = writeln!(text, "assumptions: {}", answer.assumptions.join("; "));
             output::text(&text);
         }
-        _ => output::listing(format, &table, &answer),
+        _ => output::listing(format, &table, &answer)?,
     }
     Ok(ExitStatus::Success)
 }

@@ -20,7 +20,7 @@ pub fn run(catalog: &Catalog, args: &EnergyArgs, format: OutputFormat) -> Result
         },
     )?;
     if format == OutputFormat::Json {
-        output::json(&answer);
+        output::json(&answer)?;
         return Ok(ExitStatus::Success);
     }
     let mut text = format!(

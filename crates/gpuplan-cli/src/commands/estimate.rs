@@ -97,8 +97,8 @@ pub fn run(catalog: &Catalog, args: &EstimateArgs, format: OutputFormat) -> Resu
     .with_serving(answer.serving.clone());
     match format {
         OutputFormat::Table => output::text(&estimate_report(&wire)),
-        OutputFormat::Json => output::json(&wire),
-        _ => output::listing(format, &summary_table(&wire), &wire),
+        OutputFormat::Json => output::json(&wire)?,
+        _ => output::listing(format, &summary_table(&wire), &wire)?,
     }
     // Like `plan`: a workload that does not fit is "nothing feasible".
     Ok(if answer.fits {

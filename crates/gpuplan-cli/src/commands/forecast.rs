@@ -54,7 +54,7 @@ pub fn run(catalog: &Catalog, args: &ForecastArgs, format: OutputFormat) -> Resu
         ]);
     }
     match format {
-        OutputFormat::Json => output::json(&answer),
+        OutputFormat::Json => output::json(&answer)?,
         OutputFormat::Table => {
             let b = &answer.backtest;
             let mut text = format!(
@@ -88,7 +88,7 @@ pub fn run(catalog: &Catalog, args: &ForecastArgs, format: OutputFormat) -> Resu
             let _ = writeln!(text, "assumptions: {}", answer.assumptions.join("; "));
             output::text(&text);
         }
-        _ => output::listing(format, &table, &answer),
+        _ => output::listing(format, &table, &answer)?,
     }
     Ok(ExitStatus::Success)
 }

@@ -11,7 +11,7 @@ pub fn run(catalog: &Catalog, args: &GpusArgs, format: OutputFormat) -> Result<E
                 output::eprintln_note(&note);
             }
             let wire: Vec<GpuJson> = accelerators.iter().map(|a| GpuJson::from(*a)).collect();
-            output::listing(format, &gpu_table(accelerators), &wire);
+            output::listing(format, &gpu_table(accelerators), &wire)?;
         }
         GpuAnswer::One { accelerator, note } => {
             if let Some(note) = note {
@@ -19,8 +19,8 @@ pub fn run(catalog: &Catalog, args: &GpusArgs, format: OutputFormat) -> Result<E
             }
             match format {
                 OutputFormat::Table => output::text(&gpu_detail(accelerator)),
-                OutputFormat::Json => output::json(&GpuJson::from(accelerator)),
-                _ => output::listing(format, &gpu_table([accelerator]), &()),
+                OutputFormat::Json => output::json(&GpuJson::from(accelerator))?,
+                _ => output::listing(format, &gpu_table([accelerator]), &())?,
             }
         }
     }

@@ -43,6 +43,6 @@ pub fn run(catalog: &Catalog, args: &InstancesArgs, format: OutputFormat) -> Res
         answer.offerings.len().min(limit)
     };
     let wire: Vec<InstanceJson> = answer.offerings[..shown].iter().map(InstanceJson::from).collect();
-    output::listing(format, &table, &wire);
+    output::listing(format, &table, &wire)?;
     Ok(ExitStatus::Success)
 }

@@ -5,6 +5,6 @@ use gpuplan::{Catalog, Error, ExitStatus};
 
 pub fn run(catalog: &Catalog, format: OutputFormat) -> Result<ExitStatus, Error> {
     let models: Vec<ModelSummaryJson> = catalog.models().iter().map(ModelSummaryJson::from).collect();
-    output::listing(format, &model_table(&models), &models);
+    output::listing(format, &model_table(&models), &models)?;
     Ok(ExitStatus::Success)
 }

@@ -56,14 +56,14 @@ fn run_tabular(catalog: &Catalog, args: &PlanArgs, format: OutputFormat) -> Resu
             suggestion: Some("relax the deadline or budget, or allow more providers".to_string()),
         };
         match format {
-            OutputFormat::Json => output::json(&wire),
+            OutputFormat::Json => output::json(&wire)?,
             _ => output::text(&infeasible_report(&wire)),
         }
         return Ok(ExitStatus::Infeasible);
     }
     let wire = PlanJson::from_tabular(&options, args.top, &defaults, &assumptions);
     match format {
-        OutputFormat::Json => output::json(&wire),
+        OutputFormat::Json => output::json(&wire)?,
         OutputFormat::Table => {
             let objective = if args.objective == ObjectiveArg::Time {
                 "time"
@@ -74,7 +74,7 @@ fn run_tabular(catalog: &Catalog, args: &PlanArgs, format: OutputFormat) -> Resu
             let body = gpuplan::emit::TerminalExporter.export_table(&plan_table(&wire, false));
             output::text(&format!("{header}{body}{}", plan_explanation(&wire, args.explain)));
         }
-        _ => output::listing(format, &plan_table(&wire, false), &wire),
+        _ => output::listing(format, &plan_table(&wire, false), &wire)?,
     }
     Ok(ExitStatus::Success)
 }
@@ -202,7 +202,7 @@ pub fn run(catalog: &Catalog, args: &PlanArgs, format: OutputFormat) -> Result<E
         Ok(answer) => {
             let wire = PlanJson::new(&answer.plan, &answer.defaults);
             match format {
-                OutputFormat::Json => output::json(&wire),
+                OutputFormat::Json => output::json(&wire)?,
                 OutputFormat::Table => {
                     let serving = online_serving;
                     let table = plan_table(&wire, serving);
@@ -216,14 +216,14 @@ pub fn run(catalog: &Catalog, args: &PlanArgs, format: OutputFormat) -> Result<E
                     let body = gpuplan::emit::TerminalExporter.export_table(&table);
                     output::text(&format!("{header}{body}{}", plan_explanation(&wire, args.explain)));
                 }
-                _ => output::listing(format, &plan_table(&wire, online_serving), &wire),
+                _ => output::listing(format, &plan_table(&wire, online_serving), &wire)?,
             }
             Ok(ExitStatus::Success)
         }
         Err(infeasible) => {
             let wire = InfeasibleJson::from(infeasible.as_ref());
             match format {
-                OutputFormat::Json => output::json(&wire),
+                OutputFormat::Json => output::json(&wire)?,
                 _ => output::text(&infeasible_report(&wire)),
             }
             Ok(ExitStatus::Infeasible)
