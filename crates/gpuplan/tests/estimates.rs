@@ -122,6 +122,9 @@ mod validation {
         unit: String,
         /// Why this case is not held to its kind's tolerance (it stays in the report).
         outlier: Option<String>,
+        /// Constants whose values were set from this case's source (in-sample for them).
+        #[serde(default)]
+        calibrates: Vec<String>,
         layout_source: Option<String>,
         /// `allocated` when the source reports `torch.cuda.max_memory_allocated`.
         memory_metric: Option<String>,
@@ -269,6 +272,7 @@ mod validation {
             String::from("| case | kind | GPU | measured | predicted | error |\n|---|---|---|---:|---:|---:|\n");
         let mut errors: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
         let mut all_errors: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+        let mut held_out: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
         let mut failures = Vec::new();
         let mut gpus = std::collections::BTreeSet::new();
         for case in &cases.case {
@@ -294,6 +298,9 @@ mod validation {
             all_errors.entry(group(&case.kind)).or_default().push(error.abs());
             if case.outlier.is_none() {
                 errors.entry(group(&case.kind)).or_default().push(error.abs());
+                if case.calibrates.is_empty() {
+                    held_out.entry(group(&case.kind)).or_default().push(error.abs());
+                }
             }
             if case.outlier.is_none() && error.abs() > case_tolerance(&case.kind) {
                 failures.push(format!(
@@ -306,7 +313,7 @@ mod validation {
             }
         }
         report.push_str(
-            "\n| kind | cases (outliers) | median absolute error | with outliers | target |\n|---|---:|---:|---:|---:|\n",
+            "\n| kind | cases (outliers) | median absolute error | with outliers | held out (cases) | target |\n|---|---:|---:|---:|---:|---:|\n",
         );
         let mut medians = Vec::new();
         for (kind, values) in &mut errors {
@@ -319,11 +326,15 @@ mod validation {
             let value = median(values);
             let all = all_errors.get_mut(kind).map(|v| median(v)).unwrap_or(value);
             let outliers = all_errors.get(kind).map_or(0, Vec::len) - values.len();
+            let held = held_out.get_mut(kind);
+            let held_cases = held.as_ref().map_or(0, |v| v.len());
+            let held_median = held.filter(|v| !v.is_empty()).map(|v| median(v));
             report.push_str(&format!(
-                "| {kind} | {} ({outliers}) | {:.1} % | {:.1} % | {:.0} % |\n",
+                "| {kind} | {} ({outliers}) | {:.1} % | {:.1} % | {} ({held_cases}) | {:.0} % |\n",
                 values.len() + outliers,
                 value * 100.0,
                 all * 100.0,
+                held_median.map_or("–".to_string(), |m| format!("{:.1} %", m * 100.0)),
                 target * 100.0
             ));
             medians.push((kind.to_string(), value, target));
