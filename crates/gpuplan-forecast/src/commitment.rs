@@ -57,7 +57,7 @@ fn normal_pdf(z: f64) -> f64 {
 }
 
 /// z of a two-sided interval at `level` (0.8, 0.9, 0.95…), by bisection on the CDF.
-fn z_of(level: f64) -> f64 {
+pub(crate) fn z_of(level: f64) -> f64 {
     let target = 0.5 + level / 2.0;
     let (mut lo, mut hi) = (0.0, 10.0);
     for _ in 0..80 {

@@ -13,6 +13,9 @@ pub mod chart;
 pub mod commitment;
 pub mod forecast;
 pub mod history;
+mod holt_winters;
+mod optimize;
+mod sarima;
 
 pub use commitment::{Commitment, CommitmentError, CommitmentPrices, plan_commitment};
 pub use forecast::{Backtest, Forecast, ForecastError, ForecastPoint, forecast};

@@ -26,7 +26,7 @@ fn synthetic(seed: u64, months: usize) -> gpuplan_forecast::Series {
 fn trend_and_seasonality_are_learned() {
     let series = synthetic(7, 96);
     let f = forecast(&series, 12, 0.9).unwrap();
-    assert!(f.model.starts_with("MSTL"), "{}", f.model);
+    assert!(f.model.contains("period 12"), "a seasonal model: {}", f.model);
     assert!(f.backtest.mape < 0.03, "{:?}", f.backtest);
     assert!(f.backtest.mape < f.backtest.seasonal_naive_mape);
     // The truth 12 months ahead (without noise) lies inside the band.
