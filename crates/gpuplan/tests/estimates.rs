@@ -150,6 +150,18 @@ mod validation {
         }
     }
 
+    /// Regression guards on the held-out medians, just above today's figures. The aims are
+    /// lower (memory 8 %, training throughput 12 %, GPU-hours and inference 15 %); today
+    /// training throughput (21.7 %) and memory (14.9 %) miss them — see the README.
+    fn held_out_guard(kind: &str) -> f64 {
+        match kind {
+            "memory" => 0.17,
+            "training throughput" => 0.24,
+            "GPU-hours" => 0.15,
+            _ => 0.15,
+        }
+    }
+
     /// The targets for the median absolute error per kind.
     fn median_target(kind: &str) -> f64 {
         match kind {
@@ -265,9 +277,17 @@ mod validation {
 
     #[test]
     fn estimates_match_published_measurements() {
-        let text = include_str!("validation/measurements.toml");
-        let cases: Cases = toml::from_str(text).unwrap();
-        assert!(cases.case.len() >= 40, "{} cases", cases.case.len());
+        let mut cases: Cases = toml::from_str(include_str!("validation/measurements.toml")).unwrap();
+        // The first table's cases are held to per-case tolerances and the targets; the later
+        // files were gathered as held-out evidence and are measured by their medians.
+        let first_table = cases.case.len();
+        for extra in [
+            include_str!("validation/measurements-training.toml"),
+            include_str!("validation/measurements-memory.toml"),
+        ] {
+            cases.case.extend(toml::from_str::<Cases>(extra).unwrap().case);
+        }
+        assert!(cases.case.len() >= 190, "{} cases", cases.case.len());
         let mut report =
             String::from("| case | kind | GPU | measured | predicted | error |\n|---|---|---|---:|---:|---:|\n");
         let mut errors: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
@@ -275,7 +295,8 @@ mod validation {
         let mut held_out: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
         let mut failures = Vec::new();
         let mut gpus = std::collections::BTreeSet::new();
-        for case in &cases.case {
+        for (index, case) in cases.case.iter().enumerate() {
+            let in_first_table = index < first_table;
             gpus.insert(case.gpu.clone());
             let predicted = match predict(case) {
                 Ok(value) => value,
@@ -295,14 +316,18 @@ mod validation {
                 predicted,
                 error * 100.0
             ));
-            all_errors.entry(group(&case.kind)).or_default().push(error.abs());
+            if in_first_table {
+                all_errors.entry(group(&case.kind)).or_default().push(error.abs());
+            }
             if case.outlier.is_none() {
-                errors.entry(group(&case.kind)).or_default().push(error.abs());
+                if in_first_table {
+                    errors.entry(group(&case.kind)).or_default().push(error.abs());
+                }
                 if case.calibrates.is_empty() {
                     held_out.entry(group(&case.kind)).or_default().push(error.abs());
                 }
             }
-            if case.outlier.is_none() && error.abs() > case_tolerance(&case.kind) {
+            if in_first_table && case.outlier.is_none() && error.abs() > case_tolerance(&case.kind) {
                 failures.push(format!(
                     "{}: predicted {predicted:.4}, measured {} {} ({:+.1} %)",
                     case.id,
@@ -313,9 +338,10 @@ mod validation {
             }
         }
         report.push_str(
-            "\n| kind | cases (outliers) | median absolute error | with outliers | held out (cases) | target |\n|---|---:|---:|---:|---:|---:|\n",
+            "\n| kind | first table: cases (outliers) | median absolute error | with outliers | held out, all tables (cases) | target |\n|---|---:|---:|---:|---:|---:|\n",
         );
         let mut medians = Vec::new();
+        let mut held_medians = Vec::new();
         for (kind, values) in &mut errors {
             let target = median_target(match *kind {
                 "training throughput" => "mfu",
@@ -338,10 +364,22 @@ mod validation {
                 target * 100.0
             ));
             medians.push((kind.to_string(), value, target));
+            if let Some(held) = held_median {
+                held_medians.push((kind.to_string(), held));
+            }
         }
         println!("{report}");
         assert!(gpus.len() >= 5, "{gpus:?}");
         assert!(failures.is_empty(), "{failures:#?}");
+        for (kind, held) in held_medians {
+            let guard = held_out_guard(&kind);
+            assert!(
+                held <= guard,
+                "held-out median error of {kind} is {:.1} %, above {:.0} %",
+                held * 100.0,
+                guard * 100.0
+            );
+        }
         for (kind, value, target) in medians {
             assert!(
                 value <= target,
