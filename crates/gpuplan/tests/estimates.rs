@@ -110,6 +110,8 @@ mod validation {
         micro_batch: Option<u64>,
         tp: Option<u32>,
         pp: Option<u32>,
+        /// Context-parallel degree, where the source states one above 1.
+        cp: Option<u32>,
         zero: Option<u8>,
         checkpointing: Option<String>,
         optimizer: Option<String>,
@@ -200,6 +202,7 @@ mod validation {
         request.output_tokens = case.output_tokens;
         request.tp = case.tp;
         request.pp = case.pp;
+        request.cp = case.cp;
         request.zero = case.zero;
         request.checkpointing = case
             .checkpointing
