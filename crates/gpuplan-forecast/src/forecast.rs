@@ -17,7 +17,7 @@
 use crate::commitment::z_of;
 use crate::history::{Series, date_after};
 use crate::holt_winters::HoltWinters;
-use crate::sarima::Sarima;
+use crate::sarima::{Orders, Sarima, fit_orders};
 use augurs_core::prelude::*;
 use augurs_ets::AutoETS;
 use augurs_mstl::MSTLModel;
@@ -79,6 +79,19 @@ enum Candidate {
     HoltWinters(usize, bool),
     /// Seasonal ARIMA with automatic orders; `true`: on the logarithm.
     Arima(usize, bool),
+    /// Seasonal ARIMA of orders already chosen, refitted (backtest origins, the final fit).
+    ArimaOrders(Orders, bool),
+}
+
+/// Observations the models are fitted on: the most recent, enough for twenty seasons. Older
+/// history adds fitting time (the cost grows with length) more than accuracy for the
+/// horizons capacity planning asks about.
+const FIT_WINDOW_SEASONS: usize = 20;
+const MIN_FIT_WINDOW: usize = 500;
+
+fn fit_window(history: &[f64], period: usize) -> &[f64] {
+    let window = (FIT_WINDOW_SEASONS * period).max(MIN_FIT_WINDOW);
+    &history[history.len().saturating_sub(window)..]
 }
 
 /// Bands from a model on `log` (or not) scale: point ± z·sd, back-transformed.
@@ -102,6 +115,27 @@ fn scaled(history: &[f64], log: bool) -> Result<Vec<f64>, String> {
 }
 
 impl Candidate {
+    fn period(self) -> usize {
+        match self {
+            Candidate::Seasonal(period) | Candidate::HoltWinters(period, _) | Candidate::Arima(period, _) => period,
+            Candidate::ArimaOrders(orders, _) => orders.period,
+            Candidate::Trend => 1,
+        }
+    }
+
+    /// An automatic ARIMA with its orders chosen once on `history`, so the backtest origins
+    /// and the final fit only refit coefficients. The earlier origins' held-out windows lie
+    /// inside that history, so ARIMA's backtest sees its orders chosen with a little hindsight.
+    fn settle(self, history: &[f64]) -> Candidate {
+        match self {
+            Candidate::Arima(period, log) => scaled(fit_window(history, period), log)
+                .ok()
+                .and_then(|y| Sarima::auto(&y, period))
+                .map_or(self, |model| Candidate::ArimaOrders(model.orders, log)),
+            other => other,
+        }
+    }
+
     fn name(self) -> String {
         let scale = |log: bool| if log { " on log values" } else { "" };
         match self {
@@ -109,10 +143,12 @@ impl Candidate {
             Candidate::Trend => "AutoETS (non-seasonal)".to_string(),
             Candidate::HoltWinters(period, log) => format!("Holt-Winters (period {period}){}", scale(log)),
             Candidate::Arima(period, log) => format!("seasonal ARIMA (period {period}, AICc){}", scale(log)),
+            Candidate::ArimaOrders(orders, log) => format!("{orders}{}", scale(log)),
         }
     }
 
     fn predict(self, history: &[f64], horizon: usize, level: f64) -> Result<Bands, String> {
+        let history = fit_window(history, self.period());
         let forecast = match self {
             Candidate::HoltWinters(period, log) => {
                 let y = scaled(history, log)?;
@@ -123,6 +159,12 @@ impl Candidate {
             Candidate::Arima(period, log) => {
                 let y = scaled(history, log)?;
                 let model = Sarima::auto(&y, period).ok_or("no ARIMA order could be fitted")?;
+                let (point, sd) = model.forecast(horizon);
+                return finite(bands(point, sd, level, log));
+            }
+            Candidate::ArimaOrders(orders, log) => {
+                let y = scaled(history, log)?;
+                let model = fit_orders(&y, orders).ok_or("the ARIMA orders could not be fitted")?;
                 let (point, sd) = model.forecast(horizon);
                 return finite(bands(point, sd, level, log));
             }
@@ -285,7 +327,8 @@ pub fn forecast(series: &Series, horizon: usize, level: f64) -> Result<Forecast,
     let baseline = seasonal_naive(train, naive_period, holdout);
     let mut scores: Vec<(Candidate, f64, Vec<f64>)> = candidates
         .iter()
-        .filter_map(|c| backtest(*c, y, holdout, origins, level).map(|(m, p)| (*c, m, p)))
+        .map(|c| c.settle(train))
+        .filter_map(|c| backtest(c, y, holdout, origins, level).map(|(m, p)| (c, m, p)))
         .collect();
     if scores.is_empty() {
         return Err(ForecastError::Fit("every candidate failed on the backtest".to_string()));

@@ -118,7 +118,8 @@ fn residuals(y: &[f64], mean: f64, ar: &[f64], ma: &[f64]) -> (Vec<f64>, usize) 
 }
 
 /// Fits one order set; `None` when the series is too short for it.
-fn fit_orders(y: &[f64], orders: Orders) -> Option<Sarima> {
+/// Fits the coefficients of given orders (chosen before, e.g. on a longer history).
+pub fn fit_orders(y: &[f64], orders: Orders) -> Option<Sarima> {
     let count = orders.p + orders.q + orders.seasonal_p + orders.seasonal_q;
     let differenced = orders.d + orders.seasonal_d > 0;
     let lags = orders.p + orders.d + (orders.seasonal_p + orders.seasonal_d) * orders.period;

@@ -1,0 +1,48 @@
+//! Forecast cost against history length: every candidate fitted and backtested.
+//! `cargo bench -p gpuplan-forecast`
+
+#![allow(clippy::unwrap_used)]
+
+use gpuplan_forecast::forecast;
+use gpuplan_forecast::history::{date_after, parse_csv};
+use gpuplan_forecast::{Frequency, Series};
+use gpuplan_model::Date;
+
+fn main() {
+    divan::main();
+}
+
+/// A daily history of `days` with a weekly cycle and a trend (deterministic).
+fn daily(days: usize) -> Series {
+    let start = Series {
+        dates: vec![Date::new(2000, 1, 1).unwrap()],
+        values: Vec::new(),
+        frequency: Frequency::Daily,
+        filled: Vec::new(),
+    };
+    Series {
+        dates: (0..days).map(|i| date_after(&start, i)).collect(),
+        values: (0..days)
+            .map(|i| {
+                100.0
+                    + 0.01 * i as f64
+                    + 10.0 * (i as f64 * std::f64::consts::TAU / 7.0).sin()
+                    + ((i * 7919) % 13) as f64 * 0.3
+            })
+            .collect(),
+        frequency: Frequency::Daily,
+        filled: Vec::new(),
+    }
+}
+
+#[divan::bench(args = [1_000, 10_000, 30_000])]
+fn forecast_daily_history(bencher: divan::Bencher, days: usize) {
+    let series = daily(days);
+    bencher.bench(|| forecast(&series, 30, 0.9).unwrap().points.len());
+}
+
+#[divan::bench]
+fn forecast_air_passengers(bencher: divan::Bencher) {
+    let series = parse_csv(include_str!("../tests/fixtures/air-passengers.csv"), "value", None).unwrap();
+    bencher.bench(|| forecast(&series, 12, 0.9).unwrap().points.len());
+}
