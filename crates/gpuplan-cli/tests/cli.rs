@@ -289,6 +289,46 @@ mod instances {
     }
 
     #[test]
+    fn a_nan_storage_size_is_refused_not_priced() {
+        let run = gpuplan(&["cost", "--price", "3.06", "--hours", "10", "--storage-gb", "NaN"]);
+        assert_eq!(run.code, 2, "{}", run.stdout);
+        assert!(run.stderr.contains("--storage-gb"), "{}", run.stderr);
+        assert!(!run.stdout.contains("NaN"), "{}", run.stdout);
+    }
+
+    #[test]
+    fn tokens_for_an_image_model_are_refused_instead_of_an_infinite_plan() {
+        let run = gpuplan(&["plan", "--model", "sdxl", "--task", "pretrain", "--tokens", "1e8"]);
+        assert_eq!(run.code, 2, "{}", run.stdout);
+        assert!(run.stderr.contains("--dataset-size"), "{}", run.stderr);
+        assert!(!run.stdout.contains("inf"), "{}", run.stdout);
+    }
+
+    #[test]
+    fn a_forecast_far_beyond_its_history_is_refused_and_a_short_one_still_forecasts() {
+        let dir = std::env::temp_dir().join(format!("gpuplan-six-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("six.csv");
+        let rows: String = (1..=6).map(|m| format!("2024-{m:02}-01,{m}\n")).collect();
+        std::fs::write(&path, format!("timestamp,value\n{rows}")).unwrap();
+        let history = path.to_str().unwrap();
+        let far = gpuplan(&[
+            "forecast",
+            "--history",
+            history,
+            "--horizon",
+            "1000000",
+            "--format",
+            "csv",
+        ]);
+        assert_eq!(far.code, 2, "{}", far.stdout);
+        assert!(far.stderr.contains("horizon"), "{}", far.stderr);
+        let near = gpuplan(&["forecast", "--history", history, "--horizon", "3"]);
+        assert_eq!(near.code, 0, "{}", near.stderr);
+        assert!(near.stdout.contains("drift"), "{}", near.stdout);
+    }
+
+    #[test]
     fn an_unknown_input_pipeline_is_refused_with_the_known_ones() {
         let run = gpuplan(&[
             "plan",

@@ -62,6 +62,8 @@ pub struct Forecast {
 pub enum ForecastError {
     #[error("the horizon must be at least one period")]
     Horizon,
+    #[error("a horizon of {horizon} periods reaches beyond what the history supports (at most {longest})")]
+    TooFar { horizon: usize, longest: usize },
     #[error("the interval level must be between 0 and 1")]
     Level,
     #[error("no model could be fitted: {0}")]
@@ -81,6 +83,10 @@ enum Candidate {
     Arima(usize, bool),
     /// Seasonal ARIMA of orders already chosen, refitted (backtest origins, the final fit).
     ArimaOrders(Orders, bool),
+    /// The last value plus the mean step, with a random walk's spread: fits any history of
+    /// two points or more (Hyndman & Athanasopoulos, "Forecasting: Principles and Practice",
+    /// §5.2, the drift method).
+    Drift,
 }
 
 /// Observations the models are fitted on: the most recent, enough for twenty seasons. Older
@@ -119,7 +125,7 @@ impl Candidate {
         match self {
             Candidate::Seasonal(period) | Candidate::HoltWinters(period, _) | Candidate::Arima(period, _) => period,
             Candidate::ArimaOrders(orders, _) => orders.period,
-            Candidate::Trend => 1,
+            Candidate::Trend | Candidate::Drift => 1,
         }
     }
 
@@ -144,6 +150,7 @@ impl Candidate {
             Candidate::HoltWinters(period, log) => format!("Holt-Winters (period {period}){}", scale(log)),
             Candidate::Arima(period, log) => format!("seasonal ARIMA (period {period}, AICc){}", scale(log)),
             Candidate::ArimaOrders(orders, log) => format!("{orders}{}", scale(log)),
+            Candidate::Drift => "drift (random walk with the mean step)".to_string(),
         }
     }
 
@@ -167,6 +174,10 @@ impl Candidate {
                 let model = fit_orders(&y, orders).ok_or("the ARIMA orders could not be fitted")?;
                 let (point, sd) = model.forecast(horizon);
                 return finite(bands(point, sd, level, log));
+            }
+            Candidate::Drift => {
+                let (point, sd) = drift(history, horizon).ok_or("drift needs two points")?;
+                return finite(bands(point, sd, level, false));
             }
             Candidate::Seasonal(period) => {
                 let model = MSTLModel::new(vec![period], AutoETS::non_seasonal().into_trend_model());
@@ -195,6 +206,26 @@ fn finite(bands: Bands) -> Result<Bands, String> {
     Ok(bands)
 }
 
+/// The drift method's forecast and its standard deviations (σ·√(h(1 + h/T))).
+fn drift(y: &[f64], horizon: usize) -> Option<(Vec<f64>, Vec<f64>)> {
+    let (first, last) = (*y.first()?, *y.last()?);
+    let steps = (y.len() - 1) as f64;
+    if steps < 1.0 {
+        return None;
+    }
+    let slope = (last - first) / steps;
+    let residuals: Vec<f64> = y.windows(2).map(|w| w[1] - w[0] - slope).collect();
+    let sigma = (residuals.iter().map(|r| r * r).sum::<f64>() / (steps - 1.0).max(1.0)).sqrt();
+    let point = (1..=horizon).map(|h| last + slope * h as f64).collect();
+    let sd = (1..=horizon)
+        .map(|h| {
+            let h = h as f64;
+            sigma * (h * (1.0 + h / steps)).sqrt()
+        })
+        .collect();
+    Some((point, sd))
+}
+
 fn seasonal_naive(history: &[f64], period: usize, horizon: usize) -> Vec<f64> {
     let period = period.min(history.len()).max(1);
     (0..horizon)
@@ -215,6 +246,13 @@ fn mape(actual: &[f64], predicted: &[f64]) -> f64 {
         pairs.iter().sum::<f64>() / pairs.len() as f64
     }
 }
+
+/// Longest horizon as a multiple of the history: beyond it the forecast extrapolates nothing
+/// the history shows.
+const MAX_HORIZON_OVER_HISTORY: usize = 5;
+
+/// Longest horizon in periods at all (27 years of days).
+const MAX_HORIZON: usize = 10_000;
 
 /// Slope of log(seasonal spread) on log(level) above which a series is modelled on the
 /// logarithm: a spread proportional to the level (slope 1) is multiplicative seasonality, a
@@ -305,12 +343,16 @@ pub fn forecast(series: &Series, horizon: usize, level: f64) -> Result<Forecast,
     if horizon == 0 {
         return Err(ForecastError::Horizon);
     }
+    let longest = (series.values.len() * MAX_HORIZON_OVER_HISTORY).min(MAX_HORIZON);
+    if horizon > longest {
+        return Err(ForecastError::TooFar { horizon, longest });
+    }
     if !(level > 0.0 && level < 1.0) {
         return Err(ForecastError::Level);
     }
     let y = &series.values;
     let period = series.frequency.season();
-    let mut candidates = vec![Candidate::Trend, Candidate::Arima(1, false)];
+    let mut candidates = vec![Candidate::Drift, Candidate::Trend, Candidate::Arima(1, false)];
     if y.len() >= 2 * period + 2 {
         let log = multiplicative(y, period);
         candidates.insert(0, Candidate::Seasonal(period));

@@ -590,6 +590,16 @@ fn evaluate_training(
                 work_seconds,
                 configured.workload.task,
             );
+            if run.wall_seconds.is_some_and(|s| !s.is_finite()) {
+                reject(Rejection {
+                    candidate: label(),
+                    constraint: Constraint::Layout,
+                    reason: "the estimate gives no finite time for this amount of work".to_string(),
+                    shortfall: f64::INFINITY,
+                    needed: None,
+                });
+                continue;
+            }
             let hours = run.wall_seconds.map(|s| s / 3600.0);
             let total = hours.map(|h| job_total(evaluator.source, offering, *billing, hourly, h, ops.utilisation));
             let label = || candidate_label(offering, nodes, Some(*billing));

@@ -89,6 +89,13 @@ pub(crate) fn check_plan_query(query: &PlanQuery, model: &ModelSpec) -> Result<(
 fn check_image_flags(query: &PlanQuery, model: &ModelSpec) -> Result<(), Error> {
     let image_model = matches!(model.architecture, Architecture::Cited(_));
     let diffusion = crate::defaults::is_diffusion(model);
+    if query.tokens.is_some() && image_model {
+        return Err(refuse(
+            "--tokens",
+            "text models, which train on tokens",
+            "image models train on images: give --dataset-size (images) and --epochs",
+        ));
+    }
     if query.image.resolution.is_some() && !image_model {
         return Err(refuse(
             "--resolution",

@@ -212,6 +212,17 @@ pub fn cost_job(catalog: &Catalog, query: &CostQuery) -> Result<CostAnswer, Erro
             return Err(Error::invalid(format!("{flag} must be positive"), None));
         }
     }
+    for (flag, value) in [
+        ("--storage-gb × --storage-months", query.storage_gb_months),
+        ("--egress-gb", query.egress_gb),
+    ] {
+        if !(value >= 0.0 && value.is_finite()) {
+            return Err(Error::invalid(
+                format!("{flag} must be zero or more, found {value}"),
+                None,
+            ));
+        }
+    }
     if query.billing.is_empty() {
         return Err(Error::invalid(
             "no billing mode given",
