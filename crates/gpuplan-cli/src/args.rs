@@ -76,6 +76,7 @@ pub enum Command {
 }
 
 #[derive(Debug, Args)]
+#[command(allow_negative_numbers = true)]
 pub struct CatalogArgs {
     /// List the prices that failed the load-time checks (spot under 10 % of on-demand, one
     /// price copied across every region); plans leave them out unless --trust-prices.
@@ -92,6 +93,7 @@ pub enum UnitArg {
 }
 
 #[derive(Debug, Args)]
+#[command(allow_negative_numbers = true)]
 pub struct ForecastArgs {
     /// Usage history: CSV with `timestamp` and `value` columns (or `.json`: [{timestamp, value}]).
     #[arg(long)]
@@ -139,6 +141,7 @@ pub struct ForecastArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(allow_negative_numbers = true)]
 pub struct CostArgs {
     /// An instance type from the catalog (`p3.2xlarge`); the cheapest region in scope is priced.
     #[arg(long)]
@@ -244,6 +247,7 @@ fn tier(text: &str) -> Result<(f64, f64), String> {
 }
 
 #[derive(Debug, Args)]
+#[command(allow_negative_numbers = true)]
 pub struct EnergyArgs {
     /// The GPU type (its TDP comes from the catalog).
     #[arg(long)]
@@ -284,10 +288,29 @@ pub struct EnergyArgs {
 
 /// Parses a duration: `24h`, `90m`, `3d`, `1.5h`, `200ms`, `1s`; a bare number is in
 /// `default_unit` seconds.
+/// Length of the leading number of `text`, scientific notation included (`1e3h` → `1e3`).
+fn number_prefix(text: &str) -> usize {
+    let bytes = text.as_bytes();
+    let digit_at = |i: usize| bytes.get(i).is_some_and(u8::is_ascii_digit);
+    let mut end = 0;
+    while let Some(&c) = bytes.get(end) {
+        let sign = (c == b'-' || c == b'+') && (end == 0 || matches!(bytes[end - 1], b'e' | b'E'));
+        // An exponent marker counts only where digits (or a sign and digits) follow it.
+        let exponent = matches!(c, b'e' | b'E')
+            && end > 0
+            && (digit_at(end + 1) || (matches!(bytes.get(end + 1), Some(b'-' | b'+')) && digit_at(end + 2)));
+        if c.is_ascii_digit() || c == b'.' || sign || exponent {
+            end += 1;
+        } else {
+            break;
+        }
+    }
+    end
+}
+
 fn duration_in(text: &str, default_unit: f64) -> Result<f64, String> {
     let text = text.trim();
-    let split = text.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
+    let (number, unit) = text.split_at(number_prefix(text));
     let value: f64 = number
         .trim()
         .parse()
@@ -318,6 +341,22 @@ fn seconds_duration(text: &str) -> Result<f64, String> {
     duration_in(text, 1.0)
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_take_scientific_notation_and_units() {
+        assert_eq!(hours_duration("1e3h"), Ok(1000.0));
+        assert_eq!(hours_duration("2.5e-1d"), Ok(6.0));
+        assert_eq!(seconds_duration("800ms"), Ok(0.8));
+        assert_eq!(hours_duration("3d"), Ok(72.0));
+        assert!(hours_duration("1e308d").is_err());
+        assert!(hours_duration("-2h").is_err());
+        assert!(hours_duration("5 parsecs").unwrap_err().contains("unknown time unit"));
+    }
+}
+
 /// `p90:800ms` or a bare duration (p90).
 fn latency_target(text: &str) -> Result<LatencyTarget, String> {
     LatencyTarget::parse_with(text, seconds_duration)
@@ -334,6 +373,7 @@ pub enum ObjectiveArg {
 }
 
 #[derive(Debug, Args)]
+#[command(allow_negative_numbers = true)]
 pub struct PlanArgs {
     /// A built-in model id (`gpuplan models`) or the path of a Hugging Face config.json.
     #[arg(long, required_unless_present = "workload")]
@@ -506,6 +546,7 @@ pub struct PlanArgs {
 
 /// How the job runs around its computation, and which prices and stacks to trust.
 #[derive(Debug, Args)]
+#[command(allow_negative_numbers = true)]
 pub struct OperationsArgs {
     /// Only these software stacks (comma-separated: cuda, rocm, neuron, xla; default: every
     /// stack that runs the request).
@@ -568,6 +609,7 @@ fn count(text: &str) -> Result<f64, String> {
 }
 
 #[derive(Debug, Args)]
+#[command(allow_negative_numbers = true)]
 pub struct EstimateArgs {
     /// A built-in model id (`gpuplan models`) or the path of a Hugging Face config.json.
     #[arg(long)]
@@ -693,6 +735,7 @@ pub struct EstimateArgs {
 
 /// Settings of image models: CNNs and diffusion pipelines.
 #[derive(Debug, Args)]
+#[command(allow_negative_numbers = true)]
 pub struct ImageArgs {
     /// Image side in pixels (default: the model's reference resolution; diffusion models are
     /// counted at any multiple of 8).
@@ -720,12 +763,14 @@ impl ImageArgs {
 }
 
 #[derive(Debug, Args)]
+#[command(allow_negative_numbers = true)]
 pub struct GpusArgs {
     /// An accelerator id, alias or family (`h100`, `A100-80GB`, `rtx 4090`).
     pub name: Option<String>,
 }
 
 #[derive(Debug, Args)]
+#[command(allow_negative_numbers = true)]
 pub struct InstancesArgs {
     /// Accelerator id, alias or family; a family (`H100`) matches all its variants.
     #[arg(long)]

@@ -289,6 +289,106 @@ mod instances {
     }
 
     #[test]
+    fn negative_numbers_are_read_as_values_and_refused_for_what_they_are() {
+        let run = gpuplan(&["cost", "--price", "3.06", "--hours", "-1"]);
+        assert_eq!(run.code, 2);
+        assert!(run.stderr.contains("--hours must be positive"), "{}", run.stderr);
+        let run = gpuplan(&[
+            "plan",
+            "--model",
+            "llama-3.1-8b",
+            "--task",
+            "lora",
+            "--memory-margin",
+            "-0.1",
+        ]);
+        assert_eq!(run.code, 2);
+        assert!(run.stderr.contains("--memory-margin"), "{}", run.stderr);
+    }
+
+    #[test]
+    fn zero_sizes_are_bad_input_in_plan_as_in_estimate() {
+        for flag in ["--seq", "--batch", "--micro-batch", "--lora-rank"] {
+            for command in ["plan", "estimate"] {
+                let mut args = vec![command, "--model", "llama-3.1-8b", "--task", "lora", flag, "0"];
+                if command == "estimate" {
+                    args.extend(["--gpu", "H100"]);
+                }
+                let run = gpuplan(&args);
+                assert_eq!(run.code, 2, "{command} {flag}: {}", run.stderr);
+                assert!(
+                    run.stderr.contains(&format!("{flag} must be at least 1")),
+                    "{}",
+                    run.stderr
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn durations_take_scientific_notation_like_counts() {
+        let run = gpuplan(&[
+            "plan",
+            "--model",
+            "llama-3.1-8b",
+            "--task",
+            "lora",
+            "--tokens",
+            "1e8",
+            "--deadline",
+            "1e308h",
+        ]);
+        assert_eq!(run.code, 2);
+        assert!(run.stderr.contains("positive duration"), "{}", run.stderr);
+        let run = gpuplan(&[
+            "plan",
+            "--model",
+            "llama-3.1-8b",
+            "--task",
+            "lora",
+            "--tokens",
+            "1e8",
+            "--deadline",
+            "2.4e1h",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+    }
+
+    #[test]
+    fn integer_precisions_do_not_train_and_node_shapes_must_be_whole() {
+        let run = gpuplan(&[
+            "estimate",
+            "--model",
+            "gpt2",
+            "--task",
+            "pretrain",
+            "--gpu",
+            "A30",
+            "--precision",
+            "int4",
+        ]);
+        assert_eq!(run.code, 2);
+        assert!(run.stderr.contains("does not train"), "{}", run.stderr);
+        let run = gpuplan(&[
+            "estimate",
+            "--model",
+            "gpt2",
+            "--task",
+            "pretrain",
+            "--gpu",
+            "A30",
+            "--gpus",
+            "98",
+            "--gpus-per-node",
+            "8",
+        ]);
+        assert_eq!(run.code, 2);
+        assert!(run.stderr.contains("whole nodes"), "{}", run.stderr);
+    }
+
+    #[test]
     fn a_nan_storage_size_is_refused_not_priced() {
         let run = gpuplan(&["cost", "--price", "3.06", "--hours", "10", "--storage-gb", "NaN"]);
         assert_eq!(run.code, 2, "{}", run.stdout);

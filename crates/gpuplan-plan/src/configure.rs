@@ -71,7 +71,10 @@ fn batch_and_micro_batches(task: Task, batch: Option<u64>, micro: Option<u64>, d
     let dp = u64::from(dp);
     match (task, batch, micro) {
         (Task::Inference, batch, _) => Some((batch.unwrap_or(1), vec![batch.unwrap_or(1)])),
-        (_, Some(batch), Some(micro)) => (batch % (micro * dp) == 0).then(|| (batch, vec![micro])),
+        (_, Some(batch), Some(micro)) => {
+            let per_step = micro.checked_mul(dp).filter(|n| *n > 0)?;
+            (batch % per_step == 0).then(|| (batch, vec![micro]))
+        }
         (_, Some(batch), None) => {
             if batch % dp != 0 {
                 return None;

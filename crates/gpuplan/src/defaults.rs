@@ -123,3 +123,43 @@ pub fn decodes_images(model: &ModelSpec) -> bool {
 pub fn is_diffusion(model: &ModelSpec) -> bool {
     matches!(&model.architecture, Architecture::Cited(spec) if spec.unet.is_some())
 }
+
+/// Sizes and counts that must be at least one (`--seq 0` is a mistake, not an empty plan).
+pub fn check_counts(counts: &[(&str, Option<u64>)]) -> Result<(), Error> {
+    match counts.iter().find(|(_, value)| *value == Some(0)) {
+        Some((flag, _)) => Err(Error::invalid(format!("{flag} must be at least 1"), None)),
+        None => Ok(()),
+    }
+}
+
+/// A cluster of `gpus` in nodes of `per_node`: at least one per node, and whole nodes when
+/// it spans several.
+pub fn check_node_shape(gpus: u32, per_node: u32) -> Result<(), Error> {
+    if per_node == 0 {
+        return Err(Error::invalid("--gpus-per-node must be at least 1", None));
+    }
+    if gpus > per_node && gpus % per_node != 0 {
+        return Err(Error::invalid(
+            format!("{gpus} GPUs do not fill whole nodes of {per_node}"),
+            Some(format!("use a multiple of {per_node} GPUs, or fewer than one node")),
+        ));
+    }
+    Ok(())
+}
+
+/// Integer and 4-bit formats store a frozen base for inference or QLoRA; no optimizer trains
+/// weights held in them.
+pub fn check_training_precision(task: Task, precision: gpuplan_model::Precision) -> Result<(), Error> {
+    use gpuplan_model::Precision;
+    let integer = matches!(precision, Precision::Int8 | Precision::Int4 | Precision::Fp4);
+    if task.is_training() && task != Task::Qlora && integer {
+        return Err(Error::invalid(
+            format!("--precision {precision} does not train weights"),
+            Some(
+                "train in bf16, fp16 or fp8; int8/int4 serve models, and QLoRA keeps a 4-bit base with --task qlora"
+                    .to_string(),
+            ),
+        ));
+    }
+    Ok(())
+}

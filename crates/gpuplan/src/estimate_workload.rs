@@ -164,6 +164,16 @@ pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result
         return Err(Error::invalid("--gpus must be at least 1", None));
     }
     let gpus_per_node = request.gpus_per_node.unwrap_or(gpus.min(8));
+    defaults::check_node_shape(gpus, gpus_per_node)?;
+    defaults::check_counts(&[
+        ("--seq", request.seq),
+        ("--batch", request.batch),
+        ("--micro-batch", request.micro_batch),
+        ("--lora-rank", request.lora_rank),
+    ])?;
+    if let Some(precision) = request.precision {
+        defaults::check_training_precision(task, precision)?;
+    }
     if request.gpus_per_node.is_none() && gpus > 1 {
         defaults.push(format!("{gpus_per_node} GPUs per node"));
     }

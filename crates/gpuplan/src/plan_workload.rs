@@ -118,8 +118,12 @@ pub fn plan_workload(catalog: &Catalog, query: &PlanQuery) -> Result<Result<Plan
     let task = query.task;
     let precisions = if query.precisions.is_empty() {
         defaults.push(
-            "precision bf16 (fp16 on GPUs without bf16); add --precision fp8,int8,int4 to allow quantisation"
-                .to_string(),
+            if task == Task::Inference {
+                "precision bf16 (fp16 on GPUs without bf16); add --precision fp8,int8,int4 to allow quantisation"
+            } else {
+                "precision bf16 (fp16 on GPUs without bf16); add --precision bf16,fp8 to allow fp8 training"
+            }
+            .to_string(),
         );
         vec![Precision::Bf16]
     } else {
@@ -202,6 +206,15 @@ pub fn plan_workload(catalog: &Catalog, query: &PlanQuery) -> Result<Result<Plan
                 Some("the peak is the highest load; give it at least --qps".to_string()),
             ));
         }
+    }
+    defaults::check_counts(&[
+        ("--seq", query.seq),
+        ("--batch", query.batch),
+        ("--micro-batch", query.micro_batch),
+        ("--lora-rank", query.lora_rank),
+    ])?;
+    for precision in &query.precisions {
+        defaults::check_training_precision(task, *precision)?;
     }
     let memory_margin = query.memory_margin.unwrap_or(gpuplan_plan::DEFAULT_MEMORY_MARGIN);
     if !(0.0..0.9).contains(&memory_margin) {

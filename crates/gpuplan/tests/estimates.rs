@@ -592,7 +592,7 @@ mod bad_input {
     fn zero_sizes_are_refused() {
         let mut r = request("llama-2-7b", "finetune", "H100");
         r.seq = Some(0);
-        assert!(error_of(&r).contains("sequence length must be positive"));
+        assert!(error_of(&r).contains("--seq must be at least 1"), "{}", error_of(&r));
         let mut r = request("llama-2-7b", "finetune", "H100");
         r.gpus = Some(0);
         assert!(error_of(&r).contains("--gpus must be at least 1"));
