@@ -389,6 +389,24 @@ mod instances {
     }
 
     #[test]
+    fn spot_without_a_spot_price_names_the_flag_that_is_missing() {
+        let run = gpuplan(&["cost", "--price", "3.06", "--hours", "10", "--billing", "spot"]);
+        assert_eq!(run.code, 2, "{}", run.stdout);
+        assert!(run.stderr.contains("--spot-price"), "{}", run.stderr);
+    }
+
+    #[test]
+    fn a_copy_of_the_built_in_data_is_a_catalog_with_its_models_and_a_stray_folder_is_not() {
+        let data = format!("{}/../gpuplan-catalog/data", env!("CARGO_MANIFEST_DIR"));
+        let run = gpuplan(&["--catalog", &data, "models", "--format", "json"]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(run.stdout.contains("llama-3.1-8b"));
+        let run = gpuplan(&["--catalog", env!("CARGO_MANIFEST_DIR"), "models"]);
+        assert_eq!(run.code, 2);
+        assert!(run.stderr.contains("not a catalog"), "{}", run.stderr);
+    }
+
+    #[test]
     fn a_nan_storage_size_is_refused_not_priced() {
         let run = gpuplan(&["cost", "--price", "3.06", "--hours", "10", "--storage-gb", "NaN"]);
         assert_eq!(run.code, 2, "{}", run.stdout);

@@ -317,9 +317,15 @@ pub fn cost_job(catalog: &Catalog, query: &CostQuery) -> Result<CostAnswer, Erro
             }
         };
         let Some(rate) = rate else {
-            unpriced.push(format!(
-                "{billing}: no price in the catalog for this offering; give --price"
-            ));
+            let flag = if billing == BillingMode::Spot {
+                "--spot-price"
+            } else {
+                "--price"
+            };
+            unpriced.push(match &offering {
+                Some(_) => format!("{billing}: no price in the catalog for this offering; give {flag}"),
+                None => format!("{billing}: no {billing} rate given; give {flag}"),
+            });
             continue;
         };
         let mut notes = Vec::new();
@@ -506,6 +512,12 @@ pub fn cost_job(catalog: &Catalog, query: &CostQuery) -> Result<CostAnswer, Erro
             "spot: expected wall time W(1 + δ/τ)(1 + λ(R + (τ + δ)/2)) (Daly 2006); Young's τ* = √(2δ/λ) suggested"
                 .to_string(),
         );
+    }
+    if lines.is_empty() {
+        return Err(Error::invalid(
+            "no billing mode could be priced",
+            Some(unpriced.join("; ")),
+        ));
     }
     Ok(CostAnswer {
         subject,
