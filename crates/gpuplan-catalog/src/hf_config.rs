@@ -84,10 +84,17 @@ impl Fields<'_> {
             match self.config.get(*name) {
                 None | Some(Value::Null) => continue,
                 Some(value) => {
-                    return value.as_u64().map(Some).ok_or_else(|| ModelConfigError::Invalid {
+                    let number = value.as_u64().ok_or_else(|| ModelConfigError::Invalid {
                         field: (*name).to_string(),
                         message: format!("expected a non-negative whole number, found {value}"),
-                    });
+                    })?;
+                    if number > MAX_FIELD {
+                        return Err(invalid(
+                            name,
+                            format!("{number} is beyond any real model (at most {MAX_FIELD})"),
+                        ));
+                    }
+                    return Ok(Some(number));
                 }
             }
         }
@@ -143,13 +150,92 @@ pub fn parse_hf_config(config: &Map<String, Value>) -> Result<TransformerSpec, M
         "vit" => vit(&f)?,
         _ => llama_like(&f)?,
     };
-    if spec.heads == 0 || spec.hidden == 0 || spec.layers == 0 {
-        return Err(ModelConfigError::Invalid {
-            field: "hidden_size".to_string(),
-            message: "hidden size, layers and heads must be positive".to_string(),
-        });
-    }
+    validate(&spec)?;
     Ok(spec)
+}
+
+/// Largest number any size field may hold when it is read, so that the arithmetic of the
+/// parsers (products of two or three fields) stays far inside 64 bits.
+const MAX_FIELD: u64 = 1 << 26;
+
+/// Largest sizes a config may state: a hundred times today's largest models, and far below
+/// where the parameter arithmetic could overflow.
+const MAX_WIDTH: u64 = 1 << 20;
+const MAX_LAYERS: u64 = 10_000;
+const MAX_VOCAB: u64 = 1 << 24;
+const MAX_CONTEXT: u64 = 1 << 26;
+const MAX_IMAGE_SIDE: u64 = 1 << 16;
+
+fn invalid(field: &str, message: String) -> ModelConfigError {
+    ModelConfigError::Invalid {
+        field: field.to_string(),
+        message,
+    }
+}
+
+/// The architecture as a whole: every size in range, and the relations between them hold.
+fn validate(spec: &TransformerSpec) -> Result<(), ModelConfigError> {
+    let positive = [
+        ("hidden_size", spec.hidden),
+        ("num_hidden_layers", spec.layers),
+        ("num_attention_heads", spec.heads),
+        ("num_key_value_heads", spec.kv_heads),
+        ("head_dim", spec.head_dim),
+        ("intermediate_size", spec.ffn),
+        // Vision transformers read patches, not tokens: no vocabulary.
+        ("vocab_size", if spec.image.is_some() { 1 } else { spec.vocab }),
+    ];
+    if let Some((field, _)) = positive.iter().find(|(_, v)| *v == 0) {
+        return Err(invalid(field, "must be positive".to_string()));
+    }
+    let ranges = [
+        ("hidden_size", spec.hidden, MAX_WIDTH),
+        ("intermediate_size", spec.ffn, 16 * MAX_WIDTH),
+        ("head_dim", spec.head_dim, MAX_WIDTH),
+        ("num_attention_heads", spec.heads, MAX_WIDTH),
+        ("num_hidden_layers", spec.layers + spec.decoder_layers, MAX_LAYERS),
+        ("vocab_size", spec.vocab, MAX_VOCAB),
+        ("max_position_embeddings", spec.max_context, MAX_CONTEXT),
+        (
+            "type_vocab_size / extra parameters",
+            spec.extra_parameters,
+            MAX_VOCAB * MAX_WIDTH,
+        ),
+    ];
+    if let Some((field, value, max)) = ranges.iter().find(|(_, v, max)| v > max) {
+        return Err(invalid(
+            field,
+            format!("{value} is beyond any real model (at most {max})"),
+        ));
+    }
+    if spec.heads % spec.kv_heads != 0 {
+        return Err(invalid(
+            "num_key_value_heads",
+            format!("{} does not divide the {} attention heads", spec.kv_heads, spec.heads),
+        ));
+    }
+    if let Some(moe) = &spec.moe {
+        if moe.experts == 0 || moe.experts_per_token == 0 || moe.experts_per_token > moe.experts {
+            return Err(invalid(
+                "num_experts_per_tok",
+                format!(
+                    "{} experts per token out of {} experts: it must be between 1 and the expert count",
+                    moe.experts_per_token, moe.experts
+                ),
+            ));
+        }
+    }
+    if let Some((side, patch)) = spec.image {
+        if side == 0 || patch == 0 || patch > side || side > MAX_IMAGE_SIDE {
+            return Err(invalid(
+                "patch_size",
+                format!(
+                    "an image of {side} pixels in patches of {patch}: both positive, the patch no larger, the image at most {MAX_IMAGE_SIDE}"
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn base(model_type: &str, stacks: Stacks) -> TransformerSpec {
@@ -545,5 +631,41 @@ mod tests {
         )
         .unwrap();
         assert_eq!((spec.kv_heads, spec.head_dim, spec.tied_embeddings), (8, 128, false));
+    }
+}
+
+#[cfg(test)]
+mod validation_tests {
+    use super::*;
+
+    fn llama(overrides: &str) -> Result<TransformerSpec, ModelConfigError> {
+        let base = r#"{"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
+            "num_attention_heads": 32, "num_key_value_heads": 8, "intermediate_size": 14336,
+            "vocab_size": 128256, "max_position_embeddings": 8192"#;
+        parse_hf_config_text(&format!("{base}{overrides}}}"))
+    }
+
+    #[test]
+    fn impossible_architectures_name_the_field() {
+        assert!(llama("").is_ok());
+        let error = llama(r#", "num_key_value_heads": 0"#).unwrap_err().to_string();
+        assert!(error.contains("num_key_value_heads"), "{error}");
+        let error = llama(r#", "num_key_value_heads": 5"#).unwrap_err().to_string();
+        assert!(error.contains("does not divide"), "{error}");
+        let error = llama(r#", "vocab_size": 18446744073709551615"#)
+            .unwrap_err()
+            .to_string();
+        assert!(error.contains("beyond any real model"), "{error}");
+        let mixtral = llama(r#", "model_type": "mixtral", "num_local_experts": 4, "num_experts_per_tok": 8"#);
+        let error = mixtral.unwrap_err().to_string();
+        assert!(error.contains("experts"), "{error}");
+    }
+
+    #[test]
+    fn a_vit_patch_larger_than_its_image_is_refused() {
+        let text = r#"{"model_type": "vit", "hidden_size": 768, "num_hidden_layers": 12,
+            "num_attention_heads": 12, "intermediate_size": 3072, "image_size": 16, "patch_size": 32}"#;
+        let error = parse_hf_config_text(text).unwrap_err().to_string();
+        assert!(error.contains("patch"), "{error}");
     }
 }
