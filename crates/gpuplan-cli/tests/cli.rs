@@ -407,6 +407,40 @@ mod instances {
     }
 
     #[test]
+    fn an_instance_filtered_out_by_region_says_where_it_is_offered() {
+        let run = gpuplan(&[
+            "cost",
+            "--instance",
+            "p4d.24xlarge",
+            "--region",
+            "mars-",
+            "--hours",
+            "10",
+        ]);
+        assert_eq!(run.code, 2);
+        assert!(
+            run.stderr.contains("not offered in the providers and regions given"),
+            "{}",
+            run.stderr
+        );
+        assert!(run.stderr.contains("aws "), "{}", run.stderr);
+        assert!(!run.stderr.contains("did you mean"), "{}", run.stderr);
+        let run = gpuplan(&[
+            "estimate",
+            "--model",
+            "gpt2",
+            "--task",
+            "pretrain",
+            "--gpu",
+            "A30",
+            "--gpus",
+            "4294967295",
+        ]);
+        assert_eq!(run.code, 2);
+        assert!(run.stderr.contains("more than any cluster"), "{}", run.stderr);
+    }
+
+    #[test]
     fn a_nan_storage_size_is_refused_not_priced() {
         let run = gpuplan(&["cost", "--price", "3.06", "--hours", "10", "--storage-gb", "NaN"]);
         assert_eq!(run.code, 2, "{}", run.stdout);

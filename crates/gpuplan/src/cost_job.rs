@@ -157,12 +157,34 @@ fn choose_offering(catalog: &Catalog, query: &CostQuery) -> Result<Option<Offeri
             .filter(in_scope)
             .collect();
         if matching.is_empty() {
+            // The name exists but the provider or region filters leave none of it: say so,
+            // and where it is offered.
+            let mut regions: Vec<String> = catalog
+                .offerings()
+                .iter()
+                .filter(|o| o.instance_type.eq_ignore_ascii_case(instance))
+                .map(|o| format!("{} {}", o.provider, o.region.as_deref().unwrap_or("(any region)")))
+                .collect();
+            regions.sort();
+            regions.dedup();
+            if !regions.is_empty() {
+                let shown: Vec<&str> = regions.iter().take(6).map(String::as_str).collect();
+                return Err(Error::invalid(
+                    format!("`{instance}` is not offered in the providers and regions given"),
+                    Some(format!(
+                        "it is offered in {}{}",
+                        shown.join(", "),
+                        if regions.len() > 6 {
+                            format!(" and {} more", regions.len() - 6)
+                        } else {
+                            String::new()
+                        }
+                    )),
+                ));
+            }
             let names = catalog.offerings().iter().map(|o| o.instance_type.as_str());
             let hint = did_you_mean(instance, names).map(|n| format!("did you mean `{n}`?"));
-            return Err(Error::invalid(
-                format!("no offering `{instance}` in the catalog (with these filters)"),
-                hint,
-            ));
+            return Err(Error::invalid(format!("no offering `{instance}` in the catalog"), hint));
         }
         return cheapest(matching).map(Some).ok_or_else(|| {
             Error::invalid(

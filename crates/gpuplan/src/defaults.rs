@@ -132,9 +132,19 @@ pub fn check_counts(counts: &[(&str, Option<u64>)]) -> Result<(), Error> {
     }
 }
 
+/// GPUs in the largest cluster an estimate describes: eight times the largest published
+/// training run (Llama 3's 16,384 H100s).
+const MAX_CLUSTER_GPUS: u32 = 131_072;
+
 /// A cluster of `gpus` in nodes of `per_node`: at least one per node, and whole nodes when
 /// it spans several.
 pub fn check_node_shape(gpus: u32, per_node: u32) -> Result<(), Error> {
+    if gpus > MAX_CLUSTER_GPUS {
+        return Err(Error::invalid(
+            format!("--gpus {gpus} is more than any cluster holds (at most {MAX_CLUSTER_GPUS})"),
+            None,
+        ));
+    }
     if per_node == 0 {
         return Err(Error::invalid("--gpus-per-node must be at least 1", None));
     }
