@@ -441,6 +441,62 @@ mod instances {
     }
 
     #[test]
+    fn rent_against_buy_and_host_minimums_refuse_nan_and_zero() {
+        for args in [
+            &[
+                "energy",
+                "--gpu",
+                "H100-SXM5-80GB",
+                "--hours",
+                "100",
+                "--purchase-price",
+                "NaN",
+                "--rent-price",
+                "2",
+            ][..],
+            &[
+                "energy",
+                "--gpu",
+                "H100-SXM5-80GB",
+                "--hours",
+                "100",
+                "--purchase-price",
+                "30000",
+                "--rent-price",
+                "0",
+            ],
+            &[
+                "energy",
+                "--gpu",
+                "H100-SXM5-80GB",
+                "--hours",
+                "100",
+                "--purchase-price",
+                "30000",
+                "--rent-price",
+                "2",
+                "--depreciation-years",
+                "0",
+            ],
+            &[
+                "plan",
+                "--model",
+                "llama-3.1-8b",
+                "--task",
+                "lora",
+                "--tokens",
+                "1e8",
+                "--min-vcpus-per-gpu",
+                "NaN",
+            ],
+        ] {
+            let run = gpuplan(args);
+            assert_eq!(run.code, 2, "{args:?}: {}", run.stdout);
+            assert!(run.stderr.contains("must be"), "{}", run.stderr);
+        }
+    }
+
+    #[test]
     fn a_nan_storage_size_is_refused_not_priced() {
         let run = gpuplan(&["cost", "--price", "3.06", "--hours", "10", "--storage-gb", "NaN"]);
         assert_eq!(run.code, 2, "{}", run.stdout);

@@ -596,6 +596,18 @@ pub fn energy_of(catalog: &Catalog, query: &EnergyQuery) -> Result<EnergyAnswer,
         price_per_kwh: query.price_per_kwh,
     };
     let estimate = energy(&input).map_err(|e| Error::invalid(e.to_string(), None))?;
+    for (flag, value) in [
+        ("--purchase-price", query.purchase_usd),
+        ("--rent-price", query.rent_usd_per_hour),
+        ("--depreciation-years", Some(query.depreciation_years)),
+    ] {
+        if value.is_some_and(|v| !(v > 0.0 && v.is_finite())) {
+            return Err(Error::invalid(
+                format!("{flag} must be a positive number, found {}", value.unwrap_or_default()),
+                None,
+            ));
+        }
+    }
     let rent_or_buy = match (query.purchase_usd, query.rent_usd_per_hour) {
         (Some(purchase), Some(rent)) => {
             let energy_per_hour = estimate.average_kw * query.price_per_kwh.unwrap_or(0.0);

@@ -207,6 +207,17 @@ pub fn plan_workload(catalog: &Catalog, query: &PlanQuery) -> Result<Result<Plan
             ));
         }
     }
+    for (flag, value) in [
+        ("--min-vcpus-per-gpu", query.min_vcpus_per_gpu),
+        ("--min-host-memory-per-gpu", query.min_host_memory_gib_per_gpu),
+    ] {
+        if value.is_some_and(|v| !(v >= 0.0 && v.is_finite())) {
+            return Err(Error::invalid(
+                format!("{flag} must be zero or more, found {}", value.unwrap_or_default()),
+                None,
+            ));
+        }
+    }
     defaults::check_counts(&[
         ("--seq", query.seq),
         ("--batch", query.batch),
