@@ -11,8 +11,36 @@ mod output;
 use clap::Parser;
 use gpuplan::Error;
 
+/// Longest message line printed: a value pasted by mistake (a whole file as a flag) is cut in
+/// the middle rather than echoed back in full.
+const MAX_MESSAGE_CHARS: usize = 400;
+
+/// `text` with its middle cut out when it is longer than [`MAX_MESSAGE_CHARS`].
+fn shorten(text: &str) -> String {
+    let count = text.chars().count();
+    if count <= MAX_MESSAGE_CHARS {
+        return text.to_string();
+    }
+    let keep = MAX_MESSAGE_CHARS / 2;
+    let head: String = text.chars().take(keep).collect();
+    let tail: String = text.chars().skip(count - keep).collect();
+    format!("{head} … ({} characters left out) … {tail}", count - 2 * keep)
+}
+
 fn main() {
-    let cli = args::Cli::parse();
+    let cli = match args::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            use clap::error::ErrorKind;
+            if matches!(error.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+                error.exit();
+            }
+            let text = error.render().to_string();
+            let lines: Vec<String> = text.lines().map(shorten).collect();
+            eprintln!("{}", lines.join("\n"));
+            std::process::exit(2);
+        }
+    };
     let json_errors = cli.format == args::Format::Json;
     let status = match commands::run(cli) {
         Ok(status) => status,
@@ -35,16 +63,21 @@ fn report(error: &Error, json: bool) {
     }
     if json {
         let body = serde_json::json!({
-            "error": { "code": error.code(), "message": error.to_string(), "causes": causes, "hint": error.hint() }
+            "error": {
+                "code": error.code(),
+                "message": shorten(&error.to_string()),
+                "causes": causes.iter().map(|c| shorten(c)).collect::<Vec<_>>(),
+                "hint": error.hint().map(|h| shorten(&h)),
+            }
         });
         eprintln!("{body}");
         return;
     }
-    eprintln!("error: {error}");
+    eprintln!("error: {}", shorten(&error.to_string()));
     for cause in causes {
-        eprintln!("  caused by: {cause}");
+        eprintln!("  caused by: {}", shorten(&cause));
     }
     if let Some(hint) = error.hint() {
-        eprintln!("  hint: {hint}");
+        eprintln!("  hint: {}", shorten(&hint));
     }
 }

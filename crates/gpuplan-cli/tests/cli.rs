@@ -497,6 +497,32 @@ mod instances {
     }
 
     #[test]
+    fn a_huge_value_is_not_echoed_back_in_full() {
+        let long = "x".repeat(100_000);
+        for args in [
+            vec!["plan", "--model", long.as_str(), "--task", "lora"],
+            vec![
+                "plan",
+                "--model",
+                "llama-3.1-8b",
+                "--task",
+                "lora",
+                "--seq",
+                long.as_str(),
+            ],
+        ] {
+            let run = gpuplan(&args);
+            assert_eq!(run.code, 2);
+            assert!(run.stderr.len() < 2_000, "{} bytes of error", run.stderr.len());
+            assert!(
+                run.stderr.contains("characters left out"),
+                "{}",
+                &run.stderr[..200.min(run.stderr.len())]
+            );
+        }
+    }
+
+    #[test]
     fn a_nan_storage_size_is_refused_not_priced() {
         let run = gpuplan(&["cost", "--price", "3.06", "--hours", "10", "--storage-gb", "NaN"]);
         assert_eq!(run.code, 2, "{}", run.stdout);
