@@ -1123,6 +1123,35 @@ mod serving {
         assert_eq!(run.code, 2, "{}", run.stderr);
         assert!(run.stderr.contains("--prefix-cache-hit"), "{}", run.stderr);
     }
+
+    #[test]
+    fn request_shapes_are_refused_where_no_continuous_batching_engine_uses_them() {
+        let pytorch = [
+            "plan",
+            "--model",
+            "llama-3.1-8b",
+            "--task",
+            "inference",
+            "--engine",
+            "pytorch",
+            "--prefix-cache-hit",
+            "0.5",
+        ];
+        let encoder = [
+            "plan",
+            "--model",
+            "bert-base-uncased",
+            "--task",
+            "inference",
+            "--prefix-cache-hit",
+            "0.5",
+        ];
+        for args in [&pytorch[..], &encoder[..]] {
+            let run = gpuplan(args);
+            assert_eq!(run.code, 2, "{args:?}: {}", run.stdout);
+            assert!(run.stderr.contains("continuous-batching"), "{}", run.stderr);
+        }
+    }
 }
 
 mod plan {

@@ -185,49 +185,28 @@ impl<'a> Compound<'a> {
     }
 }
 
-impl ser::SerializeSeq for Compound<'_> {
-    type Ok = ();
-    type Error = Found;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Found> {
-        self.element(value)
-    }
-    fn end(self) -> Result<(), Found> {
-        Ok(())
-    }
+/// The compound forms whose elements are positional: each is walked as `[index]`.
+macro_rules! positional {
+    ($($form:ident :: $method:ident),* $(,)?) => {
+        $(impl ser::$form for Compound<'_> {
+            type Ok = ();
+            type Error = Found;
+            fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Found> {
+                self.element(value)
+            }
+            fn end(self) -> Result<(), Found> {
+                Ok(())
+            }
+        })*
+    };
 }
 
-impl ser::SerializeTuple for Compound<'_> {
-    type Ok = ();
-    type Error = Found;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Found> {
-        self.element(value)
-    }
-    fn end(self) -> Result<(), Found> {
-        Ok(())
-    }
-}
-
-impl ser::SerializeTupleStruct for Compound<'_> {
-    type Ok = ();
-    type Error = Found;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Found> {
-        self.element(value)
-    }
-    fn end(self) -> Result<(), Found> {
-        Ok(())
-    }
-}
-
-impl ser::SerializeTupleVariant for Compound<'_> {
-    type Ok = ();
-    type Error = Found;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result<(), Found> {
-        self.element(value)
-    }
-    fn end(self) -> Result<(), Found> {
-        Ok(())
-    }
-}
+positional!(
+    SerializeSeq::serialize_element,
+    SerializeTuple::serialize_element,
+    SerializeTupleStruct::serialize_field,
+    SerializeTupleVariant::serialize_field,
+);
 
 impl ser::SerializeMap for Compound<'_> {
     type Ok = ();
@@ -250,27 +229,23 @@ impl ser::SerializeMap for Compound<'_> {
     }
 }
 
-impl ser::SerializeStruct for Compound<'_> {
-    type Ok = ();
-    type Error = Found;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, name: &'static str, value: &T) -> Result<(), Found> {
-        self.walker.field(name.to_string(), value)
-    }
-    fn end(self) -> Result<(), Found> {
-        Ok(())
-    }
+/// The compound forms whose fields are named: each is walked under its name.
+macro_rules! named {
+    ($($form:ident),* $(,)?) => {
+        $(impl ser::$form for Compound<'_> {
+            type Ok = ();
+            type Error = Found;
+            fn serialize_field<T: Serialize + ?Sized>(&mut self, name: &'static str, value: &T) -> Result<(), Found> {
+                self.walker.field(name.to_string(), value)
+            }
+            fn end(self) -> Result<(), Found> {
+                Ok(())
+            }
+        })*
+    };
 }
 
-impl ser::SerializeStructVariant for Compound<'_> {
-    type Ok = ();
-    type Error = Found;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, name: &'static str, value: &T) -> Result<(), Found> {
-        self.walker.field(name.to_string(), value)
-    }
-    fn end(self) -> Result<(), Found> {
-        Ok(())
-    }
-}
+named!(SerializeStruct, SerializeStructVariant);
 
 #[cfg(test)]
 mod tests {

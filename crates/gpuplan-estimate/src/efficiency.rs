@@ -212,22 +212,13 @@ pub fn engine_profile(engine: Engine) -> EngineProfile {
         // "benchmarks" page). They share vLLM's fractions; SGLang's overlap scheduler hides
         // part of the per-step CPU time.
         Engine::Sglang => EngineProfile {
-            prefill_peak_fraction: 0.55,
-            decode_bandwidth_fraction: 0.75,
-            decode_peak_fraction: 0.35,
             step_overhead_seconds: 1.0e-3,
-            per_layer_overhead_seconds: 0.0,
-            prefill_per_layer_overhead_seconds: 0.18e-3,
             evidence: "SGLang: as vLLM (prefill 55 % of peak, decode 75 % of bandwidth), 1 ms per step (overlap scheduler)",
+            ..engine_profile(Engine::Vllm)
         },
         Engine::Tgi => EngineProfile {
-            prefill_peak_fraction: 0.55,
-            decode_bandwidth_fraction: 0.75,
-            decode_peak_fraction: 0.35,
-            step_overhead_seconds: 1.5e-3,
-            per_layer_overhead_seconds: 0.0,
-            prefill_per_layer_overhead_seconds: 0.18e-3,
             evidence: "TGI: as vLLM (prefill 55 % of peak, decode 75 % of bandwidth, 1.5 ms per step)",
+            ..engine_profile(Engine::Vllm)
         },
         Engine::TensorrtLlm => EngineProfile {
             prefill_peak_fraction: 0.62,

@@ -364,16 +364,21 @@ fn steady_state_step(cost: &StepCost, rate: f64, mix: &RequestMix) -> Option<f64
             return None;
         }
     }
-    let mut low = 0.0;
-    while high - low > STEP_TOLERANCE * high {
+    Some(bisect(0.0, high, STEP_TOLERANCE, |s| g(s) >= s).1)
+}
+
+/// The boundary of `holds` between `low` (where it holds) and `high` (where it does not), to
+/// a relative `tolerance`: the last point found to hold and the first found not to.
+fn bisect(mut low: f64, mut high: f64, tolerance: f64, mut holds: impl FnMut(f64) -> bool) -> (f64, f64) {
+    while high - low > tolerance * high {
         let mid = 0.5 * (low + high);
-        if g(mid) >= mid {
+        if holds(mid) {
             low = mid;
         } else {
             high = mid;
         }
     }
-    Some(high)
+    (low, high)
 }
 
 /// The replica at `rate` requests/s of `mix`, or why it saturates.
@@ -398,28 +403,29 @@ pub fn at_load(cost: &StepCost, rate: f64, mix: &RequestMix) -> Result<LoadPoint
     let second_moment = mix.mean_prefill_squared() * (step / left).powi(2);
     let mean_wait = rate * second_moment / (2.0 * (1.0 - utilisation));
     let decode_step = cost.decode_step(sequences, context).min(step);
-    let (prefill_share, stalls_per_request, stall_seconds, own): (f64, f64, f64, Box<dyn Fn(f64) -> f64>) =
-        if cost.scheduler.mixes_prefill {
-            // Prompt chunks join the running steps: each of the N prompts that arrive during
-            // a request's life lengthens some of its steps.
-            let share = (rate * step * (computed / budget).max(1.0)).min(1.0);
-            let stall = if sequences > 0.0 {
-                (step - decode_step) * output / sequences
-            } else {
-                0.0
-            };
-            let own = move |tokens: f64| {
-                let steps = (tokens / left).ceil().max(1.0);
-                steps * cost.step(sequences, context, prefill_tokens.max(tokens.min(left)), input, 1.0)
-            };
-            (share, sequences, stall, Box::new(own))
+    // A prompt of `tokens` is prefilled in chunks inside the running steps (mixed), or in a
+    // prefill-only iteration with the other prompts that arrived meanwhile.
+    let (prefill_share, stalls_per_request, stall_seconds, separate_batch) = if cost.scheduler.mixes_prefill {
+        // Each of the N prompts that arrive during a request's life lengthens some of its steps.
+        let share = (rate * step * (computed / budget).max(1.0)).min(1.0);
+        let stall = if sequences > 0.0 {
+            (step - decode_step) * output / sequences
         } else {
-            // A prefill-only iteration runs before a share of the decode iterations.
-            let (share, prefill_step) = cost.prefill_iteration(rate, step, mix);
-            let batch = rate * step * computed / share.max(1e-12);
-            let own = move |tokens: f64| cost.step(0.0, 0.0, batch.max(tokens), input, 1.0);
-            (share, output * share, prefill_step, Box::new(own))
+            0.0
         };
+        (share, sequences, stall, None)
+    } else {
+        let (share, prefill_step) = cost.prefill_iteration(rate, step, mix);
+        let batch = rate * step * computed / share.max(1e-12);
+        (share, output * share, prefill_step, Some(batch))
+    };
+    let own = |tokens: f64| match separate_batch {
+        None => {
+            let steps = (tokens / left).ceil().max(1.0);
+            steps * cost.step(sequences, context, prefill_tokens.max(tokens.min(left)), input, 1.0)
+        }
+        Some(batch) => cost.step(0.0, 0.0, batch.max(tokens), input, 1.0),
+    };
     let own_prefill = LEVELS.map(|q| own(mix.prefill_quantile(q)));
     // Engines that hold new prompts back until enough wait (TGI): the window in which a
     // request may wait for its batch to be admitted.
@@ -545,16 +551,7 @@ fn wait_quantile(step: f64, rho: f64, mean_wait: f64, q: f64) -> f64 {
     while cdf(high) < q && high < 1e6 {
         high *= 2.0;
     }
-    let mut low = 0.0;
-    while high - low > STEP_TOLERANCE * high {
-        let mid = 0.5 * (low + high);
-        if cdf(mid) < q {
-            low = mid;
-        } else {
-            high = mid;
-        }
-    }
-    high
+    bisect(0.0, high, STEP_TOLERANCE, |t| cdf(t) < q).1
 }
 
 /// The `q` quantile of a Poisson count of mean `mean` (exact sum below 500, normal above).
@@ -711,27 +708,23 @@ pub fn goodput(
     if !trickle.meets(ttft, tpot) {
         return None;
     }
-    let mut high = closed_loop(cost, mix, None).requests_per_second * 1.5;
+    let high = closed_loop(cost, mix, None).requests_per_second * 1.5;
     let mut limit = GoodputLimit::Saturation(Saturation::Throughput);
-    let mut low = 1e-6;
-    while high - low > LOAD_TOLERANCE * high {
-        let mid = 0.5 * (low + high);
-        match at_load(cost, mid, mix) {
-            Ok(point) if point.meets(ttft, tpot) => low = mid,
-            Ok(point) => {
-                limit = if ttft.is_some_and(|t| point.ttft_at(t.percentile / 100.0) > t.seconds) {
-                    GoodputLimit::TimeToFirstToken
-                } else {
-                    GoodputLimit::TimePerOutputToken
-                };
-                high = mid;
-            }
-            Err(saturation) => {
-                limit = GoodputLimit::Saturation(saturation);
-                high = mid;
-            }
+    let (low, _) = bisect(1e-6, high, LOAD_TOLERANCE, |rate| match at_load(cost, rate, mix) {
+        Ok(point) if point.meets(ttft, tpot) => true,
+        Ok(point) => {
+            limit = if ttft.is_some_and(|t| point.ttft_at(t.percentile / 100.0) > t.seconds) {
+                GoodputLimit::TimeToFirstToken
+            } else {
+                GoodputLimit::TimePerOutputToken
+            };
+            false
         }
-    }
+        Err(saturation) => {
+            limit = GoodputLimit::Saturation(saturation);
+            false
+        }
+    });
     Some(Goodput {
         requests_per_second: low,
         limit,
@@ -835,16 +828,10 @@ pub fn disaggregated(
             if pool.ttft_at(1e-6, q) > target.seconds {
                 return None;
             }
-            let (mut low, mut high) = (1e-6, pool.capacity());
-            for _ in 0..40 {
-                let mid = 0.5 * (low + high);
-                if pool.ttft_at(mid, q) <= target.seconds {
-                    low = mid;
-                } else {
-                    high = mid;
-                }
-            }
-            low
+            bisect(1e-6, pool.capacity(), LOAD_TOLERANCE, |rate| {
+                pool.ttft_at(rate, q) <= target.seconds
+            })
+            .0
         }
         None => pool.capacity(),
     };

@@ -67,10 +67,21 @@ pub struct RequestShape {
     pub output_tokens: u64,
 }
 
-/// The prompt and output lengths of the traffic: one fixed shape, or many from a log.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The prompt and output lengths of the traffic: one fixed shape, or many from a log. Its
+/// statistics are computed once, when it is built: the serving model asks for them at every
+/// step of its searches.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RequestMix {
-    shapes: Vec<RequestShape>,
+    /// Prompt lengths, sorted (for quantiles).
+    #[serde(skip)]
+    inputs: Vec<u64>,
+    mean_input: f64,
+    mean_output: f64,
+    #[serde(skip)]
+    mean_input_squared: f64,
+    max_context: u64,
+    /// Requests the mix describes.
+    pub requests: usize,
     /// Where the shapes came from, for the assumptions (`fixed`, a file name).
     pub origin: String,
     /// Share of prompt tokens found in the engine's prefix cache (a shared system prompt,
@@ -82,10 +93,12 @@ impl RequestMix {
     /// Every request alike.
     pub fn fixed(input_tokens: u64, output_tokens: u64) -> RequestMix {
         RequestMix {
-            shapes: vec![RequestShape {
-                input_tokens,
-                output_tokens,
-            }],
+            inputs: vec![input_tokens],
+            mean_input: input_tokens as f64,
+            mean_output: output_tokens as f64,
+            mean_input_squared: (input_tokens as f64).powi(2),
+            max_context: input_tokens + output_tokens,
+            requests: 1,
             origin: "fixed".to_string(),
             prefix_cache_hit: 0.0,
         }
@@ -93,40 +106,52 @@ impl RequestMix {
 
     /// The shapes of a request log; `None` when it holds none.
     pub fn from_shapes(shapes: Vec<RequestShape>, origin: impl Into<String>) -> Option<RequestMix> {
-        (!shapes.is_empty()).then(|| RequestMix {
-            shapes,
+        if shapes.is_empty() {
+            return None;
+        }
+        let n = shapes.len() as f64;
+        let mean = |f: fn(&RequestShape) -> f64| shapes.iter().map(f).sum::<f64>() / n;
+        let mut inputs: Vec<u64> = shapes.iter().map(|s| s.input_tokens).collect();
+        inputs.sort_unstable();
+        Some(RequestMix {
+            inputs,
+            mean_input: mean(|s| s.input_tokens as f64),
+            mean_output: mean(|s| s.output_tokens as f64),
+            mean_input_squared: mean(|s| (s.input_tokens as f64).powi(2)),
+            max_context: shapes
+                .iter()
+                .map(|s| s.input_tokens + s.output_tokens)
+                .max()
+                .unwrap_or(0),
+            requests: shapes.len(),
             origin: origin.into(),
             prefix_cache_hit: 0.0,
         })
     }
 
     pub fn len(&self) -> usize {
-        self.shapes.len()
+        self.requests
     }
 
     pub fn is_empty(&self) -> bool {
-        self.shapes.is_empty()
+        self.requests == 0
     }
 
     pub fn is_fixed(&self) -> bool {
-        self.shapes.len() == 1
-    }
-
-    fn mean(&self, f: impl Fn(&RequestShape) -> u64) -> f64 {
-        self.shapes.iter().map(|s| f(s) as f64).sum::<f64>() / self.shapes.len() as f64
+        self.requests == 1
     }
 
     pub fn mean_input(&self) -> f64 {
-        self.mean(|s| s.input_tokens)
+        self.mean_input
     }
 
     pub fn mean_output(&self) -> f64 {
-        self.mean(|s| s.output_tokens)
+        self.mean_output
     }
 
     /// Mean of the squared prompt length (for the variance of prefill work).
     pub fn mean_input_squared(&self) -> f64 {
-        self.shapes.iter().map(|s| (s.input_tokens as f64).powi(2)).sum::<f64>() / self.shapes.len() as f64
+        self.mean_input_squared
     }
 
     /// The same traffic with `hit` of its prompt tokens served from a prefix cache.
@@ -140,12 +165,12 @@ impl RequestMix {
 
     /// Prompt tokens computed per request on average (those not in the prefix cache).
     pub fn mean_prefill(&self) -> f64 {
-        self.mean_input() * (1.0 - self.prefix_cache_hit)
+        self.mean_input * (1.0 - self.prefix_cache_hit)
     }
 
     /// Mean of the squared computed prompt length.
     pub fn mean_prefill_squared(&self) -> f64 {
-        self.mean_input_squared() * (1.0 - self.prefix_cache_hit).powi(2)
+        self.mean_input_squared * (1.0 - self.prefix_cache_hit).powi(2)
     }
 
     /// Computed prompt tokens at quantile `q` of the requests.
@@ -155,32 +180,15 @@ impl RequestMix {
 
     /// The longest context a request reaches.
     pub fn max_context(&self) -> u64 {
-        self.shapes
-            .iter()
-            .map(|s| s.input_tokens + s.output_tokens)
-            .max()
-            .unwrap_or(0)
+        self.max_context
     }
 
     /// The prompt length at quantile `q` (0–1) of the requests.
     pub fn input_quantile(&self, q: f64) -> f64 {
-        quantile(self.shapes.iter().map(|s| s.input_tokens), q)
+        let last = self.inputs.len().saturating_sub(1);
+        let index = ((q.clamp(0.0, 1.0) * last as f64).round() as usize).min(last);
+        self.inputs.get(index).copied().unwrap_or(0) as f64
     }
-
-    /// The output length at quantile `q` (0–1).
-    pub fn output_quantile(&self, q: f64) -> f64 {
-        quantile(self.shapes.iter().map(|s| s.output_tokens), q)
-    }
-}
-
-fn quantile(values: impl Iterator<Item = u64>, q: f64) -> f64 {
-    let mut sorted: Vec<u64> = values.collect();
-    sorted.sort_unstable();
-    let Some(last) = sorted.len().checked_sub(1) else {
-        return 0.0;
-    };
-    let index = ((q.clamp(0.0, 1.0) * last as f64).round() as usize).min(last);
-    sorted[index] as f64
 }
 
 #[cfg(test)]

@@ -147,7 +147,7 @@ pub fn known_pipelines(operations: &Operations) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpuplan_model::{AcceleratorId, Bytes, ProviderId, Source};
+    use gpuplan_model::{AcceleratorId, Source};
 
     fn source() -> Source {
         Source {
@@ -182,29 +182,7 @@ mod tests {
     }
 
     fn node(accelerator: &str, gpus: u32, vcpus: f64) -> Offering {
-        Offering {
-            provider: ProviderId::new("aws"),
-            instance_type: "test".into(),
-            region: None,
-            zone: None,
-            accelerator: Some(AcceleratorId::new(accelerator)),
-            accelerator_count: gpus,
-            accelerator_memory: None,
-            vcpus,
-            memory: Bytes::from_gib(1024.0),
-            local_disk: None,
-            network: None,
-            gpu_interconnect: None,
-            node_network: None,
-            on_demand: None,
-            spot: None,
-            billing_granularity: None,
-            source: "test".into(),
-            as_of: "2026-11-23".parse().unwrap(),
-            notes: None,
-            fabric: None,
-            price_flags: Vec::new(),
-        }
+        crate::test_offering::offering(Some(accelerator), gpus, vcpus)
     }
 
     fn settings(pipeline: Option<&str>, stream: bool) -> InputSettings {

@@ -23,6 +23,8 @@ mod replica;
 mod request;
 mod startup;
 mod tabular;
+#[cfg(test)]
+mod test_offering;
 
 pub use configure::{Configured, WorkloadTemplate, configure, layout_candidates};
 pub use input_pipeline::{

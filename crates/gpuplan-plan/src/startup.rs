@@ -141,32 +141,9 @@ pub fn startup(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpuplan_model::{Bytes, ProviderId};
 
     fn offering() -> Offering {
-        Offering {
-            provider: ProviderId::new("aws"),
-            instance_type: "p5.48xlarge".into(),
-            region: None,
-            zone: None,
-            accelerator: None,
-            accelerator_count: 8,
-            accelerator_memory: None,
-            vcpus: 192.0,
-            memory: Bytes::from_gib(2048.0),
-            local_disk: None,
-            network: None,
-            gpu_interconnect: None,
-            node_network: None,
-            on_demand: None,
-            spot: None,
-            billing_granularity: None,
-            source: "test".into(),
-            as_of: "2026-11-23".parse().unwrap(),
-            notes: None,
-            fabric: None,
-            price_flags: Vec::new(),
-        }
+        crate::test_offering::offering(None, 8, 192.0)
     }
 
     #[test]

@@ -83,6 +83,7 @@ pub(crate) fn check_plan_query(query: &PlanQuery, model: &ModelSpec) -> Result<(
     }
     check_image_flags(query, model)?;
     check_input_flags(query, model)?;
+    check_request_shape_flags(query, model)?;
     check_billing_flags(query)
 }
 
@@ -112,6 +113,25 @@ fn check_image_flags(query: &PlanQuery, model: &ModelSpec) -> Result<(), Error> 
         }
     }
     Ok(())
+}
+
+/// Request logs and prefix caching shape the continuous-batching model of text generation;
+/// elsewhere they would change nothing.
+fn check_request_shape_flags(query: &PlanQuery, model: &ModelSpec) -> Result<(), Error> {
+    let generates = matches!(&model.architecture, Architecture::Transformer(spec) if spec.generates());
+    let continuous = query.engine.is_none_or(|engine| engine.continuous_batching());
+    let shapes = [
+        Given("--requests", query.serving.requests.is_some()),
+        Given("--prefix-cache-hit", query.prefix_cache_hit.is_some()),
+    ];
+    match first_given(&shapes) {
+        Some(flag) if !(generates && continuous) => Err(refuse(
+            flag,
+            "text generation served by a continuous-batching engine (vllm, sglang, tensorrt-llm, tgi)",
+            "drop it, or serve a text-generation model with one of those engines",
+        )),
+        _ => Ok(()),
+    }
 }
 
 fn check_input_flags(query: &PlanQuery, model: &ModelSpec) -> Result<(), Error> {
