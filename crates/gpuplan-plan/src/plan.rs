@@ -389,13 +389,11 @@ pub fn plan(source: &impl OfferingSource, request: &PlanRequest) -> Result<Plan,
             .or_insert_with(|| stack_rejection(source, &offering, request).map_err(|r| r.reason))
             .clone()
             .map_err(|reason| {
-                Box::new(Rejection {
-                    candidate: candidate_label(&offering, 1, None),
-                    constraint: Constraint::Stack,
+                Box::new(Rejection::outright(
+                    candidate_label(&offering, 1, None),
+                    Constraint::Stack,
                     reason,
-                    shortfall: f64::INFINITY,
-                    needed: None,
-                })
+                ))
             });
         let stack = match stack {
             Ok(stack) => stack,
@@ -428,13 +426,7 @@ pub fn plan(source: &impl OfferingSource, request: &PlanRequest) -> Result<Plan,
                 )
             };
             reject(
-                Rejection {
-                    candidate: candidate_label(&offering, 1, None),
-                    constraint: Constraint::Price,
-                    reason,
-                    shortfall: f64::INFINITY,
-                    needed: None,
-                },
+                Rejection::outright(candidate_label(&offering, 1, None), Constraint::Price, reason),
                 &mut rejections,
             );
             continue;
@@ -506,23 +498,15 @@ fn evaluate_training(
         let configured = match evaluator.configured(offering, gpus, per_node, precision, None) {
             Ok(Some(configured)) => configured,
             Ok(None) => {
-                reject(Rejection {
-                    candidate: label(),
-                    constraint: Constraint::Layout,
-                    reason: format!("the batch cannot be spread over {gpus} GPUs"),
-                    shortfall: f64::INFINITY,
-                    needed: None,
-                });
+                reject(Rejection::outright(
+                    label(),
+                    Constraint::Layout,
+                    format!("the batch cannot be spread over {gpus} GPUs"),
+                ));
                 continue;
             }
             Err(error) => {
-                reject(Rejection {
-                    candidate: label(),
-                    constraint: Constraint::Layout,
-                    reason: error.to_string(),
-                    shortfall: f64::INFINITY,
-                    needed: None,
-                });
+                reject(Rejection::outright(label(), Constraint::Layout, error.to_string()));
                 continue;
             }
         };
@@ -549,13 +533,7 @@ fn evaluate_training(
         let (training, input_note) = match fed_training(evaluator.source, ops, offering, nodes, &boot, training) {
             Ok(fed) => fed,
             Err(reason) => {
-                reject(Rejection {
-                    candidate: label(),
-                    constraint: Constraint::Stack,
-                    reason,
-                    shortfall: f64::INFINITY,
-                    needed: None,
-                });
+                reject(Rejection::outright(label(), Constraint::Stack, reason));
                 continue;
             }
         };
@@ -591,13 +569,11 @@ fn evaluate_training(
                 configured.workload.task,
             );
             if run.wall_seconds.is_some_and(|s| !s.is_finite()) {
-                reject(Rejection {
-                    candidate: label(),
-                    constraint: Constraint::Layout,
-                    reason: "the estimate gives no finite time for this amount of work".to_string(),
-                    shortfall: f64::INFINITY,
-                    needed: None,
-                });
+                reject(Rejection::outright(
+                    label(),
+                    Constraint::Layout,
+                    "the estimate gives no finite time for this amount of work".to_string(),
+                ));
                 continue;
             }
             let hours = run.wall_seconds.map(|s| s / 3600.0);
@@ -858,13 +834,11 @@ fn stack_rejection(
         )
         .map(|support| Some(support.stack))
         .map_err(|reason| {
-            Box::new(Rejection {
-                candidate: candidate_label(offering, 1, None),
-                constraint: Constraint::Stack,
-                reason: format!("{}: {reason}", accelerator.id),
-                shortfall: f64::INFINITY,
-                needed: None,
-            })
+            Box::new(Rejection::outright(
+                candidate_label(offering, 1, None),
+                Constraint::Stack,
+                format!("{}: {reason}", accelerator.id),
+            ))
         })
 }
 
@@ -1105,13 +1079,11 @@ fn size_replica(
         }
     }
     best.map(|(sized, _)| sized).ok_or_else(|| {
-        nearest.unwrap_or(Rejection {
-            candidate: label,
-            constraint: Constraint::Layout,
-            reason: "no replica size serves this model".to_string(),
-            shortfall: f64::INFINITY,
-            needed: None,
-        })
+        nearest.unwrap_or(Rejection::outright(
+            label,
+            Constraint::Layout,
+            "no replica size serves this model".to_string(),
+        ))
     })
 }
 

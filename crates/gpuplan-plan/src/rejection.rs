@@ -54,3 +54,17 @@ pub struct Rejection {
     #[serde(skip)]
     pub needed: Option<f64>,
 }
+
+impl Rejection {
+    /// A refusal no change of limits would lift (no stack, no price, no layout): never a
+    /// near miss.
+    pub fn outright(candidate: String, constraint: Constraint, reason: impl Into<String>) -> Rejection {
+        Rejection {
+            candidate,
+            constraint,
+            reason: reason.into(),
+            shortfall: f64::INFINITY,
+            needed: None,
+        }
+    }
+}
