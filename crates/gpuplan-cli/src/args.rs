@@ -419,9 +419,15 @@ pub struct PlanArgs {
     #[arg(long)]
     pub output_tokens: Option<u64>,
 
-    /// none, selective or full activation recomputation (default: the least that fits).
+    /// Activation recomputation: none, selective (attention core), op (torchtitan's per-op)
+    /// or full (default: the least that fits).
     #[arg(long)]
     pub checkpointing: Option<String>,
+
+    /// Training framework whose defaults and loss to follow: hf-trainer, torchtune, litgpt,
+    /// torchtitan, megatron, deepspeed, llm-foundry or axolotl.
+    #[arg(long)]
+    pub framework: Option<String>,
 
     /// adamw, adam8bit, sgd or adafactor.
     #[arg(long)]
@@ -672,9 +678,15 @@ pub struct EstimateArgs {
     #[arg(long)]
     pub zero: Option<u8>,
 
-    /// Activation recomputation: none, selective or full (default: the least that fits).
+    /// Activation recomputation: none, selective (attention core), op (torchtitan's per-op)
+    /// or full (default: the least that fits).
     #[arg(long)]
     pub checkpointing: Option<String>,
+
+    /// Training framework whose defaults and loss to follow: hf-trainer, torchtune, litgpt,
+    /// torchtitan, megatron, deepspeed, llm-foundry or axolotl.
+    #[arg(long)]
+    pub framework: Option<String>,
 
     /// adamw, adam8bit, sgd or adafactor (default adamw).
     #[arg(long)]

@@ -14,6 +14,7 @@
 //! - dropout masks (1 byte per element) after attention and feed-forward where the model
 //!   uses dropout.
 
+use crate::op_checkpointing;
 use gpuplan_model::{Checkpointing, TransformerSpec};
 
 /// Model types trained with dropout in their reference recipes.
@@ -32,6 +33,9 @@ pub fn layer_bytes_per_token(
     flash_attention: bool,
     checkpointing: Checkpointing,
 ) -> f64 {
+    if checkpointing == Checkpointing::Op {
+        return 2.0 * op_checkpointing::saved_elements_per_token(spec);
+    }
     let h = spec.hidden as f64;
     let a = spec.heads as f64;
     let q = spec.attention_width() as f64;
@@ -59,7 +63,8 @@ pub fn layer_bytes_per_token(
 }
 
 /// Activation bytes per token for the whole stack on one GPU: every layer's share, or with
-/// full recomputation only each layer's input plus one layer being recomputed.
+/// full recomputation only each layer's input plus one layer being recomputed; with per-op
+/// checkpointing what each layer keeps plus the rest of the one being recomputed.
 pub fn stack_bytes_per_token(
     spec: &TransformerSpec,
     layers: u64,
@@ -68,9 +73,12 @@ pub fn stack_bytes_per_token(
     checkpointing: Checkpointing,
 ) -> f64 {
     let per_layer = layer_bytes_per_token(spec, seq, flash_attention, checkpointing);
+    // One layer at a time is recomputed in full, on top of what every layer kept.
+    let recomputed_layer = || layer_bytes_per_token(spec, seq, flash_attention, Checkpointing::Selective);
     match checkpointing {
         Checkpointing::Full => layers as f64 * 2.0 * spec.hidden as f64 + per_layer,
-        _ => layers as f64 * per_layer,
+        Checkpointing::Op => layers as f64 * per_layer + recomputed_layer() - per_layer,
+        Checkpointing::None | Checkpointing::Selective => layers as f64 * per_layer,
     }
 }
 

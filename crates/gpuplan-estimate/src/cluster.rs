@@ -1,7 +1,7 @@
 //! The machines a workload runs on: how many accelerators, how they are grouped into nodes,
 //! and how fast they talk.
 
-use crate::efficiency::{COLLECTIVE_BANDWIDTH_FRACTION, default_node_network_gbps, pcie_bandwidth_gb_per_s};
+use crate::efficiency::{collective_bandwidth_fraction, default_node_network_gbps, pcie_bandwidth_gb_per_s};
 use gpuplan_model::{Accelerator, BytesPerSecond, GpuInterconnect};
 
 /// Accelerators and links, as the communication model sees them.
@@ -44,9 +44,9 @@ impl Cluster {
         Cluster {
             gpus: gpus.max(1),
             gpus_per_node,
-            intra_node: BytesPerSecond::from_gb_per_s(intra_gb * COLLECTIVE_BANDWIDTH_FRACTION),
+            intra_node: BytesPerSecond::from_gb_per_s(intra_gb * collective_bandwidth_fraction()),
             inter_node: BytesPerSecond::from_gb_per_s(
-                network_gb / f64::from(gpus_per_node) * COLLECTIVE_BANDWIDTH_FRACTION,
+                network_gb / f64::from(gpus_per_node) * collective_bandwidth_fraction(),
             ),
             nvlink,
         }

@@ -11,8 +11,8 @@
 
 use crate::diffusion_flops::{PassCount, unet_pass, vae_decoder_pass};
 use crate::efficiency::{
-    ALLOCATOR_FRAGMENTATION, CUDA_CONTEXT_GIB, INFERENCE_UNCERTAINTY, MEMORY_UNCERTAINTY, TRAINING_UNCERTAINTY,
-    diffusion_seconds_per_operator, diffusion_unet_peak_fraction, engine_profile,
+    allocator_fragmentation, cuda_context_gib, diffusion_seconds_per_operator, diffusion_unet_peak_fraction,
+    engine_profile, inference_uncertainty, memory_uncertainty, training_uncertainty,
 };
 use crate::estimate::{Estimate, EstimateRequest, ImageSummary, ParameterSummary, Uncertainty, apply_amount};
 use crate::inference::{Bound, InferenceEstimate};
@@ -147,7 +147,7 @@ pub(crate) fn diffusion(
         .decoder
         .map_or(0.0, |d| images as f64 * d.inference_peak(fused) * decoder_bytes);
     let activations = unet_activations.max(decoder_activations);
-    let overhead = Bytes::from_gib(CUDA_CONTEXT_GIB) + Bytes((activations * ALLOCATOR_FRAGMENTATION) as u64);
+    let overhead = Bytes::from_gib(cuda_context_gib()) + Bytes((activations * allocator_fragmentation()) as u64);
     let memory = MemoryEstimate {
         weights: Bytes(weights as u64),
         gradients: Bytes::ZERO,
@@ -197,7 +197,7 @@ pub(crate) fn diffusion(
             accelerator
                 .peak(Precision::Tf32)
                 .or_else(|| accelerator.peak(Precision::Fp32))
-                .map_or(compute_rate * crate::efficiency::FP32_SHARE_OF_TENSOR_RATE, |p| {
+                .map_or(compute_rate * crate::efficiency::fp32_share_of_tensor_rate(), |p| {
                     p.0 * efficiency * engine_factor
                 })
         } else {
@@ -252,8 +252,8 @@ pub(crate) fn diffusion(
             },
         }),
         uncertainty: Uncertainty {
-            memory: MEMORY_UNCERTAINTY * 2.0,
-            speed: INFERENCE_UNCERTAINTY,
+            memory: memory_uncertainty() * 2.0,
+            speed: inference_uncertainty(),
         },
         image: Some(ImageSummary {
             step_seconds: Some(unet_call),
@@ -292,18 +292,18 @@ fn training(
     let fused = workload.flash_attention;
     let saved_per_image = match workload.checkpointing {
         Checkpointing::None => shape.unet.training_saved(fused),
-        Checkpointing::Selective => shape.unet.training_saved(true),
+        Checkpointing::Selective | Checkpointing::Op => shape.unet.training_saved(true),
         // Only block inputs are kept; one block is recomputed at a time.
         Checkpointing::Full => shape.unet.skips * 2.0 + shape.unet.working,
     };
     let activations = saved_per_image * workload.micro_batch as f64 * bytes;
-    let overhead = Bytes::from_gib(CUDA_CONTEXT_GIB)
+    let overhead = Bytes::from_gib(cuda_context_gib())
         + if request.cluster.gpus > 1 {
-            Bytes::from_gib(efficiency::NCCL_BUFFERS_GIB)
+            Bytes::from_gib(efficiency::nccl_buffers_gib())
         } else {
             Bytes::ZERO
         }
-        + Bytes(((activations + gradients) * ALLOCATOR_FRAGMENTATION) as u64);
+        + Bytes(((activations + gradients) * allocator_fragmentation()) as u64);
     let parts = [weights, gradients, optimizer, activations].map(|b| Bytes(b as u64));
     let memory = MemoryEstimate {
         weights: parts[0],
@@ -368,8 +368,8 @@ fn training(
         inference: None,
         serving_cost: None,
         uncertainty: Uncertainty {
-            memory: MEMORY_UNCERTAINTY * 2.0,
-            speed: TRAINING_UNCERTAINTY,
+            memory: memory_uncertainty() * 2.0,
+            speed: training_uncertainty(),
         },
         image: Some(shape.summary()),
         assumptions: assumptions.into_vec(),

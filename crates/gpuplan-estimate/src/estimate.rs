@@ -3,8 +3,8 @@
 
 use crate::cluster::Cluster;
 use crate::efficiency::{
-    CNN_ACTIVATION_BYTES_PER_FORWARD_FLOP, INFERENCE_UNCERTAINTY, MEMORY_UNCERTAINTY, TRAINING_UNCERTAINTY,
-    engine_profile, training_peak_fraction,
+    cnn_activation_bytes_per_forward_flop, cnn_efficiency_factor, cnn_inference_factor, engine_profile,
+    inference_uncertainty, memory_uncertainty, training_peak_fraction, training_uncertainty,
 };
 use crate::error::EstimateError;
 use crate::inference::{InferenceEstimate, InferenceShape};
@@ -374,8 +374,8 @@ fn transformer(
             inference: Some(estimate),
             serving_cost,
             uncertainty: Uncertainty {
-                memory: MEMORY_UNCERTAINTY,
-                speed: INFERENCE_UNCERTAINTY,
+                memory: memory_uncertainty(),
+                speed: inference_uncertainty(),
             },
             image: None,
             assumptions: assumptions.into_vec(),
@@ -419,8 +419,8 @@ fn transformer(
         inference: None,
         serving_cost: None,
         uncertainty: Uncertainty {
-            memory: MEMORY_UNCERTAINTY,
-            speed: TRAINING_UNCERTAINTY,
+            memory: memory_uncertainty(),
+            speed: training_uncertainty(),
         },
         image: None,
         assumptions: assumptions.into_vec(),
@@ -451,7 +451,7 @@ fn push_memory_assumptions(assumptions: &mut Notes, request: &EstimateRequest) {
             "QLoRA: NF4 base (4.5 bits per weight: bitsandbytes' default, no double quantisation), embeddings in \
              16-bit, rank-{} fp32 adapters on every linear layer; activations ×{} (empirical, LitGPT QLoRA peaks)",
             w.lora_rank,
-            crate::efficiency::QLORA_ACTIVATION_FACTOR
+            crate::efficiency::qlora_activation_factor()
         )),
         Task::Inference => assumptions.add(|| format!(
             "{} weights; embeddings and output layer kept in 16-bit",
@@ -467,31 +467,23 @@ fn push_memory_assumptions(assumptions: &mut Notes, request: &EstimateRequest) {
                 w.micro_batch
             )
         });
+        if let Some(framework) = w.framework {
+            assumptions.add(|| format!("{framework}: {}", crate::calibration::framework(framework).evidence));
+        }
     }
     assumptions.add(|| {
         format!(
             "runtime overhead: {} GiB CUDA context{}, {:.0} % allocator fragmentation on activations and gradients",
-            crate::efficiency::CUDA_CONTEXT_GIB,
+            crate::efficiency::cuda_context_gib(),
             if request.cluster.gpus > 1 {
-                format!(" + {} GiB NCCL buffers", crate::efficiency::NCCL_BUFFERS_GIB)
+                format!(" + {} GiB NCCL buffers", crate::efficiency::nccl_buffers_gib())
             } else {
                 String::new()
             },
-            crate::efficiency::ALLOCATOR_FRAGMENTATION * 100.0
+            crate::efficiency::allocator_fragmentation() * 100.0
         )
     });
 }
-
-/// Factor on the transformer training efficiency for convolutional networks: NVIDIA's
-/// DeepLearningExamples ResNet-50 v1.5 trains at ≈ 2,700 images/s per A100-80GB with AMP,
-/// i.e. 3 × 8.2 GFLOPs × 2,700 ≈ 66 TFLOPS, 21 % of the 312 TFLOPS peak, against ≈ 68 % for
-/// large transformers on the same GPU.
-const CNN_EFFICIENCY_FACTOR: f64 = 0.32;
-
-/// The same factor for inference: DeepLearningExamples ResNet-50 inference with AMP at batch
-/// 256 reaches 15 % (T4) to 22 % (V100) of the tensor peak, against ≈ 45 % for an engine's
-/// transformer prefill.
-const CNN_INFERENCE_FACTOR: f64 = 0.4;
 
 /// UNet passes per denoising step with classifier-free guidance (conditional and
 /// unconditional; Ho & Salimans 2022, "Classifier-Free Diffusion Guidance").
@@ -524,11 +516,14 @@ fn cited(
     let activation_per_sample = match (spec.activation_bytes_per_sample, forward) {
         (Some(bytes), _) => bytes as f64,
         (None, Some(flops)) => {
-            assumptions.add(|| format!(
-                "activation memory per sample taken as {CNN_ACTIVATION_BYTES_PER_FORWARD_FLOP} bytes per forward FLOP \
-                 (no published figure for this model)"
-            ));
-            flops * CNN_ACTIVATION_BYTES_PER_FORWARD_FLOP
+            assumptions.add(|| {
+                format!(
+                    "activation memory per sample taken as {} bytes per forward FLOP \
+                 (no published figure for this model)",
+                    cnn_activation_bytes_per_forward_flop()
+                )
+            });
+            flops * cnn_activation_bytes_per_forward_flop()
         }
         (None, None) => 0.0,
     };
@@ -539,8 +534,8 @@ fn cited(
             trainable * crate::precision_bytes::optimizer_bytes(workload.task, workload.precision, workload.optimizer);
         let activations =
             activation_per_sample * workload.micro_batch as f64 * activation_bytes(workload.precision) / 2.0;
-        let overhead = Bytes::from_gib(crate::efficiency::CUDA_CONTEXT_GIB)
-            + Bytes(((activations + gradients) * crate::efficiency::ALLOCATOR_FRAGMENTATION) as u64);
+        let overhead = Bytes::from_gib(crate::efficiency::cuda_context_gib())
+            + Bytes(((activations + gradients) * crate::efficiency::allocator_fragmentation()) as u64);
         let parts = [
             Bytes(weights as u64),
             Bytes(gradients as u64),
@@ -559,8 +554,8 @@ fn cited(
         }
     } else {
         let activations =
-            activation_per_sample * workload.batch as f64 * crate::efficiency::CNN_INFERENCE_ACTIVATION_SHARE;
-        let overhead = Bytes::from_gib(crate::efficiency::CUDA_CONTEXT_GIB);
+            activation_per_sample * workload.batch as f64 * crate::efficiency::cnn_inference_activation_share();
+        let overhead = Bytes::from_gib(crate::efficiency::cuda_context_gib());
         MemoryEstimate {
             weights: Bytes(weights as u64),
             gradients: Bytes::ZERO,
@@ -585,7 +580,7 @@ fn cited(
             inference: None,
             serving_cost: None,
             uncertainty: Uncertainty {
-                memory: MEMORY_UNCERTAINTY * 2.0,
+                memory: memory_uncertainty() * 2.0,
                 speed: f64::NAN,
             },
             image: None,
@@ -596,9 +591,9 @@ fn cited(
     if workload.task.is_training() {
         let (base, evidence) = training_peak_fraction(request.accelerator, workload.precision);
         assumptions.add(|| evidence.to_string());
-        assumptions.add(|| format!("convolutional networks reach ×{CNN_EFFICIENCY_FACTOR} of that"));
+        assumptions.add(|| format!("convolutional networks reach ×{} of that", cnn_efficiency_factor()));
         let per_sample = 3.0 * forward;
-        let step = per_sample * workload.batch as f64 / (gpus * peak.0 * base * CNN_EFFICIENCY_FACTOR);
+        let step = per_sample * workload.batch as f64 / (gpus * peak.0 * base * cnn_efficiency_factor());
         let samples_per_second = workload.batch as f64 / step;
         let mut training = TrainingEstimate {
             step_seconds: step,
@@ -625,8 +620,8 @@ fn cited(
             inference: None,
             serving_cost: None,
             uncertainty: Uncertainty {
-                memory: MEMORY_UNCERTAINTY * 2.0,
-                speed: TRAINING_UNCERTAINTY,
+                memory: memory_uncertainty() * 2.0,
+                speed: training_uncertainty(),
             },
             image: None,
             assumptions: assumptions.into_vec(),
@@ -650,12 +645,13 @@ fn cited(
         });
     }
     let latency = steps * forward * workload.batch as f64
-        / (gpus * peak.0 * profile.prefill_peak_fraction * CNN_INFERENCE_FACTOR)
+        / (gpus * peak.0 * profile.prefill_peak_fraction * cnn_inference_factor())
         + profile.step_overhead_seconds * steps;
     assumptions.add(|| {
         format!(
-            "engine profile: {}; ×{CNN_INFERENCE_FACTOR} for convolutions",
-            profile.evidence
+            "engine profile: {}; ×{} for convolutions",
+            profile.evidence,
+            cnn_inference_factor()
         )
     });
     Ok(Estimate {
@@ -683,8 +679,8 @@ fn cited(
             decode_bound: inference::Bound::Compute,
         }),
         uncertainty: Uncertainty {
-            memory: MEMORY_UNCERTAINTY * 2.0,
-            speed: INFERENCE_UNCERTAINTY,
+            memory: memory_uncertainty() * 2.0,
+            speed: inference_uncertainty(),
         },
         image: None,
         assumptions: assumptions.into_vec(),

@@ -9,6 +9,7 @@
 //! - Hu et al. 2021 ("LoRA"): frozen weights need no weight gradients, so the backward pass
 //!   costs one matmul per weight instead of two (≈ 4N per token in all).
 
+use crate::op_checkpointing;
 use crate::parameters::ParameterCount;
 use gpuplan_model::{Checkpointing, Task, TransformerSpec};
 
@@ -52,6 +53,7 @@ pub fn training_per_token(
     let recompute = match checkpointing {
         Checkpointing::Full => forward,
         Checkpointing::Selective => attention,
+        Checkpointing::Op => op_checkpointing::recomputed_flops_per_token(spec),
         Checkpointing::None => 0.0,
     };
     TrainingFlops {

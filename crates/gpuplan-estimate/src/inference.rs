@@ -8,7 +8,7 @@
 //! - Kwon et al. 2023 ("Efficient Memory Management for LLM Serving with PagedAttention"):
 //!   the number of concurrent sequences is bounded by the memory left for the KV cache.
 
-use crate::efficiency::{ALL_REDUCE_LATENCY_SECONDS, LOW_PRECISION_DECODE_FACTOR, engine_profile};
+use crate::efficiency::{all_reduce_latency_seconds, engine_profile, low_precision_decode_factor};
 use crate::notes::Notes;
 use gpuplan_model::{Accelerator, FlopsPerSecond, Workload};
 use serde::Serialize;
@@ -83,7 +83,7 @@ pub fn estimate(
         if workload.layout.tp > 1 {
             let bytes = tokens * shape.hidden as f64 * 2.0;
             2.0 * layers
-                * (ALL_REDUCE_LATENCY_SECONDS + 2.0 * (tp - 1.0) / tp * bytes / shape.tensor_parallel_bandwidth)
+                * (all_reduce_latency_seconds() + 2.0 * (tp - 1.0) / tp * bytes / shape.tensor_parallel_bandwidth)
         } else {
             0.0
         }
@@ -114,7 +114,7 @@ pub fn estimate(
     );
     let decode_fraction = profile.decode_peak_fraction
         * if low_precision {
-            LOW_PRECISION_DECODE_FACTOR
+            low_precision_decode_factor()
         } else {
             1.0
         };

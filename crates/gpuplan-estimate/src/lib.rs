@@ -19,6 +19,7 @@
 //! ```
 
 pub mod activations;
+pub mod calibration;
 mod cluster;
 pub mod cost;
 mod diffusion;
@@ -32,6 +33,7 @@ pub mod inference;
 pub mod kv_cache;
 pub mod memory;
 mod notes;
+pub mod op_checkpointing;
 pub mod parameters;
 pub mod precision_bytes;
 pub mod serving;

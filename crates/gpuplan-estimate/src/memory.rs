@@ -7,9 +7,9 @@
 //! Korthikanti et al. 2022: sequence parallelism splits the remaining activations by `t`.
 
 use crate::activations;
+use crate::calibration;
 use crate::efficiency::{
-    ALLOCATOR_FRAGMENTATION, CUDA_CONTEXT_GIB, LOGIT_BYTES_TRAINING, NCCL_BUFFERS_GIB, QLORA_ACTIVATION_FACTOR,
-    SERVING_PREFILL_CHUNK_TOKENS,
+    allocator_fragmentation, cuda_context_gib, nccl_buffers_gib, qlora_activation_factor, serving_prefill_chunk_tokens,
 };
 use crate::parameters::ParameterCount;
 use crate::precision_bytes::{activation_bytes, embedding_bytes, gradient_bytes, optimizer_bytes, weight_bytes};
@@ -85,7 +85,7 @@ fn gib(value: f64) -> Bytes {
 }
 
 fn runtime_overhead(gpus: u32) -> Bytes {
-    gib(CUDA_CONTEXT_GIB + if gpus > 1 { NCCL_BUFFERS_GIB } else { 0.0 })
+    gib(cuda_context_gib() + if gpus > 1 { nccl_buffers_gib() } else { 0.0 })
 }
 
 /// Capacity a workload may use on `accelerator`.
@@ -163,14 +163,14 @@ pub fn training(
         activations::stack_bytes_per_token(spec, layers_here, seq, workload.flash_attention, workload.checkpointing);
     let mut activation = per_token * tokens * in_flight * scale / f64::from(layout.tp);
     if task == Task::Qlora {
-        activation *= QLORA_ACTIVATION_FACTOR;
+        activation *= qlora_activation_factor();
     }
     if spec.generates() {
         // The output layer's logits for the loss (on the last stage; counted here as the
         // busiest stage holds the embedding when pp = 1).
-        activation += tokens * spec.vocab as f64 * LOGIT_BYTES_TRAINING / f64::from(layout.tp);
+        activation += tokens * spec.vocab as f64 * calibration::logit_bytes(workload.framework) / f64::from(layout.tp);
     }
-    let dynamic = (activation + gradients) * ALLOCATOR_FRAGMENTATION;
+    let dynamic = (activation + gradients) * allocator_fragmentation();
 
     let weights = Bytes(weights as u64);
     let gradients = Bytes(gradients as u64);
@@ -213,7 +213,7 @@ pub fn inference(
     // Transient activations of one layer during prefill, plus the last position's logits.
     let prefill_tokens = match workload.engine {
         Engine::Pytorch => workload.batch * workload.seq,
-        _ => (workload.batch * workload.seq).min(SERVING_PREFILL_CHUNK_TOKENS),
+        _ => (workload.batch * workload.seq).min(serving_prefill_chunk_tokens()),
     } as f64;
     let width = (4 * spec.hidden + 2 * spec.kv_width() + 3 * spec.ffn) as f64;
     let activation =

@@ -23,7 +23,7 @@
 //! stalls); Zhong et al. 2024 (DistServe, goodput under TTFT/TPOT targets); Kleinrock 1975,
 //! Queueing Systems vol. 1, §5.6 (M/G/1 waiting time) and Kingman's exponential tail.
 
-use crate::efficiency::{ALL_REDUCE_LATENCY_SECONDS, EngineProfile, LOW_PRECISION_DECODE_FACTOR, engine_profile};
+use crate::efficiency::{all_reduce_latency_seconds, engine_profile, low_precision_decode_factor};
 use crate::inference::InferenceShape;
 use gpuplan_model::{Accelerator, Engine, FlopsPerSecond, LatencyTarget, Precision, RequestMix};
 use serde::Serialize;
@@ -169,14 +169,14 @@ impl StepCost {
         tp: u32,
         shape: &InferenceShape,
     ) -> StepCost {
-        let profile: EngineProfile = engine_profile(engine);
+        let profile = engine_profile(engine);
         let tp = f64::from(tp.max(1));
         let layers = shape.layers as f64;
         let bandwidth = accelerator.memory_bandwidth.map_or(f64::INFINITY, |b| b.0) * profile.decode_bandwidth_fraction;
         let low_precision = matches!(precision, Precision::Fp8 | Precision::Int8);
         let decode_fraction = profile.decode_peak_fraction
             * if low_precision {
-                LOW_PRECISION_DECODE_FACTOR
+                low_precision_decode_factor()
             } else {
                 1.0
             };
@@ -186,7 +186,7 @@ impl StepCost {
         let attention = shape.attention_flops_per_token_per_context / tp;
         let (sync_fixed, sync_per_token) = if tp > 1.0 {
             (
-                2.0 * layers * ALL_REDUCE_LATENCY_SECONDS,
+                2.0 * layers * all_reduce_latency_seconds(),
                 2.0 * layers * 2.0 * (tp - 1.0) / tp * shape.hidden as f64 * 2.0 / shape.tensor_parallel_bandwidth,
             )
         } else {

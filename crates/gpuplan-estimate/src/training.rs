@@ -12,10 +12,11 @@
 //! - Rajbhandari et al. 2020 ("ZeRO"), §7: ZeRO-3 communicates 1.5× the volume of plain data
 //!   parallelism (parameter all-gathers in forward and backward, gradient reduce-scatter).
 
+use crate::calibration;
 use crate::cluster::Cluster;
 use crate::efficiency::{
-    DATA_PARALLEL_OVERLAP, HIDDEN_SIZE_AT_HALF_EFFICIENCY, MICRO_BATCH_TOKENS_AT_HALF_EFFICIENCY,
-    PIPELINE_VIRTUAL_STAGES, QLORA_SPEED_FACTOR, training_peak_fraction,
+    data_parallel_overlap, hidden_size_at_half_efficiency, micro_batch_tokens_at_half_efficiency,
+    pipeline_virtual_stages, qlora_speed_factor, training_peak_fraction,
 };
 use crate::flops::TrainingFlops;
 use crate::notes::Notes;
@@ -71,25 +72,42 @@ pub struct TrainingShape {
 pub fn efficiency(accelerator: &Accelerator, workload: &Workload, shape: &TrainingShape, notes: &mut Notes) -> f64 {
     let (base, evidence) = training_peak_fraction(accelerator, workload.precision);
     let hidden = shape.hidden as f64;
-    let size = hidden / (hidden + HIDDEN_SIZE_AT_HALF_EFFICIENCY);
+    let size = hidden / (hidden + hidden_size_at_half_efficiency());
     let tokens = (workload.micro_batch * shape.seq) as f64;
-    let micro_batch = tokens / (tokens + MICRO_BATCH_TOKENS_AT_HALF_EFFICIENCY);
+    let micro_batch = tokens / (tokens + micro_batch_tokens_at_half_efficiency());
     let qlora = if workload.task == Task::Qlora {
-        QLORA_SPEED_FACTOR
+        qlora_speed_factor()
     } else {
         1.0
     };
     notes.add(|| evidence.to_string());
     notes.add(|| {
         format!(
-            "matmul efficiency scales with hidden size h/(h + {HIDDEN_SIZE_AT_HALF_EFFICIENCY}) and micro-batch tokens \
-             t/(t + {MICRO_BATCH_TOKENS_AT_HALF_EFFICIENCY}): {size:.2} × {micro_batch:.2} here"
+            "matmul efficiency scales with hidden size h/(h + {}) and micro-batch tokens \
+             t/(t + {}): {size:.2} × {micro_batch:.2} here",
+            hidden_size_at_half_efficiency(),
+            micro_batch_tokens_at_half_efficiency()
         )
     });
     if workload.task == Task::Qlora {
-        notes.add(|| format!("QLoRA dequantises the 4-bit base before each matmul: ×{QLORA_SPEED_FACTOR} speed"));
+        notes.add(|| {
+            format!(
+                "QLoRA dequantises the 4-bit base before each matmul: ×{} speed",
+                qlora_speed_factor()
+            )
+        });
     }
-    base * size * micro_batch * qlora
+    let framework = match workload.framework {
+        Some(framework) if workload.precision.bits() <= 8 => {
+            let factor = calibration::framework(framework).low_precision_factor;
+            if factor != 1.0 {
+                notes.add(|| format!("{framework} runs 8-bit training at ×{factor} the generic fraction of peak"));
+            }
+            factor
+        }
+        _ => 1.0,
+    };
+    base * size * micro_batch * qlora * framework
 }
 
 /// Step time and throughput of training `shape` with `workload` on `cluster`.
@@ -109,7 +127,7 @@ pub fn estimate(
 
     let micro_batches = (workload.batch as f64 / (workload.micro_batch as f64 * f64::from(layout.dp))).max(1.0);
     let layers_per_stage = (shape.layers / u64::from(layout.pp)).max(1);
-    let interleave = PIPELINE_VIRTUAL_STAGES.min(layers_per_stage) as f64;
+    let interleave = pipeline_virtual_stages().min(layers_per_stage) as f64;
     let bubble = (f64::from(layout.pp) - 1.0) / (micro_batches * interleave);
     if layout.pp > 1 {
         notes.add(|| format!(
@@ -155,13 +173,13 @@ pub fn estimate(
     } else {
         0.0
     };
-    let hidden_behind = DATA_PARALLEL_OVERLAP * ideal * if layout.zero >= 3 { 1.0 } else { 2.0 / 3.0 };
+    let hidden_behind = data_parallel_overlap() * ideal * if layout.zero >= 3 { 1.0 } else { 2.0 / 3.0 };
     let exposed_dp = (dp_seconds - hidden_behind).max(0.0);
     if layout.dp > 1 {
         notes.add(|| {
             format!(
                 "{:.0} % of data-parallel communication overlaps the backward pass (bucketed all-reduce)",
-                DATA_PARALLEL_OVERLAP * 100.0
+                data_parallel_overlap() * 100.0
             )
         });
     }

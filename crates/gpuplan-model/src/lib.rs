@@ -19,8 +19,10 @@ mod billing;
 mod date;
 mod diffusion_spec;
 mod fabric;
+mod framework;
 mod model_spec;
 mod name;
+mod named_enum;
 mod offering;
 mod operations;
 mod precision;
@@ -38,6 +40,7 @@ pub use billing::{BillingGranularity, BillingMode, CommitmentTerm, ReservedDisco
 pub use date::{Date, DateError};
 pub use diffusion_spec::{UnetBlockKind, UnetSpec, VaeDecoderSpec};
 pub use fabric::{FabricKind, FabricRule, FabricSource, NodeFabric};
+pub use framework::Framework;
 pub use model_spec::{
     Architecture, AttentionBias, CitedSpec, MlaSpec, ModelSpec, MoeSpec, Norm, Stacks, TransformerSpec,
 };

@@ -1,48 +1,10 @@
 //! What a user wants to run: the task, its sizes, its precision and its parallel layout.
 
-use crate::Precision;
+use crate::named_enum::named_enum;
+use crate::{Framework, Precision};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
-
-macro_rules! named_enum {
-    ($(#[$meta:meta])* $name:ident, $what:literal { $($(#[$vmeta:meta])* $variant:ident => $text:literal $(| $alias:literal)*),+ $(,)? }) => {
-        $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-        pub enum $name {
-            $($(#[$vmeta])* #[serde(rename = $text)] $variant,)+
-        }
-
-        impl $name {
-            pub const ALL: &'static [$name] = &[$($name::$variant),+];
-
-            pub fn name(self) -> &'static str {
-                match self { $($name::$variant => $text,)+ }
-            }
-        }
-
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(self.name())
-            }
-        }
-
-        impl FromStr for $name {
-            type Err = String;
-            fn from_str(text: &str) -> Result<Self, String> {
-                let folded = text.trim().to_lowercase();
-                match folded.as_str() {
-                    $($text $(| $alias)* => Ok($name::$variant),)+
-                    _ => Err(format!(
-                        concat!("unknown ", $what, " `{}` (expected one of: {})"),
-                        text,
-                        [$($text),+].join(", ")
-                    )),
-                }
-            }
-        }
-    };
-}
 
 named_enum!(
     /// What is done with the model.
@@ -71,8 +33,13 @@ named_enum!(
     Checkpointing, "checkpointing mode" {
         /// Keep every activation.
         None => "none" | "off",
-        /// Recompute the attention core only (Korthikanti et al. 2022).
+        /// Recompute the attention core only (Korthikanti et al. 2022; Megatron-LM's
+        /// `--recompute-granularity selective`).
         Selective => "selective",
+        /// Per-operator selective checkpointing (torchtitan's `selective_ac_option = "op"`):
+        /// the outputs of every other matmul and of the attention kernel are kept, the rest
+        /// is recomputed.
+        Op => "op" | "selective-op" | "per-op",
         /// Keep only each layer's input and recompute the layer.
         Full => "full" | "on",
     }
@@ -203,6 +170,10 @@ pub struct Workload {
     /// Fused attention that never materialises the score matrix (FlashAttention).
     pub flash_attention: bool,
     pub engine: Engine,
+    /// The training framework, whose defaults and kernels the estimate follows; `None`: no
+    /// particular one (Megatron-style selective recomputation, fp32 logits for the loss).
+    #[serde(default)]
+    pub framework: Option<Framework>,
     /// Image size and denoising schedule (image models only).
     pub image: ImageSettings,
 }

@@ -37,6 +37,7 @@ fn template(task: Task, batch: Option<u64>, seq: u64, output_tokens: u64, engine
         lora_rank: 16,
         flash_attention: true,
         engine,
+        framework: None,
         image: Default::default(),
     }
 }

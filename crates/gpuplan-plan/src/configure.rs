@@ -3,8 +3,8 @@
 
 use gpuplan_estimate::{Cluster, Estimate, EstimateError, EstimateRequest, TrainingAmount};
 use gpuplan_model::{
-    Accelerator, Checkpointing, Engine, ImageSettings, ModelSpec, Optimizer, ParallelLayout, Precision, Task,
-    TransformerSpec, Workload,
+    Accelerator, Checkpointing, Engine, Framework, ImageSettings, ModelSpec, Optimizer, ParallelLayout, Precision,
+    Task, TransformerSpec, Workload,
 };
 
 /// Largest micro-batch the automatic choice tries.
@@ -31,7 +31,36 @@ pub struct WorkloadTemplate {
     pub lora_rank: u64,
     pub flash_attention: bool,
     pub engine: Engine,
+    pub framework: Option<Framework>,
     pub image: ImageSettings,
+}
+
+impl WorkloadTemplate {
+    /// The workload with the open choices filled.
+    pub fn workload(
+        &self,
+        batch: u64,
+        micro_batch: u64,
+        layout: ParallelLayout,
+        checkpointing: Checkpointing,
+    ) -> Workload {
+        Workload {
+            task: self.task,
+            precision: self.precision,
+            batch,
+            micro_batch,
+            seq: self.seq,
+            output_tokens: self.output_tokens,
+            layout,
+            checkpointing,
+            optimizer: self.optimizer,
+            lora_rank: self.lora_rank,
+            flash_attention: self.flash_attention,
+            engine: self.engine,
+            framework: self.framework,
+            image: self.image,
+        }
+    }
 }
 
 /// A fully chosen workload and its estimate.
@@ -157,14 +186,20 @@ pub fn configure(
     };
     let task = template.task;
     let gpus = cluster.gpus;
+    let profile = template.framework.map(gpuplan_estimate::calibration::framework);
     let zeros: Vec<u8> = match template.zero {
         Some(zero) => vec![zero],
-        None if task.is_training() && gpus > 1 && !matches!(task, Task::Lora | Task::Qlora) => vec![0, 1, 2, 3],
+        None if task.is_training() && gpus > 1 && !matches!(task, Task::Lora | Task::Qlora) => {
+            profile.map_or_else(|| vec![0, 1, 2, 3], |p| p.zero_stages.clone())
+        }
         None => vec![0],
     };
     let checkpointings: Vec<Checkpointing> = match template.checkpointing {
         Some(mode) => vec![mode],
-        None if task.is_training() => vec![Checkpointing::None, Checkpointing::Full],
+        None if task.is_training() => profile.map_or_else(
+            || vec![Checkpointing::None, Checkpointing::Full],
+            |p| p.checkpointing.clone(),
+        ),
         None => vec![Checkpointing::None],
     };
     let fits =
@@ -181,37 +216,29 @@ pub fn configure(
             else {
                 continue;
             };
-            'layout: for &zero in &zeros {
-                if zero > 0 && dp == 1 && template.zero.is_none() {
-                    continue;
-                }
-                for &checkpointing in &checkpointings {
+            // One replica has nothing to shard over.
+            let zeros: &[u8] = if dp == 1 && template.zero.is_none() {
+                &[0]
+            } else {
+                &zeros
+            };
+            // Least recomputation first, and at each level the lowest ZeRO stage that fits;
+            // a level that fits without sharding cannot be beaten by more recomputation.
+            'layout: for &checkpointing in &checkpointings {
+                for (rank, &zero) in zeros.iter().enumerate() {
                     // Without pipelining the largest micro-batch that fits is the fastest; with
                     // it, smaller micro-batches shrink the bubble, so every size is weighed.
                     let mut fitted_any = false;
                     for &micro_batch in &micro_batches {
-                        let workload = Workload {
-                            task,
-                            precision: template.precision,
-                            batch,
-                            micro_batch,
-                            seq: template.seq,
-                            output_tokens: template.output_tokens,
-                            layout: ParallelLayout {
-                                dp,
-                                tp,
-                                pp,
-                                cp: template.cp,
-                                ep: template.ep,
-                                zero,
-                            },
-                            checkpointing,
-                            optimizer: template.optimizer,
-                            lora_rank: template.lora_rank,
-                            flash_attention: template.flash_attention,
-                            engine: template.engine,
-                            image: template.image,
+                        let layout = ParallelLayout {
+                            dp,
+                            tp,
+                            pp,
+                            cp: template.cp,
+                            ep: template.ep,
+                            zero,
                         };
+                        let workload = template.workload(batch, micro_batch, layout, checkpointing);
                         let request = EstimateRequest {
                             model,
                             accelerator,
@@ -236,11 +263,14 @@ pub fn configure(
                         }
                         fitted_any |= fitted;
                         if fitted && pp == 1 {
-                            break 'layout;
+                            break;
                         }
                     }
                     if fitted_any {
-                        break 'layout;
+                        if rank == 0 {
+                            break 'layout;
+                        }
+                        break;
                     }
                 }
             }

@@ -84,6 +84,7 @@ fn template() -> WorkloadTemplate {
         lora_rank: 0,
         flash_attention: false,
         engine: Engine::Pytorch,
+        framework: None,
         image: Default::default(),
     }
 }

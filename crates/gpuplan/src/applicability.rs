@@ -34,6 +34,7 @@ pub(crate) fn check_plan_query(query: &PlanQuery, model: &ModelSpec) -> Result<(
         Given("--epochs", query.epochs.is_some()),
         Given("--optimizer", query.optimizer.is_some()),
         Given("--checkpointing", query.checkpointing.is_some()),
+        Given("--framework", query.framework.is_some()),
         Given("--micro-batch", query.micro_batch.is_some()),
         Given(
             "--checkpoint-every",

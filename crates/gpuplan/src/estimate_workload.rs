@@ -6,8 +6,8 @@ use gpuplan_catalog::Catalog;
 use gpuplan_estimate::serving::{self, LoadReport};
 use gpuplan_estimate::{Cluster, Estimate};
 use gpuplan_model::{
-    Accelerator, Architecture, Checkpointing, Engine, GpuInterconnect, ImageSettings, LatencyTarget, ModelSpec,
-    Optimizer, Precision, RequestMix, Task, Workload,
+    Accelerator, Architecture, Checkpointing, Engine, Framework, GpuInterconnect, ImageSettings, LatencyTarget,
+    ModelSpec, Optimizer, Precision, RequestMix, Task, Workload,
 };
 use gpuplan_plan::{Configured, WorkloadTemplate, configure, layout_candidates};
 
@@ -46,6 +46,8 @@ pub struct WorkloadRequest {
     pub lora_rank: Option<u64>,
     pub flash_attention: Option<bool>,
     pub engine: Option<Engine>,
+    /// Training framework, whose defaults and loss the estimate follows.
+    pub framework: Option<Framework>,
     /// Image size, denoising steps and guidance (image models).
     pub image: ImageSettings,
     pub tokens: Option<f64>,
@@ -108,6 +110,7 @@ impl WorkloadRequest {
             lora_rank: None,
             flash_attention: None,
             engine: None,
+            framework: None,
             image: ImageSettings::default(),
             tokens: None,
             epochs: None,
@@ -190,6 +193,12 @@ pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result
     }
     if request.cp == Some(0) || request.ep == Some(0) {
         return Err(Error::invalid("--cp and --ep must be at least 1", None));
+    }
+    if request.framework.is_some() && !task.is_training() {
+        return Err(Error::invalid(
+            "--framework applies to training tasks (pretrain, finetune, lora, qlora)",
+            Some("drop it; serving is described by --engine".to_string()),
+        ));
     }
     for (flag, degree) in [
         ("tensor", request.tp),
@@ -274,6 +283,7 @@ pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result
         lora_rank,
         flash_attention,
         engine,
+        framework: request.framework,
         image: request.image,
     };
     let memory_margin = request.memory_margin.unwrap_or(gpuplan_plan::DEFAULT_MEMORY_MARGIN);

@@ -4,8 +4,8 @@ use crate::estimate_workload::ModelSource;
 use crate::{Error, defaults, resolve};
 use gpuplan_catalog::Catalog;
 use gpuplan_model::{
-    AcceleratorId, Architecture, BillingMode, Checkpointing, Engine, ImageSettings, ModelSpec, Optimizer, Precision,
-    RequestMix, Task,
+    AcceleratorId, Architecture, BillingMode, Checkpointing, Engine, Framework, ImageSettings, ModelSpec, Optimizer,
+    Precision, RequestMix, Task,
 };
 use gpuplan_plan::{
     Constraints, DEFAULT_PIPELINE, Objective, Operational, Plan, PlanError, PlanRequest, ServingTargets,
@@ -27,6 +27,8 @@ pub struct PlanQuery {
     pub optimizer: Option<Optimizer>,
     pub lora_rank: Option<u64>,
     pub engine: Option<Engine>,
+    /// Training framework, whose defaults and loss the estimates follow.
+    pub framework: Option<Framework>,
     /// Image size, denoising steps and guidance (image models).
     pub image: ImageSettings,
     pub tokens: Option<f64>,
@@ -67,6 +69,7 @@ impl PlanQuery {
             optimizer: None,
             lora_rank: None,
             engine: None,
+            framework: None,
             image: ImageSettings::default(),
             tokens: None,
             epochs: None,
@@ -279,6 +282,7 @@ pub fn plan_workload(catalog: &Catalog, query: &PlanQuery) -> Result<Result<Plan
         lora_rank,
         flash_attention: transformer.is_some() || crate::defaults::is_diffusion(&model),
         engine,
+        framework: query.framework,
         image: query.image,
     };
     let request = PlanRequest {

@@ -3,7 +3,7 @@
 //! an offered request rate, and TTFT / TPOT / ITL percentiles.
 //!
 //! Calibration is kept apart from validation. The constants the serving model uses were set
-//! from the cases listed in [`CALIBRATION`] (the engine profiles' fp8 decode factor from
+//! from the cases its calibration data lists in `calibrated_on` (the engine profiles' fp8 decode factor from
 //! TensorRT-LLM's fp8 throughput tables on H100/H200); the targets are asserted on every
 //! other case.
 //!
@@ -23,13 +23,7 @@ fn catalog() -> &'static Catalog {
 }
 
 /// Case-id prefixes the serving constants were set from (see `efficiency.rs`:
-/// `LOW_PRECISION_DECODE_FACTOR` cites TensorRT-LLM's fp8 throughput tables on H100/H200).
-const CALIBRATION: [&str; 3] = [
-    "trtllm-0.17-llama-3.1-8b-h100-fp8",
-    "trtllm-0.17-llama-3.1-8b-h200-fp8",
-    "trtllm-0.17-llama-3.1-70b-h200-tp1-fp8",
-];
-
+/// `low_precision_decode_factor()` cites TensorRT-LLM's fp8 throughput tables on H100/H200).
 /// Median relative error allowed on the held-out cases: 15 % for throughput, 20 % for
 /// latency percentiles.
 const THROUGHPUT_TARGET: f64 = 0.15;
@@ -178,9 +172,10 @@ fn held_out_serving_errors_meet_the_targets() {
     let mut throughput = Vec::new();
     let mut latency = Vec::new();
     let mut skipped = Vec::new();
+    let calibrated = gpuplan::estimator::calibration::calibrated_cases();
     println!("{:<64} {:>10} {:>10} {:>8}  role", "case", "measured", "model", "error");
     for case in table().case {
-        let calibration = CALIBRATION.iter().any(|prefix| case.id.starts_with(prefix));
+        let calibration = calibrated.contains(case.id.as_str());
         match predict(&case) {
             Ok(predicted) => {
                 let error = (predicted - case.measured) / case.measured;

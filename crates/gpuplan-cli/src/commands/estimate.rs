@@ -59,6 +59,7 @@ pub fn run(catalog: &Catalog, args: &EstimateArgs, format: OutputFormat) -> Resu
     request.ep = args.ep;
     request.zero = args.zero;
     request.checkpointing = parse("checkpointing", &args.checkpointing)?;
+    request.framework = parse("framework", &args.framework)?;
     request.optimizer = parse("optimizer", &args.optimizer)?;
     request.lora_rank = args.lora_rank;
     request.engine = parse("engine", &args.engine)?;

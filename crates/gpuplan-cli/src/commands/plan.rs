@@ -161,6 +161,7 @@ pub fn run(catalog: &Catalog, args: &PlanArgs, format: OutputFormat) -> Result<E
     query.seq = args.seq;
     query.output_tokens = args.output_tokens;
     query.checkpointing = parse("checkpointing", &args.checkpointing)?;
+    query.framework = parse("framework", &args.framework)?;
     query.optimizer = parse("optimizer", &args.optimizer)?;
     query.lora_rank = args.lora_rank;
     query.engine = parse("engine", &args.engine)?;

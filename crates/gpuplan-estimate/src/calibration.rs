@@ -1,0 +1,265 @@
+//! The fitted constants of the estimators, as data: each with its value, the evidence for it
+//! and the validation cases it was set from (`calibrated_on`), so that accuracy can be
+//! reported on the cases it was not set from.
+//!
+//! The data is `data/calibration.toml`, embedded in the binary and parsed once.
+
+use crate::efficiency::EngineProfile;
+use gpuplan_model::{Checkpointing, Framework};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+/// The embedded calibration data.
+pub const CALIBRATION_TOML: &str = include_str!("../data/calibration.toml");
+
+/// What a training framework does by default that changes memory or speed.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FrameworkProfile {
+    /// Recomputation modes the framework offers, least recomputation first; the search takes
+    /// the first that fits.
+    pub checkpointing: Vec<Checkpointing>,
+    /// ZeRO stages (optimizer, gradient and parameter sharding) it offers for full training,
+    /// in the order the search tries them.
+    pub zero_stages: Vec<u8>,
+    /// Bytes per logit its loss keeps alive during training.
+    pub logit_bytes: f64,
+    /// Factor on the architecture's training fraction of peak at 8-bit precisions.
+    pub low_precision_factor: f64,
+    /// What the profile rests on, in one line for the estimate's assumptions.
+    pub evidence: String,
+    /// The framework's code and documentation behind it.
+    pub sources: Vec<String>,
+    /// Validation cases the profile's numbers were set from.
+    #[serde(default)]
+    pub calibrated_on: Vec<String>,
+}
+
+/// One fitted or measured number.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Constant {
+    pub value: f64,
+    pub unit: String,
+    pub evidence: String,
+    #[serde(default)]
+    pub calibrated_on: Vec<String>,
+}
+
+/// The scalar constants, one field each, so that a misspelt or missing one fails to parse.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Constants {
+    pub hidden_size_at_half_efficiency: Constant,
+    pub micro_batch_tokens_at_half_efficiency: Constant,
+    pub qlora_speed_factor: Constant,
+    pub data_parallel_overlap: Constant,
+    pub collective_bandwidth_fraction: Constant,
+    pub pipeline_virtual_stages: Constant,
+    pub all_reduce_latency_seconds: Constant,
+    pub cuda_context_gib: Constant,
+    pub nccl_buffers_gib: Constant,
+    pub allocator_fragmentation: Constant,
+    pub qlora_activation_factor: Constant,
+    pub serving_prefill_chunk_tokens: Constant,
+    pub low_precision_decode_factor: Constant,
+    pub cnn_inference_activation_share: Constant,
+    pub fp32_share_of_tensor_rate: Constant,
+    pub cnn_activation_bytes_per_forward_flop: Constant,
+    pub memory_uncertainty: Constant,
+    pub training_uncertainty: Constant,
+    pub inference_uncertainty: Constant,
+    pub cnn_efficiency_factor: Constant,
+    pub cnn_inference_factor: Constant,
+}
+
+/// Training's fraction of dense peak on one family of architectures.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArchitectureFraction {
+    /// Substrings of the accelerator's architecture this entry covers.
+    pub matches: Vec<String>,
+    /// At 16-bit precisions (and TF32).
+    pub sixteen_bit: f64,
+    /// At 8-bit and narrower precisions.
+    pub eight_bit: f64,
+}
+
+/// Training's fraction of dense peak, by architecture.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrainingPeakFraction {
+    /// fp32/fp64 math on CUDA cores, any architecture.
+    pub fp32: f64,
+    /// Architectures no entry covers.
+    pub other: f64,
+    pub evidence: String,
+    pub sources: Vec<String>,
+    #[serde(default)]
+    pub calibrated_on: Vec<String>,
+    pub architectures: Vec<ArchitectureFraction>,
+}
+
+/// A diffusion UNet's fraction of dense peak on one family of architectures.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DiffusionFraction {
+    pub matches: Vec<String>,
+    pub value: f64,
+    pub evidence: String,
+}
+
+/// A diffusion UNet's fraction of dense peak, by architecture.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DiffusionPeakFraction {
+    pub other: f64,
+    pub other_evidence: String,
+    #[serde(default)]
+    pub calibrated_on: Vec<String>,
+    pub architectures: Vec<DiffusionFraction>,
+}
+
+/// Host time per GPU operator of one engine in a diffusion pipeline.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OperatorTime {
+    pub seconds: f64,
+    pub evidence: String,
+}
+
+/// Every fitted constant.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Calibration {
+    /// The loss's bytes per logit and the fp8 factor where no framework is named.
+    pub generic_logit_bytes: f64,
+    pub constants: Constants,
+    pub training_peak_fraction: TrainingPeakFraction,
+    /// Inference engine profiles, by engine name.
+    pub engines: BTreeMap<String, EngineProfile>,
+    pub diffusion_unet_peak_fraction: DiffusionPeakFraction,
+    /// By engine name; engines not listed pay PyTorch eager's.
+    pub diffusion_seconds_per_operator: BTreeMap<String, OperatorTime>,
+    pub frameworks: BTreeMap<String, FrameworkProfile>,
+}
+
+static CALIBRATION: LazyLock<Calibration> = LazyLock::new(|| {
+    toml::from_str(CALIBRATION_TOML).expect("the embedded calibration data parses (a unit test checks it)")
+});
+
+/// The calibration data.
+pub fn calibration() -> &'static Calibration {
+    &CALIBRATION
+}
+
+/// The scalar constants.
+pub fn constants() -> &'static Constants {
+    &calibration().constants
+}
+
+/// The profile of `framework`.
+pub fn framework(framework: Framework) -> &'static FrameworkProfile {
+    calibration()
+        .frameworks
+        .get(framework.name())
+        .expect("every framework has a profile (a unit test checks it)")
+}
+
+/// Every validation case some constant was set from: the in-sample cases.
+pub fn calibrated_cases() -> std::collections::BTreeSet<&'static str> {
+    let data = calibration();
+    let c = &data.constants;
+    let constants = [
+        &c.hidden_size_at_half_efficiency,
+        &c.micro_batch_tokens_at_half_efficiency,
+        &c.qlora_speed_factor,
+        &c.data_parallel_overlap,
+        &c.collective_bandwidth_fraction,
+        &c.pipeline_virtual_stages,
+        &c.all_reduce_latency_seconds,
+        &c.cuda_context_gib,
+        &c.nccl_buffers_gib,
+        &c.allocator_fragmentation,
+        &c.qlora_activation_factor,
+        &c.serving_prefill_chunk_tokens,
+        &c.low_precision_decode_factor,
+        &c.cnn_inference_activation_share,
+        &c.fp32_share_of_tensor_rate,
+        &c.cnn_activation_bytes_per_forward_flop,
+        &c.memory_uncertainty,
+        &c.training_uncertainty,
+        &c.inference_uncertainty,
+        &c.cnn_efficiency_factor,
+        &c.cnn_inference_factor,
+    ];
+    constants
+        .into_iter()
+        .flat_map(|c| &c.calibrated_on)
+        .chain(&data.training_peak_fraction.calibrated_on)
+        .chain(data.engines.values().flat_map(|e| &e.calibrated_on))
+        .chain(&data.diffusion_unet_peak_fraction.calibrated_on)
+        .chain(data.frameworks.values().flat_map(|f| &f.calibrated_on))
+        .map(String::as_str)
+        .collect()
+}
+
+/// Bytes per logit the training loss keeps alive under `framework`.
+pub fn logit_bytes(framework: Option<Framework>) -> f64 {
+    framework.map_or(calibration().generic_logit_bytes, |f| self::framework(f).logit_bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_data_parses_and_every_framework_has_a_profile() {
+        let parsed: Calibration = toml::from_str(CALIBRATION_TOML).expect("parses");
+        for framework in Framework::ALL {
+            let profile = parsed.frameworks.get(framework.name());
+            let profile = profile.unwrap_or_else(|| panic!("no profile for {framework}"));
+            assert!(!profile.checkpointing.is_empty() && !profile.zero_stages.is_empty());
+            assert!(profile.zero_stages.iter().all(|z| *z <= 3));
+            assert!(profile.logit_bytes >= 0.0 && profile.low_precision_factor > 0.0);
+        }
+        assert_eq!(
+            parsed.frameworks.len(),
+            Framework::ALL.len(),
+            "a profile for an unknown framework"
+        );
+    }
+
+    #[test]
+    fn every_engine_has_a_profile() {
+        for engine in gpuplan_model::Engine::ALL {
+            assert!(
+                calibration().engines.contains_key(engine.name()),
+                "no profile for {engine}"
+            );
+        }
+        assert_eq!(calibration().engines.len(), gpuplan_model::Engine::ALL.len());
+    }
+
+    #[test]
+    fn fractions_are_fractions() {
+        let data = calibration();
+        let training = &data.training_peak_fraction;
+        for entry in &training.architectures {
+            assert!(
+                entry.sixteen_bit > 0.0 && entry.sixteen_bit < 1.0 && entry.eight_bit > 0.0 && entry.eight_bit < 1.0
+            );
+        }
+        for profile in data.engines.values() {
+            for f in [
+                profile.prefill_peak_fraction,
+                profile.decode_bandwidth_fraction,
+                profile.decode_peak_fraction,
+            ] {
+                assert!(f > 0.0 && f < 1.0, "{}", profile.evidence);
+            }
+        }
+        assert!(!calibrated_cases().is_empty());
+    }
+}
