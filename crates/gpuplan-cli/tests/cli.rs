@@ -693,6 +693,82 @@ mod models {
 }
 
 mod estimate {
+    #[test]
+    fn a_framework_shapes_the_estimate_and_is_named_in_its_assumptions() {
+        let run = gpuplan(&[
+            "estimate",
+            "--model",
+            "llama-2-70b",
+            "--task",
+            "pretrain",
+            "--gpu",
+            "H100-SXM5-80GB",
+            "--gpus",
+            "64",
+            "--gpus-per-node",
+            "8",
+            "--precision",
+            "fp8",
+            "--seq",
+            "4096",
+            "--batch",
+            "128",
+            "--micro-batch",
+            "1",
+            "--tp",
+            "4",
+            "--pp",
+            "4",
+            "--framework",
+            "nemo",
+        ]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(run.stdout.contains("ZeRO-1"), "{}", run.stdout);
+        assert!(run.stdout.contains("megatron: Megatron-Core"), "{}", run.stdout);
+    }
+
+    #[test]
+    fn an_unknown_framework_lists_the_known_ones_and_exits_2() {
+        let run = gpuplan(&[
+            "estimate",
+            "--model",
+            "gpt2",
+            "--task",
+            "pretrain",
+            "--gpu",
+            "A100-SXM4-80GB",
+            "--framework",
+            "jax",
+        ]);
+        assert_eq!(run.code, 2);
+        assert!(
+            run.stderr.contains("torchtitan") && run.stderr.contains("megatron"),
+            "{}",
+            run.stderr
+        );
+    }
+
+    #[test]
+    fn a_framework_does_not_apply_to_serving() {
+        for command in ["estimate", "plan"] {
+            let mut args = vec![
+                command,
+                "--model",
+                "gpt2",
+                "--task",
+                "inference",
+                "--framework",
+                "torchtitan",
+            ];
+            if command == "estimate" {
+                args.extend(["--gpu", "A100-SXM4-80GB"]);
+            }
+            let run = gpuplan(&args);
+            assert_eq!(run.code, 2, "{command}: {}", run.stderr);
+            assert!(run.stderr.contains("--framework applies to training"), "{}", run.stderr);
+        }
+    }
+
     use super::*;
 
     fn fixture(name: &str) -> String {

@@ -345,6 +345,7 @@ mod validation {
         let mut errors: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
         let mut all_errors: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
         let mut held_out: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
+        let mut in_sample: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
         let mut failures = Vec::new();
         let mut gpus = std::collections::BTreeSet::new();
         // In-sample: the cases some constant of the calibration data was set from.
@@ -377,7 +378,9 @@ mod validation {
                 if in_first_table {
                     errors.entry(group(&case.kind)).or_default().push(error.abs());
                 }
-                if !calibrated.contains(case.id.as_str()) {
+                if calibrated.contains(case.id.as_str()) {
+                    in_sample.entry(group(&case.kind)).or_default().push(error.abs());
+                } else {
                     held_out.entry(group(&case.kind)).or_default().push(error.abs());
                 }
             }
@@ -392,7 +395,7 @@ mod validation {
             }
         }
         report.push_str(
-            "\n| kind | first table: cases (outliers) | median absolute error | with outliers | held out, all tables (cases) | target |\n|---|---:|---:|---:|---:|---:|\n",
+            "\n| kind | first table: cases (outliers) | median absolute error | with outliers | in-sample (cases) | held out (cases) | held-out target |\n|---|---:|---:|---:|---:|---:|---:|\n",
         );
         let mut medians = Vec::new();
         let mut held_medians = Vec::new();
@@ -409,13 +412,18 @@ mod validation {
             let held = held_out.get_mut(kind);
             let held_cases = held.as_ref().map_or(0, |v| v.len());
             let held_median = held.filter(|v| !v.is_empty()).map(|v| median(v));
+            let fitted = in_sample.get_mut(kind);
+            let fitted_cases = fitted.as_ref().map_or(0, |v| v.len());
+            let fitted_median = fitted.filter(|v| !v.is_empty()).map(|v| median(v));
+            let percent = |m: Option<f64>| m.map_or("–".to_string(), |m| format!("{:.1} %", m * 100.0));
             report.push_str(&format!(
-                "| {kind} | {} ({outliers}) | {:.1} % | {:.1} % | {} ({held_cases}) | {:.0} % |\n",
+                "| {kind} | {} ({outliers}) | {:.1} % | {:.1} % | {} ({fitted_cases}) | {} ({held_cases}) | {:.0} % |\n",
                 values.len() + outliers,
                 value * 100.0,
                 all * 100.0,
-                held_median.map_or("–".to_string(), |m| format!("{:.1} %", m * 100.0)),
-                target * 100.0
+                percent(fitted_median),
+                percent(held_median),
+                held_out_guard(kind) * 100.0
             ));
             medians.push((kind.to_string(), value, target));
             if let Some(held) = held_median {

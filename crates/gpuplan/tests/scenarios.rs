@@ -446,3 +446,81 @@ fn an_input_pipeline_for_a_text_model_is_refused() {
     let error = plan_workload(catalog(), &q).unwrap_err();
     assert!(error.to_string().contains("--input-pipeline"), "{error}");
 }
+
+mod frameworks {
+    //! What an engineer who knows the training frameworks expects of their profiles.
+    use super::*;
+    use gpuplan::model::{Checkpointing, Framework, Precision};
+
+    fn training(model: &str, gpu: &str, gpus: u32) -> WorkloadRequest {
+        let mut r = WorkloadRequest::new(ModelSource::BuiltIn(model.to_string()), Task::Pretrain, gpu);
+        r.gpus = Some(gpus);
+        r.gpus_per_node = Some(8);
+        r.seq = Some(8192);
+        r.batch = Some(u64::from(gpus) * 2);
+        r.micro_batch = Some(2);
+        r.zero = Some(3);
+        r
+    }
+
+    /// torchtitan's per-op checkpointing keeps the attention output and every other matmul's
+    /// output: far less than everything Megatron's selective recomputation keeps, paid for by
+    /// recomputing the other matmuls.
+    #[test]
+    fn per_op_checkpointing_trades_memory_for_recomputed_matmuls() {
+        let run = |mode| {
+            let mut r = training("llama-3.1-8b", "H100-SXM5-80GB", 8);
+            (r.checkpointing, r.tp) = (Some(mode), Some(1));
+            estimate_workload(catalog(), &r).unwrap().estimate
+        };
+        let (selective, op) = (run(Checkpointing::Selective), run(Checkpointing::Op));
+        let (op_training, selective_training) = (op.training.unwrap(), selective.training.unwrap());
+        assert!(op.memory.activations.as_gib() < 0.6 * selective.memory.activations.as_gib());
+        assert!(op_training.tokens_per_second < selective_training.tokens_per_second);
+        assert!(op_training.tokens_per_second > 0.85 * selective_training.tokens_per_second);
+    }
+
+    /// NeMo's Llama 2 70B fp8 recipe on 64 H100 (TP 4, PP 4) runs with Megatron's distributed
+    /// optimizer and without full recomputation; the generic search, which offers only none or
+    /// full recomputation and starts from plain data parallelism, must not force full
+    /// recomputation on it.
+    #[test]
+    fn megatron_shards_the_optimizer_instead_of_recomputing_everything() {
+        let mut r = training("llama-2-70b", "H100-SXM5-80GB", 64);
+        (r.seq, r.batch, r.micro_batch, r.zero) = (Some(4096), Some(128), Some(1), None);
+        (r.tp, r.pp, r.precision) = (Some(4), Some(4), Some(Precision::Fp8));
+        r.framework = Some(Framework::Megatron);
+        let answer = estimate_workload(catalog(), &r).unwrap();
+        assert_eq!(answer.workload.layout.zero, 1, "{:?}", answer.workload);
+        assert_ne!(answer.workload.checkpointing, Checkpointing::Full);
+    }
+
+    /// torchtune projects and upcasts the logits chunk by chunk; the Hugging Face loss upcasts
+    /// the whole batch. With Llama 3's 128k vocabulary that is gigabytes at 8k tokens.
+    #[test]
+    fn a_chunked_loss_needs_less_memory_than_a_full_fp32_upcast() {
+        let run = |framework| {
+            let mut r = WorkloadRequest::new(ModelSource::BuiltIn("llama-3.1-8b".into()), Task::Lora, "RTX-4090");
+            (r.seq, r.batch, r.micro_batch) = (Some(2048), Some(2), Some(2));
+            r.checkpointing = Some(Checkpointing::Full);
+            r.framework = Some(framework);
+            estimate_workload(catalog(), &r)
+                .unwrap()
+                .estimate
+                .memory
+                .per_gpu
+                .as_gib()
+        };
+        let saved = run(Framework::HfTrainer) - run(Framework::Torchtune);
+        // 4096 tokens × 128,256 logits × 4 bytes ≈ 1.96 GiB, plus fragmentation on it.
+        assert!((1.9..2.3).contains(&saved), "{saved}");
+    }
+
+    #[test]
+    fn a_framework_is_refused_for_serving() {
+        let mut r = WorkloadRequest::new(ModelSource::BuiltIn("llama-3.1-8b".into()), Task::Inference, "H100");
+        r.framework = Some(Framework::Torchtitan);
+        let error = estimate_workload(catalog(), &r).unwrap_err();
+        assert!(error.to_string().contains("--framework applies to training"), "{error}");
+    }
+}

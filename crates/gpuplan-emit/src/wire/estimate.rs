@@ -52,6 +52,8 @@ pub struct WorkloadJson {
     pub lora_rank: u64,
     pub flash_attention: bool,
     pub engine: String,
+    /// The training framework whose profile the estimate followed (`--framework`).
+    pub framework: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -181,6 +183,7 @@ impl EstimateJson {
                 lora_rank: workload.lora_rank,
                 flash_attention: workload.flash_attention,
                 engine: workload.engine.to_string(),
+                framework: workload.framework.map(|f| f.to_string()),
             },
             memory: MemoryJson {
                 per_gpu_bytes: m.per_gpu.as_u64(),
