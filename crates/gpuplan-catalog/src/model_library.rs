@@ -4,7 +4,7 @@
 use crate::diffusers_config::{parse_unet_config, parse_vae_config};
 use crate::error::CatalogError;
 use crate::hf_config::parse_hf_config;
-use gpuplan_model::{Architecture, CitedSpec, ModelSpec, Source, did_you_mean};
+use gpuplan_model::{Architecture, CitedSpec, ModelSpec, ResnetSpec, Source, did_you_mean};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::HashMap;
@@ -48,6 +48,9 @@ struct RawVision {
     /// A diffusers `AutoencoderKL` config (diffusion models).
     vae_config: Option<Map<String, Value>>,
     vae_config_source: Option<RawSource>,
+    /// A residual network's stages (torchvision ResNets): speed and memory are then walked
+    /// layer by layer.
+    resnet: Option<ResnetSpec>,
 }
 
 #[derive(Deserialize)]
@@ -138,6 +141,7 @@ pub(crate) fn parse_model(file: &str, text: &str) -> Result<ModelSpec, CatalogEr
                     .collect(),
                 unet,
                 vae_decoder,
+                resnet: vision.resnet,
             })
         }
         other => {

@@ -71,6 +71,8 @@ pub struct Constants {
     pub training_uncertainty: Constant,
     pub inference_uncertainty: Constant,
     pub cnn_efficiency_factor: Constant,
+    pub convolution_peak_fraction: Constant,
+    pub elementwise_bandwidth_fraction: Constant,
     pub cnn_inference_factor: Constant,
 }
 
@@ -192,6 +194,8 @@ pub fn calibrated_cases() -> std::collections::BTreeSet<&'static str> {
         &c.training_uncertainty,
         &c.inference_uncertainty,
         &c.cnn_efficiency_factor,
+        &c.convolution_peak_fraction,
+        &c.elementwise_bandwidth_fraction,
         &c.cnn_inference_factor,
     ];
     constants

@@ -145,5 +145,7 @@ constant_accessors!(
     training_uncertainty: f64,
     inference_uncertainty: f64,
     cnn_efficiency_factor: f64,
+    convolution_peak_fraction: f64,
+    elementwise_bandwidth_fraction: f64,
     cnn_inference_factor: f64,
 );

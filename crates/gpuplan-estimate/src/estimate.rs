@@ -498,6 +498,9 @@ fn cited(
     if let Some(unet) = &spec.unet {
         return crate::diffusion::diffusion(request, spec, unet, peak, assumptions);
     }
+    if let Some(resnet) = &spec.resnet {
+        return crate::convnet::resnet(request, resnet, spec.resolution, assumptions);
+    }
     let workload = request.workload;
     let model = request.model;
     let parameters = model

@@ -21,6 +21,7 @@
 pub mod activations;
 pub mod calibration;
 mod cluster;
+mod convnet;
 pub mod cost;
 mod diffusion;
 pub mod diffusion_flops;

@@ -27,6 +27,7 @@ mod offering;
 mod operations;
 mod precision;
 mod provider;
+mod resnet_spec;
 mod serving;
 mod software_stack;
 mod source;
@@ -49,6 +50,7 @@ pub use offering::{GpuInterconnect, NodeNetwork, Offering, PriceFlag, UNKNOWN_NO
 pub use operations::{BillingMinimum, CapacityLimit, DecodeRate, InterruptionRate, Operations, StartupProfile};
 pub use precision::{Precision, UnknownPrecision};
 pub use provider::ProviderId;
+pub use resnet_spec::{ConvOp, ResnetSpec};
 pub use serving::{DEFAULT_TARGET_PERCENTILE, LatencyTarget, RequestMix, RequestShape};
 pub use software_stack::{SoftwareStack, StackSupport, StackTarget};
 pub use source::Source;

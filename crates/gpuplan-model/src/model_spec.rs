@@ -2,6 +2,7 @@
 
 use crate::Source;
 use crate::diffusion_spec::{UnetSpec, VaeDecoderSpec};
+use crate::resnet_spec::ResnetSpec;
 use serde::{Deserialize, Serialize};
 
 /// A model the estimators can reason about.
@@ -167,4 +168,6 @@ pub struct CitedSpec {
     pub unet: Option<UnetSpec>,
     /// The VAE decoder's layer shapes, when known (its one pass per image is then counted).
     pub vae_decoder: Option<VaeDecoderSpec>,
+    /// A residual network's stages, when known: speed and memory are then walked layer by layer.
+    pub resnet: Option<ResnetSpec>,
 }

@@ -285,6 +285,7 @@ mod validation {
             include_str!("validation/measurements.toml"),
             include_str!("validation/measurements-training.toml"),
             include_str!("validation/measurements-memory.toml"),
+            include_str!("validation/measurements-vision.toml"),
         ] {
             ids.extend(toml::from_str::<Cases>(table).unwrap().case.into_iter().map(|c| c.id));
         }
@@ -307,6 +308,7 @@ mod validation {
             include_str!("validation/measurements.toml"),
             include_str!("validation/measurements-training.toml"),
             include_str!("validation/measurements-memory.toml"),
+            include_str!("validation/measurements-vision.toml"),
         ] {
             for case in toml::from_str::<Cases>(table).unwrap().case {
                 // The same measured value for the same kind of result on the same GPU and task is
@@ -336,6 +338,7 @@ mod validation {
         for extra in [
             include_str!("validation/measurements-training.toml"),
             include_str!("validation/measurements-memory.toml"),
+            include_str!("validation/measurements-vision.toml"),
         ] {
             cases.case.extend(toml::from_str::<Cases>(extra).unwrap().case);
         }
@@ -832,5 +835,97 @@ mod diffusion {
         r.image.denoising_steps = Some(0);
         let error = estimate_workload(catalog(), &r).unwrap_err().to_string();
         assert!(error.contains("denoising steps"), "{error}");
+    }
+}
+
+mod convnets {
+    //! The ResNet layer walk, against what NVIDIA's own recipes and engines show.
+    use super::*;
+
+    fn resnet(task: Task, gpu: &str, precision: Precision, batch: u64) -> WorkloadRequest {
+        let mut r = WorkloadRequest::new(ModelSource::BuiltIn("resnet-50".into()), task, gpu);
+        r.precision = Some(precision);
+        r.batch = Some(batch);
+        if task.is_training() {
+            r.micro_batch = Some(batch);
+        }
+        r
+    }
+
+    /// DeepLearningExamples trains ResNet-50 with AMP at batch 256 on a 16 GB V100.
+    #[test]
+    fn nvidias_recipe_fits_a_16_gb_v100() {
+        let answer = estimate_workload(
+            catalog(),
+            &resnet(Task::Pretrain, "V100-SXM2-16GB", Precision::Fp16, 256),
+        )
+        .unwrap();
+        let memory = answer.estimate.memory;
+        assert!(
+            memory.per_gpu < memory.capacity,
+            "{} of {}",
+            memory.per_gpu,
+            memory.capacity
+        );
+        let per_image = memory.activations.as_u64() as f64 / 256.0 / 1e6;
+        assert!((30.0..60.0).contains(&per_image), "{per_image} MB per image");
+    }
+
+    #[test]
+    fn fp32_convolutions_run_as_tf32_on_ampere() {
+        let a100 = estimate_workload(
+            catalog(),
+            &resnet(Task::Pretrain, "A100-SXM4-80GB", Precision::Fp32, 256),
+        )
+        .unwrap();
+        assert!(a100.estimate.assumptions.iter().any(|a| a.contains("TF32")));
+        let v100 = estimate_workload(
+            catalog(),
+            &resnet(Task::Pretrain, "V100-SXM2-16GB", Precision::Fp32, 112),
+        )
+        .unwrap();
+        let speed = |a: &gpuplan::EstimateAnswer| a.estimate.training.unwrap().samples_per_second;
+        assert!(speed(&a100) > 2.0 * speed(&v100));
+    }
+
+    /// TensorRT folds batch norm into the convolutions and runs them in int8: several times
+    /// the images per second of PyTorch eager in fp16 on the same T4 (MLPerf and
+    /// DeepLearningExamples tables).
+    #[test]
+    fn int8_tensorrt_serves_several_times_more_than_eager_fp16() {
+        let eager = estimate_workload(catalog(), &resnet(Task::Inference, "T4", Precision::Fp16, 128)).unwrap();
+        let mut r = resnet(Task::Inference, "T4", Precision::Int8, 128);
+        r.engine = Some(Engine::Tensorrt);
+        let tensorrt = estimate_workload(catalog(), &r).unwrap();
+        let rate = |a: &gpuplan::EstimateAnswer| a.estimate.inference.unwrap().requests_per_second;
+        assert!(
+            rate(&tensorrt) > 2.5 * rate(&eager),
+            "{} against {}",
+            rate(&tensorrt),
+            rate(&eager)
+        );
+    }
+
+    #[test]
+    fn twice_the_resolution_costs_about_four_times_as_much() {
+        let run = |side| {
+            let mut r = resnet(Task::Inference, "A100-SXM4-80GB", Precision::Fp16, 256);
+            r.image.resolution = Some(side);
+            estimate_workload(catalog(), &r)
+                .unwrap()
+                .estimate
+                .inference
+                .unwrap()
+                .requests_per_second
+        };
+        let ratio = run(224) / run(448);
+        assert!((3.5..4.5).contains(&ratio), "{ratio}");
+    }
+
+    #[test]
+    fn an_image_too_small_for_five_halvings_is_refused() {
+        let mut r = resnet(Task::Inference, "A100-SXM4-80GB", Precision::Fp16, 1);
+        r.image.resolution = Some(16);
+        assert!(estimate_workload(catalog(), &r).is_err());
     }
 }
