@@ -441,6 +441,11 @@ pub struct PlanArgs {
     #[arg(long)]
     pub engine: Option<String>,
 
+    /// Serving: how the engine stores the KV cache: auto (the engine's default), 16-bit or fp8
+    /// (vLLM's and SGLang's `--kv-cache-dtype`).
+    #[arg(long)]
+    pub kv_cache_dtype: Option<String>,
+
     #[command(flatten)]
     pub image: ImageArgs,
 
@@ -711,6 +716,11 @@ pub struct EstimateArgs {
     /// Inference engine: pytorch, torch-compile, vllm, tensorrt-llm, tensorrt or onnxruntime.
     #[arg(long)]
     pub engine: Option<String>,
+
+    /// Serving: how the engine stores the KV cache: auto (the engine's default), 16-bit or fp8
+    /// (vLLM's and SGLang's `--kv-cache-dtype`).
+    #[arg(long)]
+    pub kv_cache_dtype: Option<String>,
 
     /// Use fused flash attention (default: on for compute capability 8.0+; diffusion: on).
     #[arg(long)]

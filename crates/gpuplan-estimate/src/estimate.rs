@@ -16,8 +16,8 @@ use crate::serving::StepCost;
 use crate::training::{TrainingEstimate, TrainingShape};
 use crate::{flops, inference, kv_cache, training};
 use gpuplan_model::{
-    Accelerator, Architecture, Bytes, CitedSpec, Engine, FlopsPerSecond, ModelSpec, Precision, Task, TransformerSpec,
-    Workload,
+    Accelerator, Architecture, Bytes, CitedSpec, Engine, FlopsPerSecond, KvCacheDtype, ModelSpec, Precision, Task,
+    TransformerSpec, Workload,
 };
 use serde::Serialize;
 
@@ -311,11 +311,12 @@ fn transformer(
 
     if workload.task == Task::Inference {
         // TensorRT-LLM's fp8 recipes quantise the KV cache to fp8 as well (its performance
-        // tables are measured so); other engines keep it in 16-bit by default.
-        let kv_value_bytes = if workload.precision == Precision::Fp8 && workload.engine == Engine::TensorrtLlm {
-            1.0
-        } else {
-            2.0
+        // tables are measured so); other engines keep it in 16-bit unless told otherwise.
+        let kv_value_bytes = match workload.kv_cache {
+            KvCacheDtype::Eight => 1.0,
+            KvCacheDtype::Half => 2.0,
+            KvCacheDtype::Auto if workload.precision == Precision::Fp8 && workload.engine == Engine::TensorrtLlm => 1.0,
+            KvCacheDtype::Auto => 2.0,
         };
         let kv_gpu =
             kv_cache::bytes_per_token(spec, kv_value_bytes) / kv_cache::tensor_parallel_split(spec, workload.layout.tp);

@@ -60,6 +60,18 @@ named_enum!(
 );
 
 named_enum!(
+    /// How a serving engine stores the key/value cache (vLLM's and SGLang's `--kv-cache-dtype`).
+    KvCacheDtype, "KV-cache type" {
+        /// The engine's default: fp8 under TensorRT-LLM's fp8 recipes, 16-bit otherwise.
+        Auto => "auto",
+        /// 16-bit keys and values.
+        Half => "16-bit" | "fp16" | "bf16" | "half",
+        /// 8-bit keys and values (fp8 e4m3/e5m2, or int8), read back at the compute precision.
+        Eight => "fp8" | "fp8_e4m3" | "fp8_e5m2" | "int8" | "8-bit",
+    }
+);
+
+named_enum!(
     /// The software that runs inference, where measured efficiencies differ.
     Engine, "engine" {
         /// Hugging Face Transformers / plain PyTorch, eager mode.
@@ -108,6 +120,10 @@ pub struct ParallelLayout {
 
 fn one() -> u32 {
     1
+}
+
+fn auto_kv_cache() -> KvCacheDtype {
+    KvCacheDtype::Auto
 }
 
 impl ParallelLayout {
@@ -174,6 +190,9 @@ pub struct Workload {
     /// particular one (Megatron-style selective recomputation, fp32 logits for the loss).
     #[serde(default)]
     pub framework: Option<Framework>,
+    /// Storage of the serving engine's key/value cache.
+    #[serde(default = "auto_kv_cache")]
+    pub kv_cache: KvCacheDtype,
     /// Image size and denoising schedule (image models only).
     pub image: ImageSettings,
 }

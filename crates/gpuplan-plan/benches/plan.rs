@@ -38,6 +38,7 @@ fn template(task: Task, batch: Option<u64>, seq: u64, output_tokens: u64, engine
         flash_attention: true,
         engine,
         framework: None,
+        kv_cache: gpuplan_model::KvCacheDtype::Auto,
         image: Default::default(),
     }
 }

@@ -3,8 +3,8 @@
 
 use gpuplan_estimate::{Cluster, Estimate, EstimateError, EstimateRequest, TrainingAmount};
 use gpuplan_model::{
-    Accelerator, Checkpointing, Engine, Framework, ImageSettings, ModelSpec, Optimizer, ParallelLayout, Precision,
-    Task, TransformerSpec, Workload,
+    Accelerator, Checkpointing, Engine, Framework, ImageSettings, KvCacheDtype, ModelSpec, Optimizer, ParallelLayout,
+    Precision, Task, TransformerSpec, Workload,
 };
 
 /// Largest micro-batch the automatic choice tries.
@@ -32,6 +32,7 @@ pub struct WorkloadTemplate {
     pub flash_attention: bool,
     pub engine: Engine,
     pub framework: Option<Framework>,
+    pub kv_cache: KvCacheDtype,
     pub image: ImageSettings,
 }
 
@@ -58,6 +59,7 @@ impl WorkloadTemplate {
             flash_attention: self.flash_attention,
             engine: self.engine,
             framework: self.framework,
+            kv_cache: self.kv_cache,
             image: self.image,
         }
     }

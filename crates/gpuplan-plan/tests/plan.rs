@@ -85,6 +85,7 @@ fn template() -> WorkloadTemplate {
         flash_attention: false,
         engine: Engine::Pytorch,
         framework: None,
+        kv_cache: gpuplan_model::KvCacheDtype::Auto,
         image: Default::default(),
     }
 }

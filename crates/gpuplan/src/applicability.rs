@@ -28,6 +28,7 @@ pub(crate) fn check_plan_query(query: &PlanQuery, model: &ModelSpec) -> Result<(
         Given("--engine", query.engine.is_some()),
         Given("--requests", query.serving.requests.is_some()),
         Given("--prefix-cache-hit", query.prefix_cache_hit.is_some()),
+        Given("--kv-cache-dtype", query.kv_cache.is_some()),
     ];
     let training = [
         Given("--tokens", query.tokens.is_some()),

@@ -6,8 +6,8 @@ use gpuplan_catalog::Catalog;
 use gpuplan_estimate::serving::{self, LoadReport};
 use gpuplan_estimate::{Cluster, Estimate};
 use gpuplan_model::{
-    Accelerator, Architecture, Checkpointing, Engine, Framework, GpuInterconnect, ImageSettings, LatencyTarget,
-    ModelSpec, Optimizer, Precision, RequestMix, Task, Workload,
+    Accelerator, Architecture, Checkpointing, Engine, Framework, GpuInterconnect, ImageSettings, KvCacheDtype,
+    LatencyTarget, ModelSpec, Optimizer, Precision, RequestMix, Task, Workload,
 };
 use gpuplan_plan::{Configured, WorkloadTemplate, configure, layout_candidates};
 
@@ -48,6 +48,8 @@ pub struct WorkloadRequest {
     pub engine: Option<Engine>,
     /// Training framework, whose defaults and loss the estimate follows.
     pub framework: Option<Framework>,
+    /// Storage of the serving engine's KV cache (inference).
+    pub kv_cache: Option<KvCacheDtype>,
     /// Image size, denoising steps and guidance (image models).
     pub image: ImageSettings,
     pub tokens: Option<f64>,
@@ -111,6 +113,7 @@ impl WorkloadRequest {
             flash_attention: None,
             engine: None,
             framework: None,
+            kv_cache: None,
             image: ImageSettings::default(),
             tokens: None,
             epochs: None,
@@ -193,6 +196,12 @@ pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result
     }
     if request.cp == Some(0) || request.ep == Some(0) {
         return Err(Error::invalid("--cp and --ep must be at least 1", None));
+    }
+    if request.kv_cache.is_some() && task.is_training() {
+        return Err(Error::invalid(
+            "--kv-cache-dtype applies to --task inference",
+            Some("drop it; training keeps no KV cache".to_string()),
+        ));
     }
     if request.framework.is_some() && !task.is_training() {
         return Err(Error::invalid(
@@ -284,6 +293,7 @@ pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result
         flash_attention,
         engine,
         framework: request.framework,
+        kv_cache: request.kv_cache.unwrap_or(KvCacheDtype::Auto),
         image: request.image,
     };
     let memory_margin = request.memory_margin.unwrap_or(gpuplan_plan::DEFAULT_MEMORY_MARGIN);

@@ -4,8 +4,8 @@ use crate::estimate_workload::ModelSource;
 use crate::{Error, defaults, resolve};
 use gpuplan_catalog::Catalog;
 use gpuplan_model::{
-    AcceleratorId, Architecture, BillingMode, Checkpointing, Engine, Framework, ImageSettings, ModelSpec, Optimizer,
-    Precision, RequestMix, Task,
+    AcceleratorId, Architecture, BillingMode, Checkpointing, Engine, Framework, ImageSettings, KvCacheDtype, ModelSpec,
+    Optimizer, Precision, RequestMix, Task,
 };
 use gpuplan_plan::{
     Constraints, DEFAULT_PIPELINE, Objective, Operational, Plan, PlanError, PlanRequest, ServingTargets,
@@ -29,6 +29,8 @@ pub struct PlanQuery {
     pub engine: Option<Engine>,
     /// Training framework, whose defaults and loss the estimates follow.
     pub framework: Option<Framework>,
+    /// Storage of the serving engine's KV cache (inference).
+    pub kv_cache: Option<KvCacheDtype>,
     /// Image size, denoising steps and guidance (image models).
     pub image: ImageSettings,
     pub tokens: Option<f64>,
@@ -70,6 +72,7 @@ impl PlanQuery {
             lora_rank: None,
             engine: None,
             framework: None,
+            kv_cache: None,
             image: ImageSettings::default(),
             tokens: None,
             epochs: None,
@@ -283,6 +286,7 @@ pub fn plan_workload(catalog: &Catalog, query: &PlanQuery) -> Result<Result<Plan
         flash_attention: transformer.is_some() || crate::defaults::is_diffusion(&model),
         engine,
         framework: query.framework,
+        kv_cache: query.kv_cache.unwrap_or(KvCacheDtype::Auto),
         image: query.image,
     };
     let request = PlanRequest {

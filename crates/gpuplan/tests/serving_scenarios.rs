@@ -272,3 +272,31 @@ fn prefill_only_iterations_stall_decoding_more_than_chunked_prefill() {
         tpot("vllm")
     );
 }
+
+/// vLLM's `--kv-cache-dtype fp8` halves the cache each sequence needs, so a replica of Llama 3.1
+/// 70B on two H100s holds about twice the sequences and reads half the cache per step.
+#[test]
+fn an_fp8_kv_cache_holds_twice_the_sequences() {
+    let run = |kv| {
+        let mut r = WorkloadRequest::new(
+            ModelSource::BuiltIn("llama-3.1-70b".into()),
+            Task::Inference,
+            "H100-SXM5-80GB",
+        );
+        (r.gpus, r.tp, r.precision) = (Some(2), Some(2), Some(gpuplan::model::Precision::Fp8));
+        (r.batch, r.seq, r.output_tokens) = (Some(64), Some(2000), Some(500));
+        (r.engine, r.kv_cache) = (Some(gpuplan::model::Engine::Vllm), Some(kv));
+        estimate_workload(catalog(), &r).unwrap().estimate
+    };
+    let (half, eight) = (
+        run(gpuplan::model::KvCacheDtype::Half),
+        run(gpuplan::model::KvCacheDtype::Eight),
+    );
+    let ratio = eight.inference.unwrap().max_concurrent_sequences as f64
+        / half.inference.unwrap().max_concurrent_sequences as f64;
+    assert!((1.8..2.2).contains(&ratio), "{ratio}");
+    assert!(
+        eight.memory.kv_cache.as_u64() * 2 == half.memory.kv_cache.as_u64()
+            || (eight.memory.kv_cache.as_gib() * 2.0 - half.memory.kv_cache.as_gib()).abs() < 0.01
+    );
+}

@@ -54,6 +54,8 @@ pub struct WorkloadJson {
     pub engine: String,
     /// The training framework whose profile the estimate followed (`--framework`).
     pub framework: Option<String>,
+    /// Storage of the serving engine's KV cache (`--kv-cache-dtype`).
+    pub kv_cache: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -184,6 +186,7 @@ impl EstimateJson {
                 flash_attention: workload.flash_attention,
                 engine: workload.engine.to_string(),
                 framework: workload.framework.map(|f| f.to_string()),
+                kv_cache: workload.kv_cache.to_string(),
             },
             memory: MemoryJson {
                 per_gpu_bytes: m.per_gpu.as_u64(),
