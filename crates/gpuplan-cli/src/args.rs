@@ -437,6 +437,11 @@ pub struct PlanArgs {
     #[arg(long)]
     pub lora_rank: Option<u64>,
 
+    /// Layers LoRA adapts: q,v, attention, all-linear or all-linear+head (default: the
+    /// framework's recipe, else all-linear).
+    #[arg(long)]
+    pub lora_targets: Option<String>,
+
     /// Inference engine (default vllm when planning serving).
     #[arg(long)]
     pub engine: Option<String>,
@@ -700,6 +705,11 @@ pub struct EstimateArgs {
     /// LoRA rank (LoRA/QLoRA; default 16).
     #[arg(long)]
     pub lora_rank: Option<u64>,
+
+    /// Layers LoRA adapts: q,v, attention, all-linear or all-linear+head (default: the
+    /// framework's recipe, else all-linear).
+    #[arg(long)]
+    pub lora_targets: Option<String>,
 
     /// Tokens to train on, for the time to train (`2e9` works).
     #[arg(long, value_parser = count)]

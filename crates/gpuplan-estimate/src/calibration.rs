@@ -5,7 +5,7 @@
 //! The data is `data/calibration.toml`, embedded in the binary and parsed once.
 
 use crate::efficiency::EngineProfile;
-use gpuplan_model::{Checkpointing, Framework};
+use gpuplan_model::{Checkpointing, Framework, LoraTargets};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::sync::LazyLock;
@@ -27,6 +27,12 @@ pub struct FrameworkProfile {
     pub logit_bytes: f64,
     /// Factor on the architecture's training fraction of peak at 8-bit precisions.
     pub low_precision_factor: f64,
+    /// The layers its LoRA recipes adapt when none are named.
+    pub lora_targets: LoraTargets,
+    /// Dropout its LoRA adapters apply to their input (0: none, so no copy is kept).
+    pub lora_dropout: f64,
+    /// Where the LoRA defaults come from.
+    pub lora_evidence: String,
     /// What the profile rests on, in one line for the estimate's assumptions.
     pub evidence: String,
     /// The framework's code and documentation behind it.

@@ -385,7 +385,7 @@ fn transformer(
 
     let memory = memory::training(spec, &counts, workload, request.accelerator, seq, request.cluster.gpus);
     let trainable = match workload.task {
-        Task::Lora | Task::Qlora => memory::lora_parameters(spec, workload.lora_rank),
+        Task::Lora | Task::Qlora => memory::lora_parameters(spec, workload.lora_rank, workload.lora_targets),
         _ => counts.total,
     };
     let shape = TrainingShape {

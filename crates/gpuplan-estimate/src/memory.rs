@@ -13,7 +13,7 @@ use crate::efficiency::{
 };
 use crate::parameters::ParameterCount;
 use crate::precision_bytes::{activation_bytes, embedding_bytes, gradient_bytes, optimizer_bytes, weight_bytes};
-use gpuplan_model::{Accelerator, Bytes, Engine, Task, TransformerSpec, Workload};
+use gpuplan_model::{Accelerator, Bytes, Engine, LoraTargets, Task, TransformerSpec, Workload};
 use serde::Serialize;
 
 /// Memory needed on the busiest GPU, by kind.
@@ -51,19 +51,59 @@ impl MemoryEstimate {
 /// Trainable adapter parameters of LoRA on every linear layer of attention and the dense
 /// feed-forward: rank × (inputs + outputs) per matrix (Hu et al. 2021; Dettmers et al. 2023
 /// adapt all linear layers, which QLoRA found necessary to match full fine-tuning).
-pub fn lora_parameters(spec: &TransformerSpec, rank: u64) -> u64 {
+pub fn lora_parameters(spec: &TransformerSpec, rank: u64, targets: LoraTargets) -> u64 {
     let h = spec.hidden;
     let q = spec.attention_width();
     let kv = spec.kv_width();
-    let attention = (h + q) + 2 * (h + kv) + (q + h);
+    let attention = match targets {
+        LoraTargets::QueryValue => (h + q) + (h + kv),
+        _ => (h + q) + 2 * (h + kv) + (q + h),
+    };
     let (ffn, copies) = match spec.moe {
         // Adapters on the shared and routed experts' matrices as well.
         Some(moe) => (moe.expert_ffn, moe.experts + moe.shared_experts),
         None => (spec.ffn, 1),
     };
     let matrices = if spec.gated_ffn { 3 } else { 2 };
-    let feed_forward = matrices * (h + ffn) * copies;
-    rank * (attention + feed_forward) * (spec.layers + spec.decoder_layers)
+    let feed_forward = if targets.feed_forward() {
+        matrices * (h + ffn) * copies
+    } else {
+        0
+    };
+    let head = if targets == LoraTargets::AllLinearAndHead {
+        rank * (h + spec.vocab)
+    } else {
+        0
+    };
+    rank * (attention + feed_forward) * (spec.layers + spec.decoder_layers) + head
+}
+
+/// Activation bytes per token the adapters add: with LoRA dropout, each adapted layer keeps a
+/// dropped-out copy of its input and the mask (PEFT and LitGPT apply dropout to the adapter's
+/// input only); an adapted output head also produces a second full-vocabulary tensor.
+pub fn lora_activation_bytes_per_token(spec: &TransformerSpec, workload: &Workload, layers: u64) -> f64 {
+    let dropout = workload
+        .framework
+        .map_or(0.0, |f| crate::calibration::framework(f).lora_dropout);
+    let h = spec.hidden as f64;
+    let ffn_inputs = if spec.gated_ffn { 2.0 * h } else { h } + spec.ffn as f64;
+    let inputs = match workload.lora_targets {
+        LoraTargets::QueryValue => 2.0 * h,
+        LoraTargets::Attention => 3.0 * h + spec.attention_width() as f64,
+        LoraTargets::AllLinear | LoraTargets::AllLinearAndHead => 3.0 * h + spec.attention_width() as f64 + ffn_inputs,
+    };
+    let copy = activation_bytes(workload.precision) + 1.0;
+    let kept = if dropout > 0.0 {
+        inputs * copy * layers as f64
+    } else {
+        0.0
+    };
+    let head = if workload.lora_targets == LoraTargets::AllLinearAndHead {
+        spec.vocab as f64 * activation_bytes(workload.precision) + if dropout > 0.0 { h * copy } else { 0.0 }
+    } else {
+        0.0
+    };
+    kept + head
 }
 
 /// Parameters of the routed experts that expert parallelism moves off each GPU: with `ep`
@@ -121,7 +161,7 @@ pub fn training(
         + embedding_params * embedding_bytes(task, precision))
         / model_split;
     let trainable = match task {
-        Task::Lora | Task::Qlora => lora_parameters(spec, workload.lora_rank) as f64,
+        Task::Lora | Task::Qlora => lora_parameters(spec, workload.lora_rank, workload.lora_targets) as f64,
         _ => counts.total as f64 - elsewhere,
     } / model_split;
     let mut gradients = trainable * gradient_bytes(task, precision);
@@ -164,6 +204,10 @@ pub fn training(
     let mut activation = per_token * tokens * in_flight * scale / f64::from(layout.tp);
     if task == Task::Qlora {
         activation *= qlora_activation_factor();
+    }
+    if matches!(task, Task::Lora | Task::Qlora) {
+        activation +=
+            tokens * in_flight * lora_activation_bytes_per_token(spec, workload, layers_here) / f64::from(layout.tp);
     }
     if spec.generates() {
         // The output layer's logits for the loss (on the last stage; counted here as the

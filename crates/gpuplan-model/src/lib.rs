@@ -56,4 +56,6 @@ pub use software_stack::{SoftwareStack, StackSupport, StackTarget};
 pub use source::Source;
 pub use suggestion::did_you_mean;
 pub use units::{Bytes, BytesPerSecond, FlopsPerSecond, GigabitsPerSecond, UsdPerHour, Watts};
-pub use workload::{Checkpointing, Engine, ImageSettings, KvCacheDtype, Optimizer, ParallelLayout, Task, Workload};
+pub use workload::{
+    Checkpointing, Engine, ImageSettings, KvCacheDtype, LoraTargets, Optimizer, ParallelLayout, Task, Workload,
+};

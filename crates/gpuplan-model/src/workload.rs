@@ -60,6 +60,27 @@ named_enum!(
 );
 
 named_enum!(
+    /// Which linear layers LoRA adapts.
+    LoraTargets, "set of LoRA targets" {
+        /// Query and value projections (PEFT's and LitGPT's default for Llama-style models).
+        QueryValue => "q,v" | "qv" | "q_proj,v_proj" | "query-value",
+        /// Every attention projection: query, key, value and output.
+        Attention => "attention" | "q,k,v,o" | "qkvo",
+        /// Every linear layer of attention and the feed-forward (QLoRA's recommendation).
+        AllLinear => "all-linear" | "all",
+        /// Every linear layer and the output head.
+        AllLinearAndHead => "all-linear+head" | "all+head",
+    }
+);
+
+impl LoraTargets {
+    /// Whether the feed-forward's projections are adapted.
+    pub fn feed_forward(self) -> bool {
+        matches!(self, LoraTargets::AllLinear | LoraTargets::AllLinearAndHead)
+    }
+}
+
+named_enum!(
     /// How a serving engine stores the key/value cache (vLLM's and SGLang's `--kv-cache-dtype`).
     KvCacheDtype, "KV-cache type" {
         /// The engine's default: fp8 under TensorRT-LLM's fp8 recipes, 16-bit otherwise.
@@ -120,6 +141,10 @@ pub struct ParallelLayout {
 
 fn one() -> u32 {
     1
+}
+
+fn all_linear() -> LoraTargets {
+    LoraTargets::AllLinear
 }
 
 fn auto_kv_cache() -> KvCacheDtype {
@@ -183,6 +208,9 @@ pub struct Workload {
     pub optimizer: Optimizer,
     /// Rank of the LoRA adapters (LoRA / QLoRA).
     pub lora_rank: u64,
+    /// The layers the adapters sit on (LoRA / QLoRA).
+    #[serde(default = "all_linear")]
+    pub lora_targets: LoraTargets,
     /// Fused attention that never materialises the score matrix (FlashAttention).
     pub flash_attention: bool,
     pub engine: Engine,

@@ -3,8 +3,8 @@
 
 use gpuplan_estimate::{Cluster, Estimate, EstimateError, EstimateRequest, TrainingAmount};
 use gpuplan_model::{
-    Accelerator, Checkpointing, Engine, Framework, ImageSettings, KvCacheDtype, ModelSpec, Optimizer, ParallelLayout,
-    Precision, Task, TransformerSpec, Workload,
+    Accelerator, Checkpointing, Engine, Framework, ImageSettings, KvCacheDtype, LoraTargets, ModelSpec, Optimizer,
+    ParallelLayout, Precision, Task, TransformerSpec, Workload,
 };
 
 /// Largest micro-batch the automatic choice tries.
@@ -29,6 +29,7 @@ pub struct WorkloadTemplate {
     pub checkpointing: Option<Checkpointing>,
     pub optimizer: Optimizer,
     pub lora_rank: u64,
+    pub lora_targets: LoraTargets,
     pub flash_attention: bool,
     pub engine: Engine,
     pub framework: Option<Framework>,
@@ -56,6 +57,7 @@ impl WorkloadTemplate {
             checkpointing,
             optimizer: self.optimizer,
             lora_rank: self.lora_rank,
+            lora_targets: self.lora_targets,
             flash_attention: self.flash_attention,
             engine: self.engine,
             framework: self.framework,

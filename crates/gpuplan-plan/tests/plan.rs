@@ -86,6 +86,7 @@ fn template() -> WorkloadTemplate {
         engine: Engine::Pytorch,
         framework: None,
         kv_cache: gpuplan_model::KvCacheDtype::Auto,
+        lora_targets: gpuplan_model::LoraTargets::AllLinear,
         image: Default::default(),
     }
 }

@@ -83,6 +83,9 @@ pub(crate) fn check_plan_query(query: &PlanQuery, model: &ModelSpec) -> Result<(
     if query.lora_rank.is_some() && !matches!(task, Task::Lora | Task::Qlora) {
         return Err(refuse("--lora-rank", "--task lora or qlora", "drop --lora-rank"));
     }
+    if query.lora_targets.is_some() && !matches!(task, Task::Lora | Task::Qlora) {
+        return Err(refuse("--lora-targets", "--task lora or qlora", "drop --lora-targets"));
+    }
     check_image_flags(query, model)?;
     check_input_flags(query, model)?;
     check_request_shape_flags(query, model)?;

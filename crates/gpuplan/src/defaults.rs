@@ -3,7 +3,7 @@
 
 use crate::Error;
 use gpuplan_estimate::TrainingAmount;
-use gpuplan_model::{Architecture, Engine, ModelSpec, Task, TransformerSpec};
+use gpuplan_model::{Architecture, Engine, Framework, LoraTargets, ModelSpec, Task, TransformerSpec};
 
 /// Default LoRA rank: the PEFT and torchtune recipes use 8–16; QLoRA's paper 64.
 pub const DEFAULT_LORA_RANK: u64 = 16;
@@ -57,6 +57,27 @@ pub fn lora_rank(given: Option<u64>, task: Task, defaults: &mut Vec<String>) -> 
             DEFAULT_LORA_RANK
         }
         (None, _) => 0,
+    }
+}
+
+/// The layers LoRA adapts: as given, else the framework's recipe default, else every linear
+/// layer.
+pub fn lora_targets(
+    given: Option<LoraTargets>,
+    task: Task,
+    framework: Option<Framework>,
+    defaults: &mut Vec<String>,
+) -> LoraTargets {
+    match (given, task) {
+        (Some(targets), _) => targets,
+        (None, Task::Lora | Task::Qlora) => {
+            let targets = framework.map_or(LoraTargets::AllLinear, |f| {
+                gpuplan_estimate::calibration::framework(f).lora_targets
+            });
+            defaults.push(format!("LoRA on {targets} layers"));
+            targets
+        }
+        (None, _) => LoraTargets::AllLinear,
     }
 }
 

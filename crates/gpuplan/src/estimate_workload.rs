@@ -7,7 +7,7 @@ use gpuplan_estimate::serving::{self, LoadReport};
 use gpuplan_estimate::{Cluster, Estimate};
 use gpuplan_model::{
     Accelerator, Architecture, Checkpointing, Engine, Framework, GpuInterconnect, ImageSettings, KvCacheDtype,
-    LatencyTarget, ModelSpec, Optimizer, Precision, RequestMix, Task, Workload,
+    LatencyTarget, LoraTargets, ModelSpec, Optimizer, Precision, RequestMix, Task, Workload,
 };
 use gpuplan_plan::{Configured, WorkloadTemplate, configure, layout_candidates};
 
@@ -44,6 +44,8 @@ pub struct WorkloadRequest {
     pub checkpointing: Option<Checkpointing>,
     pub optimizer: Option<Optimizer>,
     pub lora_rank: Option<u64>,
+    /// The layers LoRA adapts (default: the framework's recipe, else every linear layer).
+    pub lora_targets: Option<LoraTargets>,
     pub flash_attention: Option<bool>,
     pub engine: Option<Engine>,
     /// Training framework, whose defaults and loss the estimate follows.
@@ -110,6 +112,7 @@ impl WorkloadRequest {
             checkpointing: None,
             optimizer: None,
             lora_rank: None,
+            lora_targets: None,
             flash_attention: None,
             engine: None,
             framework: None,
@@ -197,6 +200,12 @@ pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result
     if request.cp == Some(0) || request.ep == Some(0) {
         return Err(Error::invalid("--cp and --ep must be at least 1", None));
     }
+    if request.lora_targets.is_some() && !matches!(task, Task::Lora | Task::Qlora) {
+        return Err(Error::invalid(
+            "--lora-targets applies to --task lora or qlora",
+            Some("drop it".to_string()),
+        ));
+    }
     if request.kv_cache.is_some() && task.is_training() {
         return Err(Error::invalid(
             "--kv-cache-dtype applies to --task inference",
@@ -264,6 +273,7 @@ pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result
     let engine = defaults::engine(request.engine, task, &model, &mut defaults);
     let optimizer = request.optimizer.unwrap_or(Optimizer::AdamW);
     let lora_rank = defaults::lora_rank(request.lora_rank, task, &mut defaults);
+    let lora_targets = defaults::lora_targets(request.lora_targets, task, request.framework, &mut defaults);
 
     let batch_given = request.batch;
     let cluster = Cluster::new(
@@ -290,6 +300,7 @@ pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result
         checkpointing: request.checkpointing,
         optimizer,
         lora_rank,
+        lora_targets,
         flash_attention,
         engine,
         framework: request.framework,

@@ -4,8 +4,8 @@ use crate::estimate_workload::ModelSource;
 use crate::{Error, defaults, resolve};
 use gpuplan_catalog::Catalog;
 use gpuplan_model::{
-    AcceleratorId, Architecture, BillingMode, Checkpointing, Engine, Framework, ImageSettings, KvCacheDtype, ModelSpec,
-    Optimizer, Precision, RequestMix, Task,
+    AcceleratorId, Architecture, BillingMode, Checkpointing, Engine, Framework, ImageSettings, KvCacheDtype,
+    LoraTargets, ModelSpec, Optimizer, Precision, RequestMix, Task,
 };
 use gpuplan_plan::{
     Constraints, DEFAULT_PIPELINE, Objective, Operational, Plan, PlanError, PlanRequest, ServingTargets,
@@ -26,6 +26,8 @@ pub struct PlanQuery {
     pub checkpointing: Option<Checkpointing>,
     pub optimizer: Option<Optimizer>,
     pub lora_rank: Option<u64>,
+    /// The layers LoRA adapts (default: the framework's recipe, else every linear layer).
+    pub lora_targets: Option<LoraTargets>,
     pub engine: Option<Engine>,
     /// Training framework, whose defaults and loss the estimates follow.
     pub framework: Option<Framework>,
@@ -70,6 +72,7 @@ impl PlanQuery {
             checkpointing: None,
             optimizer: None,
             lora_rank: None,
+            lora_targets: None,
             engine: None,
             framework: None,
             kv_cache: None,
@@ -139,6 +142,7 @@ pub fn plan_workload(catalog: &Catalog, query: &PlanQuery) -> Result<Result<Plan
     let output_tokens = defaults::output_tokens(query.output_tokens, task, transformer, &mut defaults);
     let engine = defaults::engine(query.engine, task, &model, &mut defaults);
     let lora_rank = defaults::lora_rank(query.lora_rank, task, &mut defaults);
+    let lora_targets = defaults::lora_targets(query.lora_targets, task, query.framework, &mut defaults);
     let batch = match (query.batch, task) {
         (Some(batch), _) => Some(batch),
         (None, Task::Inference) => None,
@@ -283,6 +287,7 @@ pub fn plan_workload(catalog: &Catalog, query: &PlanQuery) -> Result<Result<Plan
         checkpointing: query.checkpointing,
         optimizer: query.optimizer.unwrap_or(Optimizer::AdamW),
         lora_rank,
+        lora_targets,
         flash_attention: transformer.is_some() || crate::defaults::is_diffusion(&model),
         engine,
         framework: query.framework,

@@ -5,7 +5,9 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
-use gpuplan::model::{Architecture, Checkpointing, Engine, Framework, ImageSettings, Optimizer, Precision, Task};
+use gpuplan::model::{
+    Architecture, Checkpointing, Engine, Framework, ImageSettings, LoraTargets, Optimizer, Precision, Task,
+};
 use gpuplan::{Catalog, ModelSource, WorkloadRequest, estimate_workload};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -118,6 +120,8 @@ mod validation {
         framework: Option<String>,
         optimizer: Option<String>,
         lora_rank: Option<u64>,
+        /// The layers the run adapted, where its framework's default does not say.
+        lora_targets: Option<String>,
         tokens: Option<f64>,
         input_tokens: Option<u64>,
         output_tokens: Option<u64>,
@@ -210,6 +214,7 @@ mod validation {
         request.optimizer = case.optimizer.as_deref().map(|o| o.parse::<Optimizer>().unwrap());
         request.framework = case.framework.as_deref().map(|f| f.parse::<Framework>().unwrap());
         request.lora_rank = case.lora_rank;
+        request.lora_targets = case.lora_targets.as_deref().map(|t| t.parse::<LoraTargets>().unwrap());
         request.engine = engine(case.engine.as_deref());
         request.tokens = case.tokens;
         request.node_network_gbps = case.node_network_gbps;

@@ -63,6 +63,7 @@ pub fn run(catalog: &Catalog, args: &EstimateArgs, format: OutputFormat) -> Resu
     request.kv_cache = parse("kv-cache-dtype", &args.kv_cache_dtype)?;
     request.optimizer = parse("optimizer", &args.optimizer)?;
     request.lora_rank = args.lora_rank;
+    request.lora_targets = parse("lora-targets", &args.lora_targets)?;
     request.engine = parse("engine", &args.engine)?;
     request.flash_attention = args.flash_attention;
     request.image = args.image.settings();

@@ -165,6 +165,7 @@ pub fn run(catalog: &Catalog, args: &PlanArgs, format: OutputFormat) -> Result<E
     query.kv_cache = parse("kv-cache-dtype", &args.kv_cache_dtype)?;
     query.optimizer = parse("optimizer", &args.optimizer)?;
     query.lora_rank = args.lora_rank;
+    query.lora_targets = parse("lora-targets", &args.lora_targets)?;
     query.engine = parse("engine", &args.engine)?;
     query.image = args.image.settings();
     query.tokens = args.tokens;
