@@ -429,6 +429,11 @@ pub struct PlanArgs {
     #[arg(long)]
     pub framework: Option<String>,
 
+    /// Training state kept in host memory: a comma list of optimizer, params, activations
+    /// (DeepSpeed ZeRO-Offload, FSDP CPU offload, torchtune activation offloading).
+    #[arg(long)]
+    pub offload: Option<String>,
+
     /// adamw, adam8bit, sgd or adafactor.
     #[arg(long)]
     pub optimizer: Option<String>,
@@ -697,6 +702,11 @@ pub struct EstimateArgs {
     /// torchtitan, megatron, deepspeed, llm-foundry or axolotl.
     #[arg(long)]
     pub framework: Option<String>,
+
+    /// Training state kept in host memory: a comma list of optimizer, params, activations
+    /// (DeepSpeed ZeRO-Offload, FSDP CPU offload, torchtune activation offloading).
+    #[arg(long)]
+    pub offload: Option<String>,
 
     /// adamw, adam8bit, sgd or adafactor (default adamw).
     #[arg(long)]

@@ -79,6 +79,7 @@ pub struct Constants {
     pub cnn_efficiency_factor: Constant,
     pub convolution_peak_fraction: Constant,
     pub elementwise_bandwidth_fraction: Constant,
+    pub cpu_adam_parameters_per_second: Constant,
     pub cnn_inference_factor: Constant,
 }
 
@@ -202,6 +203,7 @@ pub fn calibrated_cases() -> std::collections::BTreeSet<&'static str> {
         &c.cnn_efficiency_factor,
         &c.convolution_peak_fraction,
         &c.elementwise_bandwidth_fraction,
+        &c.cpu_adam_parameters_per_second,
         &c.cnn_inference_factor,
     ];
     constants

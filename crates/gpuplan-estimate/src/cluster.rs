@@ -15,6 +15,8 @@ pub struct Cluster {
     pub inter_node: BytesPerSecond,
     /// Whether the intra-node figure is NVLink (else PCIe).
     pub nvlink: bool,
+    /// Achievable copy bandwidth between one GPU and host memory, one direction (PCIe).
+    pub host_link: BytesPerSecond,
 }
 
 impl Cluster {
@@ -49,6 +51,7 @@ impl Cluster {
                 network_gb / f64::from(gpus_per_node) * collective_bandwidth_fraction(),
             ),
             nvlink,
+            host_link: BytesPerSecond::from_gb_per_s(pcie_bandwidth_gb_per_s(accelerator.pcie_generation)),
         }
     }
 

@@ -147,5 +147,6 @@ constant_accessors!(
     cnn_efficiency_factor: f64,
     convolution_peak_fraction: f64,
     elementwise_bandwidth_fraction: f64,
+    cpu_adam_parameters_per_second: f64,
     cnn_inference_factor: f64,
 );

@@ -398,6 +398,7 @@ fn transformer(
         moe_layers: spec.moe.map_or(0, |moe| spec.layers.saturating_sub(moe.dense_layers)),
         experts_per_token: spec.moe.map_or(0, |moe| moe.experts_per_token),
         flops_per_token: flops::training_per_token(spec, &counts, seq, workload.task, workload.checkpointing),
+        saved_activation_bytes: memory.activations.as_u64() as f64,
     };
     let mut estimate = training::estimate(
         request.accelerator,

@@ -191,6 +191,23 @@ pub fn training(
         }
     }
 
+    let layer = counts.layers as f64 / (spec.layers + spec.decoder_layers).max(1) as f64;
+    if workload.offload.optimizer {
+        // Optimizer states and master weights live on the host; gradients leave for it after
+        // their reduction, one layer's bucket at a time.
+        optimizer = 0.0;
+        gradients = gradients.min(2.0 * layer * gradient_bytes(task, precision) / f64::from(layout.tp));
+    }
+    if workload.offload.parameters {
+        // Only the layers being used (and the next, prefetched) are on the GPU.
+        weights = 2.0 * layer * weight_bytes(task, precision) / f64::from(layout.tp)
+            + if matches!(task, Task::Lora | Task::Qlora) {
+                trainable * 4.0
+            } else {
+                0.0
+            };
+    }
+
     // Activations: micro-batch tokens through this stage's layers, times the micro-batches
     // in flight under 1F1B, split by tensor (and sequence) parallelism.
     let layers_here = (spec.layers + spec.decoder_layers).div_ceil(u64::from(layout.pp));
@@ -202,6 +219,11 @@ pub fn training(
     let per_token =
         activations::stack_bytes_per_token(spec, layers_here, seq, workload.flash_attention, workload.checkpointing);
     let mut activation = per_token * tokens * in_flight * scale / f64::from(layout.tp);
+    if workload.offload.activations && layers_here > 2 {
+        // What every layer keeps goes to the host; the GPU holds the layer being worked on
+        // and the copies in flight either side of it.
+        activation *= 2.0 / layers_here as f64;
+    }
     if task == Task::Qlora {
         activation *= qlora_activation_factor();
     }

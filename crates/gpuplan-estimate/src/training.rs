@@ -15,8 +15,8 @@
 use crate::calibration;
 use crate::cluster::Cluster;
 use crate::efficiency::{
-    data_parallel_overlap, hidden_size_at_half_efficiency, micro_batch_tokens_at_half_efficiency,
-    pipeline_virtual_stages, qlora_speed_factor, training_peak_fraction,
+    cpu_adam_parameters_per_second, data_parallel_overlap, hidden_size_at_half_efficiency,
+    micro_batch_tokens_at_half_efficiency, pipeline_virtual_stages, qlora_speed_factor, training_peak_fraction,
 };
 use crate::flops::TrainingFlops;
 use crate::notes::Notes;
@@ -66,6 +66,8 @@ pub struct TrainingShape {
     pub moe_layers: u64,
     pub experts_per_token: u64,
     pub flops_per_token: TrainingFlops,
+    /// Activation bytes one GPU keeps for the backward pass (what activation offloading moves).
+    pub saved_activation_bytes: f64,
 }
 
 /// Achieved fraction of peak for this model shape and micro-batch, and why.
@@ -207,7 +209,8 @@ pub fn estimate(
     if layout.cp > 1 || layout.ep > 1 {
         notes.add(|| "context- and expert-parallel exchanges are counted as exposed communication".to_string());
     }
-    let step = compute + tp_seconds + exposed_dp + cp_seconds + ep_seconds;
+    let offload_seconds = offload_seconds(workload, cluster, shape, ideal, micro_batches, notes);
+    let step = compute + tp_seconds + exposed_dp + cp_seconds + ep_seconds + offload_seconds;
     let tokens_per_second = tokens_per_step / step;
     let mfu = shape.flops_per_token.model * tokens_per_second / (gpus * peak.0);
     TrainingEstimate {
@@ -219,10 +222,64 @@ pub fn estimate(
         time_seconds: None,
         gpu_hours: None,
         compute_seconds: compute,
-        communication_seconds: tp_seconds + exposed_dp,
+        communication_seconds: tp_seconds + exposed_dp + offload_seconds,
         pipeline_bubble: bubble,
         scaling_efficiency: ideal / step,
     }
+}
+
+/// Time a step spends on what offloading adds and compute does not hide. The CPU optimizer
+/// step and the upload of updated parameters follow the backward pass (DeepSpeed steps the
+/// CPU optimizer after it; only the gradient copy overlaps the backward pass); parameter and
+/// activation copies are prefetched on a side stream and cost only what exceeds the compute.
+fn offload_seconds(
+    workload: &Workload,
+    cluster: &Cluster,
+    shape: &TrainingShape,
+    compute: f64,
+    micro_batches: f64,
+    notes: &mut Notes,
+) -> f64 {
+    let offload = workload.offload;
+    if !offload.any() {
+        return 0.0;
+    }
+    let layout = workload.layout;
+    let ranks = f64::from(layout.tp) * f64::from(layout.pp) * f64::from(layout.dp);
+    let link = cluster.host_link.0;
+    let mut seconds = 0.0;
+    if offload.optimizer {
+        let shard = shape.trainable_parameters / ranks;
+        let per_process = cpu_adam_parameters_per_second() / f64::from(cluster.gpus_per_node.max(1));
+        let cpu_step = shard / per_process;
+        let copies = shard * gradient_bytes(workload.task, workload.precision) / link;
+        let upload = shard * weight_bytes(Task::Finetune, workload.precision) / link;
+        seconds += cpu_step + upload + (copies - compute * 2.0 / 3.0).max(0.0);
+        notes.add(|| {
+            format!(
+                "optimizer offloaded: {:.2} s of CPU Adam per step ({:.1} G parameters/s per node shared by {} GPUs) and \
+                 {:.2} s of parameter upload at {:.0} GB/s",
+                cpu_step,
+                cpu_adam_parameters_per_second() / 1e9,
+                cluster.gpus_per_node,
+                upload,
+                link / 1e9
+            )
+        });
+    }
+    if offload.parameters {
+        let fetched = 2.0 * micro_batches * shape.parameters / ranks * weight_bytes(workload.task, workload.precision);
+        seconds += (fetched / link - compute).max(0.0);
+        notes.add(|| {
+            "parameters offloaded: each micro-batch fetches its shard for the forward and backward passes".to_string()
+        });
+    }
+    if offload.activations {
+        let moved = 2.0 * micro_batches * shape.saved_activation_bytes;
+        seconds += (moved / link - compute).max(0.0);
+        notes.add(|| "activations offloaded: saved tensors copied to the host and back on a side stream".to_string());
+    }
+    seconds
 }
 
 impl TrainingEstimate {

@@ -24,6 +24,7 @@ mod model_spec;
 mod name;
 mod named_enum;
 mod offering;
+mod offload;
 mod operations;
 mod precision;
 mod provider;
@@ -47,6 +48,7 @@ pub use model_spec::{
 };
 pub use name::normalize_name;
 pub use offering::{GpuInterconnect, NodeNetwork, Offering, PriceFlag, UNKNOWN_NODE_NETWORK_GBPS};
+pub use offload::Offload;
 pub use operations::{BillingMinimum, CapacityLimit, DecodeRate, InterruptionRate, Operations, StartupProfile};
 pub use precision::{Precision, UnknownPrecision};
 pub use provider::ProviderId;

@@ -1,7 +1,7 @@
 //! What a user wants to run: the task, its sizes, its precision and its parallel layout.
 
 use crate::named_enum::named_enum;
-use crate::{Framework, Precision};
+use crate::{Framework, Offload, Precision};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -211,6 +211,9 @@ pub struct Workload {
     /// The layers the adapters sit on (LoRA / QLoRA).
     #[serde(default = "all_linear")]
     pub lora_targets: LoraTargets,
+    /// Training state kept in host memory.
+    #[serde(default)]
+    pub offload: Offload,
     /// Fused attention that never materialises the score matrix (FlashAttention).
     pub flash_attention: bool,
     pub engine: Engine,

@@ -3,8 +3,8 @@
 
 use gpuplan_estimate::{Cluster, Estimate, EstimateError, EstimateRequest, TrainingAmount};
 use gpuplan_model::{
-    Accelerator, Checkpointing, Engine, Framework, ImageSettings, KvCacheDtype, LoraTargets, ModelSpec, Optimizer,
-    ParallelLayout, Precision, Task, TransformerSpec, Workload,
+    Accelerator, Checkpointing, Engine, Framework, ImageSettings, KvCacheDtype, LoraTargets, ModelSpec, Offload,
+    Optimizer, ParallelLayout, Precision, Task, TransformerSpec, Workload,
 };
 
 /// Largest micro-batch the automatic choice tries.
@@ -30,6 +30,7 @@ pub struct WorkloadTemplate {
     pub optimizer: Optimizer,
     pub lora_rank: u64,
     pub lora_targets: LoraTargets,
+    pub offload: Offload,
     pub flash_attention: bool,
     pub engine: Engine,
     pub framework: Option<Framework>,
@@ -58,6 +59,7 @@ impl WorkloadTemplate {
             optimizer: self.optimizer,
             lora_rank: self.lora_rank,
             lora_targets: self.lora_targets,
+            offload: self.offload,
             flash_attention: self.flash_attention,
             engine: self.engine,
             framework: self.framework,
@@ -193,6 +195,8 @@ pub fn configure(
     let profile = template.framework.map(gpuplan_estimate::calibration::framework);
     let zeros: Vec<u8> = match template.zero {
         Some(zero) => vec![zero],
+        // Offloaded parameters are sharded (ZeRO-3, FSDP) before they leave the GPU.
+        None if template.offload.parameters => vec![3],
         None if task.is_training() && gpus > 1 && !matches!(task, Task::Lora | Task::Qlora) => {
             profile.map_or_else(|| vec![0, 1, 2, 3], |p| p.zero_stages.clone())
         }

@@ -87,6 +87,7 @@ fn template() -> WorkloadTemplate {
         framework: None,
         kv_cache: gpuplan_model::KvCacheDtype::Auto,
         lora_targets: gpuplan_model::LoraTargets::AllLinear,
+        offload: gpuplan_model::Offload::NONE,
         image: Default::default(),
     }
 }

@@ -36,6 +36,7 @@ pub(crate) fn check_plan_query(query: &PlanQuery, model: &ModelSpec) -> Result<(
         Given("--optimizer", query.optimizer.is_some()),
         Given("--checkpointing", query.checkpointing.is_some()),
         Given("--framework", query.framework.is_some()),
+        Given("--offload", query.offload.is_some_and(|o| o.any())),
         Given("--micro-batch", query.micro_batch.is_some()),
         Given(
             "--checkpoint-every",

@@ -3,7 +3,7 @@
 
 use crate::Error;
 use gpuplan_estimate::TrainingAmount;
-use gpuplan_model::{Architecture, Engine, Framework, LoraTargets, ModelSpec, Task, TransformerSpec};
+use gpuplan_model::{Architecture, Engine, Framework, LoraTargets, ModelSpec, Offload, Task, TransformerSpec};
 
 /// Default LoRA rank: the PEFT and torchtune recipes use 8–16; QLoRA's paper 64.
 pub const DEFAULT_LORA_RANK: u64 = 16;
@@ -79,6 +79,23 @@ pub fn lora_targets(
         }
         (None, _) => LoraTargets::AllLinear,
     }
+}
+
+/// Offloading applies to training, and parameters leave the GPU only sharded (ZeRO-3/FSDP).
+pub fn check_offload(offload: Offload, task: Task, zero: Option<u8>) -> Result<(), Error> {
+    if offload.any() && !task.is_training() {
+        return Err(Error::invalid(
+            "--offload applies to training tasks (pretrain, finetune, lora, qlora)",
+            Some("drop it".to_string()),
+        ));
+    }
+    if offload.parameters && zero.is_some_and(|z| z < 3) {
+        return Err(Error::invalid(
+            "--offload params needs sharded parameters (ZeRO-3 or FSDP)",
+            Some("use --zero 3, or offload only the optimizer".to_string()),
+        ));
+    }
+    Ok(())
 }
 
 /// How much training is asked for: `--tokens`, or `--epochs` × `--dataset-size` (one epoch

@@ -7,7 +7,7 @@ use gpuplan_estimate::serving::{self, LoadReport};
 use gpuplan_estimate::{Cluster, Estimate};
 use gpuplan_model::{
     Accelerator, Architecture, Checkpointing, Engine, Framework, GpuInterconnect, ImageSettings, KvCacheDtype,
-    LatencyTarget, LoraTargets, ModelSpec, Optimizer, Precision, RequestMix, Task, Workload,
+    LatencyTarget, LoraTargets, ModelSpec, Offload, Optimizer, Precision, RequestMix, Task, Workload,
 };
 use gpuplan_plan::{Configured, WorkloadTemplate, configure, layout_candidates};
 
@@ -46,6 +46,8 @@ pub struct WorkloadRequest {
     pub lora_rank: Option<u64>,
     /// The layers LoRA adapts (default: the framework's recipe, else every linear layer).
     pub lora_targets: Option<LoraTargets>,
+    /// Training state kept in host memory.
+    pub offload: Option<Offload>,
     pub flash_attention: Option<bool>,
     pub engine: Option<Engine>,
     /// Training framework, whose defaults and loss the estimate follows.
@@ -113,6 +115,7 @@ impl WorkloadRequest {
             optimizer: None,
             lora_rank: None,
             lora_targets: None,
+            offload: None,
             flash_attention: None,
             engine: None,
             framework: None,
@@ -205,6 +208,9 @@ pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result
             "--lora-targets applies to --task lora or qlora",
             Some("drop it".to_string()),
         ));
+    }
+    if let Some(offload) = request.offload {
+        defaults::check_offload(offload, task, request.zero)?;
     }
     if request.kv_cache.is_some() && task.is_training() {
         return Err(Error::invalid(
@@ -301,6 +307,7 @@ pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result
         optimizer,
         lora_rank,
         lora_targets,
+        offload: request.offload.unwrap_or_default(),
         flash_attention,
         engine,
         framework: request.framework,

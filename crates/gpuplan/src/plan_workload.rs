@@ -5,7 +5,7 @@ use crate::{Error, defaults, resolve};
 use gpuplan_catalog::Catalog;
 use gpuplan_model::{
     AcceleratorId, Architecture, BillingMode, Checkpointing, Engine, Framework, ImageSettings, KvCacheDtype,
-    LoraTargets, ModelSpec, Optimizer, Precision, RequestMix, Task,
+    LoraTargets, ModelSpec, Offload, Optimizer, Precision, RequestMix, Task,
 };
 use gpuplan_plan::{
     Constraints, DEFAULT_PIPELINE, Objective, Operational, Plan, PlanError, PlanRequest, ServingTargets,
@@ -28,6 +28,8 @@ pub struct PlanQuery {
     pub lora_rank: Option<u64>,
     /// The layers LoRA adapts (default: the framework's recipe, else every linear layer).
     pub lora_targets: Option<LoraTargets>,
+    /// Training state kept in host memory.
+    pub offload: Option<Offload>,
     pub engine: Option<Engine>,
     /// Training framework, whose defaults and loss the estimates follow.
     pub framework: Option<Framework>,
@@ -73,6 +75,7 @@ impl PlanQuery {
             optimizer: None,
             lora_rank: None,
             lora_targets: None,
+            offload: None,
             engine: None,
             framework: None,
             kv_cache: None,
@@ -288,6 +291,7 @@ pub fn plan_workload(catalog: &Catalog, query: &PlanQuery) -> Result<Result<Plan
         optimizer: query.optimizer.unwrap_or(Optimizer::AdamW),
         lora_rank,
         lora_targets,
+        offload: query.offload.unwrap_or_default(),
         flash_attention: transformer.is_some() || crate::defaults::is_diffusion(&model),
         engine,
         framework: query.framework,

@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
 use gpuplan::model::{
-    Architecture, Checkpointing, Engine, Framework, ImageSettings, LoraTargets, Optimizer, Precision, Task,
+    Architecture, Checkpointing, Engine, Framework, ImageSettings, LoraTargets, Offload, Optimizer, Precision, Task,
 };
 use gpuplan::{Catalog, ModelSource, WorkloadRequest, estimate_workload};
 use serde::Deserialize;
@@ -122,6 +122,8 @@ mod validation {
         lora_rank: Option<u64>,
         /// The layers the run adapted, where its framework's default does not say.
         lora_targets: Option<String>,
+        /// Training state the run kept in host memory.
+        offload: Option<String>,
         tokens: Option<f64>,
         input_tokens: Option<u64>,
         output_tokens: Option<u64>,
@@ -215,6 +217,7 @@ mod validation {
         request.framework = case.framework.as_deref().map(|f| f.parse::<Framework>().unwrap());
         request.lora_rank = case.lora_rank;
         request.lora_targets = case.lora_targets.as_deref().map(|t| t.parse::<LoraTargets>().unwrap());
+        request.offload = case.offload.as_deref().map(|o| o.parse::<Offload>().unwrap());
         request.engine = engine(case.engine.as_deref());
         request.tokens = case.tokens;
         request.node_network_gbps = case.node_network_gbps;

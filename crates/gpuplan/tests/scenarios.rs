@@ -504,6 +504,8 @@ mod frameworks {
             (r.seq, r.batch, r.micro_batch) = (Some(2048), Some(2), Some(2));
             r.checkpointing = Some(Checkpointing::Full);
             r.framework = Some(framework);
+            // The same adapters under both, so that only the loss differs.
+            r.lora_targets = Some(gpuplan::model::LoraTargets::AllLinear);
             estimate_workload(catalog(), &r)
                 .unwrap()
                 .estimate
@@ -522,5 +524,72 @@ mod frameworks {
         r.framework = Some(Framework::Torchtitan);
         let error = estimate_workload(catalog(), &r).unwrap_err();
         assert!(error.to_string().contains("--framework applies to training"), "{error}");
+    }
+}
+
+mod offload {
+    //! Offloading to host memory, as DeepSpeed, FSDP and torchtune do it.
+    use super::*;
+    use gpuplan::model::{Checkpointing, Offload};
+
+    fn qlora_70b_on_two_3090s(offload: &str) -> gpuplan::EstimateAnswer {
+        let mut r = WorkloadRequest::new(ModelSource::BuiltIn("llama-2-70b".into()), Task::Qlora, "RTX-3090");
+        (r.gpus, r.gpus_per_node, r.zero) = (Some(2), Some(2), Some(3));
+        (r.seq, r.batch, r.micro_batch) = (Some(2048), Some(2), Some(1));
+        r.checkpointing = Some(Checkpointing::Full);
+        r.offload = Some(offload.parse::<Offload>().unwrap());
+        estimate_workload(catalog(), &r).unwrap()
+    }
+
+    /// Answer.AI's FSDP + QLoRA trains Llama 2 70B on two 24 GB cards with the sharded 4-bit
+    /// base in host memory; without offload the shards alone nearly fill them.
+    #[test]
+    fn qlora_of_a_70b_model_fits_two_24_gb_cards_only_with_parameters_offloaded() {
+        let fits = |a: &gpuplan::EstimateAnswer| {
+            a.estimate.memory.per_gpu.as_gib() <= 0.9 * a.estimate.memory.capacity.as_gib()
+        };
+        assert!(!fits(&qlora_70b_on_two_3090s("none")));
+        let offloaded = qlora_70b_on_two_3090s("params");
+        assert!(fits(&offloaded), "{}", offloaded.estimate.memory.per_gpu);
+        assert!(
+            offloaded
+                .estimate
+                .assumptions
+                .iter()
+                .any(|a| a.contains("parameters offloaded"))
+        );
+    }
+
+    /// Offloading the optimizer frees its states from the GPU and pays for the CPU Adam step.
+    #[test]
+    fn an_offloaded_optimizer_frees_memory_and_costs_time() {
+        let run = |offload: &str| {
+            let mut r = WorkloadRequest::new(
+                ModelSource::BuiltIn("llama-2-7b".into()),
+                Task::Finetune,
+                "A100-SXM4-80GB",
+            );
+            (r.gpus, r.zero, r.seq, r.batch, r.micro_batch) = (Some(8), Some(2), Some(4096), Some(64), Some(1));
+            r.checkpointing = Some(Checkpointing::Full);
+            r.offload = Some(offload.parse::<Offload>().unwrap());
+            estimate_workload(catalog(), &r).unwrap().estimate
+        };
+        let (kept, offloaded) = (run("none"), run("optimizer"));
+        assert_eq!(offloaded.memory.optimizer.as_u64(), 0);
+        assert!(offloaded.memory.per_gpu < kept.memory.per_gpu);
+        assert!(offloaded.training.unwrap().step_seconds > kept.training.unwrap().step_seconds);
+    }
+
+    #[test]
+    fn parameters_are_offloaded_only_when_sharded() {
+        let mut r = WorkloadRequest::new(
+            ModelSource::BuiltIn("llama-2-7b".into()),
+            Task::Finetune,
+            "A100-SXM4-80GB",
+        );
+        (r.gpus, r.zero) = (Some(8), Some(1));
+        r.offload = Some("params".parse::<Offload>().unwrap());
+        let error = estimate_workload(catalog(), &r).unwrap_err();
+        assert!(error.to_string().contains("ZeRO-3"), "{error}");
     }
 }

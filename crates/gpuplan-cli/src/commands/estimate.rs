@@ -60,6 +60,7 @@ pub fn run(catalog: &Catalog, args: &EstimateArgs, format: OutputFormat) -> Resu
     request.zero = args.zero;
     request.checkpointing = parse("checkpointing", &args.checkpointing)?;
     request.framework = parse("framework", &args.framework)?;
+    request.offload = parse("offload", &args.offload)?;
     request.kv_cache = parse("kv-cache-dtype", &args.kv_cache_dtype)?;
     request.optimizer = parse("optimizer", &args.optimizer)?;
     request.lora_rank = args.lora_rank;

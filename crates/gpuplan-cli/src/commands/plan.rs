@@ -162,6 +162,7 @@ pub fn run(catalog: &Catalog, args: &PlanArgs, format: OutputFormat) -> Result<E
     query.output_tokens = args.output_tokens;
     query.checkpointing = parse("checkpointing", &args.checkpointing)?;
     query.framework = parse("framework", &args.framework)?;
+    query.offload = parse("offload", &args.offload)?;
     query.kv_cache = parse("kv-cache-dtype", &args.kv_cache_dtype)?;
     query.optimizer = parse("optimizer", &args.optimizer)?;
     query.lora_rank = args.lora_rank;

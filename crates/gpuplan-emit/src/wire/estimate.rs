@@ -50,6 +50,10 @@ pub struct WorkloadJson {
     pub checkpointing: String,
     pub optimizer: String,
     pub lora_rank: u64,
+    /// The layers LoRA adapts (`--lora-targets`).
+    pub lora_targets: String,
+    /// Training state kept in host memory (`--offload`).
+    pub offload: String,
     pub flash_attention: bool,
     pub engine: String,
     /// The training framework whose profile the estimate followed (`--framework`).
@@ -183,6 +187,8 @@ impl EstimateJson {
                 checkpointing: workload.checkpointing.to_string(),
                 optimizer: workload.optimizer.to_string(),
                 lora_rank: workload.lora_rank,
+                lora_targets: workload.lora_targets.to_string(),
+                offload: workload.offload.to_string(),
                 flash_attention: workload.flash_attention,
                 engine: workload.engine.to_string(),
                 framework: workload.framework.map(|f| f.to_string()),
