@@ -2,9 +2,12 @@ use crate::accelerator_index::AcceleratorIndex;
 use crate::error::CatalogError;
 use crate::model_library::{ModelLibrary, parse_model};
 use crate::price_flags::flag_prices;
+use crate::price_overlay::PriceOverlay;
 use crate::raw;
 use crate::raw_operations;
-use gpuplan_model::{Accelerator, Date, FabricRule, Offering, Operations, ReservedDiscount, StackSupport};
+use gpuplan_model::{
+    Accelerator, Date, ExchangeRate, FabricRule, Offering, Operations, ReservedDiscount, StackSupport, UsdPerHour,
+};
 use std::collections::HashMap;
 
 /// The version of the data layout in `data/SCHEMA.md` that this build reads.
@@ -39,6 +42,34 @@ pub struct Catalog {
     fabrics: Vec<FabricRule>,
     operations: Operations,
     schema_version: u32,
+    /// The user's prices applied over the list prices, if any.
+    your_prices: Option<YourPrices>,
+    /// Units of each non-USD currency per US dollar, for prices published in them.
+    exchange_rates: Vec<ExchangeRate>,
+}
+
+/// Fills an offering's USD prices from its native-currency ones at the catalog's rate.
+fn convert_native(offering: &mut Offering, rates: &[ExchangeRate]) -> Result<(), String> {
+    let Some(native) = &offering.native else {
+        return Ok(());
+    };
+    let rate = rates.iter().find(|r| r.currency == native.currency).ok_or_else(|| {
+        format!(
+            "no exchange rate for {} in billing/exchange-rates.toml",
+            native.currency
+        )
+    })?;
+    offering.on_demand = native.on_demand.map(|p| UsdPerHour(p / rate.per_usd));
+    offering.spot = native.spot.map(|p| UsdPerHour(p / rate.per_usd));
+    Ok(())
+}
+
+/// Where the user's prices came from and what they changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct YourPrices {
+    pub file: String,
+    /// Offerings whose price the file changed.
+    pub offerings: usize,
 }
 
 impl Catalog {
@@ -82,6 +113,7 @@ impl Catalog {
         let mut fabrics = Vec::new();
         let mut stacks = Vec::new();
         let mut operations = Operations::default();
+        let mut exchange_rates = Vec::new();
         for file in files {
             let path = file.path.as_str();
             if path.starts_with("accelerators/") && path.ends_with(".toml") {
@@ -92,6 +124,8 @@ impl Catalog {
                 }
             } else if path.starts_with("models/") && path.ends_with(".json") {
                 models.push(parse_model(path, &file.text)?);
+            } else if path == "billing/exchange-rates.toml" {
+                exchange_rates.extend(raw::parse_exchange_rates(path, &file.text)?);
             } else if path.starts_with("billing/") && path.ends_with(".toml") {
                 reserved_discounts.extend(raw::parse_reserved(path, &file.text)?);
             } else if path.starts_with("networks/") && path.ends_with(".toml") {
@@ -143,6 +177,7 @@ impl Catalog {
             }
             let mut offering = offering;
             offering.fabric = fabric_of(&fabrics, &offering).map_err(|message| error("instance_type", message))?;
+            convert_native(&mut offering, &exchange_rates).map_err(|message| error("currency", message))?;
             offerings.push(offering);
         }
         flag_prices(&mut offerings);
@@ -154,11 +189,34 @@ impl Catalog {
             fabrics,
             operations,
             schema_version,
+            your_prices: None,
+            exchange_rates,
         })
     }
 
     pub fn accelerators(&self) -> &AcceleratorIndex {
         &self.accelerators
+    }
+
+    /// The catalog with the user's prices applied (`--prices`); list prices stay on each
+    /// changed offering.
+    pub fn with_prices(mut self, file: &str, overlay: &PriceOverlay) -> Result<Catalog, CatalogError> {
+        let offerings = overlay.apply(file, &mut self.offerings)?;
+        self.your_prices = Some(YourPrices {
+            file: file.to_string(),
+            offerings,
+        });
+        Ok(self)
+    }
+
+    /// Exchange rates used to compare prices published in other currencies.
+    pub fn exchange_rates(&self) -> &[ExchangeRate] {
+        &self.exchange_rates
+    }
+
+    /// The user's prices in force, if any.
+    pub fn your_prices(&self) -> Option<&YourPrices> {
+        self.your_prices.as_ref()
     }
 
     pub fn offerings(&self) -> &[Offering] {

@@ -102,6 +102,9 @@ mod tests {
             as_of: "2026-11-23".parse().unwrap(),
             notes: None,
             fabric: None,
+            native: None,
+            list_on_demand: None,
+            list_spot: None,
             price_flags: Vec::new(),
         }
     }

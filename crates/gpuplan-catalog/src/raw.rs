@@ -3,9 +3,9 @@
 
 use crate::error::{CatalogError, line_column};
 use gpuplan_model::{
-    Accelerator, AcceleratorId, BillingGranularity, Bytes, BytesPerSecond, CommitmentTerm, Date, FlopsPerSecond,
-    GigabitsPerSecond, GpuInterconnect, NodeNetwork, NvLink, Offering, PeakTable, Precision, ProviderId,
-    ReservedDiscount, Source, UsdPerHour, Watts,
+    Accelerator, AcceleratorId, BillingGranularity, Bytes, BytesPerSecond, CommitmentTerm, Date, ExchangeRate,
+    FlopsPerSecond, GigabitsPerSecond, GpuInterconnect, NativePrice, NodeNetwork, NvLink, Offering, PeakTable,
+    Precision, ProviderId, ReservedDiscount, Source, UsdPerHour, Watts,
 };
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -32,6 +32,10 @@ pub(crate) const OFFERING_COLUMNS: [&str; 19] = [
     "as_of",
     "notes",
 ];
+
+/// Columns an offerings file may add after [`OFFERING_COLUMNS`] for prices published in
+/// another currency than USD; the USD columns then stay empty.
+pub(crate) const NATIVE_PRICE_COLUMNS: [&str; 3] = ["currency", "on_demand_native", "spot_native"];
 
 /// The smallest sparse/dense ratio a datasheet shows (NVIDIA B300 FP4: 18/14 = 1.29).
 const MIN_SPARSE_TO_DENSE_RATIO: f64 = 1.25;
@@ -358,6 +362,12 @@ pub(crate) struct RawOffering {
     pub source: String,
     pub as_of: String,
     pub notes: String,
+    #[serde(default)]
+    pub currency: String,
+    #[serde(default)]
+    pub on_demand_native: String,
+    #[serde(default)]
+    pub spot_native: String,
 }
 
 fn optional(text: &str) -> Option<&str> {
@@ -419,6 +429,7 @@ impl RawOffering {
                 ));
             }
         }
+        let native = self.native_price(on_demand.is_some() || spot.is_some())?;
         let vcpus = number("vcpus", &self.vcpus)?.ok_or_else(|| field_error("vcpus", "is empty"))?;
         let memory = number("memory_gib", &self.memory_gib)?.ok_or_else(|| field_error("memory_gib", "is empty"))?;
         Ok(Offering {
@@ -444,9 +455,90 @@ impl RawOffering {
             as_of: parse_date("as_of", &self.as_of)?,
             notes: optional(&self.notes).map(str::to_string),
             fabric: None,
+            native,
+            list_on_demand: None,
+            list_spot: None,
             price_flags: Vec::new(),
         })
     }
+}
+
+impl RawOffering {
+    /// The price in the provider's own currency, where the row gives one instead of USD.
+    fn native_price(&self, has_usd: bool) -> Result<Option<NativePrice>, FieldError> {
+        let Some(currency) = optional(&self.currency).filter(|c| !c.eq_ignore_ascii_case("USD")) else {
+            if optional(&self.on_demand_native).is_some() || optional(&self.spot_native).is_some() {
+                return Err(field_error("currency", "native prices need their currency"));
+            }
+            return Ok(None);
+        };
+        if has_usd {
+            return Err(field_error(
+                "on_demand_usd_per_hour",
+                format!("a {currency} row leaves the USD prices empty: they are converted at the catalog's rate"),
+            ));
+        }
+        if !(currency.len() == 3 && currency.chars().all(|c| c.is_ascii_uppercase())) {
+            return Err(field_error(
+                "currency",
+                format!("`{currency}` is not an ISO 4217 code such as CNY"),
+            ));
+        }
+        let on_demand = price("on_demand_native", &self.on_demand_native)?.map(|p| p.0);
+        let spot = price("spot_native", &self.spot_native)?.map(|p| p.0);
+        if let (Some(on_demand), Some(spot)) = (on_demand, spot) {
+            if spot >= on_demand {
+                return Err(field_error(
+                    "spot_native",
+                    format!("spot {spot} is not below on-demand {on_demand}"),
+                ));
+            }
+        }
+        Ok(Some(NativePrice {
+            currency: currency.to_string(),
+            on_demand,
+            spot,
+        }))
+    }
+}
+
+/// Parses `billing/exchange-rates.toml`.
+pub(crate) fn parse_exchange_rates(file: &str, text: &str) -> Result<Vec<ExchangeRate>, CatalogError> {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Rates {
+        rate: Vec<Rate>,
+    }
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Rate {
+        currency: String,
+        per_usd: f64,
+        as_of: String,
+        title: String,
+        url: String,
+    }
+    let rates: Rates = toml::from_str(text).map_err(|e| CatalogError::new(file, e.message().to_string()))?;
+    rates
+        .rate
+        .into_iter()
+        .map(|r| {
+            if !(r.per_usd.is_finite() && r.per_usd > 0.0) {
+                return Err(
+                    CatalogError::new(file, format!("{}: per_usd must be positive", r.currency)).in_field("per_usd"),
+                );
+            }
+            let as_of = parse_date("as_of", &r.as_of)
+                .map_err(|(field, message)| CatalogError::new(file, message).in_field(&field))?;
+            Ok(ExchangeRate {
+                currency: r.currency,
+                per_usd: r.per_usd,
+                as_of,
+                title: r.title,
+                url: r.url,
+            })
+        })
+        .collect()
 }
 
 /// Parses one `offerings/*.csv` file into offerings with the line each came from.
@@ -456,10 +548,18 @@ pub(crate) fn parse_offerings(file: &str, text: &str) -> Result<Vec<(Option<usiz
         .headers()
         .map_err(|error| CatalogError::new(file, error.to_string()).at_line(Some(1)))?
         .clone();
-    if headers.iter().ne(OFFERING_COLUMNS.iter().copied()) {
+    let plain = headers.iter().eq(OFFERING_COLUMNS.iter().copied());
+    let native = headers
+        .iter()
+        .eq(OFFERING_COLUMNS.iter().chain(NATIVE_PRICE_COLUMNS.iter()).copied());
+    if !plain && !native {
         return Err(CatalogError::new(
             file,
-            format!("the header must be exactly: {}", OFFERING_COLUMNS.join(",")),
+            format!(
+                "the header must be exactly: {} (optionally followed by {})",
+                OFFERING_COLUMNS.join(","),
+                NATIVE_PRICE_COLUMNS.join(",")
+            ),
         )
         .at_line(Some(1)));
     }

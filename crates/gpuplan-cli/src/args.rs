@@ -21,6 +21,11 @@ pub struct Cli {
     #[arg(long, global = true, env = "GPUPLAN_CATALOG", value_name = "DIR")]
     pub catalog: Option<PathBuf>,
 
+    /// The prices you pay, over the list prices: a TOML or CSV file of instance prices and
+    /// per-provider discounts (see the README's "Your prices").
+    #[arg(long, global = true, env = "GPUPLAN_PRICES", value_name = "FILE")]
+    pub prices: Option<PathBuf>,
+
     #[command(subcommand)]
     pub command: Command,
 }

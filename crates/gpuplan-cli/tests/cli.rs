@@ -109,6 +109,48 @@ mod gpus {
 }
 
 mod instances {
+    #[test]
+    fn your_prices_replace_list_prices_and_show_them_beside() {
+        let dir = std::env::temp_dir().join(format!("gpuplan-prices-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("ours.csv");
+        std::fs::write(
+            &file,
+            "provider,instance_type,region,billing,usd_per_hour,discount_percent\naws,p5.48xlarge,,on-demand,31,\n",
+        )
+        .unwrap();
+        let run = gpuplan(&[
+            "--prices",
+            file.to_str().unwrap(),
+            "instances",
+            "--provider",
+            "aws",
+            "--gpu",
+            "H100",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let rows = run.json();
+        let p5 = rows
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["instance_type"] == "p5.48xlarge")
+            .unwrap();
+        assert_eq!(p5["on_demand_usd_per_hour"], 31.0);
+        assert!(p5["list_on_demand_usd_per_hour"].as_f64().unwrap() > 31.0);
+        std::fs::write(
+            &file,
+            "provider,instance_type,region,billing,usd_per_hour,discount_percent\naws,p5.48xlarg,,on-demand,31,\n",
+        )
+        .unwrap();
+        let typo = gpuplan(&["--prices", file.to_str().unwrap(), "instances"]);
+        assert_eq!(typo.code, 2);
+        assert!(typo.stderr.contains("did you mean `p5.48xlarge`"), "{}", typo.stderr);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     use super::*;
 
     #[test]

@@ -47,7 +47,9 @@ pub use model_spec::{
     Architecture, AttentionBias, CitedSpec, MlaSpec, ModelSpec, MoeSpec, Norm, Stacks, TransformerSpec,
 };
 pub use name::normalize_name;
-pub use offering::{GpuInterconnect, NodeNetwork, Offering, PriceFlag, UNKNOWN_NODE_NETWORK_GBPS};
+pub use offering::{
+    ExchangeRate, GpuInterconnect, NativePrice, NodeNetwork, Offering, PriceFlag, UNKNOWN_NODE_NETWORK_GBPS,
+};
 pub use offload::Offload;
 pub use operations::{BillingMinimum, CapacityLimit, DecodeRate, InterruptionRate, Operations, StartupProfile};
 pub use precision::{Precision, UnknownPrecision};

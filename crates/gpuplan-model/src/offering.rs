@@ -98,9 +98,37 @@ pub struct Offering {
     /// the table does not describe it (see [`Offering::node_fabric`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fabric: Option<NodeFabric>,
+    /// The price as the provider publishes it, where that is not USD; `on_demand` and `spot`
+    /// are then converted at the catalog's exchange rate for the currency.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub native: Option<NativePrice>,
+    /// The list prices, where the user's own prices (`--prices`) replaced them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub list_on_demand: Option<UsdPerHour>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub list_spot: Option<UsdPerHour>,
     /// Checks this row's prices failed when the catalog was loaded.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub price_flags: Vec<PriceFlag>,
+}
+
+/// A price in the currency the provider publishes it in (per hour).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NativePrice {
+    /// ISO 4217 code, e.g. `CNY`.
+    pub currency: String,
+    pub on_demand: Option<f64>,
+    pub spot: Option<f64>,
+}
+
+/// How many units of a currency one US dollar buys, as of a date, from a named source.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExchangeRate {
+    pub currency: String,
+    pub per_usd: f64,
+    pub as_of: Date,
+    pub title: String,
+    pub url: String,
 }
 
 /// A price that looks wrong: kept in the catalog, listed by `catalog --check`, and not used

@@ -25,6 +25,9 @@ pub(crate) fn offering(accelerator: Option<&str>, gpus: u32, vcpus: f64) -> Offe
         as_of: gpuplan_model::Date::new(2026, 11, 23).unwrap_or_else(|| unreachable!("a valid date")),
         notes: None,
         fabric: None,
+        native: None,
+        list_on_demand: None,
+        list_spot: None,
         price_flags: Vec::new(),
     }
 }

@@ -62,6 +62,9 @@ fn offering(index: usize, gpu: usize, count: u32, price: f64, spot: Option<f64>)
         as_of: "2026-11-22".parse::<Date>().unwrap(),
         notes: None,
         fabric: None,
+        native: None,
+        list_on_demand: None,
+        list_spot: None,
         price_flags: Vec::new(),
     }
 }

@@ -123,6 +123,12 @@ pub fn plan_workload(catalog: &Catalog, query: &PlanQuery) -> Result<Result<Plan
     let model = resolve::model(catalog, &query.model)?;
     crate::applicability::check_plan_query(query, &model)?;
     let mut defaults = Vec::new();
+    if let Some(yours) = catalog.your_prices() {
+        defaults.push(format!(
+            "your prices from {} for {} offerings; list prices elsewhere",
+            yours.file, yours.offerings
+        ));
+    }
     let transformer = match &model.architecture {
         Architecture::Transformer(spec) => Some(spec),
         Architecture::Cited(_) => None,
@@ -343,6 +349,12 @@ pub fn plan_tabular_workload(catalog: &Catalog, query: &TabularQuery) -> Result<
         return Err(Error::invalid("--rows and --features must be at least 1", None));
     }
     let mut defaults = Vec::new();
+    if let Some(yours) = catalog.your_prices() {
+        defaults.push(format!(
+            "your prices from {} for {} offerings; list prices elsewhere",
+            yours.file, yours.offerings
+        ));
+    }
     let rounds = query.rounds.unwrap_or_else(|| {
         defaults.push(format!(
             "{} boosting rounds (XGBoost's default)",

@@ -593,3 +593,46 @@ mod offload {
         assert!(error.to_string().contains("ZeRO-3"), "{error}");
     }
 }
+
+mod your_prices {
+    //! Negotiated prices change what is cheapest: a team with a deep discount at one provider
+    //! should see that provider first.
+    use super::*;
+    use gpuplan::catalog::PriceOverlay;
+
+    fn plan_with(catalog: &Catalog, query: &PlanQuery) -> Value {
+        match plan_workload(catalog, query).unwrap() {
+            Ok(answer) => serde_json::to_value(PlanJson::new(&answer.plan, &answer.defaults)).unwrap(),
+            Err(infeasible) => panic!("infeasible: {:?}", infeasible.suggestion),
+        }
+    }
+
+    #[test]
+    fn a_negotiated_discount_moves_its_provider_to_the_top() {
+        let mut q = lora_8b();
+        q.providers = vec!["aws".to_string(), "gcp".to_string()];
+        let list = plan(&q);
+        let first = best(&list)["provider"].as_str().unwrap().to_string();
+        let other = if first == "aws" { "gcp" } else { "aws" };
+        let overlay = PriceOverlay::parse(
+            "ours.toml",
+            &format!("[[discount]]\nprovider = \"{other}\"\npercent = 90\n"),
+        )
+        .unwrap();
+        let ours = catalog().clone().with_prices("ours.toml", &overlay).unwrap();
+        let discounted = plan_with(&ours, &q);
+        assert_eq!(best(&discounted)["provider"], other, "{}", label(best(&discounted)));
+        assert!(ours.your_prices().unwrap().offerings > 0);
+    }
+
+    #[test]
+    fn a_price_for_an_instance_the_catalog_lacks_is_an_error() {
+        let overlay = PriceOverlay::parse(
+            "ours.toml",
+            "[[price]]\nprovider = \"aws\"\ninstance_type = \"p5.48xlarg\"\nusd_per_hour = 30.0\n",
+        )
+        .unwrap();
+        let error = catalog().clone().with_prices("ours.toml", &overlay).unwrap_err();
+        assert!(error.to_string().contains("did you mean `p5.48xlarge`"), "{error}");
+    }
+}

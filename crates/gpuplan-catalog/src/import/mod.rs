@@ -224,6 +224,9 @@ fn build_offering(
         as_of: options.as_of,
         notes: (!notes.is_empty()).then(|| notes.join("; ")),
         fabric: None,
+        native: None,
+        list_on_demand: None,
+        list_spot: None,
         price_flags: Vec::new(),
     })
 }

@@ -15,6 +15,7 @@ use gpuplan::{Error, ExitStatus};
 /// Runs one command to completion; the answer is printed, the status returned.
 pub fn run(cli: Cli) -> Result<ExitStatus, Error> {
     let catalog = catalog_source::load(cli.catalog.as_deref())?;
+    let catalog = catalog_source::with_prices(catalog, cli.prices.as_deref())?;
     let format = cli.output_format();
     match cli.command {
         Command::Gpus(args) => gpus::run(&catalog, &args, format),

@@ -30,6 +30,11 @@ pub fn instance_table(offerings: &[Offering], limit: usize) -> Table {
         groups.len().min(limit)
     };
     let price = |p: Option<UsdPerHour>| p.map_or("-".to_string(), |p| format!("{:.3}", p.0));
+    // Your price, with the list price it replaced in brackets.
+    let yours = |p: Option<UsdPerHour>, list: Option<UsdPerHour>| match list {
+        Some(list) => format!("{} (list {:.3})", price(p), list.0),
+        None => price(p),
+    };
     for group in &groups[..shown] {
         let o = group[0];
         let gpus = match &o.accelerator {
@@ -45,8 +50,8 @@ pub fn instance_table(offerings: &[Offering], limit: usize) -> Table {
             format!("{}", o.vcpus),
             o.memory.to_string(),
             o.gpu_interconnect.map_or("-".to_string(), |i| i.to_string()),
-            price(o.on_demand),
-            price(o.spot),
+            yours(o.on_demand, o.list_on_demand),
+            yours(o.spot, o.list_spot),
             price(
                 o.on_demand
                     .filter(|_| o.accelerator_count > 0)
@@ -62,6 +67,14 @@ pub fn instance_table(offerings: &[Offering], limit: usize) -> Table {
         ),
         (total, false) => format!("{total} offerings. Prices in USD per hour."),
     });
+    if offerings
+        .iter()
+        .any(|o| o.list_on_demand.is_some() || o.list_spot.is_some())
+    {
+        table
+            .footer
+            .push("Your prices (--prices) where given; the list price they replace in brackets.".to_string());
+    }
     table
 }
 

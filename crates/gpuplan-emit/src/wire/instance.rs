@@ -20,6 +20,9 @@ pub struct InstanceJson {
     pub node_network: Option<String>,
     pub on_demand_usd_per_hour: Option<f64>,
     pub spot_usd_per_hour: Option<f64>,
+    /// The list prices, where your prices (`--prices`) replaced them.
+    pub list_on_demand_usd_per_hour: Option<f64>,
+    pub list_spot_usd_per_hour: Option<f64>,
     pub billing_granularity: Option<String>,
     pub source: String,
     pub as_of: String,
@@ -44,6 +47,8 @@ impl From<&Offering> for InstanceJson {
             node_network: o.node_network.map(|n| n.to_string()),
             on_demand_usd_per_hour: o.on_demand.map(|p| p.0),
             spot_usd_per_hour: o.spot.map(|p| p.0),
+            list_on_demand_usd_per_hour: o.list_on_demand.map(|p| p.0),
+            list_spot_usd_per_hour: o.list_spot.map(|p| p.0),
             billing_granularity: o.billing_granularity.map(|b| b.to_string()),
             source: o.source.clone(),
             as_of: o.as_of.to_string(),
