@@ -6,7 +6,8 @@ use crate::price_overlay::PriceOverlay;
 use crate::raw;
 use crate::raw_operations;
 use gpuplan_model::{
-    Accelerator, Date, ExchangeRate, FabricRule, Offering, Operations, ReservedDiscount, StackSupport, UsdPerHour,
+    Accelerator, Date, ExchangeRate, FabricRule, Offering, Operations, ProviderId, ReservedDiscount, StackSupport,
+    StoragePricing, UsdPerHour,
 };
 use std::collections::HashMap;
 
@@ -46,6 +47,8 @@ pub struct Catalog {
     your_prices: Option<YourPrices>,
     /// Units of each non-USD currency per US dollar, for prices published in them.
     exchange_rates: Vec<ExchangeRate>,
+    /// Storage and egress list prices per provider.
+    storage_pricing: Vec<StoragePricing>,
 }
 
 /// Fills an offering's USD prices from its native-currency ones at the catalog's rate.
@@ -114,6 +117,7 @@ impl Catalog {
         let mut stacks = Vec::new();
         let mut operations = Operations::default();
         let mut exchange_rates = Vec::new();
+        let mut storage_pricing = Vec::new();
         for file in files {
             let path = file.path.as_str();
             if path.starts_with("accelerators/") && path.ends_with(".toml") {
@@ -124,6 +128,8 @@ impl Catalog {
                 }
             } else if path.starts_with("models/") && path.ends_with(".json") {
                 models.push(parse_model(path, &file.text)?);
+            } else if path == "billing/storage-egress.toml" {
+                storage_pricing.extend(raw::parse_storage_pricing(path, &file.text)?);
             } else if path == "billing/exchange-rates.toml" {
                 exchange_rates.extend(raw::parse_exchange_rates(path, &file.text)?);
             } else if path.starts_with("billing/") && path.ends_with(".toml") {
@@ -191,6 +197,7 @@ impl Catalog {
             schema_version,
             your_prices: None,
             exchange_rates,
+            storage_pricing,
         })
     }
 
@@ -207,6 +214,11 @@ impl Catalog {
             offerings,
         });
         Ok(self)
+    }
+
+    /// A provider's storage and egress list prices, where the catalog has them.
+    pub fn storage_pricing(&self, provider: &ProviderId) -> Option<&StoragePricing> {
+        self.storage_pricing.iter().find(|s| &s.provider == provider)
     }
 
     /// Exchange rates used to compare prices published in other currencies.

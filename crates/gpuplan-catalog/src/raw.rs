@@ -5,7 +5,7 @@ use crate::error::{CatalogError, line_column};
 use gpuplan_model::{
     Accelerator, AcceleratorId, BillingGranularity, Bytes, BytesPerSecond, CommitmentTerm, Date, ExchangeRate,
     FlopsPerSecond, GigabitsPerSecond, GpuInterconnect, NativePrice, NodeNetwork, NvLink, Offering, PeakTable,
-    Precision, ProviderId, ReservedDiscount, Source, UsdPerHour, Watts,
+    Precision, ProviderId, ReservedDiscount, Source, StoragePricing, UsdPerHour, Watts,
 };
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -536,6 +536,96 @@ pub(crate) fn parse_exchange_rates(file: &str, text: &str) -> Result<Vec<Exchang
                 as_of,
                 title: r.title,
                 url: r.url,
+            })
+        })
+        .collect()
+}
+
+/// Parses `billing/storage-egress.toml`: per provider, block and object storage and tiered
+/// internet egress.
+pub(crate) fn parse_storage_pricing(file: &str, text: &str) -> Result<Vec<StoragePricing>, CatalogError> {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct File {
+        provider: Vec<Entry>,
+    }
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Entry {
+        id: String,
+        block_storage_usd_per_gb_month: Option<f64>,
+        block_storage_kind: Option<String>,
+        object_storage_usd_per_gb_month: Option<f64>,
+        object_storage_kind: Option<String>,
+        egress_tiers: Option<Vec<(f64, f64)>>,
+        egress_note: Option<String>,
+        local_nvme_included: Option<String>,
+        sources: Vec<SourceEntry>,
+        as_of: String,
+    }
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct SourceEntry {
+        title: String,
+        url: String,
+        as_of: String,
+    }
+    let parsed: File = toml::from_str(text).map_err(|e| CatalogError::new(file, e.message().to_string()))?;
+    parsed
+        .provider
+        .into_iter()
+        .map(|entry| {
+            let fail = |field: &str, message: String| {
+                CatalogError::new(file, format!("{}: {message}", entry.id)).in_field(field)
+            };
+            for (field, value) in [
+                ("block_storage_usd_per_gb_month", entry.block_storage_usd_per_gb_month),
+                ("object_storage_usd_per_gb_month", entry.object_storage_usd_per_gb_month),
+            ] {
+                if value.is_some_and(|v| !(v.is_finite() && (0.0..10.0).contains(&v))) {
+                    return Err(fail(
+                        field,
+                        "must be a price between 0 and 10 USD per GB-month".to_string(),
+                    ));
+                }
+            }
+            if let Some(tiers) = &entry.egress_tiers {
+                let ascending = tiers.windows(2).all(|w| w[0].0 < w[1].0);
+                if tiers.is_empty()
+                    || !ascending
+                    || tiers
+                        .iter()
+                        .any(|(upper, price)| !(*upper > 0.0 && (0.0..10.0).contains(price)))
+                {
+                    return Err(fail(
+                        "egress_tiers",
+                        "tiers need ascending bounds and prices between 0 and 10 USD per GB".to_string(),
+                    ));
+                }
+            }
+            if entry.sources.is_empty() {
+                return Err(fail("sources", "every price needs a source".to_string()));
+            }
+            let as_of = parse_date("as_of", &entry.as_of).map_err(|(field, message)| fail(&field, message))?;
+            let mut sources = Vec::new();
+            for s in entry.sources {
+                parse_date("as_of", &s.as_of).map_err(|(field, message)| fail(&field, message))?;
+                sources.push(format!("{} — {} (as of {})", s.title, s.url, s.as_of));
+            }
+            let egress_note = match (entry.egress_note, entry.local_nvme_included) {
+                (Some(note), Some(nvme)) => Some(format!("{note} Local NVMe: {nvme}")),
+                (note, nvme) => note.or(nvme.map(|n| format!("Local NVMe: {n}"))),
+            };
+            Ok(StoragePricing {
+                provider: ProviderId::new(&entry.id),
+                block_usd_per_gb_month: entry.block_storage_usd_per_gb_month,
+                block_kind: entry.block_storage_kind,
+                object_usd_per_gb_month: entry.object_storage_usd_per_gb_month,
+                object_kind: entry.object_storage_kind,
+                egress_tiers: entry.egress_tiers,
+                egress_note,
+                sources,
+                as_of,
             })
         })
         .collect()

@@ -13,6 +13,12 @@ pub struct ProviderSummary {
     pub accelerators: BTreeSet<String>,
     pub with_on_demand_price: usize,
     pub with_spot_price: usize,
+    /// CPU-only shapes (no accelerator).
+    pub cpu_shapes: usize,
+    /// Which of block storage, object storage and egress have published prices.
+    pub storage: Vec<&'static str>,
+    /// Commitment terms with a published discount (`1y`, `3y`).
+    pub committed: Vec<String>,
     pub oldest: Date,
     pub newest: Date,
 }
@@ -56,6 +62,25 @@ impl CatalogSummary {
                         .collect(),
                     with_on_demand_price: offerings.iter().filter(|o| o.on_demand.is_some()).count(),
                     with_spot_price: offerings.iter().filter(|o| o.spot.is_some()).count(),
+                    cpu_shapes: offerings.iter().filter(|o| o.accelerator.is_none()).count(),
+                    storage: catalog.storage_pricing(provider).map_or_else(Vec::new, |s| {
+                        [
+                            (s.block_usd_per_gb_month.is_some(), "block"),
+                            (s.object_usd_per_gb_month.is_some(), "object"),
+                            (s.egress_tiers.is_some(), "egress"),
+                        ]
+                        .into_iter()
+                        .filter_map(|(present, name)| present.then_some(name))
+                        .collect()
+                    }),
+                    committed: catalog
+                        .reserved_discounts()
+                        .iter()
+                        .filter(|d| &d.provider == provider)
+                        .map(|d| d.term.to_string())
+                        .collect::<BTreeSet<_>>()
+                        .into_iter()
+                        .collect(),
                     oldest,
                     newest,
                 })

@@ -348,6 +348,36 @@ as_of = "2026-11-22"
         .map_err(|e| e.to_string())
     }
 
+    const NATIVE: &str = ",currency,on_demand_native,spot_native";
+
+    fn load_native(row: &str, rates: Option<&str>) -> Result<Catalog, String> {
+        let mut files = vec![
+            file("catalog.toml", MANIFEST),
+            file("accelerators/test.toml", ACCELERATOR),
+            file("offerings/test.csv", &format!("{}{NATIVE}\n{row}", HEADER.trim_end())),
+        ];
+        if let Some(rates) = rates {
+            files.push(file("billing/exchange-rates.toml", rates));
+        }
+        Catalog::from_files(&files).map_err(|e| e.to_string())
+    }
+
+    const CNY_RATE: &str = "[[rate]]\ncurrency = \"CNY\"\nper_usd = 7.0\nas_of = \"2025-02-28\"\ntitle = \"t\"\nurl = \"https://example.com\"\n";
+
+    #[test]
+    fn native_prices_convert_at_the_rate_and_need_one() {
+        let row = "alibaba,ecs.t,cn-test,,T4,1,16,4,16,,,,,,,second,test,2024-12-31,,CNY,14.0,\n";
+        let catalog = load_native(row, Some(CNY_RATE)).unwrap();
+        assert_eq!(catalog.offerings()[0].on_demand.unwrap().0, 2.0);
+        assert!(load_native(row, None).unwrap_err().contains("no exchange rate for CNY"));
+        let both = "alibaba,ecs.t,cn-test,,T4,1,16,4,16,,,,,1.0,,second,test,2024-12-31,,CNY,14.0,\n";
+        assert!(
+            load_native(both, Some(CNY_RATE))
+                .unwrap_err()
+                .contains("USD prices empty")
+        );
+    }
+
     #[test]
     fn a_valid_small_catalog_loads() {
         let catalog =
@@ -747,4 +777,72 @@ fn the_operations_tables_cover_the_big_three_clouds() {
         assert!(ops.interruption(&id).is_some(), "{provider} spot rate");
     }
     assert!(ops.image_gb.is_some() && ops.image_file_kb.is_some());
+}
+
+mod chinese_clouds_and_currencies {
+    use super::*;
+
+    fn regions_priced(provider: &str) -> std::collections::BTreeSet<String> {
+        catalog()
+            .offerings()
+            .iter()
+            .filter(|o| o.provider.as_str() == provider && o.accelerator.is_some() && o.on_demand.is_some())
+            .filter_map(|o| o.region.clone())
+            .collect()
+    }
+
+    #[test]
+    fn tencent_and_alibaba_are_priced_in_several_regions() {
+        assert!(regions_priced("tencent").len() >= 3, "{:?}", regions_priced("tencent"));
+        assert!(regions_priced("alibaba").len() >= 5, "{:?}", regions_priced("alibaba"));
+    }
+
+    /// A price published in yuan keeps its yuan and is compared in dollars at the cited rate.
+    #[test]
+    fn a_cny_price_is_kept_and_converted_at_the_cited_rate() {
+        let rate = catalog()
+            .exchange_rates()
+            .iter()
+            .find(|r| r.currency == "CNY")
+            .expect("a CNY rate");
+        assert!((6.0..8.0).contains(&rate.per_usd), "{}", rate.per_usd);
+        let priced = catalog()
+            .offerings()
+            .iter()
+            .filter(|o| o.native.as_ref().is_some_and(|n| n.currency == "CNY"))
+            .collect::<Vec<_>>();
+        assert!(!priced.is_empty());
+        for o in priced {
+            let native = o.native.as_ref().unwrap();
+            let usd = o.on_demand.expect("converted").0;
+            assert!((usd * rate.per_usd - native.on_demand.unwrap()).abs() < 1e-9);
+        }
+    }
+
+    #[test]
+    fn five_clouds_have_cpu_shapes() {
+        for provider in ["aws", "gcp", "azure", "alibaba", "tencent"] {
+            let shapes = catalog()
+                .offerings()
+                .iter()
+                .filter(|o| o.provider.as_str() == provider && o.accelerator.is_none() && o.on_demand.is_some())
+                .count();
+            assert!(shapes >= 8, "{provider}: {shapes} priced CPU shapes");
+        }
+    }
+
+    #[test]
+    fn storage_and_egress_differ_per_provider() {
+        let price = |p: &str| {
+            catalog()
+                .storage_pricing(&gpuplan_model::ProviderId::new(p))
+                .unwrap_or_else(|| panic!("{p} has storage prices"))
+                .clone()
+        };
+        let (aws, lambda, oci) = (price("aws"), price("lambda"), price("oci"));
+        assert_ne!(aws.block_usd_per_gb_month, lambda.block_usd_per_gb_month);
+        assert_ne!(aws.egress_tiers, oci.egress_tiers);
+        // Lambda publishes free egress.
+        assert!(lambda.egress_tiers.unwrap().iter().all(|(_, price)| *price == 0.0));
+    }
 }

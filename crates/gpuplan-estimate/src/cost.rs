@@ -29,18 +29,37 @@ pub fn billed_hours(hours: f64, granularity: Option<BillingGranularity>) -> f64 
     }
 }
 
-/// Cost of `gb` of egress over tiers `(upper bound in GB, USD per GB)`.
+/// Cost of `gb` of egress over tiers `(upper bound in GB, USD per GB)`; the last tier's price
+/// also applies beyond its bound.
 pub fn egress_cost(gb: f64, tiers: &[(f64, f64)]) -> f64 {
     let mut cost = 0.0;
     let mut lower = 0.0;
-    for &(upper, price) in tiers {
+    for (index, &(upper, price)) in tiers.iter().enumerate() {
         if gb <= lower {
             break;
         }
+        let upper = if index + 1 == tiers.len() { f64::INFINITY } else { upper };
         cost += (gb.min(upper) - lower) * price;
         lower = upper;
     }
     cost
+}
+
+/// The storage and egress prices a job is charged at.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StorageRates {
+    pub block_usd_per_gb_month: f64,
+    pub egress_tiers: Vec<(f64, f64)>,
+}
+
+impl Default for StorageRates {
+    /// AWS's, where nothing else is known.
+    fn default() -> Self {
+        StorageRates {
+            block_usd_per_gb_month: DEFAULT_STORAGE_USD_PER_GB_MONTH,
+            egress_tiers: DEFAULT_EGRESS_TIERS.to_vec(),
+        }
+    }
 }
 
 /// Hours in a billing month (8,760 / 12).
@@ -90,11 +109,12 @@ pub fn job_cost(
     granularity: Option<BillingGranularity>,
     storage_gb_months: f64,
     egress_gb: f64,
+    rates: &StorageRates,
 ) -> CostBreakdown {
     let billed = billed_hours(hours, granularity);
     let compute = usd_per_hour * billed;
-    let storage = storage_gb_months * DEFAULT_STORAGE_USD_PER_GB_MONTH;
-    let egress = egress_cost(egress_gb, &DEFAULT_EGRESS_TIERS);
+    let storage = storage_gb_months * rates.block_usd_per_gb_month;
+    let egress = egress_cost(egress_gb, &rates.egress_tiers);
     CostBreakdown {
         compute_usd: compute,
         storage_usd: storage,
@@ -128,8 +148,8 @@ mod tests {
 
     #[test]
     fn textbook_on_demand_and_reserved_years() {
-        assert!((job_cost(3.06, 8760.0, None, 0.0, 0.0).total_usd - 26_805.60).abs() < 1e-6);
-        assert!((job_cost(1.38, 8760.0, None, 0.0, 0.0).total_usd - 12_088.80).abs() < 1e-6);
+        assert!((job_cost(3.06, 8760.0, None, 0.0, 0.0, &StorageRates::default()).total_usd - 26_805.60).abs() < 1e-6);
+        assert!((job_cost(1.38, 8760.0, None, 0.0, 0.0, &StorageRates::default()).total_usd - 12_088.80).abs() < 1e-6);
     }
 
     #[test]

@@ -32,6 +32,7 @@ mod resnet_spec;
 mod serving;
 mod software_stack;
 mod source;
+mod storage_pricing;
 mod suggestion;
 mod units;
 mod workload;
@@ -58,6 +59,7 @@ pub use resnet_spec::{ConvOp, ResnetSpec};
 pub use serving::{DEFAULT_TARGET_PERCENTILE, LatencyTarget, RequestMix, RequestShape};
 pub use software_stack::{SoftwareStack, StackSupport, StackTarget};
 pub use source::Source;
+pub use storage_pricing::StoragePricing;
 pub use suggestion::did_you_mean;
 pub use units::{Bytes, BytesPerSecond, FlopsPerSecond, GigabitsPerSecond, UsdPerHour, Watts};
 pub use workload::{

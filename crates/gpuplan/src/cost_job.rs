@@ -3,10 +3,10 @@
 
 use crate::{Error, resolve};
 use gpuplan_catalog::Catalog;
-use gpuplan_estimate::cost::{CostBreakdown, job_cost};
+use gpuplan_estimate::cost::{CostBreakdown, StorageRates, job_cost};
 use gpuplan_estimate::energy::{EnergyEstimate, EnergyInput, RentOrBuy, energy, rent_or_buy};
 use gpuplan_estimate::spot::{SpotEstimate, SpotJob, SpotSimulation, expected, simulate};
-use gpuplan_model::{BillingMode, CommitmentTerm, Offering, did_you_mean};
+use gpuplan_model::{BillingMode, CommitmentTerm, Offering, ProviderId, did_you_mean};
 use gpuplan_plan::OfferingSource;
 use serde::Serialize;
 
@@ -289,6 +289,7 @@ pub fn cost_job(catalog: &Catalog, query: &CostQuery) -> Result<CostAnswer, Erro
     }
     // A minimum commitment bills at least its hours.
     let billed_for = query.hours.max(query.minimum_hours.unwrap_or(0.0));
+    let (rates, rate_notes) = storage_rates(catalog, offering.as_ref().map(|o| &o.provider));
     let mut lines = Vec::new();
     let mut unpriced = Vec::new();
     let mut assumptions = vec![format!(
@@ -380,6 +381,7 @@ pub fn cost_job(catalog: &Catalog, query: &CostQuery) -> Result<CostAnswer, Erro
                 granularity,
                 query.storage_gb_months,
                 query.egress_gb,
+                &rates,
             ),
             None,
             None,
@@ -423,6 +425,7 @@ pub fn cost_job(catalog: &Catalog, query: &CostQuery) -> Result<CostAnswer, Erro
                     None,
                     query.storage_gb_months,
                     query.egress_gb,
+                    &rates,
                 );
                 if let Some(runs) = settings.monte_carlo_runs {
                     simulation =
@@ -447,7 +450,14 @@ pub fn cost_job(catalog: &Catalog, query: &CostQuery) -> Result<CostAnswer, Erro
     }
     let on_demand_rate = query.price.or(offering.as_ref().and_then(|o| o.on_demand.map(|p| p.0)));
     let extras = |compute: f64| {
-        let base = job_cost(0.0, billed_for, granularity, query.storage_gb_months, query.egress_gb);
+        let base = job_cost(
+            0.0,
+            billed_for,
+            granularity,
+            query.storage_gb_months,
+            query.egress_gb,
+            &rates,
+        );
         CostBreakdown {
             compute_usd: compute,
             total_usd: compute + base.storage_usd + base.egress_usd,
@@ -522,12 +532,10 @@ pub fn cost_job(catalog: &Catalog, query: &CostQuery) -> Result<CostAnswer, Erro
         });
     }
     if query.storage_gb_months > 0.0 {
-        assumptions.push("storage at $0.08 per GB-month (AWS EBS gp3, us-east-1)".to_string());
+        assumptions.push(rate_notes.storage);
     }
     if query.egress_gb > 0.0 {
-        assumptions.push(
-            "egress at AWS internet data-transfer tiers (first 100 GB free, then $0.09…$0.05 per GB)".to_string(),
-        );
+        assumptions.push(rate_notes.egress);
     }
     if query.spot.is_some() {
         assumptions.push(
@@ -642,4 +650,68 @@ pub fn energy_of(catalog: &Catalog, query: &EnergyQuery) -> Result<EnergyAnswer,
         rent_or_buy,
         assumptions,
     })
+}
+
+/// What the storage and egress prices of a cost rest on.
+struct RateNotes {
+    storage: String,
+    egress: String,
+}
+
+/// The provider's storage and egress prices where the catalog has them, AWS's otherwise.
+fn storage_rates(catalog: &Catalog, provider: Option<&ProviderId>) -> (StorageRates, RateNotes) {
+    let published = provider.and_then(|p| catalog.storage_pricing(p));
+    let fallback = StorageRates::default();
+    let name = provider.map_or("the provider".to_string(), |p| p.display_name().to_string());
+    let aws_storage = "storage at $0.08 per GB-month (AWS EBS gp3, us-east-1)";
+    let aws_egress = "egress at AWS internet data-transfer tiers (first 100 GB free, then $0.09…$0.05 per GB)";
+    let (block, storage) = match published.and_then(|p| p.block_usd_per_gb_month.map(|b| (b, p))) {
+        Some((block, p)) => (
+            block,
+            format!(
+                "storage at ${block} per GB-month ({}, {}, as of {})",
+                name,
+                p.block_kind.as_deref().unwrap_or("block storage"),
+                p.as_of
+            ),
+        ),
+        None if provider.is_some() => (
+            fallback.block_usd_per_gb_month,
+            format!("{aws_storage}: no published block-storage price for {name}"),
+        ),
+        None => (fallback.block_usd_per_gb_month, aws_storage.to_string()),
+    };
+    let (tiers, egress) = match published.and_then(|p| p.egress_tiers.clone().map(|t| (t, p))) {
+        Some((tiers, p)) => {
+            let free = tiers.iter().all(|(_, price)| *price == 0.0);
+            let described = if free {
+                "free".to_string()
+            } else {
+                tiers
+                    .iter()
+                    .map(|(upper, price)| format!("${price}/GB to {upper:.0} GB"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            (
+                tiers,
+                format!(
+                    "egress at {name}'s published internet egress: {described} (as of {})",
+                    p.as_of
+                ),
+            )
+        }
+        None if provider.is_some() => (
+            fallback.egress_tiers.clone(),
+            format!("{aws_egress}: no published egress price for {name}"),
+        ),
+        None => (fallback.egress_tiers.clone(), aws_egress.to_string()),
+    };
+    (
+        StorageRates {
+            block_usd_per_gb_month: block,
+            egress_tiers: tiers,
+        },
+        RateNotes { storage, egress },
+    )
 }

@@ -636,3 +636,19 @@ mod your_prices {
         assert!(error.to_string().contains("did you mean `p5.48xlarge`"), "{error}");
     }
 }
+
+/// Moving 20 TB out of AWS costs about $1,700 at its published tiers; Lambda publishes free
+/// egress, so the same transfer costs nothing there.
+#[test]
+fn egress_is_priced_at_each_providers_own_rates() {
+    let egress = |instance: &str| {
+        let mut q = CostQuery::for_hours(10.0);
+        q.instance = Some(instance.to_string());
+        q.egress_gb = 20_000.0;
+        let answer = cost_job(catalog(), &q).unwrap();
+        answer.lines[0].breakdown.egress_usd
+    };
+    let aws = egress("p4d.24xlarge");
+    assert!((1_500.0..2_000.0).contains(&aws), "{aws}");
+    assert_eq!(egress("gpu_1x_h100_sxm5"), 0.0);
+}

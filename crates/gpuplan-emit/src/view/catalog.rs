@@ -11,9 +11,12 @@ pub fn catalog_table(summary: &CatalogSummary) -> Table {
         "accelerators",
         "priced",
         "spot",
+        "CPU shapes",
+        "storage / egress",
+        "committed",
         "as of (oldest … newest)",
     ])
-    .right_aligned(&["offerings", "instance types", "regions", "priced", "spot"]);
+    .right_aligned(&["offerings", "instance types", "regions", "priced", "spot", "CPU shapes"]);
     for p in &summary.providers {
         let accelerators = p.accelerators.len();
         table.push_row([
@@ -24,6 +27,17 @@ pub fn catalog_table(summary: &CatalogSummary) -> Table {
             format!("{accelerators} types"),
             p.with_on_demand_price.to_string(),
             p.with_spot_price.to_string(),
+            p.cpu_shapes.to_string(),
+            if p.storage.is_empty() {
+                "-".to_string()
+            } else {
+                p.storage.join(", ")
+            },
+            if p.committed.is_empty() {
+                "-".to_string()
+            } else {
+                p.committed.join(", ")
+            },
             if p.oldest == p.newest {
                 p.oldest.to_string()
             } else {

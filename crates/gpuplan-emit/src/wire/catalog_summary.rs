@@ -20,6 +20,11 @@ pub struct ProviderSummaryJson {
     pub accelerators: Vec<String>,
     pub with_on_demand_price: usize,
     pub with_spot_price: usize,
+    pub cpu_shapes: usize,
+    /// Published storage and egress prices: any of "block", "object", "egress".
+    pub storage: Vec<String>,
+    /// Commitment terms with a published discount.
+    pub committed: Vec<String>,
     pub oldest_as_of: String,
     pub newest_as_of: String,
 }
@@ -34,6 +39,9 @@ impl From<&ProviderSummary> for ProviderSummaryJson {
             accelerators: p.accelerators.iter().cloned().collect(),
             with_on_demand_price: p.with_on_demand_price,
             with_spot_price: p.with_spot_price,
+            cpu_shapes: p.cpu_shapes,
+            storage: p.storage.iter().map(|s| s.to_string()).collect(),
+            committed: p.committed.clone(),
             oldest_as_of: p.oldest.to_string(),
             newest_as_of: p.newest.to_string(),
         }
