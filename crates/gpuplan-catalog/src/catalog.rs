@@ -76,6 +76,17 @@ pub struct YourPrices {
 }
 
 impl Catalog {
+    /// The files of the catalog compiled into this binary, as a folder would hold them.
+    pub fn embedded_files() -> Vec<CatalogFile> {
+        EMBEDDED_FILES
+            .iter()
+            .map(|(path, text)| CatalogFile {
+                path: (*path).to_string(),
+                text: (*text).to_string(),
+            })
+            .collect()
+    }
+
     /// The catalog compiled into this binary.
     pub fn embedded() -> Result<Catalog, CatalogError> {
         let files: Vec<CatalogFile> = EMBEDDED_FILES

@@ -29,6 +29,7 @@ mod price_flags;
 mod price_overlay;
 mod raw;
 mod raw_operations;
+pub mod refresh;
 mod summary;
 
 pub mod import;

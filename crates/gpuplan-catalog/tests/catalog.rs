@@ -846,3 +846,68 @@ mod chinese_clouds_and_currencies {
         assert!(lambda.egress_tiers.unwrap().iter().all(|(_, price)| *price == 0.0));
     }
 }
+
+mod refresh {
+    use super::*;
+    use gpuplan_catalog::refresh::{QuoteBilling, apply_quotes, azure};
+    use gpuplan_model::Date;
+
+    fn fixture_quotes() -> Vec<gpuplan_catalog::refresh::PriceQuote> {
+        let folder = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/refresh/azure");
+        let mut quotes = Vec::new();
+        for page in ["page-1.json", "page-2.json"] {
+            let text = std::fs::read_to_string(format!("{folder}/{page}")).unwrap();
+            quotes.extend(azure::parse_page(page, &text).unwrap().quotes);
+        }
+        quotes
+    }
+
+    /// Recorded pages in, a catalog that loads out, with exactly the quoted prices changed,
+    /// dated and sourced; quotes for shapes the catalog lacks are counted, not invented.
+    #[test]
+    fn azure_pages_refresh_the_catalog_and_round_trip() {
+        let quotes = fixture_quotes();
+        assert_eq!(quotes.len(), 4, "Windows and Low Priority meters are dropped");
+        let today = Date::new(2026, 11, 23).unwrap();
+        let refreshed = apply_quotes(&Catalog::embedded_files(), "azure", &quotes, today, azure::ENDPOINT).unwrap();
+        assert_eq!(refreshed.unmatched, 1, "brazilsouth is not in the catalog");
+        assert!(
+            refreshed
+                .changes
+                .iter()
+                .any(|c| c.instance_type == "Standard_NC4as_T4_v3" && c.billing == QuoteBilling::Spot)
+        );
+        let catalog = Catalog::from_files(&refreshed.files).unwrap();
+        let t4 = catalog
+            .offerings()
+            .iter()
+            .find(|o| o.instance_type == "Standard_NC4as_T4_v3" && o.region.as_deref() == Some("eastus"))
+            .unwrap();
+        assert_eq!(t4.on_demand.unwrap().0, 0.5);
+        assert_eq!(t4.spot.unwrap().0, 0.06);
+        assert_eq!(t4.as_of, today);
+        assert_eq!(t4.source, azure::ENDPOINT);
+        // Offerings no quote covered keep their prices and dates.
+        let untouched = catalog
+            .offerings()
+            .iter()
+            .find(|o| o.instance_type == "Standard_NC4as_T4_v3" && o.region.as_deref() == Some("westus2"))
+            .unwrap();
+        assert_ne!(untouched.as_of, today);
+        // Refreshing again with the same quotes changes nothing.
+        let again = apply_quotes(&refreshed.files, "azure", &quotes, today, azure::ENDPOINT).unwrap();
+        assert!(again.changes.is_empty());
+    }
+
+    #[test]
+    fn a_refresh_that_would_break_the_catalog_is_refused() {
+        let broken = vec![gpuplan_catalog::refresh::PriceQuote {
+            instance_type: "Standard_NC4as_T4_v3".into(),
+            region: "eastus".into(),
+            billing: QuoteBilling::OnDemand,
+            usd_per_hour: 0.0,
+        }];
+        let today = Date::new(2026, 11, 23).unwrap();
+        assert!(apply_quotes(&Catalog::embedded_files(), "azure", &broken, today, azure::ENDPOINT).is_err());
+    }
+}

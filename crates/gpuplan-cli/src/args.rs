@@ -87,6 +87,34 @@ pub struct CatalogArgs {
     /// price copied across every region); plans leave them out unless --trust-prices.
     #[arg(long)]
     pub check: bool,
+
+    #[command(subcommand)]
+    pub action: Option<CatalogAction>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CatalogAction {
+    /// Fetch current prices from the providers' public price endpoints (today: the Azure Retail
+    /// Prices API) and write a refreshed catalog to the cache folder; the built-in catalog stays
+    /// the default (use the refreshed one with --catalog or GPUPLAN_CATALOG).
+    Refresh(RefreshArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RefreshArgs {
+    /// Providers to refresh (today: azure).
+    #[arg(long, value_delimiter = ',', default_value = "azure")]
+    pub provider: Vec<String>,
+
+    /// Read recorded response pages (*.json, in name order) from this folder instead of the
+    /// network.
+    #[arg(long, value_name = "DIR")]
+    pub from: Option<PathBuf>,
+
+    /// Write the refreshed catalog here (default: $XDG_CACHE_HOME/gpuplan/catalog, else
+    /// ~/.cache/gpuplan/catalog). The folder is replaced whole, never half-written.
+    #[arg(long, value_name = "DIR")]
+    pub into: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

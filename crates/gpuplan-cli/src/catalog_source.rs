@@ -40,6 +40,47 @@ pub fn with_prices(catalog: Catalog, file: Option<&Path>) -> Result<Catalog, Err
     catalog.with_prices(&name, &overlay).map_err(invalid)
 }
 
+/// Age of a catalog's newest price beyond which every command says so.
+const STALE_AFTER_DAYS: i32 = 120;
+
+/// Says on standard error when the catalog's newest price is older than
+/// [`STALE_AFTER_DAYS`], naming the catalog, and how to refresh it.
+pub fn warn_if_stale(catalog: &Catalog, folder: Option<&Path>) {
+    let Some(newest) = catalog.offerings().iter().map(|o| o.as_of).max() else {
+        return;
+    };
+    let (Ok(newest), now) = (
+        newest.to_string().parse::<jiff::civil::Date>(),
+        jiff::Zoned::now().date(),
+    ) else {
+        return;
+    };
+    let Ok(age) = newest.until(now) else {
+        return;
+    };
+    let days = age.get_days();
+    if days > STALE_AFTER_DAYS {
+        let which = folder.map_or("the built-in catalog".to_string(), |f| {
+            format!("the catalog in {}", f.display())
+        });
+        crate::output::eprintln_note(&format!(
+            "{which} has prices up to {newest}, {days} days old; `gpuplan catalog refresh` fetches current ones"
+        ));
+    }
+}
+
+/// The files of the catalog in use: the built-in one, or those of `folder`.
+pub fn files(folder: Option<&Path>) -> Result<Vec<CatalogFile>, Error> {
+    match folder {
+        None => Ok(Catalog::embedded_files()),
+        Some(folder) => {
+            let mut files = Vec::new();
+            read_folder(folder, folder, &mut files)?;
+            Ok(files)
+        }
+    }
+}
+
 pub fn load(folder: Option<&Path>) -> Result<Catalog, Error> {
     match folder {
         None => Ok(Catalog::embedded()?),

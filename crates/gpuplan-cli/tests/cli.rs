@@ -638,6 +638,126 @@ mod instances {
 mod catalog {
     use super::*;
 
+    fn scratch(name: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("gpuplan-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    /// Recorded Azure pages in, a catalog folder out that every command can read, with the
+    /// quoted prices changed; refreshing twice replaces the folder whole.
+    #[test]
+    fn a_refresh_from_recorded_pages_round_trips() {
+        let into = scratch("refresh");
+        let pages = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../gpuplan-catalog/tests/fixtures/refresh/azure"
+        );
+        for _ in 0..2 {
+            let run = gpuplan(&[
+                "catalog",
+                "refresh",
+                "--provider",
+                "azure",
+                "--from",
+                pages,
+                "--into",
+                into.to_str().unwrap(),
+            ]);
+            assert_eq!(run.code, 0, "{}", run.stderr);
+            // Each refresh starts from the catalog in use (here the built-in one), so both
+            // change the same three prices; the folder is replaced whole, not merged into.
+            assert!(run.stdout.contains("3 prices changed"), "{}", run.stdout);
+            assert!(
+                run.stdout
+                    .contains("Standard_NC4as_T4_v3 eastus on-demand: 0.5260 → 0.5000"),
+                "{}",
+                run.stdout
+            );
+        }
+        let listed = gpuplan(&[
+            "--catalog",
+            into.to_str().unwrap(),
+            "instances",
+            "--provider",
+            "azure",
+            "--gpu",
+            "T4",
+            "--region",
+            "eastus",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(listed.code, 0, "{}", listed.stderr);
+        let rows = listed.json();
+        let t4 = rows
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["instance_type"] == "Standard_NC4as_T4_v3" && r["region"] == "eastus")
+            .unwrap();
+        assert_eq!(t4["on_demand_usd_per_hour"], 0.5);
+        assert_eq!(t4["source"], "https://prices.azure.com/api/retail/prices");
+        std::fs::remove_dir_all(&into).unwrap();
+    }
+
+    #[test]
+    fn a_provider_whose_endpoint_is_not_read_is_refused() {
+        let run = gpuplan(&["catalog", "refresh", "--provider", "aws", "--from", "."]);
+        assert_eq!(run.code, 2);
+        assert!(run.stderr.contains("aws"), "{}", run.stderr);
+    }
+
+    #[test]
+    fn an_old_catalog_is_named_with_its_age() {
+        let into = scratch("stale");
+        let pages = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../gpuplan-catalog/tests/fixtures/refresh/azure"
+        );
+        let run = gpuplan(&["catalog", "refresh", "--from", pages, "--into", into.to_str().unwrap()]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        // Age every offering's date.
+        for entry in walk(&into.join("offerings")) {
+            let text = std::fs::read_to_string(&entry).unwrap();
+            let aged = text
+                .lines()
+                .map(|line| {
+                    let mut fields: Vec<String> = line.split(',').map(str::to_string).collect();
+                    for field in &mut fields {
+                        if field.len() == 10 && field.starts_with("20") && field.as_bytes()[4] == b'-' {
+                            *field = "2020-01-01".to_string();
+                        }
+                    }
+                    fields.join(",")
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+            std::fs::write(&entry, aged).unwrap();
+        }
+        let listed = gpuplan(&["--catalog", into.to_str().unwrap(), "gpus"]);
+        assert_eq!(listed.code, 0, "{}", listed.stderr);
+        assert!(
+            listed.stderr.contains("days old") && listed.stderr.contains("catalog refresh"),
+            "{}",
+            listed.stderr
+        );
+        std::fs::remove_dir_all(&into).unwrap();
+    }
+
+    fn walk(folder: &std::path::Path) -> Vec<std::path::PathBuf> {
+        let mut files = Vec::new();
+        for entry in std::fs::read_dir(folder).unwrap().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                files.extend(walk(&path));
+            } else {
+                files.push(path);
+            }
+        }
+        files
+    }
+
     #[test]
     fn summarises_providers_with_dates_and_schema_version() {
         let run = gpuplan(&["catalog", "--format", "json"]);

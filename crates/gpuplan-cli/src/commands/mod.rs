@@ -7,6 +7,7 @@ mod gpus;
 mod instances;
 mod models;
 mod plan;
+mod refresh;
 
 use crate::args::{Cli, Command};
 use crate::catalog_source;
@@ -14,8 +15,15 @@ use gpuplan::{Error, ExitStatus};
 
 /// Runs one command to completion; the answer is printed, the status returned.
 pub fn run(cli: Cli) -> Result<ExitStatus, Error> {
+    if let Command::Catalog(args) = &cli.command {
+        if let Some(crate::args::CatalogAction::Refresh(refresh)) = &args.action {
+            let base = catalog_source::files(cli.catalog.as_deref())?;
+            return refresh::run(base, refresh);
+        }
+    }
     let catalog = catalog_source::load(cli.catalog.as_deref())?;
     let catalog = catalog_source::with_prices(catalog, cli.prices.as_deref())?;
+    catalog_source::warn_if_stale(&catalog, cli.catalog.as_deref());
     let format = cli.output_format();
     match cli.command {
         Command::Gpus(args) => gpus::run(&catalog, &args, format),
