@@ -26,6 +26,11 @@ pub struct Cli {
     #[arg(long, global = true, env = "GPUPLAN_PRICES", value_name = "FILE")]
     pub prices: Option<PathBuf>,
 
+    /// Show amounts in this currency (USD, or one the catalog has an exchange rate for, such
+    /// as CNY). Tables and text convert at the catalog's cited rate; JSON stays in USD.
+    #[arg(long, global = true, default_value = "USD", value_name = "CODE")]
+    pub currency: String,
+
     #[command(subcommand)]
     pub command: Command,
 }

@@ -40,6 +40,25 @@ pub fn with_prices(catalog: Catalog, file: Option<&Path>) -> Result<Catalog, Err
     catalog.with_prices(&name, &overlay).map_err(invalid)
 }
 
+/// The display currency: USD, or one the catalog has a rate for.
+pub fn money(catalog: &Catalog, code: &str) -> Result<gpuplan::emit::Money, Error> {
+    let code = code.trim().to_uppercase();
+    if code == "USD" {
+        return Ok(gpuplan::emit::Money::usd());
+    }
+    match catalog.exchange_rates().iter().find(|r| r.currency == code) {
+        Some(rate) => Ok(gpuplan::emit::Money::new(&code, rate.per_usd)),
+        None => {
+            let mut known: Vec<&str> = catalog.exchange_rates().iter().map(|r| r.currency.as_str()).collect();
+            known.insert(0, "USD");
+            Err(Error::InvalidInput {
+                message: format!("--currency {code}: the catalog has no exchange rate for it"),
+                hint: Some(format!("use one of {}", known.join(", "))),
+            })
+        }
+    }
+}
+
 /// Age of a catalog's newest price beyond which every command says so.
 const STALE_AFTER_DAYS: i32 = 120;
 

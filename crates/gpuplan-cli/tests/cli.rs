@@ -1640,6 +1640,34 @@ mod plan {
 }
 
 mod cost {
+    /// Amounts in yuan at the catalog's cited rate; JSON stays in dollars.
+    #[test]
+    fn amounts_show_in_the_currency_asked_for() {
+        let usd = gpuplan(&["cost", "--price", "2", "--hours", "10", "--format", "json"]);
+        let cny = gpuplan(&["cost", "--price", "2", "--hours", "10", "--currency", "CNY"]);
+        assert_eq!(cny.code, 0, "{}", cny.stderr);
+        assert!(
+            cny.stdout.contains("¥/h") && cny.stdout.contains("Amounts in CNY at"),
+            "{}",
+            cny.stdout
+        );
+        let rate: f64 = cny
+            .stdout
+            .split("Amounts in CNY at ")
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(cny.stdout.contains(&format!("{:.2}", 20.0 * rate)), "{}", cny.stdout);
+        assert_eq!(usd.json()["lines"][0]["total_usd"], 20.0);
+        let unknown = gpuplan(&["cost", "--price", "2", "--hours", "10", "--currency", "XYZ"]);
+        assert_eq!(unknown.code, 2);
+        assert!(unknown.stderr.contains("USD, CNY"), "{}", unknown.stderr);
+    }
+
     use super::*;
 
     #[test]

@@ -15,6 +15,7 @@
 mod export;
 mod finite;
 mod format;
+mod money;
 mod table;
 mod view;
 pub mod wire;
@@ -22,6 +23,7 @@ pub mod wire;
 pub use export::{CsvExporter, Exporter, MarkdownExporter, TerminalExporter};
 pub use finite::first_non_finite;
 pub use format::OutputFormat;
+pub use money::Money;
 pub use table::{Align, Table};
 pub use view::{
     FlaggedPriceJson, catalog_table, estimate_report, gpu_detail, gpu_table, infeasible_report, instance_table,

@@ -1,11 +1,12 @@
 use super::plan::billing;
 use crate::args::CostArgs;
 use crate::output;
+use gpuplan::emit::Money;
 use gpuplan::emit::{OutputFormat, Table};
 use gpuplan::{Catalog, CostQuery, Error, ExitStatus, SpotSettings, cost_job};
 use std::fmt::Write as _;
 
-pub fn run(catalog: &Catalog, args: &CostArgs, format: OutputFormat) -> Result<ExitStatus, Error> {
+pub fn run(catalog: &Catalog, args: &CostArgs, format: OutputFormat, money: &Money) -> Result<ExitStatus, Error> {
     let modeled = args.checkpoint_minutes.is_some() || args.interruption_rate.is_some() || args.monte_carlo.is_some();
     let query = CostQuery {
         instance: args.instance.clone(),
@@ -33,28 +34,37 @@ pub fn run(catalog: &Catalog, args: &CostArgs, format: OutputFormat) -> Result<E
         utilisation: args.utilisation,
     };
     let answer = cost_job(catalog, &query)?;
+    let per_hour = money.per("h");
     let mut table = Table::new([
         "billing",
-        "$/h",
+        per_hour.as_str(),
         "billed hours",
         "compute",
         "storage",
         "egress",
         "total",
     ])
-    .right_aligned(&["$/h", "billed hours", "compute", "storage", "egress", "total"]);
+    .right_aligned(&[
+        per_hour.as_str(),
+        "billed hours",
+        "compute",
+        "storage",
+        "egress",
+        "total",
+    ]);
     for line in &answer.lines {
         let b = &line.breakdown;
         table.push_row([
             line.billing.to_string(),
-            format!("{:.4}", line.usd_per_hour),
+            format!("{:.4}", money.amount(line.usd_per_hour)),
             format!("{:.2}", b.billed_hours),
-            format!("{:.2}", b.compute_usd),
-            format!("{:.2}", b.storage_usd),
-            format!("{:.2}", b.egress_usd),
-            format!("{:.2}", b.total_usd),
+            format!("{:.2}", money.amount(b.compute_usd)),
+            format!("{:.2}", money.amount(b.storage_usd)),
+            format!("{:.2}", money.amount(b.egress_usd)),
+            format!("{:.2}", money.amount(b.total_usd)),
         ]);
     }
+    table.footer.extend(money.footnote());
     match format {
         OutputFormat::Json => output::json(&answer)?,
         OutputFormat::Table => {
@@ -80,8 +90,13 @@ pub fn run(catalog: &Catalog, args: &CostArgs, format: OutputFormat) -> Result<E
                 if let Some(sim) = &line.simulation {
                     let _ = writeln!(
                         text,
-                        "spot, {} simulated runs (seed {}): P50 {:.1} h / ${:.2}, P90 {:.1} h / ${:.2}",
-                        sim.runs, sim.seed, sim.p50_wall_hours, sim.p50_cost_usd, sim.p90_wall_hours, sim.p90_cost_usd
+                        "spot, {} simulated runs (seed {}): P50 {:.1} h / {}, P90 {:.1} h / {}",
+                        sim.runs,
+                        sim.seed,
+                        sim.p50_wall_hours,
+                        money.format(sim.p50_cost_usd, 2),
+                        sim.p90_wall_hours,
+                        money.format(sim.p90_cost_usd, 2)
                     );
                 }
                 for note in &line.notes {
@@ -92,6 +107,9 @@ pub fn run(catalog: &Catalog, args: &CostArgs, format: OutputFormat) -> Result<E
                 let _ = writeln!(text, "{missing}");
             }
             let _ = writeln!(text, "assumptions: {}", answer.assumptions.join("; "));
+            if let Some(note) = money.footnote() {
+                let _ = writeln!(text, "{note}");
+            }
             output::text(&text);
         }
         _ => output::listing(format, &table, &answer)?,

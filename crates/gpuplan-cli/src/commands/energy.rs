@@ -1,10 +1,11 @@
 use crate::args::EnergyArgs;
 use crate::output;
+use gpuplan::emit::Money;
 use gpuplan::emit::OutputFormat;
 use gpuplan::{Catalog, EnergyQuery, Error, ExitStatus, energy_of};
 use std::fmt::Write as _;
 
-pub fn run(catalog: &Catalog, args: &EnergyArgs, format: OutputFormat) -> Result<ExitStatus, Error> {
+pub fn run(catalog: &Catalog, args: &EnergyArgs, format: OutputFormat, money: &Money) -> Result<ExitStatus, Error> {
     let answer = energy_of(
         catalog,
         &EnergyQuery {
@@ -37,13 +38,14 @@ pub fn run(catalog: &Catalog, args: &EnergyArgs, format: OutputFormat) -> Result
         answer.energy.kwh, answer.energy.average_kw
     );
     if let Some(cost) = answer.energy.cost_usd {
-        let _ = writeln!(text, "  electricity      ${cost:.2}");
+        let _ = writeln!(text, "  electricity      {}", money.format(cost, 2));
     }
     if let Some(r) = &answer.rent_or_buy {
         let _ = writeln!(
             text,
-            "  owning           ${:.2}/h of use at full-year use, against ${:.2}/h rented",
-            r.owned_usd_per_hour, r.rented_usd_per_hour
+            "  owning           {}/h of use at full-year use, against {}/h rented",
+            money.format(r.owned_usd_per_hour, 2),
+            money.format(r.rented_usd_per_hour, 2)
         );
         match r.break_even_hours_per_year {
             Some(hours) => {

@@ -1,11 +1,12 @@
 use crate::args::{ForecastArgs, UnitArg};
 use crate::output;
+use gpuplan::emit::Money;
 use gpuplan::emit::{OutputFormat, Table};
 use gpuplan::model::CommitmentTerm;
 use gpuplan::{Catalog, Error, ExitStatus, ForecastQuery, UsageUnit, forecast_chart, forecast_usage};
 use std::fmt::Write as _;
 
-pub fn run(catalog: &Catalog, args: &ForecastArgs, format: OutputFormat) -> Result<ExitStatus, Error> {
+pub fn run(catalog: &Catalog, args: &ForecastArgs, format: OutputFormat, money: &Money) -> Result<ExitStatus, Error> {
     let history = std::fs::read_to_string(&args.history).map_err(|e| Error::InvalidInput {
         message: format!("cannot read {}: {e}", args.history.display()),
         hint: None,
@@ -69,13 +70,13 @@ pub fn run(catalog: &Catalog, args: &ForecastArgs, format: OutputFormat) -> Resu
             if let Some(c) = &answer.commitment {
                 let _ = writeln!(
                     text,
-                    "commitment: reserve {} GPUs — expected ${:.0} against ${:.0} all on-demand (saves ${:.0}); ${:.0} at low demand, ${:.0} at high demand; {:.0} % of reserved hours used",
+                    "commitment: reserve {} GPUs — expected {} against {} all on-demand (saves {}); {} at low demand, {} at high demand; {:.0} % of reserved hours used",
                     c.reserved_gpus,
-                    c.expected_cost_usd,
-                    c.on_demand_only_cost_usd,
-                    c.expected_savings_usd,
-                    c.cost_at_low_demand_usd,
-                    c.cost_at_high_demand_usd,
+                    money.format(c.expected_cost_usd, 0),
+                    money.format(c.on_demand_only_cost_usd, 0),
+                    money.format(c.expected_savings_usd, 0),
+                    money.format(c.cost_at_low_demand_usd, 0),
+                    money.format(c.cost_at_high_demand_usd, 0),
                     c.expected_utilization * 100.0
                 );
                 for why in &c.why {

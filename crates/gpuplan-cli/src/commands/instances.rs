@@ -1,5 +1,6 @@
 use crate::args::{InstancesArgs, SortKey};
 use crate::output;
+use gpuplan::emit::Money;
 use gpuplan::emit::wire::InstanceJson;
 use gpuplan::emit::{OutputFormat, instance_table};
 use gpuplan::{Catalog, Error, ExitStatus, InstancesRequest, OfferingSort, find_instances};
@@ -7,7 +8,7 @@ use gpuplan::{Catalog, Error, ExitStatus, InstancesRequest, OfferingSort, find_i
 /// Rows a terminal table shows unless `--limit` says otherwise.
 const DEFAULT_TABLE_ROWS: usize = 40;
 
-pub fn run(catalog: &Catalog, args: &InstancesArgs, format: OutputFormat) -> Result<ExitStatus, Error> {
+pub fn run(catalog: &Catalog, args: &InstancesArgs, format: OutputFormat, money: &Money) -> Result<ExitStatus, Error> {
     let request = InstancesRequest {
         gpu: args.gpu.clone(),
         providers: args.provider.clone(),
@@ -36,7 +37,7 @@ pub fn run(catalog: &Catalog, args: &InstancesArgs, format: OutputFormat) -> Res
         (None, OutputFormat::Table) => DEFAULT_TABLE_ROWS,
         (None, _) => 0,
     };
-    let table = instance_table(&answer.offerings, limit);
+    let table = instance_table(&answer.offerings, limit, money);
     let shown = if limit == 0 {
         answer.offerings.len()
     } else {

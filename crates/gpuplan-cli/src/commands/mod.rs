@@ -24,16 +24,17 @@ pub fn run(cli: Cli) -> Result<ExitStatus, Error> {
     let catalog = catalog_source::load(cli.catalog.as_deref())?;
     let catalog = catalog_source::with_prices(catalog, cli.prices.as_deref())?;
     catalog_source::warn_if_stale(&catalog, cli.catalog.as_deref());
+    let money = catalog_source::money(&catalog, &cli.currency)?;
     let format = cli.output_format();
     match cli.command {
         Command::Gpus(args) => gpus::run(&catalog, &args, format),
-        Command::Instances(args) => instances::run(&catalog, &args, format),
+        Command::Instances(args) => instances::run(&catalog, &args, format, &money),
         Command::Catalog(args) => catalog::run(&catalog, &args, format),
         Command::Models => models::run(&catalog, format),
         Command::Estimate(args) => estimate::run(&catalog, &args, format),
-        Command::Plan(args) => plan::run(&catalog, &args, format),
-        Command::Cost(args) => cost::run(&catalog, &args, format),
-        Command::Energy(args) => energy::run(&catalog, &args, format),
-        Command::Forecast(args) => forecast::run(&catalog, &args, format),
+        Command::Plan(args) => plan::run(&catalog, &args, format, &money),
+        Command::Cost(args) => cost::run(&catalog, &args, format, &money),
+        Command::Energy(args) => energy::run(&catalog, &args, format, &money),
+        Command::Forecast(args) => forecast::run(&catalog, &args, format, &money),
     }
 }

@@ -1,6 +1,7 @@
 use super::estimate::{model_source, parse};
 use crate::args::{ObjectiveArg, OperationsArgs, PlanArgs};
 use crate::output;
+use gpuplan::emit::Money;
 use gpuplan::emit::wire::{InfeasibleJson, PlanJson};
 use gpuplan::emit::{OutputFormat, infeasible_report, plan_explanation, plan_table};
 use gpuplan::model::{BillingMode, Precision, RequestMix, SoftwareStack, Task};
@@ -28,7 +29,7 @@ fn billing_modes(args: &PlanArgs) -> Result<Vec<BillingMode>, Error> {
     Ok(modes)
 }
 
-fn run_tabular(catalog: &Catalog, args: &PlanArgs, format: OutputFormat) -> Result<ExitStatus, Error> {
+fn run_tabular(catalog: &Catalog, args: &PlanArgs, format: OutputFormat, money: &Money) -> Result<ExitStatus, Error> {
     let (Some(rows), Some(features)) = (args.rows, args.features) else {
         return Err(Error::InvalidInput {
             message: "--workload tabular needs --rows and --features".to_string(),
@@ -71,10 +72,13 @@ fn run_tabular(catalog: &Catalog, args: &PlanArgs, format: OutputFormat) -> Resu
                 "cost"
             };
             let header = format!("tabular · {rows:.0} rows × {features:.0} features · best by {objective}\n");
-            let body = gpuplan::emit::TerminalExporter.export_table(&plan_table(&wire, false));
-            output::text(&format!("{header}{body}{}", plan_explanation(&wire, args.explain)));
+            let body = gpuplan::emit::TerminalExporter.export_table(&plan_table(&wire, false, money));
+            output::text(&format!(
+                "{header}{body}{}",
+                plan_explanation(&wire, args.explain, money)
+            ));
         }
-        _ => output::listing(format, &plan_table(&wire, false), &wire)?,
+        _ => output::listing(format, &plan_table(&wire, false, money), &wire)?,
     }
     Ok(ExitStatus::Success)
 }
@@ -131,9 +135,9 @@ fn operational(args: &OperationsArgs) -> Result<Operational, Error> {
     })
 }
 
-pub fn run(catalog: &Catalog, args: &PlanArgs, format: OutputFormat) -> Result<ExitStatus, Error> {
+pub fn run(catalog: &Catalog, args: &PlanArgs, format: OutputFormat, money: &Money) -> Result<ExitStatus, Error> {
     if args.workload.is_some() {
-        return run_tabular(catalog, args, format);
+        return run_tabular(catalog, args, format, money);
     }
     let (Some(model), Some(task)) = (&args.model, &args.task) else {
         return Err(Error::InvalidInput {
@@ -209,7 +213,7 @@ pub fn run(catalog: &Catalog, args: &PlanArgs, format: OutputFormat) -> Result<E
                 OutputFormat::Json => output::json(&wire)?,
                 OutputFormat::Table => {
                     let serving = online_serving;
-                    let table = plan_table(&wire, serving);
+                    let table = plan_table(&wire, serving, money);
                     let header = format!(
                         "{} · {} · {} configurations, best by {}\n",
                         answer.model.id,
@@ -218,9 +222,12 @@ pub fn run(catalog: &Catalog, args: &PlanArgs, format: OutputFormat) -> Result<E
                         query.objective
                     );
                     let body = gpuplan::emit::TerminalExporter.export_table(&table);
-                    output::text(&format!("{header}{body}{}", plan_explanation(&wire, args.explain)));
+                    output::text(&format!(
+                        "{header}{body}{}",
+                        plan_explanation(&wire, args.explain, money)
+                    ));
                 }
-                _ => output::listing(format, &plan_table(&wire, online_serving), &wire)?,
+                _ => output::listing(format, &plan_table(&wire, online_serving, money), &wire)?,
             }
             Ok(ExitStatus::Success)
         }

@@ -1,4 +1,4 @@
-use crate::Table;
+use crate::{Money, Table};
 use gpuplan_model::{Offering, UsdPerHour};
 
 /// Regions named in a folded row before the rest are counted.
@@ -8,7 +8,8 @@ const REGIONS_NAMED: usize = 2;
 ///
 /// Neighbouring offerings that differ only by region (RunPod and Lambda list every type in
 /// every region at one price) are shown as one row naming their regions.
-pub fn instance_table(offerings: &[Offering], limit: usize) -> Table {
+pub fn instance_table(offerings: &[Offering], limit: usize, money: &Money) -> Table {
+    let per_gpu_hour = money.per("GPU-h");
     let mut table = Table::new([
         "provider",
         "instance type",
@@ -20,19 +21,19 @@ pub fn instance_table(offerings: &[Offering], limit: usize) -> Table {
         "GPU link",
         "on-demand",
         "spot",
-        "$/GPU-h",
+        per_gpu_hour.as_str(),
     ])
-    .right_aligned(&["GPU memory", "vCPUs", "RAM", "on-demand", "spot", "$/GPU-h"]);
+    .right_aligned(&["GPU memory", "vCPUs", "RAM", "on-demand", "spot", per_gpu_hour.as_str()]);
     let groups = group_by_region(offerings);
     let shown = if limit == 0 {
         groups.len()
     } else {
         groups.len().min(limit)
     };
-    let price = |p: Option<UsdPerHour>| p.map_or("-".to_string(), |p| format!("{:.3}", p.0));
+    let price = |p: Option<UsdPerHour>| p.map_or("-".to_string(), |p| format!("{:.3}", money.amount(p.0)));
     // Your price, with the list price it replaced in brackets.
     let yours = |p: Option<UsdPerHour>, list: Option<UsdPerHour>| match list {
-        Some(list) => format!("{} (list {:.3})", price(p), list.0),
+        Some(list) => format!("{} (list {:.3})", price(p), money.amount(list.0)),
         None => price(p),
     };
     for group in &groups[..shown] {
@@ -65,8 +66,9 @@ pub fn instance_table(offerings: &[Offering], limit: usize) -> Table {
             "{shown} of {} rows shown ({total} offerings); --limit 0 shows all.",
             groups.len()
         ),
-        (total, false) => format!("{total} offerings. Prices in USD per hour."),
+        (total, false) => format!("{total} offerings. Prices in {} per hour.", money.code()),
     });
+    table.footer.extend(money.footnote());
     if offerings
         .iter()
         .any(|o| o.list_on_demand.is_some() || o.list_spot.is_some())

@@ -1,5 +1,5 @@
-use crate::Table;
 use crate::wire::{InfeasibleJson, PlanJson};
+use crate::{Money, Table};
 use gpuplan_model::Bytes;
 use gpuplan_plan::{Batching, Percentiles, Serving};
 use std::fmt::Write as _;
@@ -13,16 +13,10 @@ fn hours(seconds: Option<f64>) -> String {
     }
 }
 
-fn usd(value: f64) -> String {
-    if value >= 100.0 {
-        format!("${value:.0}")
-    } else {
-        format!("${value:.2}")
-    }
-}
-
 /// The ranked table of `gpuplan plan`.
-pub fn plan_table(plan: &PlanJson, serving: bool) -> Table {
+pub fn plan_table(plan: &PlanJson, serving: bool, money: &Money) -> Table {
+    let per_hour = money.per("h");
+    let per_month = money.per("month");
     let mut table = Table::new([
         "#",
         "provider",
@@ -34,11 +28,19 @@ pub fn plan_table(plan: &PlanJson, serving: bool) -> Table {
         "billing",
         "mem/GPU",
         if serving { "replicas" } else { "time" },
-        "$/h",
-        if serving { "$/month" } else { "total" },
+        per_hour.as_str(),
+        if serving { per_month.as_str() } else { "total" },
         "",
     ])
-    .right_aligned(&["#", "mem/GPU", "time", "replicas", "$/h", "total", "$/month"]);
+    .right_aligned(&[
+        "#",
+        "mem/GPU",
+        "time",
+        "replicas",
+        per_hour.as_str(),
+        "total",
+        per_month.as_str(),
+    ]);
     for (index, r) in plan.recommendations.iter().enumerate() {
         let mut tags = Vec::new();
         if index == plan.cheapest {
@@ -77,16 +79,17 @@ pub fn plan_table(plan: &PlanJson, serving: bool) -> Table {
                 Some(s) if serving => format!("{} ({}–{})", s.replicas, s.min_replicas, s.max_replicas),
                 _ => hours(r.time_seconds),
             },
-            usd(r.hourly_usd),
-            r.total_usd.map_or("-".to_string(), usd),
+            money.brief(r.hourly_usd),
+            r.total_usd.map_or("-".to_string(), |t| money.brief(t)),
             tags.join(" "),
         ]);
     }
+    table.footer.extend(money.footnote());
     table
 }
 
 /// The explanation under the table: why the best won, what the others cost, what was rejected.
-pub fn plan_explanation(plan: &PlanJson, explain: bool) -> String {
+pub fn plan_explanation(plan: &PlanJson, explain: bool, money: &Money) -> String {
     let mut text = String::new();
     if let Some(best) = plan.recommendations.first() {
         let _ = writeln!(text, "\nwhy #1: {}", best.why.join("; "));
@@ -94,7 +97,7 @@ pub fn plan_explanation(plan: &PlanJson, explain: bool) -> String {
             let _ = writeln!(text, "  warning: {warning}");
         }
         if let Some(serving) = &best.serving {
-            let _ = writeln!(text, "{}", serving_summary(serving));
+            let _ = writeln!(text, "{}", serving_summary(serving, money));
         }
     }
     for (index, r) in plan.recommendations.iter().enumerate().skip(1).take(3) {
@@ -165,7 +168,7 @@ fn percentiles_ms(p: &Percentiles) -> String {
 }
 
 /// The serving lines under the best recommendation.
-fn serving_summary(serving: &Serving) -> String {
+fn serving_summary(serving: &Serving, money: &Money) -> String {
     let latency = &serving.latency;
     let how = match latency.batching {
         Batching::Continuous => "continuous batching".to_string(),
@@ -205,12 +208,14 @@ fn serving_summary(serving: &Serving) -> String {
         "\n  autoscale {}–{} replicas{}{}",
         serving.min_replicas,
         serving.max_replicas,
-        serving
-            .usd_per_million_output_tokens
-            .map_or(String::new(), |v| format!("; ${v:.3} per million output tokens")),
-        serving
-            .usd_per_thousand_requests
-            .map_or(String::new(), |v| format!("; ${v:.4} per 1,000 requests")),
+        serving.usd_per_million_output_tokens.map_or(String::new(), |v| format!(
+            "; {} per million output tokens",
+            money.format(v, 3)
+        )),
+        serving.usd_per_thousand_requests.map_or(String::new(), |v| format!(
+            "; {} per 1,000 requests",
+            money.format(v, 4)
+        )),
     );
     text
 }
