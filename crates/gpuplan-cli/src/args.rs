@@ -123,6 +123,13 @@ pub struct RefreshArgs {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PeriodArg {
+    Day,
+    Week,
+    Month,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum UnitArg {
     /// GPU-hours used per period.
     GpuHours,
@@ -152,6 +159,11 @@ pub struct ForecastArgs {
     /// What the values count.
     #[arg(long, value_enum, default_value_t = UnitArg::GpuHours)]
     pub unit: UnitArg,
+
+    /// Forecast per day, week or month; telemetry with times of day is combined per day
+    /// (GPU-hours added, GPUs in use averaged) unless a longer period is asked.
+    #[arg(long, value_enum)]
+    pub period: Option<PeriodArg>,
 
     /// Prediction-interval level.
     #[arg(long, default_value_t = 0.9)]

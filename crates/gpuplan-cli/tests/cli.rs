@@ -1872,6 +1872,52 @@ mod energy {
 }
 
 mod forecast {
+    /// Hourly telemetry (what an nvidia-smi or DCGM log gives) is combined per day, or per
+    /// week when asked, instead of being refused as "not after the previous timestamp".
+    #[test]
+    fn hourly_telemetry_is_forecast_per_day_or_week() {
+        let dir = std::env::temp_dir().join(format!("gpuplan-hourly-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("telemetry.csv");
+        let mut text = String::from("timestamp,value\n");
+        for day in 0..120i64 {
+            for hour in 0..24 {
+                let date = jiff::civil::date(2024, 1, 1) + jiff::Span::new().days(day);
+                text.push_str(&format!("{date}T{hour:02}:00:00Z,{}\n", 3 + (hour % 3)));
+            }
+        }
+        std::fs::write(&file, text).unwrap();
+        let daily = gpuplan(&[
+            "forecast",
+            "--history",
+            file.to_str().unwrap(),
+            "--unit",
+            "gpus",
+            "--horizon",
+            "7",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(daily.code, 0, "{}", daily.stderr);
+        assert_eq!(daily.json()["frequency"], "daily");
+        let weekly = gpuplan(&[
+            "forecast",
+            "--history",
+            file.to_str().unwrap(),
+            "--unit",
+            "gpus",
+            "--period",
+            "week",
+            "--horizon",
+            "4",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(weekly.code, 0, "{}", weekly.stderr);
+        assert_eq!(weekly.json()["frequency"], "weekly");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     use super::*;
 
     fn fixture() -> String {

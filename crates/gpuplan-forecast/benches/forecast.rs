@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 use gpuplan_forecast::forecast;
-use gpuplan_forecast::history::{date_after, parse_csv};
+use gpuplan_forecast::history::{HistoryOptions, date_after, parse_csv};
 use gpuplan_forecast::{Frequency, Series};
 use gpuplan_model::Date;
 
@@ -43,6 +43,31 @@ fn forecast_daily_history(bencher: divan::Bencher, days: usize) {
 
 #[divan::bench]
 fn forecast_air_passengers(bencher: divan::Bencher) {
-    let series = parse_csv(include_str!("../tests/fixtures/air-passengers.csv"), "value", None).unwrap();
+    let series = parse_csv(
+        include_str!("../tests/fixtures/air-passengers.csv"),
+        &HistoryOptions::default(),
+    )
+    .unwrap();
     bencher.bench(|| forecast(&series, 12, 0.9).unwrap().points.len());
+}
+
+/// A year of per-minute telemetry (525,600 rows of GPUs in use, RFC 3339 timestamps), read,
+/// combined into days and forecast: what `gpuplan forecast --history telemetry.csv` does.
+#[divan::bench(sample_count = 5)]
+fn forecast_a_year_of_per_minute_telemetry(bencher: divan::Bencher) {
+    let start = jiff::civil::date(2025, 1, 1).at(0, 0, 0, 0);
+    let mut text = String::from("timestamp,value\n");
+    for minute in 0..525_600i64 {
+        let at = start.checked_add(jiff::Span::new().minutes(minute)).unwrap();
+        let busy = 4.0 + 2.0 * (minute as f64 * std::f64::consts::TAU / 1440.0).sin();
+        text.push_str(&format!("{at}Z,{busy:.2}\n"));
+    }
+    let options = HistoryOptions {
+        aggregate: gpuplan_forecast::history::Aggregate::Mean,
+        ..HistoryOptions::default()
+    };
+    bencher.bench(|| {
+        let series = parse_csv(&text, &options).unwrap();
+        forecast(&series, 30, 0.9).unwrap().points.len()
+    });
 }

@@ -62,53 +62,191 @@ pub enum HistoryError {
     Json(String),
 }
 
-/// Days since 1970-01-01 of a civil date (Howard Hinnant's days_from_civil).
+fn civil(date: Date) -> jiff::civil::Date {
+    // A `Date` always prints as a valid ISO date.
+    date.to_string()
+        .parse()
+        .unwrap_or(jiff::civil::Date::constant(1970, 1, 1))
+}
+
+fn from_civil(date: jiff::civil::Date) -> Date {
+    Date::new(date.year() as u16, date.month() as u8, date.day() as u8).unwrap_or(Date::EPOCH)
+}
+
+/// Days since 1970-01-01.
 fn days(date: Date) -> i64 {
-    let text = date.to_string();
-    let y: i64 = text[0..4].parse().unwrap_or(1970);
-    let m: i64 = text[5..7].parse().unwrap_or(1);
-    let d: i64 = text[8..10].parse().unwrap_or(1);
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = if y >= 0 { y } else { y - 399 } / 400;
-    let yoe = y - era * 400;
-    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
+    civil(date)
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .map_or(0, |z| z.timestamp().as_second() / 86_400)
 }
 
 fn date_at(days_since_epoch: i64) -> Date {
-    let z = days_since_epoch + 719_468;
-    let era = if z >= 0 { z } else { z - 146_096 } / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = if m <= 2 { y + 1 } else { y };
-    // Cannot fail: the civil-from-days algorithm yields a valid month and day.
-    Date::new(y as u16, m as u8, d as u8).unwrap_or_else(epoch)
-}
-
-fn epoch() -> Date {
-    Date::EPOCH
+    let epoch = jiff::civil::Date::constant(1970, 1, 1);
+    epoch
+        .checked_add(jiff::Span::new().days(days_since_epoch))
+        .map_or(Date::EPOCH, from_civil)
 }
 
 fn month_index(date: Date) -> i64 {
-    let text = date.to_string();
-    text[0..4].parse::<i64>().unwrap_or(0) * 12 + text[5..7].parse::<i64>().unwrap_or(1) - 1
+    let date = civil(date);
+    i64::from(date.year()) * 12 + i64::from(date.month()) - 1
 }
 
 fn month_start(index: i64) -> Date {
-    // Cannot fail: the month is 1–12 and every month has a first day.
-    Date::new((index / 12) as u16, (index % 12 + 1) as u8, 1).unwrap_or_else(epoch)
+    Date::new((index / 12) as u16, (index % 12 + 1) as u8, 1).unwrap_or(Date::EPOCH)
 }
 
-/// Parses a history CSV: a `timestamp` column (ISO dates; a time part is ignored) and a value
-/// column (`value` or `value_column`), optionally a `gpu` column; `gpu` selects its rows.
-/// Lines starting with `#` are comments.
-pub fn parse_csv(text: &str, value_column: &str, gpu: Option<&str>) -> Result<Series, HistoryError> {
+/// How observations that fall in one period are combined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Aggregate {
+    /// Added up (GPU-hours used).
+    Sum,
+    /// Averaged (GPUs in use).
+    Mean,
+}
+
+/// The period a history is forecast in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Period {
+    Day,
+    Week,
+    Month,
+}
+
+/// How to read a history.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistoryOptions {
+    /// The value column (CSV).
+    pub value_column: String,
+    /// Keep only the rows of this GPU (a `gpu` column).
+    pub gpu: Option<String>,
+    /// How rows within one period combine, when there are several (sub-daily telemetry).
+    pub aggregate: Aggregate,
+    /// Roll the history up to this period; `None`: days for sub-daily data, else as observed.
+    pub period: Option<Period>,
+}
+
+impl Default for HistoryOptions {
+    fn default() -> Self {
+        HistoryOptions {
+            value_column: "value".to_string(),
+            gpu: None,
+            aggregate: Aggregate::Sum,
+            period: None,
+        }
+    }
+}
+
+/// The date of a timestamp and whether it has a time of day: ISO dates (`2024-01-01`), RFC
+/// 3339 times with or without an offset (`2024-01-01T10:00:00Z`, `2024-01-01 10:00:00`), and
+/// nvidia-smi's `2024/01/01 10:00:00.123`. The date is the one written, in the timestamp's
+/// own offset.
+fn timestamp_date(stamp: &str) -> Option<(Date, bool)> {
+    let stamp = stamp.trim();
+    let head = stamp.get(..10)?.replace('/', "-");
+    let date: Date = head.parse().ok()?;
+    let rest = stamp.get(10..)?.trim_start_matches(['T', 't', ' ']);
+    if rest.is_empty() {
+        return Some((date, false));
+    }
+    let full = format!("{head}T{rest}");
+    let valid = full.parse::<jiff::Timestamp>().is_ok() || full.parse::<jiff::civil::DateTime>().is_ok();
+    valid.then_some((date, true))
+}
+
+/// Rows of one date combined into one, when sub-daily telemetry gives several.
+fn by_day(rows: Vec<(u64, Date, f64)>, how: Aggregate) -> Vec<(u64, Date, f64)> {
+    let mut days: Vec<(u64, Date, f64, usize)> = Vec::new();
+    for (line, date, value) in rows {
+        match days.last_mut() {
+            Some(last) if last.1 == date => {
+                last.2 += value;
+                last.3 += 1;
+            }
+            _ => days.push((line, date, value, 1)),
+        }
+    }
+    days.into_iter()
+        .map(|(line, date, total, count)| {
+            let value = match how {
+                Aggregate::Sum => total,
+                Aggregate::Mean => total / count as f64,
+            };
+            (line, date, value)
+        })
+        .collect()
+}
+
+/// Daily rows rolled up into weeks (from the first day) or calendar months.
+fn roll_up(rows: Vec<(u64, Date, f64)>, period: Period, how: Aggregate) -> Vec<(u64, Date, f64)> {
+    let Some(first) = rows.first().map(|r| days(r.1)) else {
+        return rows;
+    };
+    let key = |date: Date| match period {
+        Period::Day => days(date),
+        Period::Week => (days(date) - first).div_euclid(7),
+        Period::Month => month_index(date),
+    };
+    let start = |date: Date| match period {
+        Period::Day => date,
+        Period::Week => date_at(first + (days(date) - first).div_euclid(7) * 7),
+        Period::Month => month_start(month_index(date)),
+    };
+    let mut out: Vec<(u64, Date, f64, usize, i64)> = Vec::new();
+    for (line, date, value) in rows {
+        let k = key(date);
+        match out.last_mut() {
+            Some(last) if last.4 == k => {
+                last.2 += value;
+                last.3 += 1;
+            }
+            _ => out.push((line, start(date), value, 1, k)),
+        }
+    }
+    out.into_iter()
+        .map(|(line, date, total, count, _)| {
+            let value = match how {
+                Aggregate::Sum => total,
+                Aggregate::Mean => total / count as f64,
+            };
+            (line, date, value)
+        })
+        .collect()
+}
+
+/// Checks the order of timestamped rows, combines sub-daily ones into days and rolls up to
+/// the period asked, then regularises.
+fn series_of(rows: Vec<(u64, Date, f64, bool)>, options: &HistoryOptions) -> Result<Series, HistoryError> {
+    let sub_daily = rows.iter().any(|r| r.3);
+    for pair in rows.windows(2) {
+        let out_of_order = if sub_daily {
+            pair[1].1 < pair[0].1
+        } else {
+            pair[1].1 <= pair[0].1
+        };
+        if out_of_order {
+            return Err(HistoryError::NotIncreasing {
+                line: pair[1].0,
+                date: pair[1].1.to_string(),
+                previous: pair[0].1.to_string(),
+            });
+        }
+    }
+    let mut rows: Vec<(u64, Date, f64)> = rows.into_iter().map(|(l, d, v, _)| (l, d, v)).collect();
+    if sub_daily {
+        rows = by_day(rows, options.aggregate);
+    }
+    if let Some(period) = options.period {
+        rows = roll_up(rows, period, options.aggregate);
+    }
+    regular(rows)
+}
+
+/// Parses a history CSV: a `timestamp` column (ISO dates, or times of day that are combined
+/// into days) and a value column (`options.value_column`), optionally a `gpu` column, which
+/// `options.gpu` selects rows of. Lines starting with `#` are comments.
+pub fn parse_csv(text: &str, options: &HistoryOptions) -> Result<Series, HistoryError> {
+    let (value_column, gpu) = (options.value_column.as_str(), options.gpu.as_deref());
     let body: String = text
         .lines()
         .filter(|l| !l.trim_start().starts_with('#'))
@@ -144,14 +282,10 @@ pub fn parse_csv(text: &str, value_column: &str, gpu: Option<&str>) -> Result<Se
             }
         }
         let stamp = record.get(time).unwrap_or("");
-        let date: Date = stamp
-            .get(..10)
-            .unwrap_or(stamp)
-            .parse()
-            .map_err(|_| HistoryError::Row {
-                line,
-                message: format!("`{stamp}` is not an ISO date (YYYY-MM-DD)"),
-            })?;
+        let (date, timed) = timestamp_date(stamp).ok_or_else(|| HistoryError::Row {
+            line,
+            message: format!("`{stamp}` is not an ISO date or RFC 3339 time (YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ)"),
+        })?;
         let text = record.get(value).unwrap_or("");
         let number: f64 = text
             .parse()
@@ -161,9 +295,9 @@ pub fn parse_csv(text: &str, value_column: &str, gpu: Option<&str>) -> Result<Se
                 line,
                 message: format!("`{text}` is not a non-negative number"),
             })?;
-        rows.push((line, date, number));
+        rows.push((line, date, number, timed));
     }
-    regular(rows)
+    series_of(rows, options)
 }
 
 #[derive(Deserialize)]
@@ -173,29 +307,24 @@ struct JsonPoint {
 }
 
 /// Parses the same history as JSON: `[{"timestamp": "2024-01-01", "value": 12.5}, …]`.
-pub fn parse_json(text: &str) -> Result<Series, HistoryError> {
+pub fn parse_json(text: &str, options: &HistoryOptions) -> Result<Series, HistoryError> {
     let points: Vec<JsonPoint> = serde_json_lite(text)?;
     let mut rows = Vec::new();
     for (index, point) in points.into_iter().enumerate() {
         let line = index as u64 + 1;
-        let date: Date = point
-            .timestamp
-            .get(..10)
-            .unwrap_or(&point.timestamp)
-            .parse()
-            .map_err(|_| HistoryError::Row {
-                line,
-                message: format!("`{}` is not an ISO date", point.timestamp),
-            })?;
+        let (date, timed) = timestamp_date(&point.timestamp).ok_or_else(|| HistoryError::Row {
+            line,
+            message: format!("`{}` is not an ISO date or RFC 3339 time", point.timestamp),
+        })?;
         if !(point.value.is_finite() && point.value >= 0.0) {
             return Err(HistoryError::Row {
                 line,
                 message: format!("{} is not a non-negative number", point.value),
             });
         }
-        rows.push((line, date, point.value));
+        rows.push((line, date, point.value, timed));
     }
-    regular(rows)
+    series_of(rows, options)
 }
 
 fn serde_json_lite<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, HistoryError> {
@@ -271,7 +400,7 @@ pub fn regular(rows: Vec<(u64, Date, f64)>) -> Result<Series, HistoryError> {
 
 /// The date `steps` periods after the last one of `series`.
 pub fn date_after(series: &Series, steps: usize) -> Date {
-    let last = *series.dates.last().unwrap_or(&epoch());
+    let last = *series.dates.last().unwrap_or(&Date::EPOCH);
     match series.frequency {
         Frequency::Monthly => month_start(month_index(last) + steps as i64),
         Frequency::Weekly => date_at(days(last) + 7 * steps as i64),
@@ -294,7 +423,7 @@ mod tests {
     #[test]
     fn gaps_are_filled_and_reported() {
         let text = "timestamp,value\n2024-01-01,10\n2024-01-02,12\n2024-01-04,16\n2024-01-05,18\n2024-01-06,20\n2024-01-07,22\n";
-        let series = parse_csv(text, "value", None).unwrap();
+        let series = parse_csv(text, &HistoryOptions::default()).unwrap();
         assert_eq!(series.frequency, Frequency::Daily);
         assert_eq!(series.values[2], 14.0);
         assert_eq!(series.filled, vec!["2024-01-03".parse().unwrap()]);
@@ -304,7 +433,7 @@ mod tests {
     fn bad_rows_are_reported_by_line() {
         let text = "timestamp,value\n2024-01-01,10\n2024-01-02,ten\n";
         assert_eq!(
-            parse_csv(text, "value", None).unwrap_err(),
+            parse_csv(text, &HistoryOptions::default()).unwrap_err(),
             HistoryError::Row {
                 line: 3,
                 message: "`ten` is not a non-negative number".to_string()
@@ -312,13 +441,91 @@ mod tests {
         );
         let text = "timestamp,value\n2024-01-02,10\n2024-01-01,12\n";
         assert!(matches!(
-            parse_csv(text, "value", None),
+            parse_csv(text, &HistoryOptions::default()),
             Err(HistoryError::NotIncreasing { line: 3, .. })
         ));
-        assert_eq!(parse_csv("timestamp,value\n", "value", None), Err(HistoryError::Empty));
         assert_eq!(
-            parse_csv("when,value\n", "value", None),
+            parse_csv("timestamp,value\n", &HistoryOptions::default()),
+            Err(HistoryError::Empty)
+        );
+        assert_eq!(
+            parse_csv("when,value\n", &HistoryOptions::default()),
             Err(HistoryError::MissingColumn("timestamp".into()))
         );
+    }
+
+    fn hourly(days: u32, stamp: impl Fn(u32, u32) -> String) -> String {
+        let mut text = String::from("timestamp,value\n");
+        for day in 1..=days {
+            for hour in 0..24 {
+                text.push_str(&format!("{},{}\n", stamp(day, hour), 1.0 + f64::from(hour % 2)));
+            }
+        }
+        text
+    }
+
+    /// Telemetry every hour (what nvidia-smi and DCGM exporters produce) becomes one value per
+    /// day: GPU-hours add up, GPUs in use average.
+    #[test]
+    fn sub_daily_rows_are_combined_per_day() {
+        let text = hourly(8, |d, h| format!("2024-01-{d:02}T{h:02}:00:00Z"));
+        let sum = parse_csv(&text, &HistoryOptions::default()).unwrap();
+        assert_eq!(sum.frequency, Frequency::Daily);
+        assert_eq!(sum.values.len(), 8);
+        assert_eq!(sum.values[0], 36.0);
+        let mean = HistoryOptions {
+            aggregate: Aggregate::Mean,
+            ..HistoryOptions::default()
+        };
+        assert_eq!(parse_csv(&text, &mean).unwrap().values[0], 1.5);
+    }
+
+    #[test]
+    fn nvidia_smi_and_offset_timestamps_are_read() {
+        let smi = hourly(7, |d, h| format!("2024/01/{d:02} {h:02}:00:05.123"));
+        assert_eq!(parse_csv(&smi, &HistoryOptions::default()).unwrap().values.len(), 7);
+        let offset = hourly(7, |d, h| format!("2024-01-{d:02}T{h:02}:30:00+02:00"));
+        assert_eq!(parse_csv(&offset, &HistoryOptions::default()).unwrap().values.len(), 7);
+        let bad = "timestamp,value\n2024-01-01T25:00:00Z,1\n";
+        assert!(matches!(
+            parse_csv(bad, &HistoryOptions::default()),
+            Err(HistoryError::Row { line: 2, .. })
+        ));
+    }
+
+    #[test]
+    fn a_history_rolls_up_to_weeks_or_months() {
+        let mut text = String::from("timestamp,value\n");
+        for day in 0..240 {
+            text.push_str(&format!(
+                "{},{}\n",
+                date_at(days("2024-01-01".parse().unwrap()) + day),
+                2.0
+            ));
+        }
+        let weekly = HistoryOptions {
+            period: Some(Period::Week),
+            ..HistoryOptions::default()
+        };
+        let weeks = parse_csv(&text, &weekly).unwrap();
+        assert_eq!(weeks.frequency, Frequency::Weekly);
+        assert_eq!(weeks.values[0], 14.0);
+        let monthly = HistoryOptions {
+            period: Some(Period::Month),
+            ..HistoryOptions::default()
+        };
+        let months = parse_csv(&text, &monthly).unwrap();
+        assert_eq!(months.frequency, Frequency::Monthly);
+        assert_eq!(months.values[0], 62.0);
+        assert_eq!(months.dates[1], "2024-02-01".parse::<Date>().unwrap());
+    }
+
+    #[test]
+    fn sub_daily_rows_out_of_order_are_refused() {
+        let text = "timestamp,value\n2024-01-02T01:00:00Z,1\n2024-01-01T23:00:00Z,1\n";
+        assert!(matches!(
+            parse_csv(text, &HistoryOptions::default()),
+            Err(HistoryError::NotIncreasing { line: 3, .. })
+        ));
     }
 }

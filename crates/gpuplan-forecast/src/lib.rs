@@ -2,10 +2,10 @@
 //! commitments sized against the forecast's uncertainty.
 //!
 //! ```
-//! use gpuplan_forecast::history::parse_csv;
+//! use gpuplan_forecast::history::{HistoryOptions, parse_csv};
 //!
 //! let text = "timestamp,value\n2024-01-01,10\n2024-02-01,12\n2024-03-01,11\n2024-04-01,13\n2024-05-01,12\n2024-06-01,14\n";
-//! let series = parse_csv(text, "value", None).unwrap();
+//! let series = parse_csv(text, &HistoryOptions::default()).unwrap();
 //! assert_eq!(series.values.len(), 6);
 //! ```
 

@@ -2,7 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use gpuplan_forecast::history::{parse_csv, regular};
+use gpuplan_forecast::history::{HistoryOptions, parse_csv, regular};
 use gpuplan_forecast::{CommitmentPrices, forecast, plan_commitment};
 use gpuplan_model::Date;
 use proptest::prelude::*;
@@ -44,7 +44,7 @@ fn trend_and_seasonality_are_learned() {
 #[test]
 fn the_air_passengers_series() {
     let text = include_str!("fixtures/air-passengers.csv");
-    let series = parse_csv(text, "value", None).unwrap();
+    let series = parse_csv(text, &HistoryOptions::default()).unwrap();
     assert_eq!(series.values.len(), 144);
     let f = forecast(&series, 12, 0.9).unwrap();
     assert!(f.backtest.mape < 0.10, "{:?}", f.backtest);
@@ -95,7 +95,7 @@ fn bad_input_is_refused() {
     assert!(forecast(&series, 3, 1.5).is_err());
     let few = "timestamp,value\n2024-01-01,1\n2024-02-01,2\n";
     assert!(
-        parse_csv(few, "value", None)
+        parse_csv(few, &HistoryOptions::default())
             .unwrap_err()
             .to_string()
             .contains("too few")

@@ -10,7 +10,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
 use gpuplan_forecast::forecast;
-use gpuplan_forecast::history::parse_csv;
+use gpuplan_forecast::history::{HistoryOptions, parse_csv};
 use serde_json::Value;
 
 /// Relative slack on statsmodels' best MAPE, which is the best of five models chosen after
@@ -32,7 +32,7 @@ struct Outcome {
 }
 
 fn run(csv: &str, horizon: usize) -> Outcome {
-    let series = parse_csv(csv, "value", None).unwrap();
+    let series = parse_csv(csv, &HistoryOptions::default()).unwrap();
     let cut = series.values.len() - horizon;
     let mut train = series.clone();
     train.values.truncate(cut);

@@ -2,7 +2,7 @@
 
 use crate::{Error, resolve};
 use gpuplan_catalog::Catalog;
-use gpuplan_forecast::history::{parse_csv, parse_json};
+use gpuplan_forecast::history::{Aggregate, HistoryOptions, Period, parse_csv, parse_json};
 use gpuplan_forecast::{Backtest, Commitment, CommitmentPrices, ForecastPoint, Frequency, forecast, plan_commitment};
 use gpuplan_model::{CommitmentTerm, Date};
 use gpuplan_plan::OfferingSource;
@@ -34,6 +34,8 @@ pub struct ForecastQuery {
     pub reserved_price: Option<f64>,
     pub provider: String,
     pub term: CommitmentTerm,
+    /// The period to forecast in; `None`: days for sub-daily telemetry, else as observed.
+    pub period: Option<Period>,
 }
 
 /// The answer, in the documented JSON shape.
@@ -53,10 +55,20 @@ pub struct ForecastAnswer {
 }
 
 pub fn forecast_usage(catalog: &Catalog, query: &ForecastQuery) -> Result<ForecastAnswer, Error> {
+    let options = HistoryOptions {
+        value_column: query.value_column.clone(),
+        gpu: query.gpu.clone(),
+        // GPU-hours add up within a period; GPUs in use average over it.
+        aggregate: match query.unit {
+            UsageUnit::GpuHours => Aggregate::Sum,
+            UsageUnit::Gpus => Aggregate::Mean,
+        },
+        period: query.period,
+    };
     let series = if query.json {
-        parse_json(&query.history)
+        parse_json(&query.history, &options)
     } else {
-        parse_csv(&query.history, &query.value_column, query.gpu.as_deref())
+        parse_csv(&query.history, &options)
     }
     .map_err(|e| Error::invalid(format!("history: {e}"), None))?;
     let hours = series.frequency.hours();

@@ -34,6 +34,7 @@ pub use error::{Error, ExitStatus};
 pub use estimate_workload::{EstimateAnswer, ModelSource, ServingQuestion, WorkloadRequest, estimate_workload};
 pub use forecast_usage::{ForecastAnswer, ForecastQuery, UsageUnit, forecast_chart, forecast_usage};
 pub use gpuplan_catalog::{Catalog, CatalogError, CatalogFile, CatalogSummary, OfferingSort};
+pub use gpuplan_forecast::history::Period as ForecastPeriod;
 pub use gpuplan_plan as planner;
 pub use gpus::{GpuAnswer, show_gpus};
 pub use instances::{InstancesAnswer, InstancesRequest, find_instances};

@@ -1,5 +1,6 @@
-use crate::args::{ForecastArgs, UnitArg};
+use crate::args::{ForecastArgs, PeriodArg, UnitArg};
 use crate::output;
+use gpuplan::ForecastPeriod as Period;
 use gpuplan::emit::Money;
 use gpuplan::emit::{OutputFormat, Table};
 use gpuplan::model::CommitmentTerm;
@@ -7,10 +8,7 @@ use gpuplan::{Catalog, Error, ExitStatus, ForecastQuery, UsageUnit, forecast_cha
 use std::fmt::Write as _;
 
 pub fn run(catalog: &Catalog, args: &ForecastArgs, format: OutputFormat, money: &Money) -> Result<ExitStatus, Error> {
-    let history = std::fs::read_to_string(&args.history).map_err(|e| Error::InvalidInput {
-        message: format!("cannot read {}: {e}", args.history.display()),
-        hint: None,
-    })?;
+    let history = read_history(&args.history)?;
     let term = match args.term.as_str() {
         "1y" => CommitmentTerm::OneYear,
         "3y" => CommitmentTerm::ThreeYears,
@@ -32,6 +30,11 @@ pub fn run(catalog: &Catalog, args: &ForecastArgs, format: OutputFormat, money: 
         },
         horizon: args.horizon,
         level: args.level,
+        period: args.period.map(|p| match p {
+            PeriodArg::Day => Period::Day,
+            PeriodArg::Week => Period::Week,
+            PeriodArg::Month => Period::Month,
+        }),
         on_demand_price: args.on_demand_price,
         reserved_price: args.reserved_price,
         provider: args.provider.clone(),
@@ -92,4 +95,25 @@ pub fn run(catalog: &Catalog, args: &ForecastArgs, format: OutputFormat, money: 
         _ => output::listing(format, &table, &answer)?,
     }
     Ok(ExitStatus::Success)
+}
+
+/// Largest history read: a year of per-second rows is far less.
+const MAX_HISTORY_BYTES: u64 = 512 * 1024 * 1024;
+
+fn read_history(path: &std::path::Path) -> Result<String, Error> {
+    let refuse = |message: String| Error::InvalidInput {
+        message: format!("--history {}: {message}", path.display()),
+        hint: Some("give a CSV or JSON file of timestamps and values".to_string()),
+    };
+    let metadata = std::fs::metadata(path).map_err(|e| refuse(format!("cannot be read: {e}")))?;
+    if !metadata.is_file() {
+        return Err(refuse("is not a file".to_string()));
+    }
+    if metadata.len() > MAX_HISTORY_BYTES {
+        return Err(refuse(format!(
+            "is larger than {} MiB",
+            MAX_HISTORY_BYTES / 1024 / 1024
+        )));
+    }
+    std::fs::read_to_string(path).map_err(|e| refuse(format!("cannot be read: {e}")))
 }
