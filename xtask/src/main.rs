@@ -42,8 +42,50 @@ fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("import") => import(&args[1..]),
-        _ => bail!("usage: cargo xtask import [--snapshot DIR] [--as-of YYYY-MM-DD]"),
+        Some("fuzz") => fuzz(&args[1..]),
+        _ => bail!("usage: cargo xtask import [--snapshot DIR] [--as-of YYYY-MM-DD] | cargo xtask fuzz [--minutes N]"),
     }
+}
+
+/// Cases per fuzz round: one `cargo test` of `crates/gpuplan/tests/fuzz.rs`, each of its
+/// targets run this many times with a fresh seed.
+const FUZZ_CASES_PER_ROUND: u64 = 2_000;
+
+/// Runs the fuzz targets with fresh seeds, round after round, for `--minutes` (default 10),
+/// and reports the inputs tried; a failing round stops with proptest's minimal failing input.
+fn fuzz(args: &[String]) -> Result<()> {
+    let minutes: u64 = match args {
+        [] => 10,
+        [flag, value] if flag == "--minutes" => value.parse()?,
+        _ => bail!("usage: cargo xtask fuzz [--minutes N]"),
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(minutes * 60);
+    let mut rounds = 0u64;
+    while std::time::Instant::now() < deadline {
+        let seed = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(rounds, |d| d.as_nanos() as u64 ^ rounds);
+        let status = std::process::Command::new(env!("CARGO"))
+            .current_dir(workspace_root())
+            .args(["test", "--release", "--quiet", "-p", "gpuplan", "--test", "fuzz"])
+            .env("PROPTEST_CASES", FUZZ_CASES_PER_ROUND.to_string())
+            .env("PROPTEST_RNG_SEED", seed.to_string())
+            .status()?;
+        if !status.success() {
+            bail!(
+                "fuzz round {} (seed {seed}) failed; proptest printed the minimal input above",
+                rounds + 1
+            );
+        }
+        rounds += 1;
+    }
+    let targets = 5;
+    println!(
+        "fuzzed {} inputs per target across {targets} targets ({} rounds of {FUZZ_CASES_PER_ROUND}); 0 crashes",
+        rounds * FUZZ_CASES_PER_ROUND,
+        rounds
+    );
+    Ok(())
 }
 
 fn workspace_root() -> PathBuf {

@@ -334,7 +334,7 @@ mod instances {
     fn negative_numbers_are_read_as_values_and_refused_for_what_they_are() {
         let run = gpuplan(&["cost", "--price", "3.06", "--hours", "-1"]);
         assert_eq!(run.code, 2);
-        assert!(run.stderr.contains("--hours must be positive"), "{}", run.stderr);
+        assert!(run.stderr.contains("--hours must be between 0 and"), "{}", run.stderr);
         let run = gpuplan(&[
             "plan",
             "--model",

@@ -221,13 +221,36 @@ fn choose_offering(catalog: &Catalog, query: &CostQuery) -> Result<Option<Offeri
     Ok(None)
 }
 
+/// Longest job costed, hours: a century.
+const MAX_HOURS: f64 = 876_000.0;
+
+/// Most spot runs simulated.
+const MAX_MONTE_CARLO_RUNS: u32 = 1_000_000;
+
 /// Prices `query` under each requested billing mode.
 pub fn cost_job(catalog: &Catalog, query: &CostQuery) -> Result<CostAnswer, Error> {
-    if !(query.hours > 0.0 && query.hours.is_finite()) {
+    if !(query.hours > 0.0 && query.hours <= MAX_HOURS) {
         return Err(Error::invalid(
-            format!("--hours must be positive; got {}", query.hours),
+            format!(
+                "--hours must be between 0 and {MAX_HOURS:.0} (a century); got {:e}",
+                query.hours
+            ),
             None,
         ));
+    }
+    if query.spot.is_some() && !query.billing.contains(&BillingMode::Spot) {
+        return Err(Error::invalid(
+            "--checkpoint-minutes, --interruption-rate and --monte-carlo apply to spot billing",
+            Some("add --billing spot (or on-demand,spot), or drop them".to_string()),
+        ));
+    }
+    if let Some(runs) = query.spot.and_then(|s| s.monte_carlo_runs) {
+        if !(1..=MAX_MONTE_CARLO_RUNS).contains(&runs) {
+            return Err(Error::invalid(
+                format!("--monte-carlo {runs}: give between 1 and {MAX_MONTE_CARLO_RUNS} runs"),
+                Some("10,000 runs already pin the 90th percentile to a few tenths of a percent".to_string()),
+            ));
+        }
     }
     for (flag, value) in [("--price", query.price), ("--spot-price", query.spot_price)] {
         if value.is_some_and(|p| !(p > 0.0 && p.is_finite())) {
@@ -492,6 +515,15 @@ pub fn cost_job(catalog: &Catalog, query: &CostQuery) -> Result<CostAnswer, Erro
         });
     }
     if let Some((commitment, discount)) = query.savings_plan {
+        if !(commitment > 0.0 && commitment.is_finite()) {
+            return Err(Error::invalid(
+                format!("--savings-plan must be a positive commitment in USD per hour; got {commitment}"),
+                None,
+            ));
+        }
+        if discount.is_some_and(|d| !(d > 0.0 && d < 1.0)) {
+            return Err(Error::invalid("--savings-discount must be between 0 and 1", None));
+        }
         let Some(on_demand) = on_demand_rate else {
             return Err(Error::invalid(
                 "a savings plan needs an on-demand rate (--instance or --price)",

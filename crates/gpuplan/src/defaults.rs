@@ -164,11 +164,20 @@ pub fn is_diffusion(model: &ModelSpec) -> bool {
 
 /// Sizes and counts that must be at least one (`--seq 0` is a mistake, not an empty plan).
 pub fn check_counts(counts: &[(&str, Option<u64>)]) -> Result<(), Error> {
-    match counts.iter().find(|(_, value)| *value == Some(0)) {
-        Some((flag, _)) => Err(Error::invalid(format!("{flag} must be at least 1"), None)),
-        None => Ok(()),
+    if let Some((flag, _)) = counts.iter().find(|(_, value)| *value == Some(0)) {
+        return Err(Error::invalid(format!("{flag} must be at least 1"), None));
+    }
+    match counts.iter().find(|(_, value)| value.is_some_and(|v| v > MAX_COUNT)) {
+        Some((flag, Some(value))) => Err(Error::invalid(
+            format!("{flag} {value} is beyond any real workload (at most {MAX_COUNT})"),
+            None,
+        )),
+        _ => Ok(()),
     }
 }
+
+/// Largest sequence length, batch, micro-batch or rank accepted: a hundred million.
+const MAX_COUNT: u64 = 100_000_000;
 
 /// GPUs in the largest cluster an estimate describes: eight times the largest published
 /// training run (Llama 3's 16,384 H100s).

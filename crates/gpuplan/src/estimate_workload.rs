@@ -158,6 +158,12 @@ pub struct EstimateAnswer {
 /// Runs the estimators on `request`, choosing what the user left open.
 pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateAnswer, Error> {
     let model = crate::resolve::model(catalog, &request.model)?;
+    if request.tokens.is_some() && matches!(model.architecture, Architecture::Cited(_)) {
+        return Err(Error::invalid(
+            "--tokens applies to text models, which train on tokens",
+            Some("image models train on images: give --dataset-size (images) and --epochs".to_string()),
+        ));
+    }
     let mut notes = Vec::new();
     let resolved = catalog.accelerators().resolve_one(&request.gpu)?;
     let accelerator = resolved.accelerator.clone();
@@ -202,6 +208,12 @@ pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result
     }
     if request.cp == Some(0) || request.ep == Some(0) {
         return Err(Error::invalid("--cp and --ep must be at least 1", None));
+    }
+    if request.serving.qps.is_some_and(|q| !(q > 0.0 && q.is_finite())) {
+        return Err(Error::invalid(
+            "--qps must be a positive number of requests per second",
+            None,
+        ));
     }
     if request.lora_targets.is_some() && !matches!(task, Task::Lora | Task::Qlora) {
         return Err(Error::invalid(

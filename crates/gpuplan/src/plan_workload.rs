@@ -237,6 +237,12 @@ pub fn plan_workload(catalog: &Catalog, query: &PlanQuery) -> Result<Result<Plan
             ));
         }
     }
+    if query.max_gpus == Some(0) {
+        return Err(Error::invalid("--max-gpus must be at least 1", None));
+    }
+    if query.top == 0 {
+        return Err(Error::invalid("--top must be at least 1", None));
+    }
     defaults::check_counts(&[
         ("--seq", query.seq),
         ("--batch", query.batch),

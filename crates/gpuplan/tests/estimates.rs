@@ -690,10 +690,10 @@ mod bad_input {
     fn absurd_sizes_are_refused_not_overflowed() {
         let mut r = request("llama-2-7b", "inference", "H100");
         r.seq = Some(u64::MAX / 2);
-        assert!(error_of(&r).contains("out of range"));
+        assert!(error_of(&r).contains("beyond any real workload"), "{}", error_of(&r));
         let mut r = request("llama-2-7b", "inference", "H100");
         r.batch = Some(u64::MAX);
-        assert!(error_of(&r).contains("out of range"));
+        assert!(error_of(&r).contains("beyond any real workload"), "{}", error_of(&r));
     }
 
     #[test]

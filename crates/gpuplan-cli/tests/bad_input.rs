@@ -1,0 +1,732 @@
+//! Bad input, as a hostile or careless user gives it, to every command (164 cases): each must end
+//! with exit 2, a message on standard error naming what was wrong, and no panic. The cases
+//! cover every row of the reliability reports that found them (integer wraps, NaN, negative
+//! numbers, impossible shapes, flags that do not apply, unreadable files).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// A folder of bad input files, made once.
+fn scratch() -> &'static PathBuf {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("gpuplan-bad-input-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let files = [
+            ("short.csv", "timestamp,value\n2024-01-01,1\n"),
+            ("junk.csv", "not,a,history\n"),
+            ("badcfg.json", "{\"hidden_size\": -5}"),
+            ("zero_layers.json", "{\"model_type\":\"llama\",\"hidden_size\":4096,\"num_hidden_layers\":0,\"num_attention_heads\":32,\"intermediate_size\":11008,\"vocab_size\":32000}"),
+            ("badprices.toml", "[[price]]\nprovider=\"aws\"\n"),
+        ];
+        for (name, text) in files {
+            std::fs::write(dir.join(name), text).unwrap();
+        }
+        dir
+    })
+}
+
+fn expand(text: &str) -> String {
+    let fixtures = concat!(env!("CARGO_MANIFEST_DIR"), "/../gpuplan-forecast/tests/fixtures");
+    text.replace("{tmp}", scratch().to_str().unwrap())
+        .replace("{fixtures}", fixtures)
+}
+
+/// Runs every case; collects every failure before failing, so one run shows them all.
+fn check(cases: &[(&str, &str)]) {
+    let mut failures = Vec::new();
+    for (args, expected) in cases {
+        let args = expand(args);
+        let output = Command::new(env!("CARGO_BIN_EXE_gpuplan"))
+            .args(args.split_whitespace())
+            .env_remove("GPUPLAN_CATALOG")
+            .env_remove("GPUPLAN_PRICES")
+            .env("NO_COLOR", "1")
+            .output()
+            .expect("the gpuplan binary runs");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let code = output.status.code();
+        let expected = expand(expected);
+        if code != Some(2) || !stderr.contains(&expected) || stderr.contains("panicked") {
+            failures.push(format!(
+                "gpuplan {args}\n  exit {code:?}, expected 2 and `{expected}`\n  stderr: {stderr}"
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases failed:\n{}",
+        failures.len(),
+        cases.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn gpus() {
+    check(&[
+        ("gpus --min-memory -1", "unexpected argument '--min-memory' found"),
+        ("gpus nosuchgpu", "unknown accelerator `nosuchgpu`"),
+        (
+            "gpus h100 --format yaml",
+            "invalid value 'yaml' for '--format <FORMAT>'",
+        ),
+    ]);
+}
+
+#[test]
+fn instances() {
+    check(&[
+        ("instances --gpu h1OO", "unknown accelerator `h1OO`"),
+        ("instances --provider nosuch", "unknown provider `nosuch`"),
+        (
+            "instances --max-price -2",
+            "--max-price -2 must be a positive number of USD ",
+        ),
+        (
+            "instances --max-price nan",
+            "--max-price NaN must be a positive number of USD",
+        ),
+        (
+            "instances --min-gpus 9 --max-gpus 2",
+            "--min-gpus 9 is more than --max-gpus 2",
+        ),
+        (
+            "instances --limit -1",
+            "invalid value '-1' for '--limit <LIMIT>': invali",
+        ),
+        ("instances --region", "a value is required for '--region <REGION>' but "),
+        (
+            "instances --sort nonsense",
+            "invalid value 'nonsense' for '--sort <SORT>'",
+        ),
+    ]);
+}
+
+#[test]
+fn models() {
+    check(&[("models --format nope", "invalid value 'nope' for '--format <FORMAT>'")]);
+}
+
+#[test]
+fn catalog() {
+    check(&[
+        ("catalog --check extra", "unrecognized subcommand 'extra'"),
+        (
+            "catalog refresh --provider nosuch --from .",
+            "catalog refresh cannot fetch prices for `nosuch`",
+        ),
+        (
+            "catalog refresh --from /nonexistent",
+            "--from /nonexistent: No such file or directory (",
+        ),
+    ]);
+}
+
+#[test]
+fn estimate() {
+    check(&[
+        (
+            "estimate --model nosuch --task pretrain --gpu H100-SXM5-80GB",
+            "unknown model `nosuch`",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task nosuch --gpu H100-SXM5-80GB",
+            "--task: unknown task `nosuch` (expected one of: ",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task pretrain --gpu nosuch",
+            "unknown accelerator `nosuch`",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task pretrain --gpu H100-SXM5-80GB --gpus 0",
+            "--gpus must be at least 1",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task pretrain --gpu H100-SXM5-80GB --gpus -1",
+            "invalid value '-1' for '--gpus <GPUS>': -1 is no",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task pretrain --gpu H100-SXM5-80GB --gpus 4294967296",
+            "invalid value '4294967296' for '--gpus <GPUS>': ",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task pretrain --gpu H100-SXM5-80GB --gpus 8 --gpus-per-node 0",
+            "--gpus-per-node must be at least 1",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task pretrain --gpu H100-SXM5-80GB --gpus 98 --gpus-per-node 8",
+            "98 GPUs do not fill whole nodes of 8",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task pretrain --gpu H100-SXM5-80GB --micro-batch 0",
+            "--micro-batch must be at least 1",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task pretrain --gpu H100-SXM5-80GB --batch 0",
+            "--batch must be at least 1",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task pretrain --gpu H100-SXM5-80GB --seq 0",
+            "--seq must be at least 1",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task pretrain --gpu H100-SXM5-80GB --seq 99999999999",
+            "--seq 99999999999 is beyond any real workload (a",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task pretrain --gpu H100-SXM5-80GB --tp 3 --gpus 8",
+            "8 GPUs cannot be split into tensor parallel grou",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task pretrain --gpu H100-SXM5-80GB --tp 0",
+            "--tp and --pp must be at least 1",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task pretrain --gpu H100-SXM5-80GB --pp 999 --gpus 999",
+            "999 GPUs do not fill whole nodes of 8",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task pretrain --gpu H100-SXM5-80GB --zero 4",
+            "ZeRO stage is out of range: 4",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task pretrain --gpu H100-SXM5-80GB --checkpointing sometimes",
+            "--checkpointing: unknown checkpointing mode `som",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task pretrain --gpu H100-SXM5-80GB --optimizer lion",
+            "--optimizer: unknown optimizer `lion` (expected ",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task pretrain --gpu H100-SXM5-80GB --precision fp12",
+            "--precision: unknown precision `fp12` (expected ",
+        ),
+        (
+            "estimate --model gpt2 --task pretrain --gpu A30 --precision int4",
+            "--precision int4 does not train weights",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task pretrain --gpu H100-SXM5-80GB --framework jax",
+            "--framework: unknown framework `jax` (expected o",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task inference --gpu H100-SXM5-80GB --framework torchtitan",
+            "--framework applies to training tasks (pretrain,",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task pretrain --gpu H100-SXM5-80GB --kv-cache-dtype fp8",
+            "--kv-cache-dtype applies to --task inference",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task inference --gpu H100-SXM5-80GB --kv-cache-dtype fp4",
+            "--kv-cache-dtype: unknown KV-cache type `fp4` (e",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task pretrain --gpu H100-SXM5-80GB --lora-targets q,v",
+            "--lora-targets applies to --task lora or qlora",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task lora --gpu H100-SXM5-80GB --lora-targets everything",
+            "--lora-targets: unknown set of LoRA targets `eve",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task inference --gpu H100-SXM5-80GB --offload optimizer",
+            "--offload applies to training tasks (pretrain, f",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task finetune --gpu H100-SXM5-80GB --gpus 8 --zero 1 --offload params",
+            "--offload params needs sharded parameters (ZeRO-",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task finetune --gpu H100-SXM5-80GB --offload gpu",
+            "--offload: unknown offload target `gpu` (expecte",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task pretrain --gpu H100-SXM5-80GB --tokens -5",
+            "invalid value '-5' for '--tokens <TOKENS>': `-5`",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task pretrain --gpu H100-SXM5-80GB --tokens nan",
+            "invalid value 'nan' for '--tokens <TOKENS>': `na",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task pretrain --gpu H100-SXM5-80GB --tokens 1e400",
+            "invalid value '1e400' for '--tokens <TOKENS>': `",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task pretrain --gpu H100-SXM5-80GB --epochs 2",
+            "--epochs needs --dataset-size (samples per epoch",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task pretrain --gpu H100-SXM5-80GB --memory-margin 0.95",
+            "--memory-margin must be between 0 and 0.9",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task pretrain --gpu H100-SXM5-80GB --memory-margin -0.1",
+            "--memory-margin must be between 0 and 0.9",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task inference --gpu H100-SXM5-80GB --engine nosuch",
+            "--engine: unknown engine `nosuch` (expected one ",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task inference --gpu H100-SXM5-80GB --qps -1",
+            "--qps must be a positive number of requests per ",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task inference --gpu H100-SXM5-80GB --ttft fast",
+            "invalid value 'fast' for '--ttft <[pNN:]DURATION",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task inference --gpu H100-SXM5-80GB --ttft p101:1s",
+            "invalid value 'p101:1s' for '--ttft <[pNN:]DURAT",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task inference --gpu H100-SXM5-80GB --tpot 0ms",
+            "invalid value '0ms' for '--tpot <[pNN:]DURATION>",
+        ),
+        (
+            "estimate --model bert-base-uncased --task inference --gpu H100-SXM5-80GB --output-tokens 10",
+            "generation is not available for bert-base-uncase",
+        ),
+        (
+            "estimate --model resnet-50 --task inference --gpu A100-SXM4-80GB --resolution 16",
+            "image side for a ResNet (32–16384 pixels) is out",
+        ),
+        (
+            "estimate --model resnet-50 --task inference --gpu A100-SXM4-80GB --resolution 100000",
+            "image side for a ResNet (32–16384 pixels) is out",
+        ),
+        (
+            "estimate --model resnet-50 --task pretrain --gpu A100-SXM4-80GB --tokens 1e9",
+            "--tokens applies to text models, which train on ",
+        ),
+        (
+            "estimate --model sdxl --task inference --gpu A100-SXM4-80GB --steps 0",
+            "denoising steps (1 to 10000) is out of range: 0",
+        ),
+        (
+            "estimate --model {tmp}/badcfg.json --task inference --gpu A100-SXM4-80GB",
+            "{tmp}/badcfg.json: the config has no `model_t",
+        ),
+        (
+            "estimate --model {tmp}/zero_layers.json --task inference --gpu A100-SXM4-80GB",
+            "{tmp}/zero_layers.json: field `num_hidden_lay",
+        ),
+        (
+            "estimate --model {tmp}/nonexistent.json --task inference --gpu A100-SXM4-80GB",
+            "{tmp}/nonexistent.json: no such file",
+        ),
+        (
+            "estimate --model /tmp --task inference --gpu A100-SXM4-80GB",
+            "unknown model `/tmp`",
+        ),
+        (
+            "estimate --model llama-3.1-8b --gpu H100-SXM5-80GB",
+            "the following required arguments were not provid",
+        ),
+        (
+            "estimate --task pretrain --gpu H100-SXM5-80GB",
+            "the following required arguments were not provid",
+        ),
+    ]);
+}
+
+#[test]
+fn plan() {
+    check(&[
+        ("plan --model nosuch --task pretrain", "unknown model `nosuch`"),
+        (
+            "plan --model llama-3.1-8b --task lora --tokens -1",
+            "invalid value '-1' for '--tokens <TOKENS>': `-1`",
+        ),
+        (
+            "plan --model llama-3.1-8b --task lora --tokens 5e8 --deadline 0h",
+            "invalid value '0h' for '--deadline <DURATION>': ",
+        ),
+        (
+            "plan --model llama-3.1-8b --task lora --tokens 5e8 --deadline forever",
+            "invalid value 'forever' for '--deadline <DURATIO",
+        ),
+        (
+            "plan --model llama-3.1-8b --task lora --tokens 5e8 --budget -100",
+            "--budget must be positive",
+        ),
+        (
+            "plan --model llama-3.1-8b --task lora --tokens 5e8 --budget nan",
+            "--budget must be positive",
+        ),
+        (
+            "plan --model llama-3.1-8b --task lora --tokens 5e8 --max-gpus 0",
+            "--max-gpus must be at least 1",
+        ),
+        (
+            "plan --model llama-3.1-8b --task lora --tokens 5e8 --providers nosuch",
+            "unknown provider `nosuch`",
+        ),
+        (
+            "plan --model llama-3.1-8b --task lora --tokens 5e8 --regions",
+            "a value is required for '--regions <REGIONS>' bu",
+        ),
+        (
+            "plan --model llama-3.1-8b --task lora --tokens 5e8 --precision fp12",
+            "--precision: unknown precision `fp12` (expected ",
+        ),
+        (
+            "plan --model llama-3.1-8b --task lora --tokens 5e8 --billing sometimes",
+            "--billing: unknown billing mode `sometimes`",
+        ),
+        (
+            "plan --model llama-3.1-8b --task lora --tokens 5e8 --objective beauty",
+            "invalid value 'beauty' for '--objective <OBJECTI",
+        ),
+        (
+            "plan --model llama-3.1-8b --task lora --tokens 5e8 --top 0",
+            "--top must be at least 1",
+        ),
+        (
+            "plan --model llama-3.1-8b --task lora --tokens 5e8 --qps 10",
+            "--qps applies to --task inference",
+        ),
+        (
+            "plan --model llama-3.1-8b --task lora --tokens 5e8 --engine vllm",
+            "--engine applies to --task inference",
+        ),
+        (
+            "plan --model llama-3.1-8b --task lora --tokens 5e8 --kv-cache-dtype fp8",
+            "--kv-cache-dtype applies to --task inference",
+        ),
+        (
+            "plan --model llama-3.1-8b --task inference --qps 10 --framework megatron",
+            "--framework applies to training tasks (pretrain,",
+        ),
+        (
+            "plan --model llama-3.1-8b --task inference --qps 10 --offload optimizer",
+            "--offload applies to training tasks (pretrain, f",
+        ),
+        (
+            "plan --model llama-3.1-8b --task inference --qps 10 --optimizer adamw",
+            "--optimizer applies to training tasks (pretrain,",
+        ),
+        (
+            "plan --model llama-3.1-8b --task inference --qps 10 --checkpointing full",
+            "--checkpointing applies to training tasks (pretr",
+        ),
+        (
+            "plan --model llama-3.1-8b --task inference --qps 10 --lora-targets q,v",
+            "--lora-targets applies to --task lora or qlora",
+        ),
+        (
+            "plan --model llama-3.1-8b --task inference --qps 10 --lora-rank 8",
+            "--lora-rank applies to --task lora or qlora",
+        ),
+        (
+            "plan --model llama-3.1-8b --task inference --qps 0",
+            "--qps must be positive",
+        ),
+        (
+            "plan --model llama-3.1-8b --task inference --qps -3",
+            "--qps must be positive",
+        ),
+        (
+            "plan --model llama-3.1-8b --task inference --qps 10 --peak-qps 5",
+            "--peak-qps 5 is below --qps 10",
+        ),
+        (
+            "plan --model llama-3.1-8b --task inference --qps 10 --ttft p90:-1s",
+            "invalid value 'p90:-1s' for '--ttft <[pNN:]DURAT",
+        ),
+        (
+            "plan --model llama-3.1-8b --task inference --qps 10 --requests {tmp}/nonexistent.csv",
+            "--requests: cannot read {tmp}/nonexistent.csv",
+        ),
+        (
+            "plan --model llama-3.1-8b --task inference --qps 10 --requests {tmp}/junk.csv",
+            "--requests {tmp}/junk.csv, line 1: no request",
+        ),
+        (
+            "plan --model llama-3.1-8b --task inference --qps 10 --prefix-cache-hit 1.5",
+            "--prefix-cache-hit: a prefix-cache hit rate lies",
+        ),
+        (
+            "plan --model llama-3.1-8b --task inference --qps 10 --engine pytorch --prefix-cache-hit 0.5",
+            "--prefix-cache-hit applies to text generation se",
+        ),
+        (
+            "plan --model llama-3.1-8b --task inference --dataset-size 1000 --qps 5",
+            "--qps applies to online serving, not to a batch ",
+        ),
+        (
+            "plan --model llama-3.1-8b --task inference --deadline 5h",
+            "--deadline applies to training, or to batch infe",
+        ),
+        (
+            "plan --model llama-3.1-8b --task pretrain --tokens 1e9 --min-vcpus-per-gpu nan",
+            "--min-vcpus-per-gpu must be zero or more, found ",
+        ),
+        (
+            "plan --model llama-3.1-8b --task pretrain --tokens 1e9 --min-host-memory-gib-per-gpu -1",
+            "unexpected argument '--min-host-memory-gib-per-g",
+        ),
+        (
+            "plan --model llama-3.1-8b --task pretrain --tokens 1e9 --checkpoint-every 0h",
+            "invalid value '0h' for '--checkpoint-every <DURA",
+        ),
+        (
+            "plan --model resnet-50 --task pretrain --tokens 1e9",
+            "--tokens applies to text models, which train on ",
+        ),
+        (
+            "plan --model resnet-50 --task pretrain --dataset-size 1281167 --epochs 90 --input-pipeline warp",
+            "--input-pipeline: unknown pipeline `warp`",
+        ),
+        (
+            "plan --model llama-3.1-8b --task pretrain --tokens 1e9 --input-pipeline dali",
+            "--input-pipeline applies to training of image mo",
+        ),
+        (
+            "plan --model llama-3.1-8b --task pretrain --epochs 2",
+            "--epochs needs --dataset-size (samples per epoch",
+        ),
+        (
+            "plan --model llama-3.1-8b --task pretrain --tokens 1e9 --stack cobol",
+            "--stack: unknown software stack `cobol` (expecte",
+        ),
+        (
+            "plan --model llama-3.1-8b --task pretrain --tokens 1e9 --micro-batch 0",
+            "--micro-batch must be at least 1",
+        ),
+        (
+            "plan --model llama-3.1-8b --task pretrain --tokens 1e9 --micro-batch 9223372036854775808",
+            "--micro-batch 9223372036854775808 is beyond any ",
+        ),
+        (
+            "plan --model llama-3.1-8b --task pretrain --tokens 1e9 --batch 0",
+            "--batch must be at least 1",
+        ),
+        (
+            "plan --model llama-3.1-8b --task pretrain --tokens 1e9 --memory-margin 2",
+            "--memory-margin must be between 0 and 0.9",
+        ),
+    ]);
+}
+
+#[test]
+fn cost() {
+    check(&[
+        ("cost", "the following required arguments were not provid"),
+        ("cost --price -1 --hours 10", "--price must be positive"),
+        (
+            "cost --price 3 --hours -1",
+            "--hours must be between 0 and 876000 (a century)",
+        ),
+        (
+            "cost --price 3 --hours 0",
+            "--hours must be between 0 and 876000 (a century)",
+        ),
+        (
+            "cost --price 3 --hours 1e308",
+            "--hours must be between 0 and 876000 (a century)",
+        ),
+        ("cost --price nan --hours 10", "--price must be positive"),
+        (
+            "cost --price 3 --hours 10 --billing spot",
+            "no billing mode could be priced",
+        ),
+        (
+            "cost --price 3 --hours 10 --billing sometimes",
+            "--billing: unknown billing mode `sometimes`",
+        ),
+        (
+            "cost --instance nosuch.xlarge --hours 10",
+            "no offering `nosuch.xlarge` in the catalog",
+        ),
+        (
+            "cost --instance p4d.24xlarge --hours 10 --region mars-",
+            "`p4d.24xlarge` is not offered in the providers a",
+        ),
+        (
+            "cost --instance p4d.24xlarge --hours 10 --billing spot --monte-carlo 4294967295",
+            "--monte-carlo 4294967295: give between 1 and 100",
+        ),
+        (
+            "cost --instance p4d.24xlarge --hours 10 --billing spot --interruption-rate -1",
+            "interruption rate must be a non-negative number ",
+        ),
+        (
+            "cost --instance p4d.24xlarge --hours 1000000 --billing spot --checkpoint-minutes 10 --interruption-rate 50",
+            "--hours must be between 0 and 876000 (a century)",
+        ),
+        (
+            "cost --price 3 --hours 10 --storage-gb NaN",
+            "--storage-gb × --storage-months must be zero or ",
+        ),
+        (
+            "cost --price 3 --hours 10 --storage-gb -5",
+            "--storage-gb × --storage-months must be zero or ",
+        ),
+        (
+            "cost --price 3 --hours 10 --egress-gb -1",
+            "--egress-gb must be zero or more, found -1",
+        ),
+        (
+            "cost --price 3 --hours 10 --tiers nonsense",
+            "invalid value 'nonsense' for '--tiers <TIERS>': ",
+        ),
+        (
+            "cost --price 3 --hours 10 --tiers 100:2",
+            "--tiers must start at hour 0 with positive price",
+        ),
+        (
+            "cost --price 3 --hours 10 --utilisation 0.5",
+            "--utilisation applies to reserved billing",
+        ),
+        (
+            "cost --price 3 --hours 10 --minimum-hours -1",
+            "--minimum-hours must be a non-negative number",
+        ),
+        (
+            "cost --price 3 --hours 10 --savings-plan -1",
+            "--savings-plan must be a positive commitment in ",
+        ),
+        (
+            "cost --price 3 --hours 10 --checkpoint-minutes 10",
+            "--checkpoint-minutes, --interruption-rate and --",
+        ),
+        (
+            "cost --price 3 --hours 10 --currency XYZ",
+            "--currency XYZ: the catalog has no exchange rate",
+        ),
+    ]);
+}
+
+#[test]
+fn energy() {
+    check(&[
+        (
+            "energy --gpu nosuch --gpus 1 --hours 10",
+            "unknown accelerator `nosuch`",
+        ),
+        (
+            "energy --gpu H100-SXM5-80GB --gpus 0 --hours 10",
+            "GPUs must be positive",
+        ),
+        (
+            "energy --gpu H100-SXM5-80GB --gpus 1 --hours -10",
+            "hours must be positive",
+        ),
+        (
+            "energy --gpu H100-SXM5-80GB --gpus 1 --hours 10 --pue 0.5",
+            "PUE must be at least 1 (it is total facility pow",
+        ),
+        (
+            "energy --gpu H100-SXM5-80GB --gpus 1 --hours 10 --pue nan",
+            "PUE must be at least 1 (it is total facility pow",
+        ),
+        (
+            "energy --gpu H100-SXM5-80GB --gpus 1 --hours 10 --price-kwh -1",
+            "price per kWh must be positive",
+        ),
+        (
+            "energy --gpu H100-SXM5-80GB --gpus 1 --hours 10 --utilization 2",
+            "utilization must be between 0 and 1; got 2",
+        ),
+        (
+            "energy --gpu H100-SXM5-80GB --gpus 1 --hours 10 --purchase-price NaN --rent-price 2",
+            "--purchase-price must be a positive number, foun",
+        ),
+        (
+            "energy --gpu H100-SXM5-80GB --gpus 1 --hours 10 --purchase-price 30000 --rent-price 0",
+            "--rent-price must be a positive number, found 0",
+        ),
+        (
+            "energy --gpu H100-SXM5-80GB --gpus 1 --hours 10 --purchase-price 30000 --rent-price 2 --depreciation-years 0",
+            "--depreciation-years must be a positive number, ",
+        ),
+    ]);
+}
+
+#[test]
+fn forecast() {
+    check(&[
+        (
+            "forecast --history {tmp}/nonexistent.csv",
+            "--history {tmp}/nonexistent.csv: cannot be re",
+        ),
+        ("forecast --history /tmp", "--history /tmp: is not a file"),
+        (
+            "forecast --history {tmp}/short.csv",
+            "history: 1 observations are too few to forecast ",
+        ),
+        (
+            "forecast --history {tmp}/junk.csv",
+            "history: the history has no `timestamp` column",
+        ),
+        (
+            "forecast --history {tmp}/junk.csv --value-column busy",
+            "history: the history has no `timestamp` column",
+        ),
+        (
+            "forecast --history {fixtures}/air-passengers.csv --horizon 0",
+            "the horizon must be at least one period",
+        ),
+        (
+            "forecast --history {fixtures}/air-passengers.csv --horizon 4294967296",
+            "a horizon of 4294967296 periods reaches beyond w",
+        ),
+        (
+            "forecast --history {fixtures}/air-passengers.csv --horizon 1000000",
+            "a horizon of 1000000 periods reaches beyond what",
+        ),
+        (
+            "forecast --history {fixtures}/air-passengers.csv --level 1.5",
+            "the interval level must be between 0 and 1",
+        ),
+        (
+            "forecast --history {fixtures}/air-passengers.csv --level nan",
+            "the interval level must be between 0 and 1",
+        ),
+        (
+            "forecast --history {fixtures}/air-passengers.csv --term 5y",
+            "--term `5y` is not 1y or 3y",
+        ),
+        (
+            "forecast --history {fixtures}/air-passengers.csv --on-demand-price -1",
+            "prices and period length must be positive",
+        ),
+        (
+            "forecast --history {fixtures}/air-passengers.csv --period fortnight",
+            "invalid value 'fortnight' for '--period <PERIOD>",
+        ),
+        (
+            "forecast --history {fixtures}/air-passengers.csv --unit furlongs",
+            "invalid value 'furlongs' for '--unit <UNIT>'",
+        ),
+    ]);
+}
+
+#[test]
+fn global_flags_and_commands() {
+    check(&[
+        (
+            "--prices {tmp}/badprices.toml gpus",
+            "--prices {tmp}/badprices.toml: line 1: missin",
+        ),
+        (
+            "--prices {tmp}/nonexistent.toml gpus",
+            "--prices {tmp}/nonexistent.toml: cannot be re",
+        ),
+        ("--catalog /tmp/bad gpus", "the catalog could not be loaded"),
+        ("--catalog /nonexistent gpus", "the catalog could not be loaded"),
+        (
+            "--currency ABC gpus",
+            "--currency ABC: the catalog has no exchange rate",
+        ),
+        ("--format nope gpus", "invalid value 'nope' for '--format <FORMAT>'"),
+        ("nosuchcommand", "unrecognized subcommand 'nosuchcommand'"),
+    ]);
+}

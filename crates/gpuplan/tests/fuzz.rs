@@ -1,0 +1,154 @@
+//! Fuzzing every parser that reads user input, on stable Rust with proptest: arbitrary text and
+//! mutations of valid inputs go in; the parser must answer `Ok` or a typed error — never panic,
+//! never hang — and what parses must estimate or forecast without panicking either.
+//!
+//! CI runs a short pass with a fixed seed (`PROPTEST_CASES`, 64 by default here). The long run is
+//! `cargo xtask fuzz --minutes N`, which repeats this file with fresh seeds for N minutes.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use gpuplan::catalog::PriceOverlay;
+use gpuplan::catalog::refresh::azure;
+use gpuplan::model::Task;
+use gpuplan::{Catalog, CatalogFile, ModelSource, WorkloadRequest, estimate_workload, parse_request_log};
+use gpuplan_forecast::history::{HistoryOptions, parse_csv, parse_json};
+use proptest::prelude::*;
+use proptest::test_runner::RngSeed;
+use std::sync::OnceLock;
+
+fn catalog() -> &'static Catalog {
+    static CATALOG: OnceLock<Catalog> = OnceLock::new();
+    CATALOG.get_or_init(|| Catalog::embedded().unwrap())
+}
+
+fn cases() -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(64)
+}
+
+/// A fixed seed unless `PROPTEST_RNG_SEED` gives one: CI runs the same inputs every time;
+/// `cargo xtask fuzz` varies the seed per round.
+fn seed() -> RngSeed {
+    RngSeed::Fixed(
+        std::env::var("PROPTEST_RNG_SEED")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0x6770_7570),
+    )
+}
+
+/// Edits of a valid input: characters replaced, inserted or deleted, digits grown into huge,
+/// negative or non-finite numbers.
+fn mutated(seed: &'static str) -> impl Strategy<Value = String> {
+    let edits = prop::collection::vec(
+        (
+            0usize..seed.len().max(1),
+            prop_oneof![
+                Just("".to_string()),
+                Just("0".to_string()),
+                Just("-1".to_string()),
+                Just("1e308".to_string()),
+                Just("18446744073709551615".to_string()),
+                Just("NaN".to_string()),
+                Just("\"".to_string()),
+                Just(",".to_string()),
+                Just("\n".to_string()),
+                "[ -~]{0,4}".prop_map(|s| s),
+            ],
+            0usize..4,
+        ),
+        0..6,
+    );
+    edits.prop_map(move |edits| {
+        let mut text: Vec<char> = seed.chars().collect();
+        for (at, insert, remove) in edits {
+            let at = at.min(text.len());
+            let end = (at + remove).min(text.len());
+            text.splice(at..end, insert.chars());
+        }
+        text.into_iter().collect()
+    })
+}
+
+const LLAMA_CONFIG: &str = r#"{"architectures":["LlamaForCausalLM"],"model_type":"llama","hidden_size":2048,"intermediate_size":5632,"num_hidden_layers":22,"num_attention_heads":32,"num_key_value_heads":4,"vocab_size":32000,"max_position_embeddings":2048,"tie_word_embeddings":false}"#;
+const HISTORY_CSV: &str = "timestamp,value\n2024-01-01,10\n2024-01-02,12\n2024-01-03T05:00:00Z,11\n2024-01-04,13\n2024-01-05,12\n2024-01-06,14\n2024-01-07,15\n";
+const HISTORY_JSON: &str = r#"[{"timestamp":"2024-01-01","value":1},{"timestamp":"2024-02-01","value":2},{"timestamp":"2024-03-01","value":3},{"timestamp":"2024-04-01","value":2},{"timestamp":"2024-05-01","value":4},{"timestamp":"2024-06-01","value":5}]"#;
+const REQUEST_LOG: &str = "input_tokens,output_tokens\n512,128\n1024,256\n2048,64\n";
+const PRICES_TOML: &str = "[[price]]\nprovider = \"aws\"\ninstance_type = \"p5.48xlarge\"\nusd_per_hour = 40.0\n\n[[discount]]\nprovider = \"gcp\"\npercent = 20\n";
+const PRICES_CSV: &str =
+    "provider,instance_type,region,billing,usd_per_hour,discount_percent\naws,p5.48xlarge,,on-demand,31,\ngcp,,,,,20\n";
+const AZURE_PAGE: &str = r#"{"Items":[{"currencyCode":"USD","retailPrice":0.5,"armRegionName":"eastus","armSkuName":"Standard_NC4as_T4_v3","skuName":"NC4as T4 v3","productName":"Virtual Machines NCasT4_v3 Series","unitOfMeasure":"1 Hour","type":"Consumption"}],"NextPageLink":null}"#;
+const OFFERING_ROW: &str =
+    "aws,g4dn.xlarge,us-east-1,,T4,1,16,4,16,125,25,none,ethernet,0.526,0.2,second,test,2026-11-22,";
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(), rng_seed: seed(), ..ProptestConfig::default() })]
+
+    /// A config.json that parses must be estimated or refused, whatever its numbers.
+    #[test]
+    fn hf_configs_parse_and_estimate_without_panicking(text in mutated(LLAMA_CONFIG)) {
+        if gpuplan::catalog::parse_hf_config_text(&text).is_ok() {
+            for task in [Task::Pretrain, Task::Inference] {
+                let mut r = WorkloadRequest::new(
+                    ModelSource::Config { name: "fuzz.json".into(), text: text.clone() },
+                    task,
+                    "H100-SXM5-80GB",
+                );
+                r.gpus = Some(8);
+                let _ = estimate_workload(catalog(), &r);
+            }
+        }
+    }
+
+    #[test]
+    fn arbitrary_text_is_never_a_panic(text in "\\PC{0,200}") {
+        let _ = gpuplan::catalog::parse_hf_config_text(&text);
+        let _ = parse_csv(&text, &HistoryOptions::default());
+        let _ = parse_json(&text, &HistoryOptions::default());
+        let _ = parse_request_log(&text, "fuzz.csv");
+        let _ = PriceOverlay::parse("fuzz.toml", &text);
+        let _ = PriceOverlay::parse("fuzz.csv", &text);
+        let _ = azure::parse_page("fuzz.json", &text);
+    }
+
+    #[test]
+    fn histories_parse_and_forecast_without_panicking(csv in mutated(HISTORY_CSV), json in mutated(HISTORY_JSON)) {
+        let parsed = [parse_csv(&csv, &HistoryOptions::default()), parse_json(&json, &HistoryOptions::default())];
+        for series in parsed.into_iter().flatten() {
+            let _ = gpuplan_forecast::forecast(&series, 6, 0.9);
+        }
+    }
+
+    #[test]
+    fn request_logs_and_price_files_never_panic(
+        log in mutated(REQUEST_LOG),
+        toml in mutated(PRICES_TOML),
+        csv in mutated(PRICES_CSV),
+        page in mutated(AZURE_PAGE),
+    ) {
+        let _ = parse_request_log(&log, "fuzz.csv");
+        for (name, text) in [("fuzz.toml", &toml), ("fuzz.csv", &csv)] {
+            if let Ok(overlay) = PriceOverlay::parse(name, text) {
+                let _ = catalog().clone().with_prices(name, &overlay);
+            }
+        }
+        let _ = azure::parse_page("fuzz.json", &page);
+    }
+
+    /// A catalog whose offerings file was damaged loads or is refused with its file named.
+    #[test]
+    fn damaged_catalog_files_are_refused_not_panicked(row in mutated(OFFERING_ROW)) {
+        let mut files = Catalog::embedded_files();
+        files.push(CatalogFile {
+            path: "offerings/fuzz.csv".into(),
+            text: format!(
+                "provider,instance_type,region,zone,accelerator,accelerator_count,accelerator_memory_gib,vcpus,memory_gib,local_disk_gb,network_gbps,gpu_interconnect,node_network,on_demand_usd_per_hour,spot_usd_per_hour,billing_granularity,source,as_of,notes\n{row}\n"
+            ),
+        });
+        if let Err(error) = Catalog::from_files(&files) {
+            prop_assert!(!error.file.is_empty());
+        }
+    }
+}
