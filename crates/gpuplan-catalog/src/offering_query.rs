@@ -43,24 +43,22 @@ pub struct OfferingQuery {
 
 impl OfferingQuery {
     pub fn matches(&self, catalog: &Catalog, offering: &Offering) -> bool {
+        // Provider and region filters hold for CPU shapes as for GPU ones.
+        if !self.providers.is_empty() && !self.providers.contains(&offering.provider) {
+            return false;
+        }
         let Some(accelerator) = &offering.accelerator else {
-            return self.include_cpu_only && self.accelerators.is_empty() && self.min_gpus.unwrap_or(0) == 0;
+            return self.include_cpu_only
+                && self.accelerators.is_empty()
+                && self.min_gpus.unwrap_or(0) == 0
+                && self.in_regions(offering)
+                && self.within_price(offering);
         };
         if !self.accelerators.is_empty() && !self.accelerators.contains(accelerator) {
             return false;
         }
-        if !self.providers.is_empty() && !self.providers.contains(&offering.provider) {
+        if !self.in_regions(offering) {
             return false;
-        }
-        if !self.regions.is_empty() {
-            let region = offering.region.as_deref().unwrap_or("").to_lowercase();
-            if !self
-                .regions
-                .iter()
-                .any(|wanted| region.starts_with(&wanted.to_lowercase()))
-            {
-                return false;
-            }
         }
         if self.min_gpus.is_some_and(|min| offering.accelerator_count < min)
             || self.max_gpus.is_some_and(|max| offering.accelerator_count > max)
@@ -73,6 +71,22 @@ impl OfferingQuery {
                 return false;
             }
         }
+        self.within_price(offering)
+    }
+
+    /// Whether the offering's region starts with one of the regions asked for (any when none).
+    fn in_regions(&self, offering: &Offering) -> bool {
+        let region = offering.region.as_deref().unwrap_or("").to_lowercase();
+        self.regions.is_empty()
+            || self
+                .regions
+                .iter()
+                .any(|wanted| region.starts_with(&wanted.to_lowercase()))
+    }
+
+    /// Whether the price asked about (spot or on-demand) exists where required and is under
+    /// the cap.
+    fn within_price(&self, offering: &Offering) -> bool {
         let price = if self.spot_only {
             offering.spot
         } else {
@@ -81,12 +95,8 @@ impl OfferingQuery {
         if self.spot_only && price.is_none() {
             return false;
         }
-        if let Some(max) = self.max_price {
-            if price.is_none_or(|price| price.0 > max.0) {
-                return false;
-            }
-        }
-        true
+        self.max_price
+            .is_none_or(|max| price.is_some_and(|price| price.0 <= max.0))
     }
 
     /// The matching offerings of `catalog`, in the requested order.

@@ -109,6 +109,32 @@ mod gpus {
 }
 
 mod instances {
+    /// CPU shapes obey the provider, region and price filters like GPU ones.
+    #[test]
+    fn cpu_shapes_are_filtered_by_provider_region_and_price() {
+        let run = gpuplan(&[
+            "instances",
+            "--include-cpu",
+            "--provider",
+            "aws",
+            "--region",
+            "us-east-1",
+            "--max-price",
+            "0.2",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let rows = run.json();
+        let rows = rows.as_array().unwrap();
+        assert!(rows.iter().any(|r| r["gpu"].is_null()), "no CPU shape listed");
+        for r in rows {
+            assert_eq!(r["provider"], "aws");
+            assert_eq!(r["region"], "us-east-1");
+            assert!(r["on_demand_usd_per_hour"].as_f64().unwrap() <= 0.2);
+        }
+    }
+
     #[test]
     fn your_prices_replace_list_prices_and_show_them_beside() {
         let dir = std::env::temp_dir().join(format!("gpuplan-prices-{}", std::process::id()));
