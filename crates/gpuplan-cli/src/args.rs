@@ -376,12 +376,17 @@ fn duration_in(text: &str, default_unit: f64) -> Result<f64, String> {
         other => return Err(format!("unknown time unit `{other}` (use ms, s, m, h, d or w)")),
     };
     let seconds = value * scale;
-    if seconds.is_finite() && seconds > 0.0 {
-        Ok(seconds)
-    } else {
+    if !(seconds > 0.0) {
         Err(format!("`{text}` must be a positive duration"))
+    } else if seconds > MAX_DURATION_SECONDS {
+        Err(format!("`{text}` is longer than any job (at most 100 years)"))
+    } else {
+        Ok(seconds)
     }
 }
+
+/// Longest duration a flag takes: a century.
+const MAX_DURATION_SECONDS: f64 = 100.0 * 365.0 * 86400.0;
 
 fn hours_duration(text: &str) -> Result<f64, String> {
     duration_in(text, 3600.0).map(|seconds| seconds / 3600.0)

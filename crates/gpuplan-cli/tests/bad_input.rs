@@ -1,4 +1,4 @@
-//! Bad input, as a hostile or careless user gives it, to every command (164 cases): each must end
+//! Bad input, as a hostile or careless user gives it, to every command (178 cases): each must end
 //! with exit 2, a message on standard error naming what was wrong, and no panic. The cases
 //! cover every row of the reliability reports that found them (integer wraps, NaN, negative
 //! numbers, impossible shapes, flags that do not apply, unreadable files).
@@ -21,6 +21,15 @@ fn scratch() -> &'static PathBuf {
             ("badcfg.json", "{\"hidden_size\": -5}"),
             ("zero_layers.json", "{\"model_type\":\"llama\",\"hidden_size\":4096,\"num_hidden_layers\":0,\"num_attention_heads\":32,\"intermediate_size\":11008,\"vocab_size\":32000}"),
             ("badprices.toml", "[[price]]\nprovider=\"aws\"\n"),
+            ("vocab_max.json", "{\"architectures\":[\"LlamaForCausalLM\"],\"model_type\":\"llama\",\"hidden_size\":4096,\"intermediate_size\":11008,\"num_hidden_layers\":32,\"num_attention_heads\":32,\"num_key_value_heads\":32,\"vocab_size\":18446744073709551615,\"max_position_embeddings\":4096}"),
+            ("kv0.json", "{\"architectures\":[\"LlamaForCausalLM\"],\"model_type\":\"llama\",\"hidden_size\":4096,\"intermediate_size\":11008,\"num_hidden_layers\":32,\"num_attention_heads\":32,\"num_key_value_heads\":0,\"vocab_size\":32000,\"max_position_embeddings\":4096}"),
+            ("heads_notdiv.json", "{\"architectures\":[\"LlamaForCausalLM\"],\"model_type\":\"llama\",\"hidden_size\":4096,\"intermediate_size\":11008,\"num_hidden_layers\":32,\"num_attention_heads\":30,\"num_key_value_heads\":32,\"vocab_size\":32000,\"max_position_embeddings\":4096}"),
+            ("headdim0.json", "{\"architectures\":[\"LlamaForCausalLM\"],\"model_type\":\"llama\",\"hidden_size\":4096,\"intermediate_size\":11008,\"num_hidden_layers\":32,\"num_attention_heads\":32,\"num_key_value_heads\":32,\"vocab_size\":32000,\"max_position_embeddings\":4096,\"head_dim\":0}"),
+            ("layers_huge.json", "{\"architectures\":[\"LlamaForCausalLM\"],\"model_type\":\"llama\",\"hidden_size\":4096,\"intermediate_size\":11008,\"num_hidden_layers\":1000000000000,\"num_attention_heads\":32,\"num_key_value_heads\":32,\"vocab_size\":32000,\"max_position_embeddings\":4096}"),
+            ("topk.json", "{\"architectures\":[\"LlamaForCausalLM\"],\"model_type\":\"mixtral\",\"hidden_size\":4096,\"intermediate_size\":11008,\"num_hidden_layers\":32,\"num_attention_heads\":32,\"num_key_value_heads\":32,\"vocab_size\":32000,\"max_position_embeddings\":4096,\"num_local_experts\":8,\"num_experts_per_tok\":9}"),
+            ("bert_tv.json", "{\"architectures\":[\"BertForMaskedLM\"],\"model_type\":\"bert\",\"hidden_size\":768,\"intermediate_size\":3072,\"num_hidden_layers\":12,\"num_attention_heads\":12,\"vocab_size\":30522,\"max_position_embeddings\":512,\"type_vocab_size\":4611686018427387904}"),
+            ("vit_img.json", "{\"architectures\":[\"ViTForImageClassification\"],\"model_type\":\"vit\",\"hidden_size\":768,\"intermediate_size\":3072,\"num_hidden_layers\":12,\"num_attention_heads\":12,\"image_size\":1099511627776,\"patch_size\":16,\"num_channels\":3}"),
+            ("vit_patch0.json", "{\"architectures\":[\"ViTForImageClassification\"],\"model_type\":\"vit\",\"hidden_size\":768,\"intermediate_size\":3072,\"num_hidden_layers\":12,\"num_attention_heads\":12,\"image_size\":224,\"patch_size\":0,\"num_channels\":3}"),
         ];
         for (name, text) in files {
             std::fs::write(dir.join(name), text).unwrap();
@@ -728,5 +737,64 @@ fn global_flags_and_commands() {
         ),
         ("--format nope gpus", "invalid value 'nope' for '--format <FORMAT>'"),
         ("nosuchcommand", "unrecognized subcommand 'nosuchcommand'"),
+    ]);
+}
+
+#[test]
+fn model_configs_and_consistency() {
+    check(&[
+        (
+            "estimate --model {tmp}/vocab_max.json --task inference --gpu A100-SXM4-80GB",
+            "field `vocab_size`: 18446744073709551615 is beyond any real model",
+        ),
+        (
+            "estimate --model {tmp}/kv0.json --task inference --gpu A100-SXM4-80GB",
+            "field `num_key_value_heads`: must be positive",
+        ),
+        (
+            "estimate --model {tmp}/heads_notdiv.json --task inference --gpu A100-SXM4-80GB",
+            "does not divide the 30 attention heads",
+        ),
+        (
+            "estimate --model {tmp}/headdim0.json --task inference --gpu A100-SXM4-80GB",
+            "field `head_dim`: must be positive",
+        ),
+        (
+            "estimate --model {tmp}/layers_huge.json --task inference --gpu A100-SXM4-80GB",
+            "field `num_hidden_layers`: 1000000000000 is beyond any real model",
+        ),
+        (
+            "estimate --model {tmp}/topk.json --task inference --gpu A100-SXM4-80GB",
+            "field `num_experts_per_tok`: 9 experts per token out of 8",
+        ),
+        (
+            "estimate --model {tmp}/bert_tv.json --task inference --gpu A100-SXM4-80GB",
+            "field `type_vocab_size`",
+        ),
+        (
+            "estimate --model {tmp}/vit_img.json --task inference --gpu A100-SXM4-80GB",
+            "field `image_size`",
+        ),
+        (
+            "estimate --model {tmp}/vit_patch0.json --task inference --gpu A100-SXM4-80GB",
+            "field `patch_size`",
+        ),
+        (
+            "plan --model llama-3.1-8b --task lora --tokens 5e8 --deadline 1e308h",
+            "is longer than any job",
+        ),
+        (
+            "plan --model llama-3.1-8b --task lora --seq 0",
+            "--seq must be at least 1",
+        ),
+        (
+            "plan --model llama-3.1-8b --task lora --lora-rank 0",
+            "--lora-rank must be at least 1",
+        ),
+        (
+            "plan --model sdxl --task pretrain --tokens 1e8",
+            "--tokens applies to text models",
+        ),
+        ("instances --include-cpu --provider nosuch", "unknown provider `nosuch`"),
     ]);
 }
