@@ -376,7 +376,7 @@ fn duration_in(text: &str, default_unit: f64) -> Result<f64, String> {
         other => return Err(format!("unknown time unit `{other}` (use ms, s, m, h, d or w)")),
     };
     let seconds = value * scale;
-    if !(seconds > 0.0) {
+    if seconds.is_nan() || seconds <= 0.0 {
         Err(format!("`{text}` must be a positive duration"))
     } else if seconds > MAX_DURATION_SECONDS {
         Err(format!("`{text}` is longer than any job (at most 100 years)"))

@@ -407,7 +407,7 @@ mod instances {
             "1e308h",
         ]);
         assert_eq!(run.code, 2);
-        assert!(run.stderr.contains("positive duration"), "{}", run.stderr);
+        assert!(run.stderr.contains("longer than any job"), "{}", run.stderr);
         let run = gpuplan(&[
             "plan",
             "--model",
