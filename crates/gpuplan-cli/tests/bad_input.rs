@@ -1,4 +1,4 @@
-//! Bad input, as a hostile or careless user gives it, to every command (178 cases): each must end
+//! Bad input, as a hostile or careless user gives it, to every command (179 cases): each must end
 //! with exit 2, a message on standard error naming what was wrong, and no panic. The cases
 //! cover every row of the reliability reports that found them (integer wraps, NaN, negative
 //! numbers, impossible shapes, flags that do not apply, unreadable files).
@@ -796,5 +796,24 @@ fn model_configs_and_consistency() {
             "--tokens applies to text models",
         ),
         ("instances --include-cpu --provider nosuch", "unknown provider `nosuch`"),
+        (
+            "estimate --model llama-3.1-8b --task pretrain --gpu H100-SXM5-80GB --gpus 4294967295",
+            "is more than any cluster holds",
+        ),
     ]);
+}
+
+/// A pasted 100 kB value is cut in the message, not echoed back whole.
+#[test]
+fn long_values_are_cut_in_messages() {
+    let long = "x".repeat(100_000);
+    let output = Command::new(env!("CARGO_BIN_EXE_gpuplan"))
+        .args(["cost", "--instance", &long, "--hours", "1"])
+        .env_remove("GPUPLAN_CATALOG")
+        .output()
+        .expect("the gpuplan binary runs");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.len() < 2_000, "{} bytes of message", stderr.len());
+    assert!(stderr.contains("xxx"), "{stderr}");
 }

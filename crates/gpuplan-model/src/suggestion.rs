@@ -12,6 +12,12 @@ where
     /// Below this similarity a suggestion is more noise than help (casey/just uses a
     /// Levenshtein bound for the same purpose; Jaro-Winkler suits short model names better).
     const MIN_SIMILARITY: f64 = 0.8;
+    /// No name in the catalog is longer; comparing a pasted page against every name would
+    /// take quadratic time for nothing.
+    const MAX_INPUT_CHARS: usize = 200;
+    if input.chars().count() > MAX_INPUT_CHARS {
+        return None;
+    }
     let typed = normalize_name(input);
     let typed_lenient = typed.replace('o', "0");
     candidates
