@@ -5,30 +5,18 @@ use gpuplan::catalog::PriceOverlay;
 use gpuplan::{Catalog, CatalogError, CatalogFile, Error};
 use std::path::Path;
 
-/// Largest price file read, bytes: far above any real price list.
-const MAX_PRICES_BYTES: u64 = 16 * 1024 * 1024;
-
 /// The catalog with the user's prices over it, when a `--prices` file is given.
 pub fn with_prices(catalog: Catalog, file: Option<&Path>) -> Result<Catalog, Error> {
     let Some(path) = file else {
         return Ok(catalog);
     };
     let name = path.display().to_string();
+    let hint = "give a TOML or CSV file of [[price]] and [[discount]] entries (see the README's \"Your prices\")";
+    let text = crate::input_file::read("--prices", path, crate::input_file::MAX_PRICES_BYTES, hint)?;
     let refuse = |message: String| Error::InvalidInput {
         message: format!("--prices {name}: {message}"),
-        hint: Some(
-            "give a TOML or CSV file of [[price]] and [[discount]] entries (see the README's \"Your prices\")"
-                .to_string(),
-        ),
+        hint: Some(hint.to_string()),
     };
-    let metadata = std::fs::metadata(path).map_err(|e| refuse(format!("cannot be read: {e}")))?;
-    if !metadata.is_file() {
-        return Err(refuse("is not a file".to_string()));
-    }
-    if metadata.len() > MAX_PRICES_BYTES {
-        return Err(refuse(format!("is larger than {} MiB", MAX_PRICES_BYTES / 1024 / 1024)));
-    }
-    let text = std::fs::read_to_string(path).map_err(|e| refuse(format!("cannot be read: {e}")))?;
     let invalid = |e: CatalogError| {
         refuse(format!(
             "{}{}",

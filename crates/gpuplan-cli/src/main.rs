@@ -5,6 +5,7 @@
 
 mod args;
 mod catalog_source;
+mod input_file;
 mod commands;
 mod output;
 

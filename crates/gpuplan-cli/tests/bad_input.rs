@@ -451,7 +451,7 @@ fn plan() {
         ),
         (
             "plan --model llama-3.1-8b --task inference --qps 10 --requests {tmp}/nonexistent.csv",
-            "--requests: cannot read {tmp}/nonexistent.csv",
+            "--requests {tmp}/nonexistent.csv: cannot be read",
         ),
         (
             "plan --model llama-3.1-8b --task inference --qps 10 --requests {tmp}/junk.csv",
@@ -816,4 +816,60 @@ fn long_values_are_cut_in_messages() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.len() < 2_000, "{} bytes of message", stderr.len());
     assert!(stderr.contains("xxx"), "{stderr}");
+}
+
+fn run(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_gpuplan"))
+        .args(args)
+        .env_remove("GPUPLAN_CATALOG")
+        .env_remove("GPUPLAN_PRICES")
+        .output()
+        .expect("the gpuplan binary runs")
+}
+
+/// A copy of the built-in data read as `--catalog` knows every model the built-in one knows.
+#[test]
+fn a_copied_catalog_keeps_its_models() {
+    let copy = scratch().join("catalog-copy");
+    let pages = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../gpuplan-catalog/tests/fixtures/refresh/azure"
+    );
+    let written = run(&["catalog", "refresh", "--from", pages, "--into", copy.to_str().unwrap()]);
+    assert_eq!(
+        written.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&written.stderr)
+    );
+    let listed = run(&["--catalog", copy.to_str().unwrap(), "models", "--format", "json"]);
+    assert_eq!(listed.status.code(), Some(0));
+    let models = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        models.contains("llama-3.1-8b") && models.contains("resnet-50"),
+        "{models}"
+    );
+}
+
+/// Six observations, the stated minimum, are forecast rather than failing every candidate.
+#[test]
+fn the_minimum_history_is_forecast() {
+    let history = scratch().join("six.csv");
+    let rows: String = (1..=6).map(|d| format!("2024-01-0{d},{d}\n")).collect();
+    std::fs::write(&history, format!("timestamp,value\n{rows}")).unwrap();
+    let output = run(&[
+        "forecast",
+        "--history",
+        history.to_str().unwrap(),
+        "--horizon",
+        "3",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
 }

@@ -22,10 +22,12 @@ pub(crate) fn parse<T: FromStr<Err = E>, E: ToString>(flag: &str, value: &Option
 pub(crate) fn model_source(model: &str) -> Result<ModelSource, Error> {
     let path = Path::new(model);
     if path.is_file() {
-        let text = std::fs::read_to_string(path).map_err(|error| Error::InvalidInput {
-            message: format!("cannot read {model}: {error}"),
-            hint: None,
-        })?;
+        let text = crate::input_file::read(
+            "--model",
+            path,
+            crate::input_file::MAX_CONFIG_BYTES,
+            "give the path of a Hugging Face config.json, or a built-in model id",
+        )?;
         return Ok(ModelSource::Config {
             name: model.to_string(),
             text,

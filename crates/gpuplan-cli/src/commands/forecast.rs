@@ -97,23 +97,11 @@ pub fn run(catalog: &Catalog, args: &ForecastArgs, format: OutputFormat, money: 
     Ok(ExitStatus::Success)
 }
 
-/// Largest history read: a year of per-second rows is far less.
-const MAX_HISTORY_BYTES: u64 = 512 * 1024 * 1024;
-
 fn read_history(path: &std::path::Path) -> Result<String, Error> {
-    let refuse = |message: String| Error::InvalidInput {
-        message: format!("--history {}: {message}", path.display()),
-        hint: Some("give a CSV or JSON file of timestamps and values".to_string()),
-    };
-    let metadata = std::fs::metadata(path).map_err(|e| refuse(format!("cannot be read: {e}")))?;
-    if !metadata.is_file() {
-        return Err(refuse("is not a file".to_string()));
-    }
-    if metadata.len() > MAX_HISTORY_BYTES {
-        return Err(refuse(format!(
-            "is larger than {} MiB",
-            MAX_HISTORY_BYTES / 1024 / 1024
-        )));
-    }
-    std::fs::read_to_string(path).map_err(|e| refuse(format!("cannot be read: {e}")))
+    crate::input_file::read(
+        "--history",
+        path,
+        crate::input_file::MAX_HISTORY_BYTES,
+        "give a CSV or JSON file of timestamps and values",
+    )
 }

@@ -244,9 +244,11 @@ pub fn run(catalog: &Catalog, args: &PlanArgs, format: OutputFormat, money: &Mon
 
 /// Reads a request log (CSV or JSON Lines of input and output token counts).
 pub(crate) fn read_request_log(path: &std::path::Path) -> Result<RequestMix, Error> {
-    let text = std::fs::read_to_string(path).map_err(|source| Error::InvalidInput {
-        message: format!("--requests: cannot read {}: {source}", path.display()),
-        hint: None,
-    })?;
+    let text = crate::input_file::read(
+        "--requests",
+        path,
+        crate::input_file::MAX_REQUEST_LOG_BYTES,
+        "give a CSV or JSON Lines file of input and output token counts",
+    )?;
     gpuplan::parse_request_log(&text, &path.display().to_string())
 }
