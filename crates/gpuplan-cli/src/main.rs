@@ -5,8 +5,8 @@
 
 mod args;
 mod catalog_source;
-mod input_file;
 mod commands;
+mod input_file;
 mod output;
 
 use clap::Parser;
