@@ -93,11 +93,11 @@ fn instances() {
         ("instances --provider nosuch", "unknown provider `nosuch`"),
         (
             "instances --max-price -2",
-            "--max-price -2 must be a positive number of USD ",
+            "--max-price must be a positive number, found -2",
         ),
         (
             "instances --max-price nan",
-            "--max-price NaN must be a positive number of USD",
+            "--max-price must be a positive number, found NaN",
         ),
         (
             "instances --min-gpus 9 --max-gpus 2",
@@ -284,7 +284,7 @@ fn estimate() {
         ),
         (
             "estimate --model llama-3.1-8b --task inference --gpu H100-SXM5-80GB --qps -1",
-            "--qps must be a positive number of requests per ",
+            "--qps must be a positive number, found -1",
         ),
         (
             "estimate --model llama-3.1-8b --task inference --gpu H100-SXM5-80GB --ttft fast",
@@ -363,11 +363,11 @@ fn plan() {
         ),
         (
             "plan --model llama-3.1-8b --task lora --tokens 5e8 --budget -100",
-            "--budget must be positive",
+            "--budget must be a positive number, found",
         ),
         (
             "plan --model llama-3.1-8b --task lora --tokens 5e8 --budget nan",
-            "--budget must be positive",
+            "--budget must be a positive number, found",
         ),
         (
             "plan --model llama-3.1-8b --task lora --tokens 5e8 --max-gpus 0",
@@ -435,11 +435,11 @@ fn plan() {
         ),
         (
             "plan --model llama-3.1-8b --task inference --qps 0",
-            "--qps must be positive",
+            "--qps must be a positive number, found",
         ),
         (
             "plan --model llama-3.1-8b --task inference --qps -3",
-            "--qps must be positive",
+            "--qps must be a positive number, found",
         ),
         (
             "plan --model llama-3.1-8b --task inference --qps 10 --peak-qps 5",
@@ -528,7 +528,10 @@ fn plan() {
 fn cost() {
     check(&[
         ("cost", "the following required arguments were not provid"),
-        ("cost --price -1 --hours 10", "--price must be positive"),
+        (
+            "cost --price -1 --hours 10",
+            "--price must be a positive number, found -1",
+        ),
         (
             "cost --price 3 --hours -1",
             "--hours must be between 0 and 876000 (a century)",
@@ -541,7 +544,10 @@ fn cost() {
             "cost --price 3 --hours 1e308",
             "--hours must be between 0 and 876000 (a century)",
         ),
-        ("cost --price nan --hours 10", "--price must be positive"),
+        (
+            "cost --price nan --hours 10",
+            "--price must be a positive number, found NaN",
+        ),
         (
             "cost --price 3 --hours 10 --billing spot",
             "no billing mode could be priced",
@@ -596,7 +602,7 @@ fn cost() {
         ),
         (
             "cost --price 3 --hours 10 --minimum-hours -1",
-            "--minimum-hours must be a non-negative number",
+            "--minimum-hours must be zero or more, found -1",
         ),
         (
             "cost --price 3 --hours 10 --savings-plan -1",
@@ -622,11 +628,11 @@ fn energy() {
         ),
         (
             "energy --gpu H100-SXM5-80GB --gpus 0 --hours 10",
-            "GPUs must be positive",
+            "--gpus must be at least 1",
         ),
         (
             "energy --gpu H100-SXM5-80GB --gpus 1 --hours -10",
-            "hours must be positive",
+            "--hours must be a positive number, found -10",
         ),
         (
             "energy --gpu H100-SXM5-80GB --gpus 1 --hours 10 --pue 0.5",
@@ -638,7 +644,7 @@ fn energy() {
         ),
         (
             "energy --gpu H100-SXM5-80GB --gpus 1 --hours 10 --price-kwh -1",
-            "price per kWh must be positive",
+            "--price-kwh must be a positive number, found -1",
         ),
         (
             "energy --gpu H100-SXM5-80GB --gpus 1 --hours 10 --utilization 2",

@@ -654,7 +654,7 @@ mod instances {
         let run = gpuplan(&["instances", "--max-price=-1"]);
         assert_eq!(run.code, 2);
         assert!(
-            run.stderr.contains("--max-price -1 must be a positive number"),
+            run.stderr.contains("--max-price must be a positive number, found -1"),
             "{}",
             run.stderr
         );

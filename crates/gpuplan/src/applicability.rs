@@ -185,10 +185,7 @@ fn check_billing_flags(query: &PlanQuery) -> Result<(), Error> {
     }
     if let Some(rate) = query.operational.interruption_rate {
         if !(rate >= 0.0 && rate.is_finite()) {
-            return Err(Error::invalid(
-                "--interruption-rate must be a non-negative number",
-                None,
-            ));
+            return Err(Error::invalid("--interruption-rate must be zero or more", None));
         }
     }
     Ok(())

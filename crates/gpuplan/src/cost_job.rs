@@ -252,22 +252,10 @@ pub fn cost_job(catalog: &Catalog, query: &CostQuery) -> Result<CostAnswer, Erro
             ));
         }
     }
-    for (flag, value) in [("--price", query.price), ("--spot-price", query.spot_price)] {
-        if value.is_some_and(|p| !(p > 0.0 && p.is_finite())) {
-            return Err(Error::invalid(format!("{flag} must be positive"), None));
-        }
-    }
-    for (flag, value) in [
-        ("--storage-gb × --storage-months", query.storage_gb_months),
-        ("--egress-gb", query.egress_gb),
-    ] {
-        if !(value >= 0.0 && value.is_finite()) {
-            return Err(Error::invalid(
-                format!("{flag} must be zero or more, found {value}"),
-                None,
-            ));
-        }
-    }
+    crate::defaults::require_positive("--price", query.price)?;
+    crate::defaults::require_positive("--spot-price", query.spot_price)?;
+    crate::defaults::require_non_negative("--storage-gb × --storage-months", Some(query.storage_gb_months))?;
+    crate::defaults::require_non_negative("--egress-gb", Some(query.egress_gb))?;
     if query.billing.is_empty() {
         return Err(Error::invalid(
             "no billing mode given",
@@ -307,9 +295,7 @@ pub fn cost_job(catalog: &Catalog, query: &CostQuery) -> Result<CostAnswer, Erro
             ));
         }
     }
-    if query.minimum_hours.is_some_and(|m| !(m >= 0.0 && m.is_finite())) {
-        return Err(Error::invalid("--minimum-hours must be a non-negative number", None));
-    }
+    crate::defaults::require_non_negative("--minimum-hours", query.minimum_hours)?;
     // A minimum commitment bills at least its hours.
     let billed_for = query.hours.max(query.minimum_hours.unwrap_or(0.0));
     let (rates, rate_notes) = storage_rates(catalog, offering.as_ref().map(|o| &o.provider));
@@ -635,6 +621,11 @@ pub fn energy_of(catalog: &Catalog, query: &EnergyQuery) -> Result<EnergyAnswer,
         pue: query.pue,
         price_per_kwh: query.price_per_kwh,
     };
+    crate::defaults::require_positive("--hours", Some(query.hours))?;
+    crate::defaults::require_positive("--price-kwh", query.price_per_kwh)?;
+    if query.gpus == 0 {
+        return Err(Error::invalid("--gpus must be at least 1", None));
+    }
     let estimate = energy(&input).map_err(|e| Error::invalid(e.to_string(), None))?;
     for (flag, value) in [
         ("--purchase-price", query.purchase_usd),

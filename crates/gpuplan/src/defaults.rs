@@ -176,6 +176,28 @@ pub fn check_counts(counts: &[(&str, Option<u64>)]) -> Result<(), Error> {
     }
 }
 
+/// `value` of `flag`, which must be a positive finite number; the one wording every command
+/// uses.
+pub fn require_positive(flag: &str, value: Option<f64>) -> Result<(), Error> {
+    match value {
+        Some(v) if !(v > 0.0 && v.is_finite()) => Err(Error::invalid(
+            format!("{flag} must be a positive number, found {v}"),
+            None,
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// `value` of `flag`, which must be zero or a positive finite number.
+pub fn require_non_negative(flag: &str, value: Option<f64>) -> Result<(), Error> {
+    match value {
+        Some(v) if !(v >= 0.0 && v.is_finite()) => {
+            Err(Error::invalid(format!("{flag} must be zero or more, found {v}"), None))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Largest sequence length, batch, micro-batch or rank accepted: a hundred million.
 const MAX_COUNT: u64 = 100_000_000;
 

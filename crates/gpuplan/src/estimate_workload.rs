@@ -209,12 +209,7 @@ pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result
     if request.cp == Some(0) || request.ep == Some(0) {
         return Err(Error::invalid("--cp and --ep must be at least 1", None));
     }
-    if request.serving.qps.is_some_and(|q| !(q > 0.0 && q.is_finite())) {
-        return Err(Error::invalid(
-            "--qps must be a positive number of requests per second",
-            None,
-        ));
-    }
+    defaults::require_positive("--qps", request.serving.qps)?;
     if request.lora_targets.is_some() && !matches!(task, Task::Lora | Task::Qlora) {
         return Err(Error::invalid(
             "--lora-targets applies to --task lora or qlora",

@@ -51,21 +51,11 @@ pub fn find_instances(catalog: &Catalog, request: &InstancesRequest) -> Result<I
         }
     }
     if let Some(gib) = request.min_gpu_memory_gib {
-        if !(gib.is_finite() && gib >= 0.0) {
-            return Err(Error::invalid(
-                format!("--min-gpu-memory {gib} must be a non-negative number of GiB"),
-                None,
-            ));
-        }
+        crate::defaults::require_non_negative("--min-gpu-memory", Some(gib))?;
         query.min_gpu_memory = Some(Bytes::from_gib(gib));
     }
     if let Some(price) = request.max_price {
-        if !(price.is_finite() && price > 0.0) {
-            return Err(Error::invalid(
-                format!("--max-price {price} must be a positive number of USD per hour"),
-                None,
-            ));
-        }
+        crate::defaults::require_positive("--max-price", Some(price))?;
         query.max_price = Some(UsdPerHour(price));
     }
     if let Some(name) = &request.gpu {

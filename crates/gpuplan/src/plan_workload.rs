@@ -214,9 +214,7 @@ pub fn plan_workload(catalog: &Catalog, query: &PlanQuery) -> Result<Result<Plan
         ("--ttft", query.serving.ttft.map(|t| t.seconds)),
         ("--tpot", query.serving.tpot.map(|t| t.seconds)),
     ] {
-        if value.is_some_and(|v| !(v > 0.0 && v.is_finite())) {
-            return Err(Error::invalid(format!("{flag} must be positive"), None));
-        }
+        defaults::require_positive(flag, value)?;
     }
     if let (Some(qps), Some(peak)) = (query.serving.qps, query.serving.peak_qps) {
         if peak < qps {
@@ -230,12 +228,7 @@ pub fn plan_workload(catalog: &Catalog, query: &PlanQuery) -> Result<Result<Plan
         ("--min-vcpus-per-gpu", query.min_vcpus_per_gpu),
         ("--min-host-memory-per-gpu", query.min_host_memory_gib_per_gpu),
     ] {
-        if value.is_some_and(|v| !(v >= 0.0 && v.is_finite())) {
-            return Err(Error::invalid(
-                format!("{flag} must be zero or more, found {}", value.unwrap_or_default()),
-                None,
-            ));
-        }
+        defaults::require_non_negative(flag, value)?;
     }
     if query.max_gpus == Some(0) {
         return Err(Error::invalid("--max-gpus must be at least 1", None));

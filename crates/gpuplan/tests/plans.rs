@@ -145,7 +145,7 @@ fn contradictory_or_bad_constraints_are_errors() {
         plan_workload(catalog(), &q)
             .unwrap_err()
             .to_string()
-            .contains("--deadline must be positive")
+            .contains("--deadline must be a positive number")
     );
     let mut q = query("llama-2-7b", Task::Finetune);
     q.providers = vec!["awz".into()];

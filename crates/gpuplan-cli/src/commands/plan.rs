@@ -86,7 +86,7 @@ fn run_tabular(catalog: &Catalog, args: &PlanArgs, format: OutputFormat, money: 
 fn non_negative(flag: &str, value: Option<f64>) -> Result<Option<f64>, Error> {
     match value {
         Some(v) if !(v >= 0.0 && v.is_finite()) => Err(Error::InvalidInput {
-            message: format!("{flag} must be a non-negative number, found {v}"),
+            message: format!("{flag} must be zero or more, found {v}"),
             hint: None,
         }),
         other => Ok(other),
