@@ -608,7 +608,8 @@ pub struct PlanArgs {
     #[arg(long, value_enum, default_value_t = ObjectiveArg::Cost)]
     pub objective: ObjectiveArg,
 
-    /// How many configurations to show.
+    /// How many of the best configurations to show; the cheapest, the fastest and the rest
+    /// of the cost–time Pareto front are always shown beside them.
     #[arg(long, default_value_t = 10)]
     pub top: usize,
 
