@@ -400,6 +400,49 @@ fn seconds_duration(text: &str) -> Result<f64, String> {
 mod tests {
     use super::*;
 
+    /// Fuzz targets for the flag syntaxes (durations, counts, cost tiers, latency targets):
+    /// any text yields a value or a message, never a panic, and what parses is finite and
+    /// positive.
+    mod fuzz {
+        use super::*;
+        use proptest::prelude::*;
+        use proptest::test_runner::RngSeed;
+
+        fn config() -> ProptestConfig {
+            ProptestConfig {
+                cases: std::env::var("PROPTEST_CASES")
+                    .ok()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(256),
+                rng_seed: RngSeed::Fixed(
+                    std::env::var("PROPTEST_RNG_SEED")
+                        .ok()
+                        .and_then(|v| v.parse().ok())
+                        .unwrap_or(0x6770_7570),
+                ),
+                ..ProptestConfig::default()
+            }
+        }
+
+        proptest! {
+            #![proptest_config(config())]
+
+            #[test]
+            fn flag_values_parse_or_are_refused(text in "[-+0-9eE.:,pP hmsdwinfatyHMS]{0,24}|\\PC{0,40}") {
+                let parsed = [hours_duration(&text), seconds_duration(&text), count(&text)];
+                for value in parsed.into_iter().flatten() {
+                    prop_assert!(value.is_finite() && value > 0.0, "{text} → {value}");
+                }
+                if let Ok((from, price)) = tier(&text) {
+                    prop_assert!(from.is_finite() && price.is_finite(), "{text}");
+                }
+                if let Ok(target) = latency_target(&text) {
+                    prop_assert!(target.seconds.is_finite() && target.seconds > 0.0, "{text}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn durations_take_scientific_notation_and_units() {
         assert_eq!(hours_duration("1e3h"), Ok(1000.0));
@@ -678,12 +721,18 @@ fn count(text: &str) -> Result<f64, String> {
         .replace('_', "")
         .parse()
         .map_err(|_| format!("`{text}` is not a number"))?;
-    if value.is_finite() && value > 0.0 {
-        Ok(value)
-    } else {
+    if value.is_nan() || value <= 0.0 {
         Err(format!("`{text}` must be a positive number"))
+    } else if value > MAX_COUNT_VALUE {
+        Err(format!("`{text}` is beyond any real workload (at most 1e18)"))
+    } else {
+        Ok(value)
     }
 }
+
+/// Largest count of tokens, samples or epochs accepted: a quintillion, a thousand times the
+/// largest published training run.
+const MAX_COUNT_VALUE: f64 = 1e18;
 
 #[derive(Debug, Args)]
 #[command(allow_negative_numbers = true)]

@@ -1,4 +1,4 @@
-//! Bad input, as a hostile or careless user gives it, to every command (179 cases): each must end
+//! Bad input, as a hostile or careless user gives it, to every command (181 cases): each must end
 //! with exit 2, a message on standard error naming what was wrong, and no panic. The cases
 //! cover every row of the reliability reports that found them (integer wraps, NaN, negative
 //! numbers, impossible shapes, flags that do not apply, unreadable files).
@@ -802,6 +802,11 @@ fn model_configs_and_consistency() {
             "--tokens applies to text models",
         ),
         ("instances --include-cpu --provider nosuch", "unknown provider `nosuch`"),
+        (
+            "plan --model llama-3.1-8b --task lora --tokens 1e30",
+            "is beyond any real workload (at most 1e18)",
+        ),
+        ("cost --price 1e16 --hours 10", "--price is beyond any rental price"),
         (
             "estimate --model llama-3.1-8b --task pretrain --gpu H100-SXM5-80GB --gpus 4294967295",
             "is more than any cluster holds",

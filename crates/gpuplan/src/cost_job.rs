@@ -224,6 +224,9 @@ fn choose_offering(catalog: &Catalog, query: &CostQuery) -> Result<Option<Offeri
 /// Longest job costed, hours: a century.
 const MAX_HOURS: f64 = 876_000.0;
 
+/// Highest hourly price accepted: far above the largest rentable cluster's.
+const MAX_USD_PER_HOUR: f64 = 100_000.0;
+
 /// Most spot runs simulated.
 const MAX_MONTE_CARLO_RUNS: u32 = 1_000_000;
 
@@ -254,6 +257,14 @@ pub fn cost_job(catalog: &Catalog, query: &CostQuery) -> Result<CostAnswer, Erro
     }
     crate::defaults::require_positive("--price", query.price)?;
     crate::defaults::require_positive("--spot-price", query.spot_price)?;
+    for (flag, price) in [("--price", query.price), ("--spot-price", query.spot_price)] {
+        if price.is_some_and(|p| p > MAX_USD_PER_HOUR) {
+            return Err(Error::invalid(
+                format!("{flag} is beyond any rental price (at most {MAX_USD_PER_HOUR} USD per hour)"),
+                None,
+            ));
+        }
+    }
     crate::defaults::require_non_negative("--storage-gb × --storage-months", Some(query.storage_gb_months))?;
     crate::defaults::require_non_negative("--egress-gb", Some(query.egress_gb))?;
     if query.billing.is_empty() {
