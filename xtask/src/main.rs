@@ -79,7 +79,7 @@ fn fuzz(args: &[String]) -> Result<()> {
         }
         rounds += 1;
     }
-    let targets = 5;
+    let targets = 6;
     println!(
         "fuzzed {} inputs per target across {targets} targets ({} rounds of {FUZZ_CASES_PER_ROUND}); 0 crashes",
         rounds * FUZZ_CASES_PER_ROUND,

@@ -80,6 +80,7 @@ const PRICES_TOML: &str = "[[price]]\nprovider = \"aws\"\ninstance_type = \"p5.4
 const PRICES_CSV: &str =
     "provider,instance_type,region,billing,usd_per_hour,discount_percent\naws,p5.48xlarge,,on-demand,31,\ngcp,,,,,20\n";
 const AZURE_PAGE: &str = r#"{"Items":[{"currencyCode":"USD","retailPrice":0.5,"armRegionName":"eastus","armSkuName":"Standard_NC4as_T4_v3","skuName":"NC4as T4 v3","productName":"Virtual Machines NCasT4_v3 Series","unitOfMeasure":"1 Hour","type":"Consumption"}],"NextPageLink":null}"#;
+const SDXL: &str = include_str!("../../gpuplan-catalog/data/models/sdxl.json");
 const OFFERING_ROW: &str =
     "aws,g4dn.xlarge,us-east-1,,T4,1,16,4,16,125,25,none,ethernet,0.526,0.2,second,test,2026-11-22,";
 
@@ -149,6 +150,21 @@ proptest! {
         });
         if let Err(error) = Catalog::from_files(&files) {
             prop_assert!(!error.file.is_empty());
+        }
+    }
+
+    /// Diffusers UNet and VAE configs (mutations of SDXL's model file) parse or are refused.
+    #[test]
+    fn diffusers_configs_never_panic(text in mutated(SDXL)) {
+        if let Ok(serde_json::Value::Object(model)) = serde_json::from_str::<serde_json::Value>(&text) {
+            if let Some(serde_json::Value::Object(vision)) = model.get("vision") {
+                if let Some(serde_json::Value::Object(unet)) = vision.get("unet_config") {
+                    let _ = gpuplan::catalog::parse_unet_config(unet);
+                }
+                if let Some(serde_json::Value::Object(vae)) = vision.get("vae_config") {
+                    let _ = gpuplan::catalog::parse_vae_config(vae);
+                }
+            }
         }
     }
 }
