@@ -47,6 +47,9 @@ pub fn money(catalog: &Catalog, code: &str) -> Result<gpuplan::emit::Money, Erro
     }
 }
 
+/// Largest file read from a `--catalog` folder: the built-in offerings files are a few MiB.
+const MAX_CATALOG_FILE_BYTES: u64 = 64 * 1024 * 1024;
+
 /// Age of a catalog's newest price beyond which every command says so.
 const STALE_AFTER_DAYS: i32 = 120;
 
@@ -130,6 +133,19 @@ fn read_folder(root: &Path, folder: &Path, files: &mut Vec<CatalogFile>) -> Resu
         if path.is_dir() {
             read_folder(root, &path, files)?;
         } else if matches!(path.extension().and_then(|e| e.to_str()), Some("toml" | "csv" | "json")) {
+            let size = std::fs::metadata(&path).map_err(|e| unreadable(&path, e))?.len();
+            if size > MAX_CATALOG_FILE_BYTES {
+                return Err(Error::Catalog(CatalogError {
+                    file: path.display().to_string(),
+                    line: None,
+                    column: None,
+                    field: None,
+                    message: format!(
+                        "is larger than {} MiB, more than any catalog file holds",
+                        MAX_CATALOG_FILE_BYTES / 1024 / 1024
+                    ),
+                }));
+            }
             let text = std::fs::read_to_string(&path).map_err(|e| unreadable(&path, e))?;
             let relative = path
                 .strip_prefix(root)
