@@ -15,13 +15,13 @@
 
 use crate::EstimateError;
 use crate::efficiency::{
-    allocator_fragmentation, convolution_peak_fraction, cuda_context_gib, data_parallel_overlap,
-    diffusion_seconds_per_operator, elementwise_bandwidth_fraction, engine_profile, inference_uncertainty,
-    memory_uncertainty, training_peak_fraction, training_uncertainty,
+    convolution_peak_fraction, cuda_context_gib, data_parallel_overlap, diffusion_seconds_per_operator,
+    elementwise_bandwidth_fraction, engine_profile, inference_uncertainty, memory_uncertainty, training_peak_fraction,
+    training_uncertainty,
 };
 use crate::estimate::{Estimate, EstimateRequest, ParameterSummary, Uncertainty, apply_amount};
 use crate::inference::{Bound, InferenceEstimate};
-use crate::memory::{self, MemoryEstimate};
+use crate::memory;
 use crate::notes::Notes;
 use crate::precision_bytes::{gradient_bytes, optimizer_bytes, weight_bytes};
 use crate::training::TrainingEstimate;
@@ -251,7 +251,14 @@ pub(crate) fn resnet(
                 activations / micro / 1e6
             )
         });
-        let memory = training_memory(request, weights, gradients, optimizer, activations);
+        let memory = memory::without_kv_cache(
+            weights,
+            gradients,
+            optimizer,
+            activations,
+            memory::training_overhead(activations, gradients),
+            memory::capacity(request.accelerator, request.workload),
+        );
         let estimate = TrainingEstimate {
             step_seconds: step,
             tokens_per_second: 0.0,
@@ -288,16 +295,14 @@ pub(crate) fn resnet(
     let weights = params * weight_bytes(workload.task, workload.precision);
     let activations = working_set_per_image(&ops, rates.element) * batch;
     let overhead = Bytes::from_gib(cuda_context_gib());
-    let memory = MemoryEstimate {
-        weights: Bytes(weights as u64),
-        gradients: Bytes::ZERO,
-        optimizer: Bytes::ZERO,
-        activations: Bytes(activations as u64),
-        kv_cache: Bytes::ZERO,
+    let memory = memory::without_kv_cache(
+        weights,
+        0.0,
+        0.0,
+        activations,
         overhead,
-        per_gpu: Bytes(weights as u64) + Bytes(activations as u64) + overhead,
-        capacity: memory::capacity(accelerator, workload),
-    };
+        memory::capacity(accelerator, workload),
+    );
     let free = memory
         .capacity
         .as_u64()
@@ -331,26 +336,4 @@ pub(crate) fn resnet(
         image: None,
         assumptions: notes.into_vec(),
     })
-}
-
-fn training_memory(
-    request: &EstimateRequest,
-    weights: f64,
-    gradients: f64,
-    optimizer: f64,
-    activations: f64,
-) -> MemoryEstimate {
-    let overhead =
-        Bytes::from_gib(cuda_context_gib()) + Bytes(((activations + gradients) * allocator_fragmentation()) as u64);
-    let parts = [weights, gradients, optimizer, activations].map(|b| Bytes(b as u64));
-    MemoryEstimate {
-        weights: parts[0],
-        gradients: parts[1],
-        optimizer: parts[2],
-        activations: parts[3],
-        kv_cache: Bytes::ZERO,
-        overhead,
-        per_gpu: parts.iter().fold(overhead, |sum, part| sum + *part),
-        capacity: memory::capacity(request.accelerator, request.workload),
-    }
 }

@@ -16,7 +16,7 @@ use crate::efficiency::{
 };
 use crate::estimate::{Estimate, EstimateRequest, ImageSummary, ParameterSummary, Uncertainty, apply_amount};
 use crate::inference::{Bound, InferenceEstimate};
-use crate::memory::{self, MemoryEstimate};
+use crate::memory;
 use crate::notes::Notes;
 use crate::precision_bytes::{activation_bytes, gradient_bytes, optimizer_bytes, weight_bytes};
 use crate::training::TrainingEstimate;
@@ -148,16 +148,7 @@ pub(crate) fn diffusion(
         .map_or(0.0, |d| images as f64 * d.inference_peak(fused) * decoder_bytes);
     let activations = unet_activations.max(decoder_activations);
     let overhead = Bytes::from_gib(cuda_context_gib()) + Bytes((activations * allocator_fragmentation()) as u64);
-    let memory = MemoryEstimate {
-        weights: Bytes(weights as u64),
-        gradients: Bytes::ZERO,
-        optimizer: Bytes::ZERO,
-        activations: Bytes(activations as u64),
-        kv_cache: Bytes::ZERO,
-        overhead,
-        per_gpu: Bytes(weights as u64) + Bytes(activations as u64) + overhead,
-        capacity,
-    };
+    let memory = memory::without_kv_cache(weights, 0.0, 0.0, activations, overhead, capacity);
     assumptions.add(|| {
         format!(
             "activations: the larger of the UNet's skip tensors and working set ({unet_batch} latents per pass) and \
@@ -297,24 +288,13 @@ fn training(
         Checkpointing::Full => shape.unet.skips * 2.0 + shape.unet.working,
     };
     let activations = saved_per_image * workload.micro_batch as f64 * bytes;
-    let overhead = Bytes::from_gib(cuda_context_gib())
+    let overhead = memory::training_overhead(activations, gradients)
         + if request.cluster.gpus > 1 {
             Bytes::from_gib(efficiency::nccl_buffers_gib())
         } else {
             Bytes::ZERO
-        }
-        + Bytes(((activations + gradients) * allocator_fragmentation()) as u64);
-    let parts = [weights, gradients, optimizer, activations].map(|b| Bytes(b as u64));
-    let memory = MemoryEstimate {
-        weights: parts[0],
-        gradients: parts[1],
-        optimizer: parts[2],
-        activations: parts[3],
-        kv_cache: Bytes::ZERO,
-        overhead,
-        per_gpu: parts.iter().fold(overhead, |sum, part| sum + *part),
-        capacity,
-    };
+        };
+    let memory = memory::without_kv_cache(weights, gradients, optimizer, activations, overhead, capacity);
     assumptions.add(|| {
         let what = if adapters_only { "LoRA on" } else { "fine-tuning" };
         format!(

@@ -539,38 +539,25 @@ fn cited(
             trainable * crate::precision_bytes::optimizer_bytes(workload.task, workload.precision, workload.optimizer);
         let activations =
             activation_per_sample * workload.micro_batch as f64 * activation_bytes(workload.precision) / 2.0;
-        let overhead = Bytes::from_gib(crate::efficiency::cuda_context_gib())
-            + Bytes(((activations + gradients) * crate::efficiency::allocator_fragmentation()) as u64);
-        let parts = [
-            Bytes(weights as u64),
-            Bytes(gradients as u64),
-            Bytes(optimizer as u64),
-            Bytes(activations as u64),
-        ];
-        MemoryEstimate {
-            weights: parts[0],
-            gradients: parts[1],
-            optimizer: parts[2],
-            activations: parts[3],
-            kv_cache: Bytes::ZERO,
-            overhead,
-            per_gpu: parts.iter().fold(overhead, |sum, part| sum + *part),
-            capacity: memory::capacity(request.accelerator, workload),
-        }
+        memory::without_kv_cache(
+            weights,
+            gradients,
+            optimizer,
+            activations,
+            memory::training_overhead(activations, gradients),
+            memory::capacity(request.accelerator, workload),
+        )
     } else {
         let activations =
             activation_per_sample * workload.batch as f64 * crate::efficiency::cnn_inference_activation_share();
-        let overhead = Bytes::from_gib(crate::efficiency::cuda_context_gib());
-        MemoryEstimate {
-            weights: Bytes(weights as u64),
-            gradients: Bytes::ZERO,
-            optimizer: Bytes::ZERO,
-            activations: Bytes(activations as u64),
-            kv_cache: Bytes::ZERO,
-            overhead,
-            per_gpu: Bytes(weights as u64) + Bytes(activations as u64) + overhead,
-            capacity: memory::capacity(request.accelerator, workload),
-        }
+        memory::without_kv_cache(
+            weights,
+            0.0,
+            0.0,
+            activations,
+            Bytes::from_gib(crate::efficiency::cuda_context_gib()),
+            memory::capacity(request.accelerator, workload),
+        )
     };
     let Some(forward) = forward else {
         assumptions.add(|| "no published FLOPs per sample for this model: speed is not estimated".to_string());

@@ -128,6 +128,35 @@ fn runtime_overhead(gpus: u32) -> Bytes {
     gib(cuda_context_gib() + if gpus > 1 { nccl_buffers_gib() } else { 0.0 })
 }
 
+/// Memory of a workload that keeps no KV cache, each part in bytes (truncated to whole bytes);
+/// `per_gpu` is their sum with `overhead`.
+pub(crate) fn without_kv_cache(
+    weights: f64,
+    gradients: f64,
+    optimizer: f64,
+    activations: f64,
+    overhead: Bytes,
+    capacity: Bytes,
+) -> MemoryEstimate {
+    let parts = [weights, gradients, optimizer, activations].map(|b| Bytes(b as u64));
+    MemoryEstimate {
+        weights: parts[0],
+        gradients: parts[1],
+        optimizer: parts[2],
+        activations: parts[3],
+        kv_cache: Bytes::ZERO,
+        overhead,
+        per_gpu: parts.iter().fold(overhead, |sum, part| sum + *part),
+        capacity,
+    }
+}
+
+/// The CUDA context plus the allocator's fragmentation of what changes every step
+/// (activations and gradients), for one GPU training alone.
+pub(crate) fn training_overhead(activations: f64, gradients: f64) -> Bytes {
+    gib(cuda_context_gib()) + Bytes(((activations + gradients) * allocator_fragmentation()) as u64)
+}
+
 /// Capacity a workload may use on `accelerator`.
 pub fn capacity(accelerator: &Accelerator, workload: &Workload) -> Bytes {
     let usable = accelerator.usable_memory();
