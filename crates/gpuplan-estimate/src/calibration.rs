@@ -53,35 +53,61 @@ pub struct Constant {
     pub calibrated_on: Vec<String>,
 }
 
-/// The scalar constants, one field each, so that a misspelt or missing one fails to parse.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Constants {
-    pub hidden_size_at_half_efficiency: Constant,
-    pub micro_batch_tokens_at_half_efficiency: Constant,
-    pub qlora_speed_factor: Constant,
-    pub data_parallel_overlap: Constant,
-    pub collective_bandwidth_fraction: Constant,
-    pub pipeline_virtual_stages: Constant,
-    pub all_reduce_latency_seconds: Constant,
-    pub cuda_context_gib: Constant,
-    pub nccl_buffers_gib: Constant,
-    pub allocator_fragmentation: Constant,
-    pub qlora_activation_factor: Constant,
-    pub serving_prefill_chunk_tokens: Constant,
-    pub low_precision_decode_factor: Constant,
-    pub cnn_inference_activation_share: Constant,
-    pub fp32_share_of_tensor_rate: Constant,
-    pub cnn_activation_bytes_per_forward_flop: Constant,
-    pub memory_uncertainty: Constant,
-    pub training_uncertainty: Constant,
-    pub inference_uncertainty: Constant,
-    pub cnn_efficiency_factor: Constant,
-    pub convolution_peak_fraction: Constant,
-    pub elementwise_bandwidth_fraction: Constant,
-    pub cpu_adam_parameters_per_second: Constant,
-    pub cnn_inference_factor: Constant,
+/// Declares the scalar constants once: the struct they parse into (a misspelt or missing one
+/// fails to parse), the list of all of them, and one typed accessor each.
+macro_rules! scalar_constants {
+    ($($name:ident: $ty:ty),+ $(,)?) => {
+        /// The scalar constants, one field each.
+        #[derive(Debug, Clone, PartialEq, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct Constants {
+            $(pub $name: Constant,)+
+        }
+
+        impl Constants {
+            /// Every scalar constant.
+            pub fn all(&self) -> impl Iterator<Item = &Constant> {
+                [$(&self.$name),+].into_iter()
+            }
+        }
+
+        /// The value of each scalar constant, in the type the estimators use.
+        pub mod accessors {
+            $(
+                pub fn $name() -> $ty {
+                    super::constants().$name.value as $ty
+                }
+            )+
+        }
+    };
 }
+
+scalar_constants!(
+    hidden_size_at_half_efficiency: f64,
+    micro_batch_tokens_at_half_efficiency: f64,
+    qlora_speed_factor: f64,
+    data_parallel_overlap: f64,
+    collective_bandwidth_fraction: f64,
+    pipeline_virtual_stages: u64,
+    all_reduce_latency_seconds: f64,
+    cuda_context_gib: f64,
+    nccl_buffers_gib: f64,
+    allocator_fragmentation: f64,
+    qlora_activation_factor: f64,
+    serving_prefill_chunk_tokens: u64,
+    low_precision_decode_factor: f64,
+    cnn_inference_activation_share: f64,
+    fp32_share_of_tensor_rate: f64,
+    cnn_activation_bytes_per_forward_flop: f64,
+    memory_uncertainty: f64,
+    training_uncertainty: f64,
+    inference_uncertainty: f64,
+    cnn_efficiency_factor: f64,
+    convolution_peak_fraction: f64,
+    elementwise_bandwidth_fraction: f64,
+    cpu_adam_parameters_per_second: f64,
+    cnn_inference_factor: f64,
+);
 
 /// Training's fraction of dense peak on one family of architectures.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -179,35 +205,8 @@ pub fn framework(framework: Framework) -> &'static FrameworkProfile {
 /// Every validation case some constant was set from: the in-sample cases.
 pub fn calibrated_cases() -> std::collections::BTreeSet<&'static str> {
     let data = calibration();
-    let c = &data.constants;
-    let constants = [
-        &c.hidden_size_at_half_efficiency,
-        &c.micro_batch_tokens_at_half_efficiency,
-        &c.qlora_speed_factor,
-        &c.data_parallel_overlap,
-        &c.collective_bandwidth_fraction,
-        &c.pipeline_virtual_stages,
-        &c.all_reduce_latency_seconds,
-        &c.cuda_context_gib,
-        &c.nccl_buffers_gib,
-        &c.allocator_fragmentation,
-        &c.qlora_activation_factor,
-        &c.serving_prefill_chunk_tokens,
-        &c.low_precision_decode_factor,
-        &c.cnn_inference_activation_share,
-        &c.fp32_share_of_tensor_rate,
-        &c.cnn_activation_bytes_per_forward_flop,
-        &c.memory_uncertainty,
-        &c.training_uncertainty,
-        &c.inference_uncertainty,
-        &c.cnn_efficiency_factor,
-        &c.convolution_peak_fraction,
-        &c.elementwise_bandwidth_fraction,
-        &c.cpu_adam_parameters_per_second,
-        &c.cnn_inference_factor,
-    ];
-    constants
-        .into_iter()
+    data.constants
+        .all()
         .flat_map(|c| &c.calibrated_on)
         .chain(&data.training_peak_fraction.calibrated_on)
         .chain(data.engines.values().flat_map(|e| &e.calibrated_on))

@@ -114,39 +114,4 @@ pub fn diffusion_seconds_per_operator(engine: Engine) -> (f64, &'static str) {
 }
 
 /// The scalar constants of `data/calibration.toml`, by name; the evidence for each is there.
-macro_rules! constant_accessors {
-    ($($name:ident: $ty:ty),+ $(,)?) => {
-        $(
-            pub fn $name() -> $ty {
-                crate::calibration::constants().$name.value as $ty
-            }
-        )+
-    };
-}
-
-constant_accessors!(
-    hidden_size_at_half_efficiency: f64,
-    micro_batch_tokens_at_half_efficiency: f64,
-    qlora_speed_factor: f64,
-    data_parallel_overlap: f64,
-    collective_bandwidth_fraction: f64,
-    pipeline_virtual_stages: u64,
-    all_reduce_latency_seconds: f64,
-    cuda_context_gib: f64,
-    nccl_buffers_gib: f64,
-    allocator_fragmentation: f64,
-    qlora_activation_factor: f64,
-    serving_prefill_chunk_tokens: u64,
-    low_precision_decode_factor: f64,
-    cnn_inference_activation_share: f64,
-    fp32_share_of_tensor_rate: f64,
-    cnn_activation_bytes_per_forward_flop: f64,
-    memory_uncertainty: f64,
-    training_uncertainty: f64,
-    inference_uncertainty: f64,
-    cnn_efficiency_factor: f64,
-    convolution_peak_fraction: f64,
-    elementwise_bandwidth_fraction: f64,
-    cpu_adam_parameters_per_second: f64,
-    cnn_inference_factor: f64,
-);
+pub use crate::calibration::accessors::*;
