@@ -62,11 +62,11 @@ pub enum HistoryError {
     Json(String),
 }
 
+const CIVIL_EPOCH: jiff::civil::Date = jiff::civil::Date::constant(1970, 1, 1);
+
 fn civil(date: Date) -> jiff::civil::Date {
-    // A `Date` always prints as a valid ISO date.
-    date.to_string()
-        .parse()
-        .unwrap_or(jiff::civil::Date::constant(1970, 1, 1))
+    // Every `Date` is a valid calendar date within jiff's range (years up to 9999).
+    jiff::civil::Date::new(date.year() as i16, date.month() as i8, date.day() as i8).unwrap_or(CIVIL_EPOCH)
 }
 
 fn from_civil(date: jiff::civil::Date) -> Date {
@@ -76,19 +76,17 @@ fn from_civil(date: jiff::civil::Date) -> Date {
 /// Days since 1970-01-01.
 fn days(date: Date) -> i64 {
     civil(date)
-        .to_zoned(jiff::tz::TimeZone::UTC)
-        .map_or(0, |z| z.timestamp().as_second() / 86_400)
+        .since(CIVIL_EPOCH)
+        .map_or(0, |span| i64::from(span.get_days()))
 }
 
 fn date_at(days_since_epoch: i64) -> Date {
-    let epoch = jiff::civil::Date::constant(1970, 1, 1);
-    epoch
+    CIVIL_EPOCH
         .checked_add(jiff::Span::new().days(days_since_epoch))
         .map_or(Date::EPOCH, from_civil)
 }
 
 fn month_index(date: Date) -> i64 {
-    let date = civil(date);
     i64::from(date.year()) * 12 + i64::from(date.month()) - 1
 }
 
@@ -154,30 +152,7 @@ fn timestamp_date(stamp: &str) -> Option<(Date, bool)> {
     valid.then_some((date, true))
 }
 
-/// Rows of one date combined into one, when sub-daily telemetry gives several.
-fn by_day(rows: Vec<(u64, Date, f64)>, how: Aggregate) -> Vec<(u64, Date, f64)> {
-    let mut days: Vec<(u64, Date, f64, usize)> = Vec::new();
-    for (line, date, value) in rows {
-        match days.last_mut() {
-            Some(last) if last.1 == date => {
-                last.2 += value;
-                last.3 += 1;
-            }
-            _ => days.push((line, date, value, 1)),
-        }
-    }
-    days.into_iter()
-        .map(|(line, date, total, count)| {
-            let value = match how {
-                Aggregate::Sum => total,
-                Aggregate::Mean => total / count as f64,
-            };
-            (line, date, value)
-        })
-        .collect()
-}
-
-/// Daily rows rolled up into weeks (from the first day) or calendar months.
+/// Rows rolled up into days, weeks (from the first day) or calendar months, in the order given.
 fn roll_up(rows: Vec<(u64, Date, f64)>, period: Period, how: Aggregate) -> Vec<(u64, Date, f64)> {
     let Some(first) = rows.first().map(|r| days(r.1)) else {
         return rows;
@@ -234,7 +209,7 @@ fn series_of(rows: Vec<(u64, Date, f64, bool)>, options: &HistoryOptions) -> Res
     }
     let mut rows: Vec<(u64, Date, f64)> = rows.into_iter().map(|(l, d, v, _)| (l, d, v)).collect();
     if sub_daily {
-        rows = by_day(rows, options.aggregate);
+        rows = roll_up(rows, Period::Day, options.aggregate);
     }
     if let Some(period) = options.period {
         rows = roll_up(rows, period, options.aggregate);

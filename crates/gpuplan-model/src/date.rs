@@ -33,6 +33,20 @@ impl Date {
         };
         (1..=days_in_month).contains(&day).then_some(Date { year, month, day })
     }
+
+    pub fn year(self) -> u16 {
+        self.year
+    }
+
+    /// 1 to 12.
+    pub fn month(self) -> u8 {
+        self.month
+    }
+
+    /// 1 to 31.
+    pub fn day(self) -> u8 {
+        self.day
+    }
 }
 
 impl FromStr for Date {
