@@ -9,8 +9,7 @@
 //!   the number of concurrent sequences is bounded by the memory left for the KV cache.
 
 use crate::efficiency::{
-    all_reduce_latency_seconds, engine_profile, low_precision_decode_factor, micro_batch_tokens_at_half_efficiency,
-    training_peak_fraction,
+    all_reduce_latency_seconds, engine_profile, low_precision_decode_factor, training_peak_fraction,
 };
 use crate::notes::Notes;
 use gpuplan_model::{Accelerator, Engine, FlopsPerSecond, Workload};
@@ -174,7 +173,7 @@ pub fn estimate(
 /// (timm's ViT-B/16 runs at ≈ 60 % of an RTX 4090's peak at batch 1024).
 fn encoder_fraction(accelerator: &Accelerator, workload: &Workload, tokens: f64, notes: &mut Notes) -> f64 {
     let (base, _) = training_peak_fraction(accelerator, workload.precision);
-    let batch = tokens / (tokens + micro_batch_tokens_at_half_efficiency());
+    let batch = crate::training::micro_batch_efficiency(tokens);
     let engine =
         engine_profile(workload.engine).prefill_peak_fraction / engine_profile(Engine::Pytorch).prefill_peak_fraction;
     let fraction = (base * batch * engine).min(1.0);

@@ -70,13 +70,19 @@ pub struct TrainingShape {
     pub saved_activation_bytes: f64,
 }
 
+/// The share of a GEMM's best rate a pass of `tokens` tokens reaches: t/(t + t½), where t½
+/// (`micro_batch_tokens_at_half_efficiency`) is where it reaches half.
+pub(crate) fn micro_batch_efficiency(tokens: f64) -> f64 {
+    tokens / (tokens + micro_batch_tokens_at_half_efficiency())
+}
+
 /// Achieved fraction of peak for this model shape and micro-batch, and why.
 pub fn efficiency(accelerator: &Accelerator, workload: &Workload, shape: &TrainingShape, notes: &mut Notes) -> f64 {
     let (base, evidence) = training_peak_fraction(accelerator, workload.precision);
     let hidden = shape.hidden as f64;
     let size = hidden / (hidden + hidden_size_at_half_efficiency());
     let tokens = (workload.micro_batch * shape.seq) as f64;
-    let micro_batch = tokens / (tokens + micro_batch_tokens_at_half_efficiency());
+    let micro_batch = micro_batch_efficiency(tokens);
     let qlora = if workload.task == Task::Qlora {
         qlora_speed_factor()
     } else {
