@@ -91,24 +91,22 @@ pub fn files(folder: Option<&Path>) -> Result<Vec<CatalogFile>, Error> {
     }
 }
 
+/// The catalog in use: the built-in one, or the one in `folder`, which must have a catalog.toml.
 pub fn load(folder: Option<&Path>) -> Result<Catalog, Error> {
-    match folder {
-        None => Ok(Catalog::embedded()?),
-        Some(folder) => {
-            let mut files = Vec::new();
-            read_folder(folder, folder, &mut files)?;
-            if !files.iter().any(|f| f.path == "catalog.toml") {
-                return Err(Error::Catalog(CatalogError {
-                    file: folder.display().to_string(),
-                    line: None,
-                    column: None,
-                    field: None,
-                    message: "is not a catalog: it has no catalog.toml at its top".to_string(),
-                }));
-            }
-            Ok(Catalog::from_files(&files)?)
-        }
+    let Some(folder) = folder else {
+        return Ok(Catalog::embedded()?);
+    };
+    let files = files(Some(folder))?;
+    if !files.iter().any(|f| f.path == "catalog.toml") {
+        return Err(Error::Catalog(CatalogError {
+            file: folder.display().to_string(),
+            line: None,
+            column: None,
+            field: None,
+            message: "is not a catalog: it has no catalog.toml at its top".to_string(),
+        }));
     }
+    Ok(Catalog::from_files(&files)?)
 }
 
 fn read_folder(root: &Path, folder: &Path, files: &mut Vec<CatalogFile>) -> Result<(), Error> {
