@@ -49,13 +49,7 @@ fn check(cases: &[(&str, &str)]) {
     let mut failures = Vec::new();
     for (args, expected) in cases {
         let args = expand(args);
-        let output = Command::new(env!("CARGO_BIN_EXE_gpuplan"))
-            .args(args.split_whitespace())
-            .env_remove("GPUPLAN_CATALOG")
-            .env_remove("GPUPLAN_PRICES")
-            .env("NO_COLOR", "1")
-            .output()
-            .expect("the gpuplan binary runs");
+        let output = run(&args.split_whitespace().collect::<Vec<_>>());
         let stderr = String::from_utf8_lossy(&output.stderr);
         let code = output.status.code();
         let expected = expand(expected);
@@ -818,22 +812,20 @@ fn model_configs_and_consistency() {
 #[test]
 fn long_values_are_cut_in_messages() {
     let long = "x".repeat(100_000);
-    let output = Command::new(env!("CARGO_BIN_EXE_gpuplan"))
-        .args(["cost", "--instance", &long, "--hours", "1"])
-        .env_remove("GPUPLAN_CATALOG")
-        .output()
-        .expect("the gpuplan binary runs");
+    let output = run(&["cost", "--instance", &long, "--hours", "1"]);
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.len() < 2_000, "{} bytes of message", stderr.len());
     assert!(stderr.contains("xxx"), "{stderr}");
 }
 
+/// Runs gpuplan with `args`, away from any catalog or price overlay in the environment.
 fn run(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_gpuplan"))
         .args(args)
         .env_remove("GPUPLAN_CATALOG")
         .env_remove("GPUPLAN_PRICES")
+        .env("NO_COLOR", "1")
         .output()
         .expect("the gpuplan binary runs")
 }
