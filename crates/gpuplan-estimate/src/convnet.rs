@@ -80,6 +80,9 @@ fn convolution_peak(accelerator: &Accelerator, workload: &Workload, notes: &mut 
         .map(|peak| (precision, peak.0))
 }
 
+/// Bytes of one activation element. Unlike a transformer's activations, which stay 16-bit under
+/// weight quantisation (`precision_bytes::activation_bytes`), 8-bit convolution engines
+/// (TensorRT int8/fp8) keep activations in 8 bits too.
 fn element_bytes(precision: Precision) -> f64 {
     match precision {
         Precision::Fp64 => 8.0,
