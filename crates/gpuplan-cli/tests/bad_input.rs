@@ -149,6 +149,22 @@ fn estimate() {
             "--gpus must be at least 1",
         ),
         (
+            "estimate --model llama-3.1-8b --task finetune --gpu H100-SXM5-80GB --seq 2048 --mean-seq 0",
+            "--mean-seq must be a positive number, found 0",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task finetune --gpu H100-SXM5-80GB --seq 2048 --mean-seq 4096",
+            "--mean-seq 4096 is longer than --seq 2048",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task inference --gpu H100-SXM5-80GB --compile",
+            "--compile applies to training tasks",
+        ),
+        (
+            "estimate --model resnet-50 --task pretrain --gpu H100-SXM5-80GB --mean-seq 100",
+            "--mean-seq applies to the training of transformers",
+        ),
+        (
             "estimate --model llama-3.1-8b --task pretrain --gpu H100-SXM5-80GB --gpus -1",
             "invalid value '-1' for '--gpus <GPUS>': -1 is no",
         ),
@@ -343,6 +359,14 @@ fn estimate() {
 fn plan() {
     check(&[
         ("plan --model nosuch --task pretrain", "unknown model `nosuch`"),
+        (
+            "plan --model llama-3.1-8b --task lora --tokens 5e8 --seq 1024 --mean-seq 2048",
+            "--mean-seq 2048 is longer than --seq 1024",
+        ),
+        (
+            "plan --model llama-3.1-8b --task inference --qps 1 --mean-seq 100",
+            "--mean-seq applies to training tasks",
+        ),
         (
             "plan --model llama-3.1-8b --task lora --tokens -1",
             "invalid value '-1' for '--tokens <TOKENS>': `-1`",

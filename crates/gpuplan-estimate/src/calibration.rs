@@ -107,6 +107,7 @@ scalar_constants!(
     elementwise_bandwidth_fraction: f64,
     cpu_adam_parameters_per_second: f64,
     cnn_inference_factor: f64,
+    compiled_training_speedup: f64,
 );
 
 /// Training's fraction of dense peak on one family of architectures.

@@ -15,7 +15,7 @@
 use crate::calibration;
 use crate::cluster::Cluster;
 use crate::efficiency::{
-    cpu_adam_parameters_per_second, data_parallel_overlap, hidden_size_at_half_efficiency,
+    compiled_training_speedup, cpu_adam_parameters_per_second, data_parallel_overlap, hidden_size_at_half_efficiency,
     micro_batch_tokens_at_half_efficiency, pipeline_virtual_stages, qlora_speed_factor, training_peak_fraction,
 };
 use crate::flops::TrainingFlops;
@@ -115,7 +115,20 @@ pub fn efficiency(accelerator: &Accelerator, workload: &Workload, shape: &Traini
         }
         _ => 1.0,
     };
-    base * size * micro_batch * qlora * framework
+    // The 8-bit fractions of peak were measured on compiled steps (torchao's float8 needs
+    // torch.compile; Transformer Engine fuses its own kernels), so compiling adds nothing there.
+    let compiled = if workload.compiled && workload.precision.bits() > 8 {
+        notes.add(|| {
+            format!(
+                "torch.compile fuses the step's element-wise work: ×{} speed",
+                compiled_training_speedup()
+            )
+        });
+        compiled_training_speedup()
+    } else {
+        1.0
+    };
+    base * size * micro_batch * qlora * framework * compiled
 }
 
 /// Step time and throughput of training `shape` with `workload` on `cluster`.
@@ -218,12 +231,22 @@ pub fn estimate(
     let offload_seconds = offload_seconds(workload, cluster, shape, ideal, micro_batches, notes);
     let step = compute + tp_seconds + exposed_dp + cp_seconds + ep_seconds + offload_seconds;
     let tokens_per_second = tokens_per_step / step;
-    let mfu = shape.flops_per_token.model * tokens_per_second / (gpus * peak.0);
+    let real_share = workload.packing.real_share(shape.seq);
+    if workload.packing.is_padded() {
+        notes.add(|| {
+            format!(
+                "examples padded to {} tokens are {:.0} % real text: tokens/s, time and GPU-hours count real \
+                 tokens, MFU counts the padding the GPUs compute",
+                shape.seq,
+                real_share * 100.0
+            )
+        });
+    }
     TrainingEstimate {
         step_seconds: step,
-        tokens_per_second,
+        tokens_per_second: tokens_per_second * real_share,
         samples_per_second: workload.batch as f64 / step,
-        mfu,
+        mfu: shape.flops_per_token.model * tokens_per_second / (gpus * peak.0),
         hfu: shape.flops_per_token.hardware * tokens_per_second / (gpus * peak.0),
         time_seconds: None,
         gpu_hours: None,

@@ -26,6 +26,7 @@ mod named_enum;
 mod offering;
 mod offload;
 mod operations;
+mod packing;
 mod precision;
 mod provider;
 mod resnet_spec;
@@ -53,6 +54,7 @@ pub use offering::{
 };
 pub use offload::Offload;
 pub use operations::{BillingMinimum, CapacityLimit, DecodeRate, InterruptionRate, Operations, StartupProfile};
+pub use packing::SequencePacking;
 pub use precision::{Precision, UnknownPrecision};
 pub use provider::ProviderId;
 pub use resnet_spec::{ConvOp, ResnetSpec};

@@ -1,7 +1,7 @@
 //! What a user wants to run: the task, its sizes, its precision and its parallel layout.
 
 use crate::named_enum::named_enum;
-use crate::{Framework, Offload, Precision};
+use crate::{Framework, Offload, Precision, SequencePacking};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -214,6 +214,12 @@ pub struct Workload {
     /// Training state kept in host memory.
     #[serde(default)]
     pub offload: Offload,
+    /// Training: whether examples are packed into full sequences or padded one per sequence.
+    #[serde(default)]
+    pub packing: SequencePacking,
+    /// Training: the step runs under `torch.compile` (fused element-wise kernels).
+    #[serde(default)]
+    pub compiled: bool,
     /// Fused attention that never materialises the score matrix (FlashAttention).
     pub flash_attention: bool,
     pub engine: Engine,

@@ -41,6 +41,8 @@ fn template(task: Task, batch: Option<u64>, seq: u64, output_tokens: u64, engine
         kv_cache: gpuplan_model::KvCacheDtype::Auto,
         lora_targets: gpuplan_model::LoraTargets::AllLinear,
         offload: gpuplan_model::Offload::NONE,
+        packing: gpuplan_model::SequencePacking::Packed,
+        compiled: false,
         image: Default::default(),
     }
 }

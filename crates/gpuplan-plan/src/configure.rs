@@ -4,7 +4,7 @@
 use gpuplan_estimate::{Cluster, Estimate, EstimateError, EstimateRequest, TrainingAmount};
 use gpuplan_model::{
     Accelerator, Checkpointing, Engine, Framework, ImageSettings, KvCacheDtype, LoraTargets, ModelSpec, Offload,
-    Optimizer, ParallelLayout, Precision, Task, TransformerSpec, Workload,
+    Optimizer, ParallelLayout, Precision, SequencePacking, Task, TransformerSpec, Workload,
 };
 
 /// Largest micro-batch the automatic choice tries.
@@ -31,6 +31,8 @@ pub struct WorkloadTemplate {
     pub lora_rank: u64,
     pub lora_targets: LoraTargets,
     pub offload: Offload,
+    pub packing: SequencePacking,
+    pub compiled: bool,
     pub flash_attention: bool,
     pub engine: Engine,
     pub framework: Option<Framework>,
@@ -60,6 +62,8 @@ impl WorkloadTemplate {
             lora_rank: self.lora_rank,
             lora_targets: self.lora_targets,
             offload: self.offload,
+            packing: self.packing,
+            compiled: self.compiled,
             flash_attention: self.flash_attention,
             engine: self.engine,
             framework: self.framework,

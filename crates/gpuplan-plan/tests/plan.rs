@@ -91,6 +91,8 @@ fn template() -> WorkloadTemplate {
         kv_cache: gpuplan_model::KvCacheDtype::Auto,
         lora_targets: gpuplan_model::LoraTargets::AllLinear,
         offload: gpuplan_model::Offload::NONE,
+        packing: gpuplan_model::SequencePacking::Packed,
+        compiled: false,
         image: Default::default(),
     }
 }

@@ -3,7 +3,7 @@
 
 use crate::Error;
 use crate::plan_workload::PlanQuery;
-use gpuplan_model::{Architecture, BillingMode, ModelSpec, Task};
+use gpuplan_model::{Architecture, BillingMode, ModelSpec, SequencePacking, Task};
 
 /// One flag and whether the user gave it.
 struct Given(&'static str, bool);
@@ -91,6 +91,50 @@ pub(crate) fn check_plan_query(query: &PlanQuery, model: &ModelSpec) -> Result<(
     check_input_flags(query, model)?;
     check_request_shape_flags(query, model)?;
     check_billing_flags(query)
+}
+
+/// `--compile` and `--mean-seq` describe a transformer's training step; `--mean-seq` is the
+/// mean real length of examples padded to `--seq`, so it lies in 1..=seq.
+pub(crate) fn check_training_step(
+    task: Task,
+    model: &ModelSpec,
+    packing: SequencePacking,
+    compiled: bool,
+    seq: u64,
+) -> Result<(), Error> {
+    let transformer = matches!(model.architecture, Architecture::Transformer(_));
+    let flags = [Given("--compile", compiled), Given("--mean-seq", packing.is_padded())];
+    if let Some(flag) = first_given(&flags) {
+        if !task.is_training() {
+            return Err(refuse(
+                flag,
+                "training tasks (pretrain, finetune, lora, qlora)",
+                "drop it; serving engines are chosen with --engine (torch-compile among them)",
+            ));
+        }
+        if !transformer {
+            return Err(refuse(
+                flag,
+                "the training of transformers",
+                "drop it; image models are trained from their cited or layer-by-layer figures",
+            ));
+        }
+    }
+    if let SequencePacking::Padded { mean_tokens } = packing {
+        if mean_tokens == 0 {
+            return Err(Error::invalid(
+                format!("--mean-seq must be a positive number, found {mean_tokens}"),
+                Some("the mean number of real tokens in each padded example".to_string()),
+            ));
+        }
+        if mean_tokens > seq {
+            return Err(Error::invalid(
+                format!("--mean-seq {mean_tokens} is longer than --seq {seq}, the length examples are padded to"),
+                Some("give --seq the padded length (the longest example) and --mean-seq their mean".to_string()),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn check_image_flags(query: &PlanQuery, model: &ModelSpec) -> Result<(), Error> {

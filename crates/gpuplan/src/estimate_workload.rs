@@ -1,13 +1,13 @@
 //! `estimate`: a user's description of a workload, with defaults filled in and said, run
 //! through the estimators.
 
-use crate::{Error, defaults};
+use crate::{Error, applicability, defaults};
 use gpuplan_catalog::Catalog;
 use gpuplan_estimate::serving::{self, LoadReport};
 use gpuplan_estimate::{Cluster, Estimate};
 use gpuplan_model::{
     Accelerator, Architecture, Checkpointing, Engine, Framework, GpuInterconnect, ImageSettings, KvCacheDtype,
-    LatencyTarget, LoraTargets, ModelSpec, Offload, Optimizer, Precision, RequestMix, Task, Workload,
+    LatencyTarget, LoraTargets, ModelSpec, Offload, Optimizer, Precision, RequestMix, SequencePacking, Task, Workload,
 };
 use gpuplan_plan::{Configured, WorkloadTemplate, configure, layout_candidates};
 
@@ -48,6 +48,10 @@ pub struct WorkloadRequest {
     pub lora_targets: Option<LoraTargets>,
     /// Training state kept in host memory.
     pub offload: Option<Offload>,
+    /// Training: packed sequences (the default) or one padded example per sequence.
+    pub packing: SequencePacking,
+    /// Training: the step runs under `torch.compile`.
+    pub compiled: bool,
     pub flash_attention: Option<bool>,
     pub engine: Option<Engine>,
     /// Training framework, whose defaults and loss the estimate follows.
@@ -116,6 +120,8 @@ impl WorkloadRequest {
             lora_rank: None,
             lora_targets: None,
             offload: None,
+            packing: SequencePacking::Packed,
+            compiled: false,
             flash_attention: None,
             engine: None,
             framework: None,
@@ -262,6 +268,7 @@ pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result
         }
     };
     let seq = defaults::sequence(request.seq, transformer, &mut defaults);
+    applicability::check_training_step(task, &model, request.packing, request.compiled, seq)?;
     let output_tokens = defaults::output_tokens(request.output_tokens, task, transformer, &mut defaults);
     let flash_attention = request.flash_attention.unwrap_or_else(|| {
         if crate::defaults::is_diffusion(&model) {
@@ -315,6 +322,8 @@ pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result
         lora_rank,
         lora_targets,
         offload: request.offload.unwrap_or_default(),
+        packing: request.packing,
+        compiled: request.compiled,
         flash_attention,
         engine,
         framework: request.framework,

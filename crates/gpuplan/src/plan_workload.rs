@@ -5,7 +5,7 @@ use crate::{Error, defaults, resolve};
 use gpuplan_catalog::Catalog;
 use gpuplan_model::{
     AcceleratorId, Architecture, BillingMode, Checkpointing, Engine, Framework, ImageSettings, KvCacheDtype,
-    LoraTargets, ModelSpec, Offload, Optimizer, Precision, RequestMix, Task,
+    LoraTargets, ModelSpec, Offload, Optimizer, Precision, RequestMix, SequencePacking, Task,
 };
 use gpuplan_plan::{
     Constraints, DEFAULT_PIPELINE, Objective, Operational, Plan, PlanError, PlanRequest, ServingTargets,
@@ -30,6 +30,10 @@ pub struct PlanQuery {
     pub lora_targets: Option<LoraTargets>,
     /// Training state kept in host memory.
     pub offload: Option<Offload>,
+    /// Training: packed sequences (the default) or one padded example per sequence.
+    pub packing: SequencePacking,
+    /// Training: the step runs under `torch.compile`.
+    pub compiled: bool,
     pub engine: Option<Engine>,
     /// Training framework, whose defaults and loss the estimates follow.
     pub framework: Option<Framework>,
@@ -76,6 +80,8 @@ impl PlanQuery {
             lora_rank: None,
             lora_targets: None,
             offload: None,
+            packing: SequencePacking::Packed,
+            compiled: false,
             engine: None,
             framework: None,
             kv_cache: None,
@@ -148,6 +154,7 @@ pub fn plan_workload(catalog: &Catalog, query: &PlanQuery) -> Result<Result<Plan
         query.precisions.clone()
     };
     let seq = defaults::sequence(query.seq, transformer, &mut defaults);
+    crate::applicability::check_training_step(task, &model, query.packing, query.compiled, seq)?;
     let output_tokens = defaults::output_tokens(query.output_tokens, task, transformer, &mut defaults);
     let engine = defaults::engine(query.engine, task, &model, &mut defaults);
     let lora_rank = defaults::lora_rank(query.lora_rank, task, &mut defaults);
@@ -297,6 +304,8 @@ pub fn plan_workload(catalog: &Catalog, query: &PlanQuery) -> Result<Result<Plan
         lora_rank,
         lora_targets,
         offload: query.offload.unwrap_or_default(),
+        packing: query.packing,
+        compiled: query.compiled,
         flash_attention: transformer.is_some() || crate::defaults::is_diffusion(&model),
         engine,
         framework: query.framework,

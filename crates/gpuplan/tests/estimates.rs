@@ -6,7 +6,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
 use gpuplan::model::{
-    Architecture, Checkpointing, Engine, Framework, ImageSettings, LoraTargets, Offload, Optimizer, Precision, Task,
+    Architecture, Checkpointing, Engine, Framework, ImageSettings, LoraTargets, Offload, Optimizer, Precision,
+    SequencePacking, Task,
 };
 use gpuplan::{Catalog, ModelSource, WorkloadRequest, estimate_workload};
 use serde::Deserialize;
@@ -124,6 +125,10 @@ mod validation {
         lora_targets: Option<String>,
         /// Training state the run kept in host memory.
         offload: Option<String>,
+        /// The training step ran under torch.compile.
+        compile: Option<bool>,
+        /// Examples padded to `seq`, with this mean real length (unpacked fine-tuning).
+        mean_seq: Option<u64>,
         tokens: Option<f64>,
         input_tokens: Option<u64>,
         output_tokens: Option<u64>,
@@ -218,6 +223,12 @@ mod validation {
         request.lora_rank = case.lora_rank;
         request.lora_targets = case.lora_targets.as_deref().map(|t| t.parse::<LoraTargets>().unwrap());
         request.offload = case.offload.as_deref().map(|o| o.parse::<Offload>().unwrap());
+        request.compiled = case.compile.unwrap_or(false);
+        request.packing = case
+            .mean_seq
+            .map_or(SequencePacking::Packed, |mean_tokens| SequencePacking::Padded {
+                mean_tokens,
+            });
         request.engine = engine(case.engine.as_deref());
         request.tokens = case.tokens;
         request.node_network_gbps = case.node_network_gbps;

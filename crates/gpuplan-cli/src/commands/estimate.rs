@@ -63,6 +63,8 @@ pub fn run(catalog: &Catalog, args: &EstimateArgs, format: OutputFormat) -> Resu
     request.checkpointing = parse("checkpointing", &args.checkpointing)?;
     request.framework = parse("framework", &args.framework)?;
     request.offload = parse("offload", &args.offload)?;
+    request.packing = args.step.packing();
+    request.compiled = args.step.compile;
     request.kv_cache = parse("kv-cache-dtype", &args.kv_cache_dtype)?;
     request.optimizer = parse("optimizer", &args.optimizer)?;
     request.lora_rank = args.lora_rank;

@@ -167,6 +167,8 @@ pub fn run(catalog: &Catalog, args: &PlanArgs, format: OutputFormat, money: &Mon
     query.checkpointing = parse("checkpointing", &args.checkpointing)?;
     query.framework = parse("framework", &args.framework)?;
     query.offload = parse("offload", &args.offload)?;
+    query.packing = args.step.packing();
+    query.compiled = args.step.compile;
     query.kv_cache = parse("kv-cache-dtype", &args.kv_cache_dtype)?;
     query.optimizer = parse("optimizer", &args.optimizer)?;
     query.lora_rank = args.lora_rank;

@@ -1,6 +1,6 @@
 use gpuplan_estimate::serving::LoadReport;
 use gpuplan_estimate::{Estimate, ImageSummary, Uncertainty};
-use gpuplan_model::{Accelerator, ModelSpec, ParallelLayout, Workload};
+use gpuplan_model::{Accelerator, ModelSpec, ParallelLayout, SequencePacking, Workload};
 use serde::Serialize;
 
 /// `gpuplan estimate --format json`.
@@ -54,6 +54,10 @@ pub struct WorkloadJson {
     pub lora_targets: String,
     /// Training state kept in host memory (`--offload`).
     pub offload: String,
+    /// Training: the step runs under torch.compile (`--compile`).
+    pub compiled: bool,
+    /// Training on padded examples: their mean real length (`--mean-seq`); `None`: packed.
+    pub padded_mean_seq: Option<u64>,
     pub flash_attention: bool,
     pub engine: String,
     /// The training framework whose profile the estimate followed (`--framework`).
@@ -189,6 +193,11 @@ impl EstimateJson {
                 lora_rank: workload.lora_rank,
                 lora_targets: workload.lora_targets.to_string(),
                 offload: workload.offload.to_string(),
+                compiled: workload.compiled,
+                padded_mean_seq: match workload.packing {
+                    SequencePacking::Packed => None,
+                    SequencePacking::Padded { mean_tokens } => Some(mean_tokens),
+                },
                 flash_attention: workload.flash_attention,
                 engine: workload.engine.to_string(),
                 framework: workload.framework.map(|f| f.to_string()),
