@@ -124,6 +124,7 @@ pub struct RefreshArgs {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum PeriodArg {
+    Hour,
     Day,
     Week,
     Month,
@@ -160,8 +161,9 @@ pub struct ForecastArgs {
     #[arg(long, value_enum, default_value_t = UnitArg::GpuHours)]
     pub unit: UnitArg,
 
-    /// Forecast per day, week or month; telemetry with times of day is combined per day
-    /// (GPU-hours added, GPUs in use averaged) unless a longer period is asked.
+    /// Forecast per hour, day, week or month; telemetry with times of day is combined per day
+    /// (GPU-hours added, GPUs in use averaged) unless another period is asked. Hourly
+    /// forecasts model the daily and the weekly cycle together; --horizon counts periods.
     #[arg(long, value_enum)]
     pub period: Option<PeriodArg>,
 

@@ -708,6 +708,10 @@ fn forecast() {
             "the horizon must be at least one period",
         ),
         (
+            "forecast --history {fixtures}/air-passengers.csv --period hour",
+            "an hourly forecast needs timestamps with a time of day",
+        ),
+        (
             "forecast --history {fixtures}/air-passengers.csv --horizon 4294967296",
             "a horizon of 4294967296 periods reaches beyond w",
         ),

@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used)]
 
 use gpuplan_forecast::forecast;
-use gpuplan_forecast::history::{HistoryOptions, date_after, parse_csv};
+use gpuplan_forecast::history::{HistoryOptions, Period, parse_csv, start_after};
 use gpuplan_forecast::{Frequency, Series};
 use gpuplan_model::Date;
 
@@ -15,13 +15,13 @@ fn main() {
 /// A daily history of `days` with a weekly cycle and a trend (deterministic).
 fn daily(days: usize) -> Series {
     let start = Series {
-        dates: vec![Date::new(2000, 1, 1).unwrap()],
+        starts: vec![Date::new(2000, 1, 1).unwrap().into()],
         values: Vec::new(),
         frequency: Frequency::Daily,
         filled: Vec::new(),
     };
     Series {
-        dates: (0..days).map(|i| date_after(&start, i)).collect(),
+        starts: (0..days).map(|i| start_after(&start, i)).collect(),
         values: (0..days)
             .map(|i| {
                 100.0
@@ -55,13 +55,7 @@ fn forecast_air_passengers(bencher: divan::Bencher) {
 /// combined into days and forecast: what `gpuplan forecast --history telemetry.csv` does.
 #[divan::bench(sample_count = 5)]
 fn forecast_a_year_of_per_minute_telemetry(bencher: divan::Bencher) {
-    let start = jiff::civil::date(2025, 1, 1).at(0, 0, 0, 0);
-    let mut text = String::from("timestamp,value\n");
-    for minute in 0..525_600i64 {
-        let at = start.checked_add(jiff::Span::new().minutes(minute)).unwrap();
-        let busy = 4.0 + 2.0 * (minute as f64 * std::f64::consts::TAU / 1440.0).sin();
-        text.push_str(&format!("{at}Z,{busy:.2}\n"));
-    }
+    let text = per_minute_year();
     let options = HistoryOptions {
         aggregate: gpuplan_forecast::history::Aggregate::Mean,
         ..HistoryOptions::default()
@@ -70,4 +64,33 @@ fn forecast_a_year_of_per_minute_telemetry(bencher: divan::Bencher) {
         let series = parse_csv(&text, &options).unwrap();
         forecast(&series, 30, 0.9).unwrap().points.len()
     });
+}
+
+/// The same year kept hourly (`--period hour`): 8,760 hours with daily and weekly seasons,
+/// forecast four weeks ahead.
+#[divan::bench(sample_count = 5)]
+fn forecast_a_year_of_per_minute_telemetry_hourly(bencher: divan::Bencher) {
+    let text = per_minute_year();
+    let options = HistoryOptions {
+        aggregate: gpuplan_forecast::history::Aggregate::Mean,
+        period: Some(Period::Hour),
+        ..HistoryOptions::default()
+    };
+    bencher.bench(|| {
+        let series = parse_csv(&text, &options).unwrap();
+        forecast(&series, 672, 0.9).unwrap().points.len()
+    });
+}
+
+/// GPUs in use each minute of 2025: a daily cycle, quieter weekends.
+fn per_minute_year() -> String {
+    let start = jiff::civil::date(2025, 1, 1).at(0, 0, 0, 0);
+    let mut text = String::from("timestamp,value\n");
+    for minute in 0..525_600i64 {
+        let at = start.checked_add(jiff::Span::new().minutes(minute)).unwrap();
+        let weekend = if (minute / 1440 + 2) % 7 >= 5 { -1.5 } else { 0.0 };
+        let busy = 4.0 + weekend + 2.0 * (minute as f64 * std::f64::consts::TAU / 1440.0).sin();
+        text.push_str(&format!("{at}Z,{busy:.2}\n"));
+    }
+    text
 }

@@ -2,7 +2,7 @@
 //!
 //! Candidates:
 //! - MSTL (seasonal-trend decomposition with LOESS, Bandara et al. 2021) with an automatically
-//!   selected ETS model on the trend, and a non-seasonal AutoETS (Hyndman et al. 2002, "A
+//!   selected ETS model on the trend, with the day and the week together for hourly series, and a non-seasonal AutoETS (Hyndman et al. 2002, "A
 //!   state space framework for automatic forecasting using exponential smoothing"), both
 //!   from Grafana's `augurs`;
 //! - Holt-Winters with additive trend and season, on the series and on its logarithm
@@ -15,19 +15,19 @@
 //! at measures of forecast accuracy").
 
 use crate::commitment::z_of;
-use crate::history::{Series, date_after};
+use crate::history::{Series, start_after};
 use crate::holt_winters::HoltWinters;
+use crate::period_start::PeriodStart;
 use crate::sarima::{Orders, Sarima, fit_orders};
 use augurs_core::prelude::*;
 use augurs_ets::AutoETS;
 use augurs_mstl::MSTLModel;
-use gpuplan_model::Date;
 use serde::Serialize;
 
 /// One forecast period.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct ForecastPoint {
-    pub timestamp: Date,
+    pub timestamp: PeriodStart,
     pub mean: f64,
     pub lower: f64,
     pub upper: f64,
@@ -76,6 +76,8 @@ type Bands = (Vec<f64>, Vec<f64>, Vec<f64>);
 #[derive(Clone, Copy)]
 enum Candidate {
     Seasonal(usize),
+    /// MSTL with two nested seasons (hourly series: the day and the week).
+    TwoSeasons(usize, usize),
     Trend,
     /// Holt-Winters; `true`: on the logarithm (multiplicative season).
     HoltWinters(usize, bool),
@@ -124,6 +126,7 @@ impl Candidate {
     fn period(self) -> usize {
         match self {
             Candidate::Seasonal(period) | Candidate::HoltWinters(period, _) | Candidate::Arima(period, _) => period,
+            Candidate::TwoSeasons(_, long) => long,
             Candidate::ArimaOrders(orders, _) => orders.period,
             Candidate::Trend | Candidate::Drift => 1,
         }
@@ -146,6 +149,7 @@ impl Candidate {
         let scale = |log: bool| if log { " on log values" } else { "" };
         match self {
             Candidate::Seasonal(period) => format!("MSTL(period {period}) + AutoETS trend"),
+            Candidate::TwoSeasons(short, long) => format!("MSTL(periods {short} and {long}) + AutoETS trend"),
             Candidate::Trend => "AutoETS (non-seasonal)".to_string(),
             Candidate::HoltWinters(period, log) => format!("Holt-Winters (period {period}){}", scale(log)),
             Candidate::Arima(period, log) => format!("seasonal ARIMA (period {period}, AICc){}", scale(log)),
@@ -181,6 +185,11 @@ impl Candidate {
             }
             Candidate::Seasonal(period) => {
                 let model = MSTLModel::new(vec![period], AutoETS::non_seasonal().into_trend_model());
+                let fit = model.fit(history).map_err(|e| e.to_string())?;
+                fit.predict(horizon, level).map_err(|e| e.to_string())?
+            }
+            Candidate::TwoSeasons(short, long) => {
+                let model = MSTLModel::new(vec![short, long], AutoETS::non_seasonal().into_trend_model());
                 let fit = model.fit(history).map_err(|e| e.to_string())?;
                 fit.predict(horizon, level).map_err(|e| e.to_string())?
             }
@@ -310,6 +319,11 @@ const BACKTEST_ORIGINS: usize = 3;
 /// comparison is in-sample for this one choice.
 const COMBINED: usize = 2;
 
+/// A runner-up joins the combination only when its backtest error is within this factor of
+/// the best's: averaging a model that found the structure with one that missed it (an hourly
+/// series' weekly cycle, say) only adds the miss.
+const COMBINE_WITHIN: f64 = 2.0;
+
 /// Mean of several bands, element by element.
 fn average(bands: &[&Bands]) -> Bands {
     let n = bands.len().max(1) as f64;
@@ -358,6 +372,9 @@ pub fn forecast(series: &Series, horizon: usize, level: f64) -> Result<Forecast,
         candidates.insert(0, Candidate::Seasonal(period));
         candidates.extend([Candidate::HoltWinters(period, log), Candidate::Arima(period, log)]);
     }
+    if let Some(long) = series.frequency.long_season().filter(|long| y.len() >= 2 * long + 2) {
+        candidates.insert(0, Candidate::TwoSeasons(period, long));
+    }
     let holdout = horizon.min(y.len() / 5).max(1);
     // Earlier origins only where each still leaves two seasons and a point to fit on.
     let origins = (1..=BACKTEST_ORIGINS)
@@ -365,7 +382,11 @@ pub fn forecast(series: &Series, horizon: usize, level: f64) -> Result<Forecast,
         .count()
         .max(1);
     let (train, test) = y.split_at(y.len() - holdout);
-    let naive_period = if train.len() > period { period } else { 1 };
+    let naive_period = match series.frequency.long_season() {
+        Some(long) if train.len() > long => long,
+        _ if train.len() > period => period,
+        _ => 1,
+    };
     let baseline = seasonal_naive(train, naive_period, holdout);
     let mut scores: Vec<(Candidate, f64, Vec<f64>)> = candidates
         .iter()
@@ -376,9 +397,16 @@ pub fn forecast(series: &Series, horizon: usize, level: f64) -> Result<Forecast,
         return Err(ForecastError::Fit("every candidate failed on the backtest".to_string()));
     }
     scores.sort_by(|a, b| a.1.total_cmp(&b.1));
-    let chosen: Vec<Candidate> = scores.iter().take(COMBINED).map(|s| s.0).collect();
+    let best = scores[0].1;
+    let joined = scores
+        .iter()
+        .take(COMBINED)
+        .take_while(|s| s.1 <= best * COMBINE_WITHIN)
+        .count()
+        .max(1);
+    let chosen: Vec<Candidate> = scores.iter().take(joined).map(|s| s.0).collect();
     let combined_point: Vec<f64> = (0..holdout)
-        .map(|i| scores.iter().take(COMBINED).map(|s| s.2[i]).sum::<f64>() / chosen.len() as f64)
+        .map(|i| scores.iter().take(joined).map(|s| s.2[i]).sum::<f64>() / chosen.len() as f64)
         .collect();
     let scale = {
         let diffs: Vec<f64> = train
@@ -405,7 +433,7 @@ pub fn forecast(series: &Series, horizon: usize, level: f64) -> Result<Forecast,
     let (point, lower, upper) = average(&fitted.iter().collect::<Vec<_>>());
     let points = (0..horizon)
         .map(|h| ForecastPoint {
-            timestamp: date_after(series, h + 1),
+            timestamp: start_after(series, h + 1),
             mean: point[h].max(0.0),
             lower: lower[h].min(point[h]).max(0.0),
             upper: upper[h].max(point[h]).max(0.0),

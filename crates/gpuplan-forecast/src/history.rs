@@ -1,5 +1,6 @@
 //! Usage histories: a CSV (or JSON) of timestamps and values, checked and made regular.
 
+use crate::period_start::PeriodStart;
 use gpuplan_model::Date;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -8,6 +9,7 @@ use std::collections::BTreeMap;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Frequency {
+    Hourly,
     Daily,
     Weekly,
     Monthly,
@@ -17,30 +19,44 @@ impl Frequency {
     /// Hours in one period (a month is 730 h, 8,760 / 12).
     pub fn hours(self) -> f64 {
         match self {
+            Frequency::Hourly => 1.0,
             Frequency::Daily => 24.0,
             Frequency::Weekly => 168.0,
             Frequency::Monthly => 730.0,
         }
     }
 
-    /// The seasonal period worth trying: a week of days, a year of weeks or months.
+    /// The seasonal period worth trying: a day of hours, a week of days, a year of weeks or
+    /// months.
     pub fn season(self) -> usize {
         match self {
+            Frequency::Hourly => 24,
             Frequency::Daily => 7,
             Frequency::Weekly => 52,
             Frequency::Monthly => 12,
         }
     }
+
+    /// A second, longer season nested in the data: the week of an hourly series.
+    pub fn long_season(self) -> Option<usize> {
+        match self {
+            Frequency::Hourly => Some(HOURS_PER_WEEK),
+            _ => None,
+        }
+    }
 }
+
+const HOURS_PER_DAY: i64 = 24;
+const HOURS_PER_WEEK: usize = 168;
 
 /// A regular series of one quantity.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Series {
-    pub dates: Vec<Date>,
+    pub starts: Vec<PeriodStart>,
     pub values: Vec<f64>,
     pub frequency: Frequency,
     /// Periods that were missing and were filled by linear interpolation.
-    pub filled: Vec<Date>,
+    pub filled: Vec<PeriodStart>,
 }
 
 /// A history that cannot be used.
@@ -56,10 +72,12 @@ pub enum HistoryError {
     NotIncreasing { line: u64, date: String, previous: String },
     #[error("{0} observations are too few to forecast (at least 6 are needed)")]
     TooShort(usize),
-    #[error("the timestamps are neither daily, weekly nor monthly (median spacing {0} days)")]
+    #[error("the timestamps are neither hourly, daily, weekly nor monthly (median spacing {0} hours)")]
     Irregular(i64),
     #[error("not valid JSON: {0}")]
     Json(String),
+    #[error("an hourly forecast needs timestamps with a time of day; this history has dates only")]
+    NoTimeOfDay,
 }
 
 const CIVIL_EPOCH: jiff::civil::Date = jiff::civil::Date::constant(1970, 1, 1);
@@ -94,6 +112,17 @@ fn month_start(index: i64) -> Date {
     Date::new((index / 12) as u16, (index % 12 + 1) as u8, 1).unwrap_or(Date::EPOCH)
 }
 
+/// Hours since 1970-01-01T00:00 of the start of `start`.
+fn hours(start: PeriodStart) -> i64 {
+    days(start.date()) * HOURS_PER_DAY + i64::from(start.hour().unwrap_or(0))
+}
+
+/// The start of the hour `hours` hours after 1970-01-01T00:00.
+fn hour_at(hours: i64) -> PeriodStart {
+    let date = date_at(hours.div_euclid(HOURS_PER_DAY));
+    PeriodStart::hour_of(date, hours.rem_euclid(HOURS_PER_DAY) as u8).unwrap_or(PeriodStart::from(date))
+}
+
 /// How observations that fall in one period are combined.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Aggregate {
@@ -106,6 +135,7 @@ pub enum Aggregate {
 /// The period a history is forecast in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Period {
+    Hour,
     Day,
     Week,
     Month,
@@ -121,6 +151,7 @@ pub struct HistoryOptions {
     /// How rows within one period combine, when there are several (sub-daily telemetry).
     pub aggregate: Aggregate,
     /// Roll the history up to this period; `None`: days for sub-daily data, else as observed.
+    /// Hours keep sub-daily telemetry hourly, with its daily and weekly seasons.
     pub period: Option<Period>,
 }
 
@@ -135,47 +166,50 @@ impl Default for HistoryOptions {
     }
 }
 
-/// The date of a timestamp and whether it has a time of day: ISO dates (`2024-01-01`), RFC
-/// 3339 times with or without an offset (`2024-01-01T10:00:00Z`, `2024-01-01 10:00:00`), and
-/// nvidia-smi's `2024/01/01 10:00:00.123`. The date is the one written, in the timestamp's
-/// own offset.
-fn timestamp_date(stamp: &str) -> Option<(Date, bool)> {
+/// The hour a timestamp falls in (hours since 1970-01-01T00:00) and whether it has a time of
+/// day: ISO dates (`2024-01-01`), RFC 3339 times with or without an offset
+/// (`2024-01-01T10:00:00Z`, `2024-01-01 10:00:00`), and nvidia-smi's `2024/01/01
+/// 10:00:00.123`. The date and hour are the ones written, in the timestamp's own offset.
+fn timestamp_hour(stamp: &str) -> Option<(i64, bool)> {
     let stamp = stamp.trim();
     let head = stamp.get(..10)?.replace('/', "-");
     let date: Date = head.parse().ok()?;
     let rest = stamp.get(10..)?.trim_start_matches(['T', 't', ' ']);
     if rest.is_empty() {
-        return Some((date, false));
+        return Some((days(date) * HOURS_PER_DAY, false));
     }
     let full = format!("{head}T{rest}");
     let valid = full.parse::<jiff::Timestamp>().is_ok() || full.parse::<jiff::civil::DateTime>().is_ok();
-    valid.then_some((date, true))
+    let hour: i64 = rest.get(..2)?.parse().ok()?;
+    valid.then_some((days(date) * HOURS_PER_DAY + hour, true))
 }
 
-/// Rows rolled up into days, weeks (from the first day) or calendar months, in the order given.
-fn roll_up(rows: Vec<(u64, Date, f64)>, period: Period, how: Aggregate) -> Vec<(u64, Date, f64)> {
-    let Some(first) = rows.first().map(|r| days(r.1)) else {
-        return rows;
+/// Rows (timed in hours since the epoch) rolled up into hours, days, weeks (from the first
+/// day) or calendar months, in the order given.
+fn roll_up(rows: Vec<(u64, i64, f64)>, period: Period, how: Aggregate) -> Vec<(u64, PeriodStart, f64)> {
+    let first = rows.first().map_or(0, |r| r.1.div_euclid(HOURS_PER_DAY));
+    let day = |hour: i64| hour.div_euclid(HOURS_PER_DAY);
+    let key = |hour: i64| match period {
+        Period::Hour => hour,
+        Period::Day => day(hour),
+        Period::Week => (day(hour) - first).div_euclid(7),
+        Period::Month => month_index(date_at(day(hour))),
     };
-    let key = |date: Date| match period {
-        Period::Day => days(date),
-        Period::Week => (days(date) - first).div_euclid(7),
-        Period::Month => month_index(date),
+    let start = |hour: i64| match period {
+        Period::Hour => hour_at(hour),
+        Period::Day => date_at(day(hour)).into(),
+        Period::Week => date_at(first + (day(hour) - first).div_euclid(7) * 7).into(),
+        Period::Month => month_start(month_index(date_at(day(hour)))).into(),
     };
-    let start = |date: Date| match period {
-        Period::Day => date,
-        Period::Week => date_at(first + (days(date) - first).div_euclid(7) * 7),
-        Period::Month => month_start(month_index(date)),
-    };
-    let mut out: Vec<(u64, Date, f64, usize, i64)> = Vec::new();
-    for (line, date, value) in rows {
-        let k = key(date);
+    let mut out: Vec<(u64, PeriodStart, f64, usize, i64)> = Vec::new();
+    for (line, hour, value) in rows {
+        let k = key(hour);
         match out.last_mut() {
             Some(last) if last.4 == k => {
                 last.2 += value;
                 last.3 += 1;
             }
-            _ => out.push((line, start(date), value, 1, k)),
+            _ => out.push((line, start(hour), value, 1, k)),
         }
     }
     out.into_iter()
@@ -189,10 +223,20 @@ fn roll_up(rows: Vec<(u64, Date, f64)>, period: Period, how: Aggregate) -> Vec<(
         .collect()
 }
 
-/// Checks the order of timestamped rows, combines sub-daily ones into days and rolls up to
-/// the period asked, then regularises.
-fn series_of(rows: Vec<(u64, Date, f64, bool)>, options: &HistoryOptions) -> Result<Series, HistoryError> {
+/// Checks the order of timestamped rows (hours since the epoch), rolls them up to the period
+/// asked (sub-daily ones to days unless told otherwise), then regularises.
+fn series_of(rows: Vec<(u64, i64, f64, bool)>, options: &HistoryOptions) -> Result<Series, HistoryError> {
     let sub_daily = rows.iter().any(|r| r.3);
+    if options.period == Some(Period::Hour) && !sub_daily && !rows.is_empty() {
+        return Err(HistoryError::NoTimeOfDay);
+    }
+    let written = |hour: i64| {
+        if sub_daily {
+            hour_at(hour).to_string()
+        } else {
+            date_at(hour.div_euclid(HOURS_PER_DAY)).to_string()
+        }
+    };
     for pair in rows.windows(2) {
         let out_of_order = if sub_daily {
             pair[1].1 < pair[0].1
@@ -202,18 +246,20 @@ fn series_of(rows: Vec<(u64, Date, f64, bool)>, options: &HistoryOptions) -> Res
         if out_of_order {
             return Err(HistoryError::NotIncreasing {
                 line: pair[1].0,
-                date: pair[1].1.to_string(),
-                previous: pair[0].1.to_string(),
+                date: written(pair[1].1),
+                previous: written(pair[0].1),
             });
         }
     }
-    let mut rows: Vec<(u64, Date, f64)> = rows.into_iter().map(|(l, d, v, _)| (l, d, v)).collect();
-    if sub_daily {
-        rows = roll_up(rows, Period::Day, options.aggregate);
-    }
-    if let Some(period) = options.period {
-        rows = roll_up(rows, period, options.aggregate);
-    }
+    let rows: Vec<(u64, i64, f64)> = rows.into_iter().map(|(l, h, v, _)| (l, h, v)).collect();
+    let rows = match options.period {
+        Some(period) => roll_up(rows, period, options.aggregate),
+        None if sub_daily => roll_up(rows, Period::Day, options.aggregate),
+        None => rows
+            .into_iter()
+            .map(|(l, h, v)| (l, date_at(h.div_euclid(HOURS_PER_DAY)).into(), v))
+            .collect(),
+    };
     regular(rows)
 }
 
@@ -257,7 +303,7 @@ pub fn parse_csv(text: &str, options: &HistoryOptions) -> Result<Series, History
             }
         }
         let stamp = record.get(time).unwrap_or("");
-        let (date, timed) = timestamp_date(stamp).ok_or_else(|| HistoryError::Row {
+        let (hour, timed) = timestamp_hour(stamp).ok_or_else(|| HistoryError::Row {
             line,
             message: format!("`{stamp}` is not an ISO date or RFC 3339 time (YYYY-MM-DD, YYYY-MM-DDTHH:MM:SSZ)"),
         })?;
@@ -270,7 +316,7 @@ pub fn parse_csv(text: &str, options: &HistoryOptions) -> Result<Series, History
                 line,
                 message: format!("`{text}` is not a non-negative number"),
             })?;
-        rows.push((line, date, number, timed));
+        rows.push((line, hour, number, timed));
     }
     series_of(rows, options)
 }
@@ -287,7 +333,7 @@ pub fn parse_json(text: &str, options: &HistoryOptions) -> Result<Series, Histor
     let mut rows = Vec::new();
     for (index, point) in points.into_iter().enumerate() {
         let line = index as u64 + 1;
-        let (date, timed) = timestamp_date(&point.timestamp).ok_or_else(|| HistoryError::Row {
+        let (hour, timed) = timestamp_hour(&point.timestamp).ok_or_else(|| HistoryError::Row {
             line,
             message: format!("`{}` is not an ISO date or RFC 3339 time", point.timestamp),
         })?;
@@ -297,7 +343,7 @@ pub fn parse_json(text: &str, options: &HistoryOptions) -> Result<Series, Histor
                 message: format!("{} is not a non-negative number", point.value),
             });
         }
-        rows.push((line, date, point.value, timed));
+        rows.push((line, hour, point.value, timed));
     }
     series_of(rows, options)
 }
@@ -307,7 +353,7 @@ fn serde_json_lite<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, Hist
 }
 
 /// Orders, checks and regularises observations; gaps are filled by linear interpolation.
-pub fn regular(rows: Vec<(u64, Date, f64)>) -> Result<Series, HistoryError> {
+pub fn regular(rows: Vec<(u64, PeriodStart, f64)>) -> Result<Series, HistoryError> {
     if rows.is_empty() {
         return Err(HistoryError::Empty);
     }
@@ -323,31 +369,34 @@ pub fn regular(rows: Vec<(u64, Date, f64)>) -> Result<Series, HistoryError> {
     if rows.len() < 6 {
         return Err(HistoryError::TooShort(rows.len()));
     }
-    let mut gaps: Vec<i64> = rows.windows(2).map(|p| days(p[1].1) - days(p[0].1)).collect();
+    let mut gaps: Vec<i64> = rows.windows(2).map(|p| hours(p[1].1) - hours(p[0].1)).collect();
     gaps.sort_unstable();
     let median = gaps[gaps.len() / 2];
     let frequency = match median {
-        1 => Frequency::Daily,
-        7 => Frequency::Weekly,
-        28..=31 => Frequency::Monthly,
+        1 => Frequency::Hourly,
+        24 => Frequency::Daily,
+        168 => Frequency::Weekly,
+        672..=744 => Frequency::Monthly,
         other => return Err(HistoryError::Irregular(other)),
     };
     // Index each observation on the regular grid.
-    let index = |date: Date| match frequency {
-        Frequency::Monthly => month_index(date),
-        Frequency::Weekly => days(date).div_euclid(7),
-        Frequency::Daily => days(date),
+    let index = |start: PeriodStart| match frequency {
+        Frequency::Monthly => month_index(start.date()),
+        Frequency::Weekly => days(start.date()).div_euclid(7),
+        Frequency::Daily => days(start.date()),
+        Frequency::Hourly => hours(start),
     };
-    let observed: BTreeMap<i64, f64> = rows.iter().map(|(_, date, value)| (index(*date), *value)).collect();
+    let observed: BTreeMap<i64, f64> = rows.iter().map(|(_, start, value)| (index(*start), *value)).collect();
     let first = *observed.keys().next().unwrap_or(&0);
     let last = *observed.keys().next_back().unwrap_or(&0);
-    let (mut dates, mut values, mut filled) = (Vec::new(), Vec::new(), Vec::new());
-    let start_day = days(rows[0].1);
+    let (mut starts, mut values, mut filled) = (Vec::new(), Vec::new(), Vec::new());
+    let start_day = days(rows[0].1.date());
     for i in first..=last {
-        let date = match frequency {
-            Frequency::Monthly => month_start(i),
-            Frequency::Weekly => date_at(start_day + (i - first) * 7),
-            Frequency::Daily => date_at(i),
+        let start = match frequency {
+            Frequency::Monthly => month_start(i).into(),
+            Frequency::Weekly => date_at(start_day + (i - first) * 7).into(),
+            Frequency::Daily => date_at(i).into(),
+            Frequency::Hourly => hour_at(i),
         };
         let value = match observed.get(&i) {
             Some(v) => *v,
@@ -358,28 +407,30 @@ pub fn regular(rows: Vec<(u64, Date, f64)>) -> Result<Series, HistoryError> {
                     .map(|(k, v)| (*k, *v))
                     .unwrap_or((i, 0.0));
                 let (after, a) = observed.range(i..).next().map(|(k, v)| (*k, *v)).unwrap_or((i, b));
-                filled.push(date);
+                filled.push(start);
                 b + (a - b) * (i - before) as f64 / (after - before).max(1) as f64
             }
         };
-        dates.push(date);
+        starts.push(start);
         values.push(value);
     }
     Ok(Series {
-        dates,
+        starts,
         values,
         frequency,
         filled,
     })
 }
 
-/// The date `steps` periods after the last one of `series`.
-pub fn date_after(series: &Series, steps: usize) -> Date {
-    let last = *series.dates.last().unwrap_or(&Date::EPOCH);
+/// The start of the period `steps` periods after the last one of `series`.
+pub fn start_after(series: &Series, steps: usize) -> PeriodStart {
+    let last = *series.starts.last().unwrap_or(&PeriodStart::from(Date::EPOCH));
+    let steps = steps as i64;
     match series.frequency {
-        Frequency::Monthly => month_start(month_index(last) + steps as i64),
-        Frequency::Weekly => date_at(days(last) + 7 * steps as i64),
-        Frequency::Daily => date_at(days(last) + steps as i64),
+        Frequency::Monthly => month_start(month_index(last.date()) + steps).into(),
+        Frequency::Weekly => date_at(days(last.date()) + 7 * steps).into(),
+        Frequency::Daily => date_at(days(last.date()) + steps).into(),
+        Frequency::Hourly => hour_at(hours(last) + steps),
     }
 }
 
@@ -401,7 +452,10 @@ mod tests {
         let series = parse_csv(text, &HistoryOptions::default()).unwrap();
         assert_eq!(series.frequency, Frequency::Daily);
         assert_eq!(series.values[2], 14.0);
-        assert_eq!(series.filled, vec!["2024-01-03".parse().unwrap()]);
+        assert_eq!(
+            series.filled,
+            vec![PeriodStart::from("2024-01-03".parse::<Date>().unwrap())]
+        );
     }
 
     #[test]
@@ -492,7 +546,33 @@ mod tests {
         let months = parse_csv(&text, &monthly).unwrap();
         assert_eq!(months.frequency, Frequency::Monthly);
         assert_eq!(months.values[0], 62.0);
-        assert_eq!(months.dates[1], "2024-02-01".parse::<Date>().unwrap());
+        assert_eq!(months.starts[1].to_string(), "2024-02-01");
+    }
+
+    /// `--period hour`: per-minute rows become one value per hour, and a missing hour is
+    /// filled between its neighbours.
+    #[test]
+    fn sub_daily_rows_can_stay_hourly() {
+        let mut text = String::from("timestamp,value\n");
+        for hour in (0..10).filter(|h| *h != 4) {
+            for minute in [0, 30] {
+                text.push_str(&format!("2024-01-01T{hour:02}:{minute:02}:00Z,{}\n", hour * 2));
+            }
+        }
+        let options = HistoryOptions {
+            period: Some(Period::Hour),
+            aggregate: Aggregate::Mean,
+            ..HistoryOptions::default()
+        };
+        let series = parse_csv(&text, &options).unwrap();
+        assert_eq!(series.frequency, Frequency::Hourly);
+        assert_eq!(
+            series.values,
+            vec![0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0, 16.0, 18.0]
+        );
+        assert_eq!(series.filled.len(), 1);
+        assert_eq!(series.filled[0].to_string(), "2024-01-01T04:00");
+        assert_eq!(start_after(&series, 15).to_string(), "2024-01-02T00:00");
     }
 
     #[test]

@@ -15,8 +15,10 @@ pub mod forecast;
 pub mod history;
 mod holt_winters;
 mod optimize;
+mod period_start;
 mod sarima;
 
 pub use commitment::{Commitment, CommitmentError, CommitmentPrices, plan_commitment};
 pub use forecast::{Backtest, Forecast, ForecastError, ForecastPoint, forecast};
 pub use history::{Frequency, HistoryError, Series};
+pub use period_start::PeriodStart;

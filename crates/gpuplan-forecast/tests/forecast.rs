@@ -16,7 +16,7 @@ fn synthetic(seed: u64, months: usize) -> gpuplan_forecast::Series {
             let date = Date::new(2015 + (i / 12) as u16, (i % 12 + 1) as u8, 1).unwrap();
             let season = 40.0 * (2.0 * std::f64::consts::PI * (i % 12) as f64 / 12.0).sin();
             let noise: f64 = rng.random_range(-5.0..5.0);
-            (i as u64 + 2, date, 500.0 + 4.0 * i as f64 + season + noise)
+            (i as u64 + 2, date.into(), 500.0 + 4.0 * i as f64 + season + noise)
         })
         .collect();
     regular(rows).unwrap()
@@ -100,4 +100,49 @@ fn bad_input_is_refused() {
             .to_string()
             .contains("too few")
     );
+}
+
+/// GPUs in use each hour over `weeks` weeks: busy office hours, quiet nights, half the load at
+/// weekends, and noise; what a team's cluster telemetry looks like rolled up to hours.
+fn hourly_telemetry(weeks: usize) -> String {
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    let start = jiff::civil::date(2025, 1, 6).at(0, 0, 0, 0); // a Monday
+    let mut text = String::from("timestamp,value\n");
+    for hour in 0..(weeks * 168) as i64 {
+        let at = start.checked_add(jiff::Span::new().hours(hour)).unwrap();
+        let day_of_week = (hour / 24) % 7;
+        let office = (8..18).contains(&(hour % 24));
+        let base = if office { 24.0 } else { 8.0 };
+        let weekend = if day_of_week >= 5 { 0.5 } else { 1.0 };
+        let noise: f64 = rng.random_range(-1.0..1.0);
+        text.push_str(&format!("{at}Z,{:.2}\n", base * weekend + noise));
+    }
+    text
+}
+
+/// Hourly telemetry has two cycles, the day and the week. A forecast per hour must see both:
+/// Saturday afternoon is quieter than Monday afternoon, nights quieter than days.
+#[test]
+fn hourly_histories_forecast_the_day_and_the_week() {
+    use gpuplan_forecast::history::{Aggregate, Period};
+    let options = HistoryOptions {
+        aggregate: Aggregate::Mean,
+        period: Some(Period::Hour),
+        ..HistoryOptions::default()
+    };
+    let series = parse_csv(&hourly_telemetry(8), &options).unwrap();
+    assert_eq!(series.frequency, gpuplan_forecast::Frequency::Hourly);
+    let f = forecast(&series, 168, 0.9).unwrap();
+    assert!(f.model.contains("periods 24 and 168"), "{}", f.model);
+    assert!(f.backtest.mape < 0.1, "{:?}", f.backtest);
+    // The history ends on a Sunday at 23:00: the forecast starts on Monday at midnight.
+    assert_eq!(f.points[0].timestamp.to_string(), "2025-03-03T00:00");
+    let at = |day: usize, hour: usize| f.points[day * 24 + hour].mean;
+    assert!(
+        at(0, 14) > 20.0 && at(5, 14) < 15.0,
+        "Monday {} Saturday {}",
+        at(0, 14),
+        at(5, 14)
+    );
+    assert!(at(0, 3) < 10.0, "a night: {}", at(0, 3));
 }

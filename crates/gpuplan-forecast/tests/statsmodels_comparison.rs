@@ -36,7 +36,7 @@ fn run(csv: &str, horizon: usize) -> Outcome {
     let cut = series.values.len() - horizon;
     let mut train = series.clone();
     train.values.truncate(cut);
-    train.dates.truncate(cut);
+    train.starts.truncate(cut);
     let test = &series.values[cut..];
     let f = forecast(&train, horizon, 0.9).unwrap();
     let mape = f

@@ -4,7 +4,7 @@ use crate::{Error, resolve};
 use gpuplan_catalog::Catalog;
 use gpuplan_forecast::history::{Aggregate, HistoryOptions, Period, parse_csv, parse_json};
 use gpuplan_forecast::{Backtest, Commitment, CommitmentPrices, ForecastPoint, Frequency, forecast, plan_commitment};
-use gpuplan_model::{CommitmentTerm, Date};
+use gpuplan_model::CommitmentTerm;
 use gpuplan_plan::OfferingSource;
 use serde::Serialize;
 
@@ -48,7 +48,7 @@ pub struct ForecastAnswer {
     pub backtest: Backtest,
     pub commitment: Option<Commitment>,
     /// Periods missing from the history, filled by interpolation.
-    pub filled: Vec<Date>,
+    pub filled: Vec<gpuplan_forecast::PeriodStart>,
     pub assumptions: Vec<String>,
     #[serde(skip)]
     pub history: Vec<f64>,

@@ -11,7 +11,7 @@ use gpuplan::catalog::PriceOverlay;
 use gpuplan::catalog::refresh::azure;
 use gpuplan::model::Task;
 use gpuplan::{Catalog, CatalogFile, ModelSource, WorkloadRequest, estimate_workload, parse_request_log};
-use gpuplan_forecast::history::{HistoryOptions, parse_csv, parse_json};
+use gpuplan_forecast::history::{HistoryOptions, Period, parse_csv, parse_json};
 use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
 use std::sync::OnceLock;
@@ -115,8 +115,13 @@ proptest! {
     }
 
     #[test]
-    fn histories_parse_and_forecast_without_panicking(csv in mutated(HISTORY_CSV), json in mutated(HISTORY_JSON)) {
-        let parsed = [parse_csv(&csv, &HistoryOptions::default()), parse_json(&json, &HistoryOptions::default())];
+    fn histories_parse_and_forecast_without_panicking(
+        csv in mutated(HISTORY_CSV),
+        json in mutated(HISTORY_JSON),
+        period in proptest::option::of(proptest::sample::select(&[Period::Hour, Period::Day, Period::Week, Period::Month][..])),
+    ) {
+        let options = HistoryOptions { period, ..HistoryOptions::default() };
+        let parsed = [parse_csv(&csv, &options), parse_json(&json, &options)];
         for series in parsed.into_iter().flatten() {
             let _ = gpuplan_forecast::forecast(&series, 6, 0.9);
         }

@@ -31,6 +31,7 @@ pub fn run(catalog: &Catalog, args: &ForecastArgs, format: OutputFormat, money: 
         horizon: args.horizon,
         level: args.level,
         period: args.period.map(|p| match p {
+            PeriodArg::Hour => Period::Hour,
             PeriodArg::Day => Period::Day,
             PeriodArg::Week => Period::Week,
             PeriodArg::Month => Period::Month,
