@@ -899,6 +899,44 @@ mod refresh {
         assert!(again.changes.is_empty());
     }
 
+    /// An EC2 offer file in, the on-demand price of every zone of the region changed, spot
+    /// prices (which offer files lack) kept; capacity-reservation, Windows and SQL Server rows
+    /// of the same instance type are not taken for its price.
+    #[test]
+    fn an_aws_offer_file_refreshes_on_demand_prices() {
+        use gpuplan_catalog::refresh::aws;
+        let file = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/refresh/aws/us-east-1.json");
+        let types = ["p4d.24xlarge", "g5.xlarge", "g7.xlarge"].map(String::from).into();
+        let quotes = aws::read_offer_file(file, std::fs::File::open(file).unwrap(), &types).unwrap();
+        let prices: Vec<(&str, f64)> = quotes
+            .iter()
+            .map(|q| (q.instance_type.as_str(), q.usd_per_hour))
+            .collect();
+        assert_eq!(
+            prices,
+            [("g5.xlarge", 0.95), ("g7.xlarge", 1.5), ("p4d.24xlarge", 20.0)]
+        );
+        let today = Date::new(2026, 11, 23).unwrap();
+        let before = Catalog::embedded().unwrap();
+        let refreshed = apply_quotes(&Catalog::embedded_files(), "aws", &quotes, today, aws::REGION_INDEX_URL).unwrap();
+        assert_eq!(refreshed.unmatched, 1, "g7.xlarge is not in the catalog");
+        let catalog = Catalog::from_files(&refreshed.files).unwrap();
+        let zones = |c: &Catalog| -> Vec<(f64, Option<f64>)> {
+            c.offerings()
+                .iter()
+                .filter(|o| o.instance_type == "p4d.24xlarge" && o.region.as_deref() == Some("us-east-1"))
+                .map(|o| (o.on_demand.unwrap().0, o.spot.map(|s| s.0)))
+                .collect()
+        };
+        let (old, new) = (zones(&before), zones(&catalog));
+        assert!(new.len() > 1 && new.len() == old.len());
+        assert!(new.iter().all(|(on_demand, _)| *on_demand == 20.0));
+        assert_eq!(
+            old.iter().map(|z| z.1).collect::<Vec<_>>(),
+            new.iter().map(|z| z.1).collect::<Vec<_>>()
+        );
+    }
+
     #[test]
     fn a_refresh_that_would_break_the_catalog_is_refused() {
         let broken = vec![gpuplan_catalog::refresh::PriceQuote {

@@ -107,12 +107,14 @@ pub enum CatalogAction {
 
 #[derive(Debug, Args)]
 pub struct RefreshArgs {
-    /// Providers to refresh (today: azure).
-    #[arg(long, value_delimiter = ',', default_value = "azure")]
+    /// Providers to refresh: aws (the Price List Bulk API's EC2 offer files: on-demand Linux
+    /// prices) and azure (the Retail Prices API: on-demand and spot).
+    #[arg(long, value_delimiter = ',', default_value = "aws,azure")]
     pub provider: Vec<String>,
 
-    /// Read recorded response pages (*.json, in name order) from this folder instead of the
-    /// network.
+    /// Read recorded responses (*.json, in name order) from this folder instead of the network:
+    /// Azure pages, or one EC2 offer file per region; with several providers, from a folder
+    /// named after each.
     #[arg(long, value_name = "DIR")]
     pub from: Option<PathBuf>,
 

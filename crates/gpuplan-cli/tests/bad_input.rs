@@ -123,8 +123,16 @@ fn catalog() {
             "catalog refresh cannot fetch prices for `nosuch`",
         ),
         (
-            "catalog refresh --from /nonexistent",
+            "catalog refresh --provider azure --from /nonexistent",
             "--from /nonexistent: No such file or directory (",
+        ),
+        (
+            "catalog refresh --from /nonexistent",
+            "--from /nonexistent: no `aws` folder in it",
+        ),
+        (
+            "catalog refresh --provider aws --from {fixtures}",
+            "not an AWS EC2 offer file",
         ),
     ]);
 }

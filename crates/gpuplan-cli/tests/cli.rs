@@ -727,6 +727,43 @@ mod catalog {
         std::fs::remove_dir_all(&into).unwrap();
     }
 
+    /// Both providers at once, from a folder with one subfolder each: AWS's offer file and
+    /// Azure's pages change their prices in one catalog, and every command reads it.
+    #[test]
+    fn aws_and_azure_refresh_together() {
+        let into = scratch("refresh-both");
+        let folder = concat!(env!("CARGO_MANIFEST_DIR"), "/../gpuplan-catalog/tests/fixtures/refresh");
+        let run = gpuplan(&["catalog", "refresh", "--from", folder, "--into", into.to_str().unwrap()]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(run.stdout.contains("refreshed aws: 2 prices changed"), "{}", run.stdout);
+        assert!(
+            run.stdout
+                .contains("p4d.24xlarge us-east-1 on-demand: 21.9576 → 20.0000 (4 zones)"),
+            "{}",
+            run.stdout
+        );
+        assert!(
+            run.stdout.contains("refreshed azure: 3 prices changed"),
+            "{}",
+            run.stdout
+        );
+        let listed = gpuplan(&[
+            "--catalog",
+            into.to_str().unwrap(),
+            "instances",
+            "--provider",
+            "aws",
+            "--gpu",
+            "A100-SXM4-40GB",
+            "--region",
+            "us-east-1",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(listed.code, 0, "{}", listed.stderr);
+        assert!(listed.stdout.contains("20.0"), "{}", listed.stdout);
+    }
+
     #[test]
     fn a_provider_whose_endpoint_is_not_read_is_refused() {
         let run = gpuplan(&["catalog", "refresh", "--provider", "aws", "--from", "."]);

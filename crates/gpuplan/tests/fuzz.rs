@@ -8,7 +8,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use gpuplan::catalog::PriceOverlay;
-use gpuplan::catalog::refresh::azure;
+use gpuplan::catalog::refresh::{aws, azure};
 use gpuplan::model::Task;
 use gpuplan::{Catalog, CatalogFile, ModelSource, WorkloadRequest, estimate_workload, parse_request_log};
 use gpuplan_forecast::history::{HistoryOptions, Period, parse_csv, parse_json};
@@ -79,6 +79,7 @@ const REQUEST_LOG: &str = "input_tokens,output_tokens\n512,128\n1024,256\n2048,6
 const PRICES_TOML: &str = "[[price]]\nprovider = \"aws\"\ninstance_type = \"p5.48xlarge\"\nusd_per_hour = 40.0\n\n[[discount]]\nprovider = \"gcp\"\npercent = 20\n";
 const PRICES_CSV: &str =
     "provider,instance_type,region,billing,usd_per_hour,discount_percent\naws,p5.48xlarge,,on-demand,31,\ngcp,,,,,20\n";
+const AWS_OFFER: &str = include_str!("../../gpuplan-catalog/tests/fixtures/refresh/aws/us-east-1.json");
 const AZURE_PAGE: &str = r#"{"Items":[{"currencyCode":"USD","retailPrice":0.5,"armRegionName":"eastus","armSkuName":"Standard_NC4as_T4_v3","skuName":"NC4as T4 v3","productName":"Virtual Machines NCasT4_v3 Series","unitOfMeasure":"1 Hour","type":"Consumption"}],"NextPageLink":null}"#;
 const SDXL: &str = include_str!("../../gpuplan-catalog/data/models/sdxl.json");
 const OFFERING_ROW: &str =
@@ -112,6 +113,7 @@ proptest! {
         let _ = PriceOverlay::parse("fuzz.toml", &text);
         let _ = PriceOverlay::parse("fuzz.csv", &text);
         let _ = azure::parse_page("fuzz.json", &text);
+        let _ = aws::read_offer_file("fuzz.json", text.as_bytes(), &Default::default());
     }
 
     #[test]
@@ -133,6 +135,7 @@ proptest! {
         toml in mutated(PRICES_TOML),
         csv in mutated(PRICES_CSV),
         page in mutated(AZURE_PAGE),
+        offer in mutated(AWS_OFFER),
     ) {
         let _ = parse_request_log(&log, "fuzz.csv");
         for (name, text) in [("fuzz.toml", &toml), ("fuzz.csv", &csv)] {
@@ -141,6 +144,8 @@ proptest! {
             }
         }
         let _ = azure::parse_page("fuzz.json", &page);
+        let types = ["p4d.24xlarge".to_string()].into();
+        let _ = aws::read_offer_file("fuzz.json", offer.as_bytes(), &types);
     }
 
     /// A catalog whose offerings file was damaged loads or is refused with its file named.

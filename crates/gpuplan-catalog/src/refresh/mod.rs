@@ -3,6 +3,7 @@
 //! the result is validated as a whole catalog before anything is written. Fetching is the
 //! front end's business; this module only reads responses and rewrites text.
 
+pub mod aws;
 pub mod azure;
 
 use crate::catalog::{Catalog, CatalogFile};

@@ -3,10 +3,12 @@
 
 use crate::args::RefreshArgs;
 use crate::output;
-use gpuplan::catalog::refresh::{PriceQuote, QuoteBilling, Refreshed, apply_quotes, azure};
+use gpuplan::catalog::refresh::{PriceQuote, QuoteBilling, Refreshed, apply_quotes, aws, azure};
 use gpuplan::model::Date;
 use gpuplan::{Catalog, CatalogFile, Error, ExitStatus};
 use indicatif::{ProgressBar, ProgressStyle};
+use std::collections::BTreeSet;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -14,7 +16,9 @@ use std::time::Duration;
 const MAX_PAGES: usize = 50;
 /// Largest response read, bytes.
 const MAX_RESPONSE_BYTES: u64 = 32 * 1024 * 1024;
-/// Time allowed for one request.
+/// Largest EC2 offer file read (streamed, never held whole): us-east-1's runs to gigabytes.
+const MAX_OFFER_FILE_BYTES: u64 = 16 * 1024 * 1024 * 1024;
+/// Time allowed for one request (for offer files: to connect).
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 fn invalid(message: impl Into<String>, hint: Option<&str>) -> Error {
@@ -24,37 +28,102 @@ fn invalid(message: impl Into<String>, hint: Option<&str>) -> Error {
     }
 }
 
-pub fn run(base: Vec<CatalogFile>, args: &RefreshArgs) -> Result<ExitStatus, Error> {
-    if let Some(other) = args.provider.iter().find(|p| p.as_str() != "azure") {
-        return Err(invalid(
-            format!("catalog refresh cannot fetch prices for `{other}` yet"),
-            Some("refresh azure (the Azure Retail Prices API); the other providers' endpoints are not read yet"),
-        ));
+/// A provider whose public price endpoint a refresh reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Endpoint {
+    Azure,
+    Aws,
+}
+
+impl Endpoint {
+    const ALL: [Endpoint; 2] = [Endpoint::Aws, Endpoint::Azure];
+
+    fn provider(self) -> &'static str {
+        match self {
+            Endpoint::Azure => "azure",
+            Endpoint::Aws => "aws",
+        }
     }
-    let base_catalog = Catalog::from_files(&base)?;
-    let types: Vec<String> = {
-        let mut types: Vec<String> = base_catalog
-            .offerings()
-            .iter()
-            .filter(|o| o.provider.as_str() == "azure")
-            .map(|o| o.instance_type.clone())
-            .collect();
-        types.sort();
-        types.dedup();
-        types
-    };
-    let quotes = match &args.from {
-        Some(folder) => recorded_quotes(folder)?,
-        None => fetched_quotes(&types)?,
-    };
-    let refreshed = apply_quotes(&base, "azure", &quotes, today()?, azure::ENDPOINT)?;
+
+    fn source(self) -> &'static str {
+        match self {
+            Endpoint::Azure => azure::ENDPOINT,
+            Endpoint::Aws => aws::REGION_INDEX_URL,
+        }
+    }
+
+    fn parse(name: &str) -> Result<Endpoint, Error> {
+        Endpoint::ALL.into_iter().find(|e| e.provider() == name).ok_or_else(|| {
+            invalid(
+                format!("catalog refresh cannot fetch prices for `{name}` yet"),
+                Some(
+                    "refresh aws (the Price List Bulk API's EC2 offer files) or azure (the Retail Prices API); \
+                         GCP's billing catalog needs an API key and the GPU clouds' price APIs an account, \
+                         so their prices come with releases or your --prices file",
+                ),
+            )
+        })
+    }
+}
+
+pub fn run(base: Vec<CatalogFile>, args: &RefreshArgs) -> Result<ExitStatus, Error> {
+    let endpoints: Vec<Endpoint> = args
+        .provider
+        .iter()
+        .map(|name| Endpoint::parse(name))
+        .collect::<Result<_, _>>()?;
+    let today = today()?;
+    let mut files = base;
+    let mut reports = Vec::new();
+    for endpoint in endpoints {
+        let catalog = Catalog::from_files(&files)?;
+        let offered = |pick: fn(&gpuplan::model::Offering) -> Option<String>| -> BTreeSet<String> {
+            catalog
+                .offerings()
+                .iter()
+                .filter(|o| o.provider.as_str() == endpoint.provider())
+                .filter_map(pick)
+                .collect()
+        };
+        let types = offered(|o| Some(o.instance_type.clone()));
+        let quotes = match (endpoint, &args.from) {
+            (Endpoint::Azure, Some(folder)) => recorded_azure(&provider_folder(folder, endpoint, args)?)?,
+            (Endpoint::Azure, None) => fetched_azure(&types)?,
+            (Endpoint::Aws, Some(folder)) => recorded_aws(&provider_folder(folder, endpoint, args)?, &types)?,
+            (Endpoint::Aws, None) => fetched_aws(&types, &offered(|o| o.region.clone()))?,
+        };
+        let refreshed = apply_quotes(&files, endpoint.provider(), &quotes, today, endpoint.source())?;
+        files = refreshed.files.clone();
+        reports.push(report(endpoint.provider(), &refreshed));
+    }
     let target = match &args.into {
         Some(path) => path.clone(),
         None => cache_folder()?,
     };
-    write_atomically(&target, &refreshed.files)?;
-    output::text(&report(&refreshed, &target));
+    write_atomically(&target, &files)?;
+    let mut text = reports.concat();
+    text.push_str(&format!(
+        "written to {}; use it with --catalog {0} (or GPUPLAN_CATALOG)\n",
+        target.display()
+    ));
+    output::text(&text);
     Ok(ExitStatus::Success)
+}
+
+/// Where a provider's recorded responses are: `DIR/<provider>` when it exists, else `DIR`
+/// itself when only one provider is refreshed.
+fn provider_folder(folder: &Path, endpoint: Endpoint, args: &RefreshArgs) -> Result<PathBuf, Error> {
+    let own = folder.join(endpoint.provider());
+    if own.is_dir() {
+        return Ok(own);
+    }
+    if args.provider.len() > 1 {
+        return Err(invalid(
+            format!("--from {}: no `{}` folder in it", folder.display(), endpoint.provider()),
+            Some("with several providers, keep each one's recorded responses in a folder named after it"),
+        ));
+    }
+    Ok(folder.to_path_buf())
 }
 
 fn today() -> Result<Date, Error> {
@@ -63,11 +132,12 @@ fn today() -> Result<Date, Error> {
         .ok_or_else(|| invalid("the system clock gives an impossible date", None))
 }
 
-fn recorded_quotes(folder: &Path) -> Result<Vec<PriceQuote>, Error> {
+/// The `*.json` files of `folder`, in name order.
+fn recorded_files(folder: &Path) -> Result<Vec<PathBuf>, Error> {
     let entries = std::fs::read_dir(folder).map_err(|e| {
         invalid(
             format!("--from {}: {e}", folder.display()),
-            Some("give a folder of recorded *.json pages"),
+            Some("give a folder of recorded *.json responses"),
         )
     })?;
     let mut pages: Vec<PathBuf> = entries
@@ -79,30 +149,76 @@ fn recorded_quotes(folder: &Path) -> Result<Vec<PriceQuote>, Error> {
     if pages.is_empty() {
         return Err(invalid(format!("--from {}: no *.json pages", folder.display()), None));
     }
+    Ok(pages)
+}
+
+fn recorded_azure(folder: &Path) -> Result<Vec<PriceQuote>, Error> {
     let mut quotes = Vec::new();
-    for page in pages {
+    for page in recorded_files(folder)? {
         let size = std::fs::metadata(&page).map(|m| m.len()).unwrap_or(0);
         if size > MAX_RESPONSE_BYTES {
             return Err(invalid(format!("{}: larger than 32 MiB", page.display()), None));
         }
         let text = std::fs::read_to_string(&page).map_err(|e| invalid(format!("{}: {e}", page.display()), None))?;
-        quotes.extend(azure::parse_page(&page.display().to_string(), &text)?.quotes);
+        quotes.extend(
+            azure::parse_page(&page.display().to_string(), &text)
+                .map_err(response)?
+                .quotes,
+        );
     }
     Ok(quotes)
 }
 
-fn fetched_quotes(types: &[String]) -> Result<Vec<PriceQuote>, Error> {
-    let client = reqwest::blocking::Client::builder()
-        .timeout(REQUEST_TIMEOUT)
+/// Each `*.json` of `folder` read as one region's EC2 offer file.
+fn recorded_aws(folder: &Path, types: &BTreeSet<String>) -> Result<Vec<PriceQuote>, Error> {
+    let mut quotes = Vec::new();
+    for file in recorded_files(folder)? {
+        let reader = std::fs::File::open(&file).map_err(|e| invalid(format!("{}: {e}", file.display()), None))?;
+        let name = file.display().to_string();
+        quotes.extend(aws::read_offer_file(&name, reader.take(MAX_OFFER_FILE_BYTES), types).map_err(response)?);
+    }
+    Ok(quotes)
+}
+
+/// A price response that cannot be read: the endpoint changed, or a recorded file is not one.
+fn response(error: gpuplan::CatalogError) -> Error {
+    invalid(
+        error.to_string(),
+        Some("the previous catalog is untouched; --from takes responses recorded from the provider's price API"),
+    )
+}
+
+fn client(timeout: Option<Duration>) -> Result<reqwest::blocking::Client, Error> {
+    reqwest::blocking::Client::builder()
+        .timeout(timeout)
+        .connect_timeout(REQUEST_TIMEOUT)
         .user_agent(concat!("gpuplan/", env!("CARGO_PKG_VERSION")))
         .build()
-        .map_err(|e| invalid(format!("cannot start an HTTP client: {e}"), None))?;
-    let bar = ProgressBar::new(types.len() as u64);
+        .map_err(|e| invalid(format!("cannot start an HTTP client: {e}"), None))
+}
+
+fn get(client: &reqwest::blocking::Client, url: &str) -> Result<reqwest::blocking::Response, Error> {
+    client.get(url).send().and_then(|r| r.error_for_status()).map_err(|e| {
+        invalid(
+            format!("fetching {url}: {e}"),
+            Some("check the network, or refresh from recorded responses with --from DIR; the previous catalog is untouched"),
+        )
+    })
+}
+
+fn progress(len: usize, message: &'static str, unit: &str) -> ProgressBar {
+    let bar = ProgressBar::new(len as u64);
     bar.set_style(
-        ProgressStyle::with_template("{msg} {bar:30} {pos}/{len} instance types")
+        ProgressStyle::with_template(&format!("{{msg}} {{bar:30}} {{pos}}/{{len}} {unit}"))
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    bar.set_message("Azure Retail Prices API");
+    bar.set_message(message);
+    bar
+}
+
+fn fetched_azure(types: &BTreeSet<String>) -> Result<Vec<PriceQuote>, Error> {
+    let client = client(Some(REQUEST_TIMEOUT))?;
+    let bar = progress(types.len(), "Azure Retail Prices API", "instance types");
     let mut quotes = Vec::new();
     for instance_type in types {
         let mut url = Some(azure::query_url(instance_type));
@@ -112,24 +228,39 @@ fn fetched_quotes(types: &[String]) -> Result<Vec<PriceQuote>, Error> {
             if pages > MAX_PAGES {
                 break;
             }
-            let text = client
-                .get(&next)
-                .send()
-                .and_then(|r| r.error_for_status())
-                .and_then(|r| r.text())
-                .map_err(|e| {
-                    invalid(
-                        format!("fetching {next}: {e}"),
-                        Some("check the network, or refresh from recorded pages with --from DIR; the previous catalog is untouched"),
-                    )
-                })?;
+            let text = get(&client, &next)?
+                .text()
+                .map_err(|e| invalid(format!("reading {next}: {e}"), None))?;
             if text.len() as u64 > MAX_RESPONSE_BYTES {
                 return Err(invalid(format!("{next}: response larger than 32 MiB"), None));
             }
-            let page = azure::parse_page(&next, &text)?;
+            let page = azure::parse_page(&next, &text).map_err(response)?;
             quotes.extend(page.quotes);
             url = page.next;
         }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    Ok(quotes)
+}
+
+/// The region index, then each catalog region's EC2 offer file, streamed: the files run to
+/// gigabytes, and only the catalog's instance types are kept.
+fn fetched_aws(types: &BTreeSet<String>, regions: &BTreeSet<String>) -> Result<Vec<PriceQuote>, Error> {
+    let index_client = client(Some(REQUEST_TIMEOUT))?;
+    let index = get(&index_client, aws::REGION_INDEX_URL)?
+        .text()
+        .map_err(|e| invalid(format!("reading {}: {e}", aws::REGION_INDEX_URL), None))?;
+    let urls = aws::parse_region_index(aws::REGION_INDEX_URL, &index).map_err(response)?;
+    let wanted: Vec<(&String, &String)> = urls.iter().filter(|(region, _)| regions.contains(*region)).collect();
+    // A whole offer file takes minutes; only connecting is bounded.
+    let client = client(None)?;
+    let bar = progress(wanted.len(), "AWS Price List offer files", "regions");
+    let mut quotes = Vec::new();
+    for (region, url) in wanted {
+        bar.set_message(format!("AWS Price List offer file {region}"));
+        let body = get(&client, url)?;
+        quotes.extend(aws::read_offer_file(url, body.take(MAX_OFFER_FILE_BYTES), types).map_err(response)?);
         bar.inc(1);
     }
     bar.finish_and_clear();
@@ -186,16 +317,13 @@ fn write_atomically(target: &Path, files: &[CatalogFile]) -> Result<(), Error> {
     Ok(())
 }
 
-fn report(refreshed: &Refreshed, target: &Path) -> String {
-    let mut text = format!(
-        "refreshed azure: {} prices changed, {} offerings had no quote and kept their prices, {} quotes for shapes the catalog lacks\n",
-        refreshed.changes.len(),
-        refreshed.unquoted,
-        refreshed.unmatched
-    );
-    for change in refreshed.changes.iter().take(20) {
-        text.push_str(&format!(
-            "  {} {} {}: {} → {:.4}\n",
+/// What a refresh changed, one line per instance type, region and price (a region's zones,
+/// which share its on-demand price, counted on that line).
+fn report(provider: &str, refreshed: &Refreshed) -> String {
+    let mut lines: Vec<(String, usize)> = Vec::new();
+    for change in &refreshed.changes {
+        let line = format!(
+            "  {} {} {}: {} → {:.4}",
             change.instance_type,
             change.region,
             match change.billing {
@@ -204,14 +332,31 @@ fn report(refreshed: &Refreshed, target: &Path) -> String {
             },
             change.before.map_or("none".to_string(), |b| format!("{b:.4}")),
             change.after
-        ));
+        );
+        match lines.iter_mut().find(|(l, _)| *l == line) {
+            Some((_, rows)) => *rows += 1,
+            None => lines.push((line, 1)),
+        }
     }
-    if refreshed.changes.len() > 20 {
-        text.push_str(&format!("  … and {} more\n", refreshed.changes.len() - 20));
+    let mut text = format!(
+        "refreshed {provider}: {} prices changed, {} offerings had no quote and kept their prices, {} quotes for shapes the catalog lacks\n",
+        lines.len(),
+        refreshed.unquoted,
+        refreshed.unmatched
+    );
+    for (line, rows) in lines.iter().take(MAX_REPORTED) {
+        let zones = if *rows > 1 {
+            format!(" ({rows} zones)")
+        } else {
+            String::new()
+        };
+        text.push_str(&format!("{line}{zones}\n"));
     }
-    text.push_str(&format!(
-        "written to {}; use it with --catalog {0} (or GPUPLAN_CATALOG)\n",
-        target.display()
-    ));
+    if lines.len() > MAX_REPORTED {
+        text.push_str(&format!("  … and {} more\n", lines.len() - MAX_REPORTED));
+    }
     text
 }
+
+/// Changed prices listed by name; the rest are counted.
+const MAX_REPORTED: usize = 20;
