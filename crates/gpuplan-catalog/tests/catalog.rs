@@ -937,6 +937,66 @@ mod refresh {
         );
     }
 
+    /// GCP bills a VM per vCPU, per GiB and per GPU. Put together from Google's published N1
+    /// and A2 rates, the machine prices come out as the catalog has them; only the rates the
+    /// fixture changed (T4 $0.35 → $0.33, A100 40GB $2.933908 → $2.75) move prices, by the
+    /// change times the GPU count.
+    #[test]
+    fn gcp_prices_are_put_together_from_core_memory_and_gpu_rates() {
+        use gpuplan_catalog::refresh::gcp;
+        let folder = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/refresh/gcp");
+        let mut rates = Vec::new();
+        for page in ["page-1.json", "page-2.json"] {
+            let text = std::fs::read_to_string(format!("{folder}/{page}")).unwrap();
+            let parsed = gcp::parse_page(page, &text).unwrap();
+            assert_eq!(parsed.next.is_some(), page == "page-1.json");
+            rates.extend(parsed.rates);
+        }
+        assert_eq!(rates.len(), 9, "commitments, custom cores and disks are skipped");
+        let catalog = Catalog::embedded().unwrap();
+        let quotes = gcp::quotes(&rates, catalog.offerings());
+        let quote = |instance_type: &str| {
+            quotes
+                .iter()
+                .find(|q| {
+                    q.instance_type == instance_type && q.region == "us-central1" && q.billing == QuoteBilling::OnDemand
+                })
+                .map(|q| q.usd_per_hour)
+                .unwrap()
+        };
+        let listed = |instance_type: &str| {
+            catalog
+                .offerings()
+                .iter()
+                .find(|o| o.instance_type == instance_type && o.region.as_deref() == Some("us-central1"))
+                .and_then(|o| o.on_demand)
+                .unwrap()
+                .0
+        };
+        for machine in ["n1-standard-8", "n1-highmem-32", "n1-standard-96"] {
+            assert!((quote(machine) - listed(machine)).abs() < 1e-4, "{machine}");
+        }
+        let t4 = quote("n1-standard-32+T4x4") - listed("n1-standard-32+T4x4");
+        assert!((t4 - 4.0 * (0.33 - 0.35)).abs() < 1e-4, "{t4}");
+        let a100 = quote("a2-highgpu-1g") - listed("a2-highgpu-1g");
+        assert!((a100 - (2.75 - 2.933908)).abs() < 1e-4, "{a100}");
+        // No L4, H100 or G2/A3 rates in the fixture: those machines get no quote.
+        assert!(
+            !quotes
+                .iter()
+                .any(|q| q.instance_type.starts_with("g2-") || q.instance_type.starts_with("a3-"))
+        );
+        let today = Date::new(2026, 11, 23).unwrap();
+        let refreshed = apply_quotes(&Catalog::embedded_files(), "gcp", &quotes, today, gcp::ENDPOINT).unwrap();
+        assert!(
+            refreshed
+                .changes
+                .iter()
+                .all(|c| (c.after - c.before.unwrap_or(0.0)).abs() >= 1e-4)
+        );
+        Catalog::from_files(&refreshed.files).unwrap();
+    }
+
     #[test]
     fn a_refresh_that_would_break_the_catalog_is_refused() {
         let broken = vec![gpuplan_catalog::refresh::PriceQuote {

@@ -108,9 +108,15 @@ pub enum CatalogAction {
 #[derive(Debug, Args)]
 pub struct RefreshArgs {
     /// Providers to refresh: aws (the Price List Bulk API's EC2 offer files: on-demand Linux
-    /// prices) and azure (the Retail Prices API: on-demand and spot).
+    /// prices), azure (the Retail Prices API: on-demand and spot) and gcp (the Cloud Billing
+    /// Catalog API, which needs --gcp-api-key: machine and GPU rates, on-demand and spot).
     #[arg(long, value_delimiter = ',', default_value = "aws,azure")]
     pub provider: Vec<String>,
+
+    /// API key for GCP's Cloud Billing Catalog API (a project with the Cloud Billing API
+    /// enabled); never printed.
+    #[arg(long, env = "GPUPLAN_GCP_API_KEY", hide_env_values = true, value_name = "KEY")]
+    pub gcp_api_key: Option<String>,
 
     /// Read recorded responses (*.json, in name order) from this folder instead of the network:
     /// Azure pages, or one EC2 offer file per region; with several providers, from a folder

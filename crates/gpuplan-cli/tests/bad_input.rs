@@ -131,6 +131,10 @@ fn catalog() {
             "--from /nonexistent: no `aws` folder in it",
         ),
         (
+            "catalog refresh --provider gcp",
+            "catalog refresh --provider gcp needs an API key for the Cloud Billing Catalog API",
+        ),
+        (
             "catalog refresh --provider aws --from {fixtures}",
             "not an AWS EC2 offer file",
         ),
@@ -861,6 +865,7 @@ fn run(args: &[&str]) -> std::process::Output {
         .args(args)
         .env_remove("GPUPLAN_CATALOG")
         .env_remove("GPUPLAN_PRICES")
+        .env_remove("GPUPLAN_GCP_API_KEY")
         .env("NO_COLOR", "1")
         .output()
         .expect("the gpuplan binary runs")
@@ -874,7 +879,16 @@ fn a_copied_catalog_keeps_its_models() {
         env!("CARGO_MANIFEST_DIR"),
         "/../gpuplan-catalog/tests/fixtures/refresh/azure"
     );
-    let written = run(&["catalog", "refresh", "--from", pages, "--into", copy.to_str().unwrap()]);
+    let written = run(&[
+        "catalog",
+        "refresh",
+        "--provider",
+        "azure",
+        "--from",
+        pages,
+        "--into",
+        copy.to_str().unwrap(),
+    ]);
     assert_eq!(
         written.status.code(),
         Some(0),

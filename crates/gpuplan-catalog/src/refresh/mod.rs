@@ -5,6 +5,7 @@
 
 pub mod aws;
 pub mod azure;
+pub mod gcp;
 
 use crate::catalog::{Catalog, CatalogFile};
 use crate::error::CatalogError;
@@ -12,7 +13,7 @@ use crate::raw::{NATIVE_PRICE_COLUMNS, OFFERING_COLUMNS};
 use gpuplan_model::Date;
 
 /// Which price a quote is for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum QuoteBilling {
     OnDemand,
     Spot,
@@ -89,6 +90,10 @@ pub fn apply_quotes(
 
 type Rewritten = (String, Vec<PriceChange>, usize);
 
+/// A quote this close to the catalog's price is the same price rounded differently (prices put
+/// together from per-vCPU and per-GiB rates, say), not a change: a hundredth of a cent an hour.
+const UNCHANGED_BELOW_USD_PER_HOUR: f64 = 1e-4;
+
 fn rewrite_offerings(
     file: &CatalogFile,
     provider: &str,
@@ -138,7 +143,8 @@ fn rewrite_offerings(
                     QuoteBilling::Spot => sp,
                 };
                 let before = fields[slot].parse::<f64>().ok();
-                if before != Some(quote.usd_per_hour) {
+                let same = before.is_some_and(|b| (b - quote.usd_per_hour).abs() < UNCHANGED_BELOW_USD_PER_HOUR);
+                if !same {
                     fields[slot] = format!("{}", quote.usd_per_hour);
                     changed = true;
                     changes.push(PriceChange {

@@ -3,7 +3,7 @@
 
 use crate::args::RefreshArgs;
 use crate::output;
-use gpuplan::catalog::refresh::{PriceQuote, QuoteBilling, Refreshed, apply_quotes, aws, azure};
+use gpuplan::catalog::refresh::{PriceQuote, QuoteBilling, Refreshed, apply_quotes, aws, azure, gcp};
 use gpuplan::model::Date;
 use gpuplan::{Catalog, CatalogFile, Error, ExitStatus};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -33,15 +33,17 @@ fn invalid(message: impl Into<String>, hint: Option<&str>) -> Error {
 enum Endpoint {
     Azure,
     Aws,
+    Gcp,
 }
 
 impl Endpoint {
-    const ALL: [Endpoint; 2] = [Endpoint::Aws, Endpoint::Azure];
+    const ALL: [Endpoint; 3] = [Endpoint::Aws, Endpoint::Azure, Endpoint::Gcp];
 
     fn provider(self) -> &'static str {
         match self {
             Endpoint::Azure => "azure",
             Endpoint::Aws => "aws",
+            Endpoint::Gcp => "gcp",
         }
     }
 
@@ -49,6 +51,7 @@ impl Endpoint {
         match self {
             Endpoint::Azure => azure::ENDPOINT,
             Endpoint::Aws => aws::REGION_INDEX_URL,
+            Endpoint::Gcp => gcp::ENDPOINT,
         }
     }
 
@@ -57,9 +60,9 @@ impl Endpoint {
             invalid(
                 format!("catalog refresh cannot fetch prices for `{name}` yet"),
                 Some(
-                    "refresh aws (the Price List Bulk API's EC2 offer files) or azure (the Retail Prices API); \
-                         GCP's billing catalog needs an API key and the GPU clouds' price APIs an account, \
-                         so their prices come with releases or your --prices file",
+                    "refresh aws (the Price List Bulk API's EC2 offer files), azure (the Retail Prices API) \
+                     or gcp (the Cloud Billing Catalog, with --gcp-api-key); the GPU clouds' price APIs \
+                     need an account, so their prices come with releases or your --prices file",
                 ),
             )
         })
@@ -91,6 +94,11 @@ pub fn run(base: Vec<CatalogFile>, args: &RefreshArgs) -> Result<ExitStatus, Err
             (Endpoint::Azure, None) => fetched_azure(&types)?,
             (Endpoint::Aws, Some(folder)) => recorded_aws(&provider_folder(folder, endpoint, args)?, &types)?,
             (Endpoint::Aws, None) => fetched_aws(&types, &offered(|o| o.region.clone()))?,
+            (Endpoint::Gcp, Some(folder)) => gcp::quotes(
+                &recorded_gcp(&provider_folder(folder, endpoint, args)?)?,
+                catalog.offerings(),
+            ),
+            (Endpoint::Gcp, None) => gcp::quotes(&fetched_gcp(args.gcp_api_key.as_deref())?, catalog.offerings()),
         };
         let refreshed = apply_quotes(&files, endpoint.provider(), &quotes, today, endpoint.source())?;
         files = refreshed.files.clone();
@@ -198,9 +206,14 @@ fn client(timeout: Option<Duration>) -> Result<reqwest::blocking::Client, Error>
 }
 
 fn get(client: &reqwest::blocking::Client, url: &str) -> Result<reqwest::blocking::Response, Error> {
+    get_shown(client, url, url)
+}
+
+/// Fetches `url`, naming it `shown` in errors (a URL with a key in it is not printed).
+fn get_shown(client: &reqwest::blocking::Client, url: &str, shown: &str) -> Result<reqwest::blocking::Response, Error> {
     client.get(url).send().and_then(|r| r.error_for_status()).map_err(|e| {
         invalid(
-            format!("fetching {url}: {e}"),
+            format!("fetching {shown}: {}", e.without_url()),
             Some("check the network, or refresh from recorded responses with --from DIR; the previous catalog is untouched"),
         )
     })
@@ -242,6 +255,56 @@ fn fetched_azure(types: &BTreeSet<String>) -> Result<Vec<PriceQuote>, Error> {
     }
     bar.finish_and_clear();
     Ok(quotes)
+}
+
+fn recorded_gcp(folder: &Path) -> Result<Vec<gcp::Rate>, Error> {
+    let mut rates = Vec::new();
+    for page in recorded_files(folder)? {
+        let size = std::fs::metadata(&page).map(|m| m.len()).unwrap_or(0);
+        if size > MAX_RESPONSE_BYTES {
+            return Err(invalid(format!("{}: larger than 32 MiB", page.display()), None));
+        }
+        let text = std::fs::read_to_string(&page).map_err(|e| invalid(format!("{}: {e}", page.display()), None))?;
+        rates.extend(
+            gcp::parse_page(&page.display().to_string(), &text)
+                .map_err(response)?
+                .rates,
+        );
+    }
+    Ok(rates)
+}
+
+/// Every page of Compute Engine's SKUs. The key goes in the URL, which is never printed.
+fn fetched_gcp(api_key: Option<&str>) -> Result<Vec<gcp::Rate>, Error> {
+    let key = api_key.filter(|k| !k.is_empty()).ok_or_else(|| {
+        invalid(
+            "catalog refresh --provider gcp needs an API key for the Cloud Billing Catalog API",
+            Some("give --gcp-api-key KEY (or GPUPLAN_GCP_API_KEY): a key of a Google Cloud project with the Cloud Billing API enabled"),
+        )
+    })?;
+    let client = client(Some(REQUEST_TIMEOUT))?;
+    let bar = ProgressBar::new_spinner();
+    bar.set_message("Cloud Billing Catalog: Compute Engine SKUs");
+    let mut rates = Vec::new();
+    let mut token: Option<String> = None;
+    for page_number in 1..=MAX_PAGES {
+        let shown = format!("{} (page {page_number})", gcp::ENDPOINT);
+        let text = get_shown(&client, &gcp::page_url(key, token.as_deref()), &shown)?
+            .text()
+            .map_err(|e| invalid(format!("reading {shown}: {}", e.without_url()), None))?;
+        if text.len() as u64 > MAX_RESPONSE_BYTES {
+            return Err(invalid(format!("{shown}: response larger than 32 MiB"), None));
+        }
+        let page = gcp::parse_page(&shown, &text).map_err(response)?;
+        rates.extend(page.rates);
+        bar.tick();
+        token = page.next;
+        if token.is_none() {
+            break;
+        }
+    }
+    bar.finish_and_clear();
+    Ok(rates)
 }
 
 /// The region index, then each catalog region's EC2 offer file, streamed: the files run to
