@@ -997,6 +997,42 @@ mod refresh {
         Catalog::from_files(&refreshed.files).unwrap();
     }
 
+    /// Lambda prices an instance type the same in every region: one price in, every region's
+    /// offering of that type changed; types the catalog lacks are left out.
+    #[test]
+    fn lambda_prices_apply_to_every_region_of_a_type() {
+        use gpuplan_catalog::refresh::lambda;
+        let file = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/refresh/lambda/instance-types.json"
+        );
+        let prices = lambda::parse(file, &std::fs::read_to_string(file).unwrap()).unwrap();
+        assert_eq!(prices.len(), 4);
+        let catalog = Catalog::embedded().unwrap();
+        let quotes = lambda::quotes(&prices, catalog.offerings());
+        let regions = |t: &str| {
+            catalog
+                .offerings()
+                .iter()
+                .filter(|o| o.provider.as_str() == "lambda" && o.instance_type == t)
+                .count()
+        };
+        let quoted = |t: &str| quotes.iter().filter(|q| q.instance_type == t).count();
+        assert!(regions("gpu_8x_h100_sxm5") > 1);
+        assert_eq!(quoted("gpu_8x_h100_sxm5"), regions("gpu_8x_h100_sxm5"));
+        assert_eq!(quoted("gpu_8x_b300_sxm6"), 0);
+        let today = Date::new(2026, 11, 23).unwrap();
+        let refreshed = apply_quotes(&Catalog::embedded_files(), "lambda", &quotes, today, lambda::ENDPOINT).unwrap();
+        let after = Catalog::from_files(&refreshed.files).unwrap();
+        assert!(
+            after
+                .offerings()
+                .iter()
+                .filter(|o| o.provider.as_str() == "lambda" && o.instance_type == "gpu_8x_h100_sxm5")
+                .all(|o| o.on_demand.unwrap().0 == 23.92)
+        );
+    }
+
     #[test]
     fn a_refresh_that_would_break_the_catalog_is_refused() {
         let broken = vec![gpuplan_catalog::refresh::PriceQuote {

@@ -109,7 +109,8 @@ pub enum CatalogAction {
 pub struct RefreshArgs {
     /// Providers to refresh: aws (the Price List Bulk API's EC2 offer files: on-demand Linux
     /// prices), azure (the Retail Prices API: on-demand and spot) and gcp (the Cloud Billing
-    /// Catalog API, which needs --gcp-api-key: machine and GPU rates, on-demand and spot).
+    /// Catalog API, which needs --gcp-api-key: machine and GPU rates, on-demand and spot) and
+    /// lambda (its Cloud API, which needs --lambda-api-key: on-demand, the same in every region).
     #[arg(long, value_delimiter = ',', default_value = "aws,azure")]
     pub provider: Vec<String>,
 
@@ -117,6 +118,10 @@ pub struct RefreshArgs {
     /// enabled); never printed.
     #[arg(long, env = "GPUPLAN_GCP_API_KEY", hide_env_values = true, value_name = "KEY")]
     pub gcp_api_key: Option<String>,
+
+    /// API key for Lambda's Cloud API (sent as a bearer token); never printed.
+    #[arg(long, env = "GPUPLAN_LAMBDA_API_KEY", hide_env_values = true, value_name = "KEY")]
+    pub lambda_api_key: Option<String>,
 
     /// Read recorded responses (*.json, in name order) from this folder instead of the network:
     /// Azure pages, or one EC2 offer file per region; with several providers, from a folder

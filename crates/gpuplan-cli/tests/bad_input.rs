@@ -135,6 +135,10 @@ fn catalog() {
             "catalog refresh --provider gcp needs an API key for the Cloud Billing Catalog API",
         ),
         (
+            "catalog refresh --provider lambda",
+            "catalog refresh --provider lambda needs an API key for Lambda's Cloud API",
+        ),
+        (
             "catalog refresh --provider aws --from {fixtures}",
             "not an AWS EC2 offer file",
         ),
@@ -866,6 +870,7 @@ fn run(args: &[&str]) -> std::process::Output {
         .env_remove("GPUPLAN_CATALOG")
         .env_remove("GPUPLAN_PRICES")
         .env_remove("GPUPLAN_GCP_API_KEY")
+        .env_remove("GPUPLAN_LAMBDA_API_KEY")
         .env("NO_COLOR", "1")
         .output()
         .expect("the gpuplan binary runs")

@@ -22,6 +22,7 @@ fn gpuplan(args: &[&str]) -> Run {
         .args(args)
         .env_remove("GPUPLAN_CATALOG")
         .env_remove("GPUPLAN_GCP_API_KEY")
+        .env_remove("GPUPLAN_LAMBDA_API_KEY")
         .env("NO_COLOR", "1")
         .output()
         .expect("the gpuplan binary runs");
@@ -739,7 +740,7 @@ mod catalog {
         assert!(run.stdout.contains("refreshed aws: 2 prices changed"), "{}", run.stdout);
         assert!(
             run.stdout
-                .contains("p4d.24xlarge us-east-1 on-demand: 21.9576 → 20.0000 (4 zones)"),
+                .contains("p4d.24xlarge us-east-1 (4 zones) on-demand: 21.9576 → 20.0000"),
             "{}",
             run.stdout
         );
@@ -767,10 +768,10 @@ mod catalog {
 
     #[test]
     fn a_provider_whose_endpoint_is_not_read_is_refused() {
-        let run = gpuplan(&["catalog", "refresh", "--provider", "lambda", "--from", "."]);
+        let run = gpuplan(&["catalog", "refresh", "--provider", "runpod", "--from", "."]);
         assert_eq!(run.code, 2);
         assert!(
-            run.stderr.contains("cannot fetch prices for `lambda`"),
+            run.stderr.contains("cannot fetch prices for `runpod`"),
             "{}",
             run.stderr
         );

@@ -6,6 +6,7 @@
 pub mod aws;
 pub mod azure;
 pub mod gcp;
+pub mod lambda;
 
 use crate::catalog::{Catalog, CatalogFile};
 use crate::error::CatalogError;

@@ -3,11 +3,11 @@
 
 use crate::args::RefreshArgs;
 use crate::output;
-use gpuplan::catalog::refresh::{PriceQuote, QuoteBilling, Refreshed, apply_quotes, aws, azure, gcp};
+use gpuplan::catalog::refresh::{PriceQuote, QuoteBilling, Refreshed, apply_quotes, aws, azure, gcp, lambda};
 use gpuplan::model::Date;
 use gpuplan::{Catalog, CatalogFile, Error, ExitStatus};
 use indicatif::{ProgressBar, ProgressStyle};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -34,16 +34,18 @@ enum Endpoint {
     Azure,
     Aws,
     Gcp,
+    Lambda,
 }
 
 impl Endpoint {
-    const ALL: [Endpoint; 3] = [Endpoint::Aws, Endpoint::Azure, Endpoint::Gcp];
+    const ALL: [Endpoint; 4] = [Endpoint::Aws, Endpoint::Azure, Endpoint::Gcp, Endpoint::Lambda];
 
     fn provider(self) -> &'static str {
         match self {
             Endpoint::Azure => "azure",
             Endpoint::Aws => "aws",
             Endpoint::Gcp => "gcp",
+            Endpoint::Lambda => "lambda",
         }
     }
 
@@ -52,6 +54,7 @@ impl Endpoint {
             Endpoint::Azure => azure::ENDPOINT,
             Endpoint::Aws => aws::REGION_INDEX_URL,
             Endpoint::Gcp => gcp::ENDPOINT,
+            Endpoint::Lambda => lambda::ENDPOINT,
         }
     }
 
@@ -60,9 +63,9 @@ impl Endpoint {
             invalid(
                 format!("catalog refresh cannot fetch prices for `{name}` yet"),
                 Some(
-                    "refresh aws (the Price List Bulk API's EC2 offer files), azure (the Retail Prices API) \
-                     or gcp (the Cloud Billing Catalog, with --gcp-api-key); the GPU clouds' price APIs \
-                     need an account, so their prices come with releases or your --prices file",
+                    "refresh aws (the Price List Bulk API's EC2 offer files), azure (the Retail Prices API), \
+                     gcp (the Cloud Billing Catalog, with --gcp-api-key) or lambda (its Cloud API, with \
+                     --lambda-api-key); the other providers' prices come with releases or your --prices file",
                 ),
             )
         })
@@ -99,6 +102,13 @@ pub fn run(base: Vec<CatalogFile>, args: &RefreshArgs) -> Result<ExitStatus, Err
                 catalog.offerings(),
             ),
             (Endpoint::Gcp, None) => gcp::quotes(&fetched_gcp(args.gcp_api_key.as_deref())?, catalog.offerings()),
+            (Endpoint::Lambda, Some(folder)) => lambda::quotes(
+                &recorded_lambda(&provider_folder(folder, endpoint, args)?)?,
+                catalog.offerings(),
+            ),
+            (Endpoint::Lambda, None) => {
+                lambda::quotes(&fetched_lambda(args.lambda_api_key.as_deref())?, catalog.offerings())
+            }
         };
         let refreshed = apply_quotes(&files, endpoint.provider(), &quotes, today, endpoint.source())?;
         files = refreshed.files.clone();
@@ -307,6 +317,54 @@ fn fetched_gcp(api_key: Option<&str>) -> Result<Vec<gcp::Rate>, Error> {
     Ok(rates)
 }
 
+/// A recorded answer read whole, within the size limit.
+fn read_recorded(file: &Path) -> Result<String, Error> {
+    let size = std::fs::metadata(file).map(|m| m.len()).unwrap_or(0);
+    if size > MAX_RESPONSE_BYTES {
+        return Err(invalid(format!("{}: larger than 32 MiB", file.display()), None));
+    }
+    std::fs::read_to_string(file).map_err(|e| invalid(format!("{}: {e}", file.display()), None))
+}
+
+fn recorded_lambda(folder: &Path) -> Result<BTreeMap<String, f64>, Error> {
+    let mut prices = BTreeMap::new();
+    for file in recorded_files(folder)? {
+        let text = read_recorded(&file)?;
+        prices.extend(lambda::parse(&file.display().to_string(), &text).map_err(response)?);
+    }
+    Ok(prices)
+}
+
+/// Lambda's instance types, with the API key as a bearer token (never printed).
+fn fetched_lambda(api_key: Option<&str>) -> Result<BTreeMap<String, f64>, Error> {
+    let key = api_key.filter(|k| !k.is_empty()).ok_or_else(|| {
+        invalid(
+            "catalog refresh --provider lambda needs an API key for Lambda's Cloud API",
+            Some("give --lambda-api-key KEY (or GPUPLAN_LAMBDA_API_KEY): a key from the Lambda Cloud dashboard"),
+        )
+    })?;
+    let client = client(Some(REQUEST_TIMEOUT))?;
+    let text = client
+        .get(lambda::ENDPOINT)
+        .bearer_auth(key)
+        .send()
+        .and_then(|r| r.error_for_status())
+        .and_then(|r| r.text())
+        .map_err(|e| {
+            invalid(
+                format!("fetching {}: {}", lambda::ENDPOINT, e.without_url()),
+                Some("check the key and the network; the previous catalog is untouched"),
+            )
+        })?;
+    if text.len() as u64 > MAX_RESPONSE_BYTES {
+        return Err(invalid(
+            format!("{}: response larger than 32 MiB", lambda::ENDPOINT),
+            None,
+        ));
+    }
+    lambda::parse(lambda::ENDPOINT, &text).map_err(response)
+}
+
 /// The region index, then each catalog region's EC2 offer file, streamed: the files run to
 /// gigabytes, and only the catalog's instance types are kept.
 fn fetched_aws(types: &BTreeSet<String>, regions: &BTreeSet<String>) -> Result<Vec<PriceQuote>, Error> {
@@ -380,25 +438,41 @@ fn write_atomically(target: &Path, files: &[CatalogFile]) -> Result<(), Error> {
     Ok(())
 }
 
-/// What a refresh changed, one line per instance type, region and price (a region's zones,
-/// which share its on-demand price, counted on that line).
+/// What a refresh changed: one line per instance type and price change, naming its region, or
+/// counting its regions when the change is the same in several (Lambda prices alike
+/// everywhere), and counting the zones of a region (AWS rows per zone).
 fn report(provider: &str, refreshed: &Refreshed) -> String {
-    let mut lines: Vec<(String, usize)> = Vec::new();
+    struct Line {
+        head: String,
+        change: String,
+        regions: Vec<String>,
+        rows: usize,
+    }
+    let mut lines: Vec<Line> = Vec::new();
     for change in &refreshed.changes {
-        let line = format!(
-            "  {} {} {}: {} → {:.4}",
+        let head = format!(
+            "{} {}",
             change.instance_type,
-            change.region,
             match change.billing {
                 QuoteBilling::OnDemand => "on-demand",
                 QuoteBilling::Spot => "spot",
-            },
-            change.before.map_or("none".to_string(), |b| format!("{b:.4}")),
-            change.after
+            }
         );
-        match lines.iter_mut().find(|(l, _)| *l == line) {
-            Some((_, rows)) => *rows += 1,
-            None => lines.push((line, 1)),
+        let before = change.before.map_or("none".to_string(), |b| format!("{b:.4}"));
+        let text = format!("{before} → {:.4}", change.after);
+        match lines.iter_mut().find(|l| l.head == head && l.change == text) {
+            Some(line) => {
+                line.rows += 1;
+                if !line.regions.contains(&change.region) {
+                    line.regions.push(change.region.clone());
+                }
+            }
+            None => lines.push(Line {
+                head,
+                change: text,
+                regions: vec![change.region.clone()],
+                rows: 1,
+            }),
         }
     }
     let mut text = format!(
@@ -407,13 +481,14 @@ fn report(provider: &str, refreshed: &Refreshed) -> String {
         refreshed.unquoted,
         refreshed.unmatched
     );
-    for (line, rows) in lines.iter().take(MAX_REPORTED) {
-        let zones = if *rows > 1 {
-            format!(" ({rows} zones)")
-        } else {
-            String::new()
+    for line in lines.iter().take(MAX_REPORTED) {
+        let place = match line.regions.as_slice() {
+            [region] if line.rows > 1 => format!("{region} ({} zones)", line.rows),
+            [region] => region.clone(),
+            many => format!("in {} regions", many.len()),
         };
-        text.push_str(&format!("{line}{zones}\n"));
+        let (instance_type, billing) = line.head.split_once(' ').unwrap_or((&line.head, ""));
+        text.push_str(&format!("  {instance_type} {place} {billing}: {}\n", line.change));
     }
     if lines.len() > MAX_REPORTED {
         text.push_str(&format!("  … and {} more\n", lines.len() - MAX_REPORTED));
