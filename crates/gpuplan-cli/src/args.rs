@@ -920,16 +920,6 @@ pub struct ImageArgs {
     pub no_guidance: bool,
 }
 
-impl ImageArgs {
-    pub fn settings(&self) -> gpuplan::model::ImageSettings {
-        gpuplan::model::ImageSettings {
-            resolution: self.resolution,
-            denoising_steps: self.steps,
-            guidance: self.no_guidance.then_some(false),
-        }
-    }
-}
-
 #[derive(Debug, Args)]
 #[command(allow_negative_numbers = true)]
 pub struct GpusArgs {
@@ -1017,13 +1007,4 @@ pub struct TrainingStepArgs {
     /// real tokens only. Default: packed sequences, every token real.
     #[arg(long, value_name = "TOKENS")]
     pub mean_seq: Option<u64>,
-}
-
-impl TrainingStepArgs {
-    pub fn packing(&self) -> gpuplan::model::SequencePacking {
-        self.mean_seq
-            .map_or(gpuplan::model::SequencePacking::Packed, |mean_tokens| {
-                gpuplan::model::SequencePacking::Padded { mean_tokens }
-            })
-    }
 }

@@ -22,6 +22,7 @@ mod estimate_workload;
 mod forecast_usage;
 mod gpus;
 mod instances;
+mod options;
 mod plan_workload;
 mod request_log;
 mod resolve;
@@ -38,6 +39,7 @@ pub use gpuplan_forecast::history::Period as ForecastPeriod;
 pub use gpuplan_plan as planner;
 pub use gpus::{GpuAnswer, show_gpus};
 pub use instances::{InstancesAnswer, InstancesRequest, find_instances};
+pub use options::{EstimateOptions, PlanOptions, WorkloadOptions, billing_mode};
 pub use plan_workload::{InfeasiblePlan, PlanAnswer, PlanQuery, TabularQuery, plan_tabular_workload, plan_workload};
 pub use request_log::parse_request_log;
 

@@ -1,6 +1,6 @@
-use super::plan::billing;
 use crate::args::CostArgs;
 use crate::output;
+use gpuplan::billing_mode as billing;
 use gpuplan::emit::Money;
 use gpuplan::emit::{OutputFormat, Table};
 use gpuplan::{Catalog, CostQuery, Error, ExitStatus, SpotSettings, cost_job};

@@ -2,24 +2,12 @@ use crate::args::EstimateArgs;
 use crate::output;
 use gpuplan::emit::wire::EstimateJson;
 use gpuplan::emit::{OutputFormat, Table, estimate_report};
-use gpuplan::{Catalog, Error, ExitStatus, ModelSource, ServingQuestion, WorkloadRequest, estimate_workload};
+use gpuplan::{Catalog, Error, EstimateOptions, ExitStatus, WorkloadOptions, estimate_workload};
 use std::path::Path;
-use std::str::FromStr;
 
-pub(crate) fn parse<T: FromStr<Err = E>, E: ToString>(flag: &str, value: &Option<String>) -> Result<Option<T>, Error> {
-    value
-        .as_deref()
-        .map(|text| {
-            text.parse::<T>().map_err(|e| Error::InvalidInput {
-                message: format!("--{flag}: {}", e.to_string()),
-                hint: None,
-            })
-        })
-        .transpose()
-}
-
-/// A built-in model name, or a config.json read from disk.
-pub(crate) fn model_source(model: &str) -> Result<ModelSource, Error> {
+/// A built-in model name, or a config.json read from disk: the model's name and, for a file,
+/// its text.
+pub(crate) fn model_and_config(model: &str) -> Result<(String, Option<serde_json::Value>), Error> {
     let path = Path::new(model);
     if path.is_file() {
         let text = crate::input_file::read(
@@ -28,10 +16,7 @@ pub(crate) fn model_source(model: &str) -> Result<ModelSource, Error> {
             crate::input_file::MAX_CONFIG_BYTES,
             "give the path of a Hugging Face config.json, or a built-in model id",
         )?;
-        return Ok(ModelSource::Config {
-            name: model.to_string(),
-            text,
-        });
+        return Ok((model.to_string(), Some(serde_json::Value::String(text))));
     }
     if model.ends_with(".json") {
         return Err(Error::InvalidInput {
@@ -39,55 +24,64 @@ pub(crate) fn model_source(model: &str) -> Result<ModelSource, Error> {
             hint: Some("give the path of a Hugging Face config.json, or a built-in model id".to_string()),
         });
     }
-    Ok(ModelSource::BuiltIn(model.to_string()))
+    Ok((model.to_string(), None))
+}
+
+/// The flags as the options every front end fills.
+fn options(args: &EstimateArgs) -> Result<EstimateOptions, Error> {
+    let (model, model_config) = model_and_config(&args.model)?;
+    Ok(EstimateOptions {
+        workload: WorkloadOptions {
+            model,
+            model_config,
+            task: args.task.clone(),
+            batch: args.batch,
+            micro_batch: args.micro_batch,
+            seq: args.seq,
+            output_tokens: args.output_tokens,
+            checkpointing: args.checkpointing.clone(),
+            framework: args.framework.clone(),
+            offload: args.offload.clone(),
+            compile: args.step.compile,
+            mean_seq: args.step.mean_seq,
+            kv_cache_dtype: args.kv_cache_dtype.clone(),
+            optimizer: args.optimizer.clone(),
+            lora_rank: args.lora_rank,
+            lora_targets: args.lora_targets.clone(),
+            engine: args.engine.clone(),
+            resolution: args.image.resolution,
+            steps: args.image.steps,
+            no_guidance: args.image.no_guidance,
+            tokens: args.tokens,
+            epochs: args.epochs,
+            dataset_size: args.dataset_size,
+            memory_margin: args.memory_margin,
+            qps: args.qps,
+            ttft: args.ttft,
+            tpot: args.tpot,
+            prefix_cache_hit: args.prefix_cache_hit,
+            requests: args
+                .requests
+                .as_deref()
+                .map(super::plan::read_request_log)
+                .transpose()?,
+        },
+        unknown: Default::default(),
+        gpu: args.gpu.clone(),
+        gpus: args.gpus,
+        gpus_per_node: args.gpus_per_node,
+        precision: args.precision.clone(),
+        tp: args.tp,
+        pp: args.pp,
+        cp: args.cp,
+        ep: args.ep,
+        zero: args.zero,
+        flash_attention: args.flash_attention,
+    })
 }
 
 pub fn run(catalog: &Catalog, args: &EstimateArgs, format: OutputFormat) -> Result<ExitStatus, Error> {
-    let task = args.task.parse().map_err(|message| Error::InvalidInput {
-        message: format!("--task: {message}"),
-        hint: None,
-    })?;
-    let mut request = WorkloadRequest::new(model_source(&args.model)?, task, &args.gpu);
-    request.gpus = args.gpus;
-    request.gpus_per_node = args.gpus_per_node;
-    request.precision = parse("precision", &args.precision)?;
-    request.batch = args.batch;
-    request.micro_batch = args.micro_batch;
-    request.seq = args.seq;
-    request.output_tokens = args.output_tokens;
-    request.tp = args.tp;
-    request.pp = args.pp;
-    request.cp = args.cp;
-    request.ep = args.ep;
-    request.zero = args.zero;
-    request.checkpointing = parse("checkpointing", &args.checkpointing)?;
-    request.framework = parse("framework", &args.framework)?;
-    request.offload = parse("offload", &args.offload)?;
-    request.packing = args.step.packing();
-    request.compiled = args.step.compile;
-    request.kv_cache = parse("kv-cache-dtype", &args.kv_cache_dtype)?;
-    request.optimizer = parse("optimizer", &args.optimizer)?;
-    request.lora_rank = args.lora_rank;
-    request.lora_targets = parse("lora-targets", &args.lora_targets)?;
-    request.engine = parse("engine", &args.engine)?;
-    request.flash_attention = args.flash_attention;
-    request.image = args.image.settings();
-    request.tokens = args.tokens;
-    request.epochs = args.epochs;
-    request.dataset_size = args.dataset_size;
-    request.memory_margin = args.memory_margin;
-    request.serving = ServingQuestion {
-        qps: args.qps,
-        ttft: args.ttft,
-        tpot: args.tpot,
-        requests: args
-            .requests
-            .as_deref()
-            .map(super::plan::read_request_log)
-            .transpose()?,
-        prefix_cache_hit: args.prefix_cache_hit,
-    };
-
+    let request = options(args)?.request()?;
     let answer = estimate_workload(catalog, &request)?;
     for note in &answer.notes {
         output::eprintln_note(note);

@@ -1,28 +1,17 @@
-use super::estimate::{model_source, parse};
-use crate::args::{ObjectiveArg, OperationsArgs, PlanArgs};
+use super::estimate::model_and_config;
+use crate::args::{ObjectiveArg, PlanArgs};
 use crate::output;
 use gpuplan::emit::Money;
 use gpuplan::emit::wire::{InfeasibleJson, PlanJson};
 use gpuplan::emit::{OutputFormat, infeasible_report, plan_explanation, plan_table};
-use gpuplan::model::{BillingMode, Precision, RequestMix, SoftwareStack, Task};
-use gpuplan::planner::{InputSettings, Objective, Operational, ServingTargets, StartupOverrides};
-use gpuplan::{Catalog, Error, ExitStatus, PlanQuery, TabularQuery, plan_tabular_workload, plan_workload};
-
-pub(crate) fn billing(text: &str) -> Result<BillingMode, Error> {
-    match text.trim().to_lowercase().as_str() {
-        "on-demand" | "ondemand" | "od" => Ok(BillingMode::OnDemand),
-        "spot" | "preemptible" => Ok(BillingMode::Spot),
-        "reserved-1y" | "1y" | "reserved" => Ok(BillingMode::Reserved1y),
-        "reserved-3y" | "3y" => Ok(BillingMode::Reserved3y),
-        other => Err(Error::InvalidInput {
-            message: format!("--billing: unknown billing mode `{other}`"),
-            hint: Some("use on-demand, spot, reserved-1y or reserved-3y".to_string()),
-        }),
-    }
-}
+use gpuplan::model::{BillingMode, RequestMix, Task};
+use gpuplan::{
+    Catalog, Error, ExitStatus, PlanOptions, TabularQuery, WorkloadOptions, billing_mode, plan_tabular_workload,
+    plan_workload,
+};
 
 fn billing_modes(args: &PlanArgs) -> Result<Vec<BillingMode>, Error> {
-    let mut modes: Vec<BillingMode> = args.billing.iter().map(|b| billing(b)).collect::<Result<_, _>>()?;
+    let mut modes: Vec<BillingMode> = args.billing.iter().map(|b| billing_mode(b)).collect::<Result<_, _>>()?;
     if args.spot && !modes.contains(&BillingMode::Spot) {
         modes.push(BillingMode::Spot);
     }
@@ -83,55 +72,74 @@ fn run_tabular(catalog: &Catalog, args: &PlanArgs, format: OutputFormat, money: 
     Ok(ExitStatus::Success)
 }
 
-fn non_negative(flag: &str, value: Option<f64>) -> Result<Option<f64>, Error> {
-    match value {
-        Some(v) if !(v >= 0.0 && v.is_finite()) => Err(Error::InvalidInput {
-            message: format!("{flag} must be zero or more, found {v}"),
-            hint: None,
-        }),
-        other => Ok(other),
-    }
-}
-
-fn positive(flag: &str, value: Option<f64>) -> Result<Option<f64>, Error> {
-    match value {
-        Some(v) if !(v > 0.0 && v.is_finite()) => Err(Error::InvalidInput {
-            message: format!("{flag} must be a positive number, found {v}"),
-            hint: None,
-        }),
-        other => Ok(other),
-    }
-}
-
-fn operational(args: &OperationsArgs) -> Result<Operational, Error> {
-    let stacks = args
-        .stack
-        .iter()
-        .map(|s| {
-            s.parse::<SoftwareStack>().map_err(|message| Error::InvalidInput {
-                message: format!("--stack: {message}"),
-                hint: None,
-            })
-        })
-        .collect::<Result<_, _>>()?;
-    Ok(Operational {
-        startup: StartupOverrides {
-            provision_seconds: args.provision_time,
-            image_gb: non_negative("--image-size", args.image_size)?,
-            storage_gbps: positive("--storage-gbps", args.storage_gbps)?,
-            checkpoint_interval_hours: args.checkpoint_every,
-            dataset_bytes: None,
+/// The flags as the options every front end fills.
+fn options(args: &PlanArgs, model: &str, task: &str) -> Result<PlanOptions, Error> {
+    let (model, model_config) = model_and_config(model)?;
+    let operations = &args.operations;
+    Ok(PlanOptions {
+        workload: WorkloadOptions {
+            model,
+            model_config,
+            task: task.to_string(),
+            batch: args.batch,
+            micro_batch: args.micro_batch,
+            seq: args.seq,
+            output_tokens: args.output_tokens,
+            checkpointing: args.checkpointing.clone(),
+            framework: args.framework.clone(),
+            offload: args.offload.clone(),
+            compile: args.step.compile,
+            mean_seq: args.step.mean_seq,
+            kv_cache_dtype: args.kv_cache_dtype.clone(),
+            optimizer: args.optimizer.clone(),
+            lora_rank: args.lora_rank,
+            lora_targets: args.lora_targets.clone(),
+            engine: args.engine.clone(),
+            resolution: args.image.resolution,
+            steps: args.image.steps,
+            no_guidance: args.image.no_guidance,
+            tokens: args.tokens,
+            epochs: args.epochs,
+            dataset_size: args.dataset_size,
+            memory_margin: args.memory_margin,
+            qps: args.qps,
+            ttft: args.ttft,
+            tpot: args.tpot,
+            prefix_cache_hit: args.prefix_cache_hit,
+            requests: args.requests.as_deref().map(read_request_log).transpose()?,
         },
-        interruption_rate: args.interruption_rate,
-        utilisation: args.utilisation,
-        trust_prices: args.trust_prices,
-        stacks,
-        batch_requests: None,
-        input: InputSettings {
-            pipeline: args.input_pipeline.clone(),
-            stream_dataset: args.stream_dataset,
-            image_bytes: None,
-        },
+        unknown: Default::default(),
+        precision: args.precision.clone(),
+        deadline: args.deadline,
+        budget: args.budget,
+        peak_qps: args.peak_qps,
+        providers: args.providers.clone(),
+        regions: args.regions.clone(),
+        gpu: args.gpu.clone(),
+        exclude_gpu: args.exclude_gpu.clone(),
+        billing: args.billing.clone(),
+        spot: args.spot,
+        max_gpus: args.max_gpus,
+        max_nodes: args.max_nodes,
+        min_vcpus_per_gpu: args.min_vcpus_per_gpu,
+        min_host_memory_per_gpu: args.min_host_memory_per_gpu,
+        objective: match args.objective {
+            ObjectiveArg::Cost => "cost",
+            ObjectiveArg::Time => "time",
+            ObjectiveArg::Balanced => "balanced",
+        }
+        .to_string(),
+        top: args.top,
+        stack: operations.stack.clone(),
+        trust_prices: operations.trust_prices,
+        utilisation: operations.utilisation,
+        interruption_rate: operations.interruption_rate,
+        provision_time: operations.provision_time,
+        image_size: operations.image_size,
+        storage_gbps: operations.storage_gbps,
+        input_pipeline: operations.input_pipeline.clone(),
+        stream_dataset: operations.stream_dataset,
+        checkpoint_every: operations.checkpoint_every,
     })
 }
 
@@ -145,66 +153,8 @@ pub fn run(catalog: &Catalog, args: &PlanArgs, format: OutputFormat, money: &Mon
             hint: None,
         });
     };
-    let task: Task = task.parse().map_err(|message| Error::InvalidInput {
-        message: format!("--task: {message}"),
-        hint: None,
-    })?;
-    let mut query = PlanQuery::new(model_source(model)?, task);
-    query.precisions = args
-        .precision
-        .iter()
-        .map(|p| {
-            p.parse::<Precision>().map_err(|e| Error::InvalidInput {
-                message: format!("--precision: {e}"),
-                hint: None,
-            })
-        })
-        .collect::<Result<_, _>>()?;
-    query.batch = args.batch;
-    query.micro_batch = args.micro_batch;
-    query.seq = args.seq;
-    query.output_tokens = args.output_tokens;
-    query.checkpointing = parse("checkpointing", &args.checkpointing)?;
-    query.framework = parse("framework", &args.framework)?;
-    query.offload = parse("offload", &args.offload)?;
-    query.packing = args.step.packing();
-    query.compiled = args.step.compile;
-    query.kv_cache = parse("kv-cache-dtype", &args.kv_cache_dtype)?;
-    query.optimizer = parse("optimizer", &args.optimizer)?;
-    query.lora_rank = args.lora_rank;
-    query.lora_targets = parse("lora-targets", &args.lora_targets)?;
-    query.engine = parse("engine", &args.engine)?;
-    query.image = args.image.settings();
-    query.tokens = args.tokens;
-    query.epochs = args.epochs;
-    query.dataset_size = args.dataset_size;
-    query.deadline_hours = args.deadline;
-    query.budget_usd = args.budget;
-    query.serving = ServingTargets {
-        qps: args.qps,
-        peak_qps: args.peak_qps,
-        ttft: args.ttft,
-        tpot: args.tpot,
-        requests: args.requests.as_deref().map(read_request_log).transpose()?,
-    };
-    query.prefix_cache_hit = args.prefix_cache_hit;
-    query.providers = args.providers.clone();
-    query.regions = args.regions.clone();
-    query.gpus = args.gpu.clone();
-    query.exclude_gpus = args.exclude_gpu.clone();
-    query.billing = billing_modes(args)?;
-    query.max_gpus = args.max_gpus;
-    query.max_nodes = args.max_nodes;
-    query.memory_margin = args.memory_margin;
-    query.min_vcpus_per_gpu = args.min_vcpus_per_gpu;
-    query.min_host_memory_gib_per_gpu = args.min_host_memory_per_gpu;
-    query.objective = match args.objective {
-        ObjectiveArg::Cost => Objective::Cost,
-        ObjectiveArg::Time => Objective::Time,
-        ObjectiveArg::Balanced => Objective::Balanced,
-    };
-    query.top = args.top;
-    query.operational = operational(&args.operations)?;
+    let query = options(args, model, task)?.query()?;
+    let task = query.task;
 
     // A batch of requests is a job with a time and a total, like training.
     let online_serving = task == Task::Inference && args.dataset_size.is_none();

@@ -1,0 +1,514 @@
+//! What `estimate` and `plan` are asked, as one value both front ends fill: the CLI from its
+//! flags, the HTTP API from a JSON body whose fields carry the flags' names (`--kv-cache-dtype`
+//! is `kv_cache_dtype`). Names given as text (a task, a precision, a framework …) are parsed
+//! here, once, with the flag named in the error, so a flag and a JSON field cannot come to
+//! mean different things.
+
+use crate::Error;
+use crate::estimate_workload::{ModelSource, ServingQuestion, WorkloadRequest};
+use crate::plan_workload::PlanQuery;
+use gpuplan_model::{BillingMode, ImageSettings, LatencyTarget, RequestMix, SequencePacking, SoftwareStack, Task};
+use gpuplan_plan::{InputSettings, Objective, Operational, ServingTargets, StartupOverrides};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::str::FromStr;
+
+/// The workload both `estimate` and `plan` describe. (Flattened into both; serde cannot deny
+/// unknown fields through a flattened struct, so each keeps the fields no part claims in
+/// `unknown` and refuses them itself.)
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WorkloadOptions {
+    /// A built-in model id (`gpuplan models`), or the name of the config in `model_config`.
+    pub model: String,
+    /// A Hugging Face config.json for `model`, as an object or as text (the CLI reads it from
+    /// the path given as `--model`).
+    #[serde(default)]
+    pub model_config: Option<serde_json::Value>,
+    /// pretrain, finetune, lora, qlora or inference.
+    pub task: String,
+    #[serde(default)]
+    pub batch: Option<u64>,
+    #[serde(default)]
+    pub micro_batch: Option<u64>,
+    /// Tokens per sequence (training) or prompt tokens (inference).
+    #[serde(default)]
+    pub seq: Option<u64>,
+    #[serde(default)]
+    pub output_tokens: Option<u64>,
+    #[serde(default)]
+    pub checkpointing: Option<String>,
+    #[serde(default)]
+    pub framework: Option<String>,
+    #[serde(default)]
+    pub offload: Option<String>,
+    /// The training step runs under torch.compile.
+    #[serde(default)]
+    pub compile: bool,
+    /// Examples padded to `seq`, with this mean real length.
+    #[serde(default)]
+    pub mean_seq: Option<u64>,
+    #[serde(default)]
+    pub kv_cache_dtype: Option<String>,
+    #[serde(default)]
+    pub optimizer: Option<String>,
+    #[serde(default)]
+    pub lora_rank: Option<u64>,
+    #[serde(default)]
+    pub lora_targets: Option<String>,
+    #[serde(default)]
+    pub engine: Option<String>,
+    /// Image models: pixels per side.
+    #[serde(default)]
+    pub resolution: Option<u64>,
+    /// Diffusion models: denoising steps.
+    #[serde(default)]
+    pub steps: Option<u64>,
+    /// Diffusion models: no classifier-free guidance.
+    #[serde(default)]
+    pub no_guidance: bool,
+    #[serde(default)]
+    pub tokens: Option<f64>,
+    #[serde(default)]
+    pub epochs: Option<f64>,
+    #[serde(default)]
+    pub dataset_size: Option<f64>,
+    #[serde(default)]
+    pub memory_margin: Option<f64>,
+    #[serde(default)]
+    pub qps: Option<f64>,
+    #[serde(default)]
+    pub ttft: Option<LatencyTarget>,
+    #[serde(default)]
+    pub tpot: Option<LatencyTarget>,
+    #[serde(default)]
+    pub prefix_cache_hit: Option<f64>,
+    /// Prompt and output lengths of the traffic (the CLI reads them from `--requests FILE`).
+    #[serde(skip)]
+    pub requests: Option<RequestMix>,
+}
+
+/// `estimate`: a workload on one GPU type.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct EstimateOptions {
+    #[serde(flatten)]
+    pub workload: WorkloadOptions,
+    /// Fields no option claims: refused.
+    #[serde(flatten, skip_serializing)]
+    pub unknown: BTreeMap<String, serde_json::Value>,
+    /// The GPU type: an id or alias.
+    pub gpu: String,
+    #[serde(default)]
+    pub gpus: Option<u32>,
+    #[serde(default)]
+    pub gpus_per_node: Option<u32>,
+    #[serde(default)]
+    pub precision: Option<String>,
+    #[serde(default)]
+    pub tp: Option<u32>,
+    #[serde(default)]
+    pub pp: Option<u32>,
+    #[serde(default)]
+    pub cp: Option<u32>,
+    #[serde(default)]
+    pub ep: Option<u32>,
+    #[serde(default)]
+    pub zero: Option<u8>,
+    #[serde(default)]
+    pub flash_attention: Option<bool>,
+}
+
+/// `plan`: a workload over every offering, GPU count, layout and billing mode.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanOptions {
+    #[serde(flatten)]
+    pub workload: WorkloadOptions,
+    /// Fields no option claims: refused.
+    #[serde(flatten, skip_serializing)]
+    pub unknown: BTreeMap<String, serde_json::Value>,
+    /// Precisions allowed, preferred first.
+    #[serde(default)]
+    pub precision: Vec<String>,
+    /// Finish within this many hours.
+    #[serde(default)]
+    pub deadline: Option<f64>,
+    /// Spend at most this many USD (serving: per month).
+    #[serde(default)]
+    pub budget: Option<f64>,
+    #[serde(default)]
+    pub peak_qps: Option<f64>,
+    #[serde(default)]
+    pub providers: Vec<String>,
+    #[serde(default)]
+    pub regions: Vec<String>,
+    #[serde(default)]
+    pub gpu: Vec<String>,
+    #[serde(default)]
+    pub exclude_gpu: Vec<String>,
+    /// on-demand, spot, reserved-1y, reserved-3y.
+    #[serde(default = "on_demand")]
+    pub billing: Vec<String>,
+    /// Adds spot to `billing`.
+    #[serde(default)]
+    pub spot: bool,
+    #[serde(default)]
+    pub max_gpus: Option<u32>,
+    #[serde(default)]
+    pub max_nodes: Option<u32>,
+    #[serde(default)]
+    pub min_vcpus_per_gpu: Option<f64>,
+    #[serde(default)]
+    pub min_host_memory_per_gpu: Option<f64>,
+    /// cost, time or balanced.
+    #[serde(default = "cost")]
+    pub objective: String,
+    #[serde(default = "ten")]
+    pub top: usize,
+    #[serde(default)]
+    pub stack: Vec<String>,
+    #[serde(default)]
+    pub trust_prices: bool,
+    #[serde(default)]
+    pub utilisation: Option<f64>,
+    #[serde(default)]
+    pub interruption_rate: Option<f64>,
+    /// Seconds from asking for the machines to running on them.
+    #[serde(default)]
+    pub provision_time: Option<f64>,
+    #[serde(default)]
+    pub image_size: Option<f64>,
+    #[serde(default)]
+    pub storage_gbps: Option<f64>,
+    #[serde(default)]
+    pub input_pipeline: Option<String>,
+    #[serde(default)]
+    pub stream_dataset: bool,
+    /// Hours between checkpoints.
+    #[serde(default)]
+    pub checkpoint_every: Option<f64>,
+}
+
+fn on_demand() -> Vec<String> {
+    vec!["on-demand".to_string()]
+}
+
+fn cost() -> String {
+    "cost".to_string()
+}
+
+fn ten() -> usize {
+    10
+}
+
+impl Default for PlanOptions {
+    fn default() -> Self {
+        PlanOptions {
+            workload: WorkloadOptions::default(),
+            unknown: BTreeMap::new(),
+            precision: Vec::new(),
+            deadline: None,
+            budget: None,
+            peak_qps: None,
+            providers: Vec::new(),
+            regions: Vec::new(),
+            gpu: Vec::new(),
+            exclude_gpu: Vec::new(),
+            billing: on_demand(),
+            spot: false,
+            max_gpus: None,
+            max_nodes: None,
+            min_vcpus_per_gpu: None,
+            min_host_memory_per_gpu: None,
+            objective: cost(),
+            top: ten(),
+            stack: Vec::new(),
+            trust_prices: false,
+            utilisation: None,
+            interruption_rate: None,
+            provision_time: None,
+            image_size: None,
+            storage_gbps: None,
+            input_pipeline: None,
+            stream_dataset: false,
+            checkpoint_every: None,
+        }
+    }
+}
+
+/// `text` of `flag` parsed, the flag named when it is not understood.
+fn parse<T: FromStr<Err = E>, E: ToString>(flag: &str, text: &Option<String>) -> Result<Option<T>, Error> {
+    text.as_deref().map(|t| parse_one(flag, t)).transpose()
+}
+
+fn parse_one<T: FromStr<Err = E>, E: ToString>(flag: &str, text: &str) -> Result<T, Error> {
+    text.parse::<T>()
+        .map_err(|e| Error::invalid(format!("--{flag}: {}", e.to_string()), None))
+}
+
+fn non_negative(flag: &str, value: Option<f64>) -> Result<Option<f64>, Error> {
+    match value {
+        Some(v) if !(v >= 0.0 && v.is_finite()) => {
+            Err(Error::invalid(format!("{flag} must be zero or more, found {v}"), None))
+        }
+        other => Ok(other),
+    }
+}
+
+fn positive(flag: &str, value: Option<f64>) -> Result<Option<f64>, Error> {
+    match value {
+        Some(v) if !(v > 0.0 && v.is_finite()) => Err(Error::invalid(
+            format!("{flag} must be a positive number, found {v}"),
+            None,
+        )),
+        other => Ok(other),
+    }
+}
+
+/// Largest token, epoch or sample count taken: a quintillion.
+const MAX_AMOUNT: f64 = 1e18;
+
+/// A count of tokens, epochs or samples: positive and at most [`MAX_AMOUNT`].
+fn amount(flag: &str, value: Option<f64>) -> Result<Option<f64>, Error> {
+    match positive(flag, value)? {
+        Some(v) if v > MAX_AMOUNT => Err(Error::invalid(
+            format!("{flag} {v:e} is more than any run processes (at most {MAX_AMOUNT:e})"),
+            None,
+        )),
+        other => Ok(other),
+    }
+}
+
+/// Refuses the fields of a request no option claims, naming the first.
+fn refuse_unknown(unknown: &BTreeMap<String, serde_json::Value>) -> Result<(), Error> {
+    match unknown.keys().next() {
+        Some(field) => Err(Error::invalid(
+            format!("unknown field `{field}`"),
+            Some("fields are the command's flags, in snake_case (--kv-cache-dtype is kv_cache_dtype)".to_string()),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// A billing mode by any of its names.
+pub fn billing_mode(text: &str) -> Result<BillingMode, Error> {
+    match text.trim().to_lowercase().as_str() {
+        "on-demand" | "ondemand" | "od" => Ok(BillingMode::OnDemand),
+        "spot" | "preemptible" => Ok(BillingMode::Spot),
+        "reserved-1y" | "1y" | "reserved" => Ok(BillingMode::Reserved1y),
+        "reserved-3y" | "3y" => Ok(BillingMode::Reserved3y),
+        other => Err(Error::invalid(
+            format!("--billing: unknown billing mode `{other}`"),
+            Some("use on-demand, spot, reserved-1y or reserved-3y".to_string()),
+        )),
+    }
+}
+
+impl WorkloadOptions {
+    fn task(&self) -> Result<Task, Error> {
+        parse_one("task", &self.task)
+    }
+
+    fn model_source(&self) -> ModelSource {
+        match &self.model_config {
+            None => ModelSource::BuiltIn(self.model.clone()),
+            Some(serde_json::Value::String(text)) => ModelSource::Config {
+                name: self.model.clone(),
+                text: text.clone(),
+            },
+            Some(object) => ModelSource::Config {
+                name: self.model.clone(),
+                text: object.to_string(),
+            },
+        }
+    }
+
+    fn packing(&self) -> SequencePacking {
+        self.mean_seq
+            .map_or(SequencePacking::Packed, |mean_tokens| SequencePacking::Padded {
+                mean_tokens,
+            })
+    }
+
+    fn image(&self) -> ImageSettings {
+        ImageSettings {
+            resolution: self.resolution,
+            denoising_steps: self.steps,
+            guidance: self.no_guidance.then_some(false),
+        }
+    }
+}
+
+impl EstimateOptions {
+    /// The facade's request, every name parsed.
+    pub fn request(&self) -> Result<WorkloadRequest, Error> {
+        refuse_unknown(&self.unknown)?;
+        let w = &self.workload;
+        let mut request = WorkloadRequest::new(w.model_source(), w.task()?, &self.gpu);
+        request.gpus = self.gpus;
+        request.gpus_per_node = self.gpus_per_node;
+        request.precision = parse("precision", &self.precision)?;
+        request.batch = w.batch;
+        request.micro_batch = w.micro_batch;
+        request.seq = w.seq;
+        request.output_tokens = w.output_tokens;
+        request.tp = self.tp;
+        request.pp = self.pp;
+        request.cp = self.cp;
+        request.ep = self.ep;
+        request.zero = self.zero;
+        request.checkpointing = parse("checkpointing", &w.checkpointing)?;
+        request.framework = parse("framework", &w.framework)?;
+        request.offload = parse("offload", &w.offload)?;
+        request.packing = w.packing();
+        request.compiled = w.compile;
+        request.kv_cache = parse("kv-cache-dtype", &w.kv_cache_dtype)?;
+        request.optimizer = parse("optimizer", &w.optimizer)?;
+        request.lora_rank = w.lora_rank;
+        request.lora_targets = parse("lora-targets", &w.lora_targets)?;
+        request.engine = parse("engine", &w.engine)?;
+        request.flash_attention = self.flash_attention;
+        request.image = w.image();
+        request.tokens = amount("--tokens", w.tokens)?;
+        request.epochs = amount("--epochs", w.epochs)?;
+        request.dataset_size = amount("--dataset-size", w.dataset_size)?;
+        request.memory_margin = w.memory_margin;
+        request.serving = ServingQuestion {
+            qps: w.qps,
+            ttft: w.ttft,
+            tpot: w.tpot,
+            requests: w.requests.clone(),
+            prefix_cache_hit: w.prefix_cache_hit,
+        };
+        Ok(request)
+    }
+}
+
+impl PlanOptions {
+    /// The facade's query, every name parsed.
+    pub fn query(&self) -> Result<PlanQuery, Error> {
+        refuse_unknown(&self.unknown)?;
+        let w = &self.workload;
+        let mut query = PlanQuery::new(w.model_source(), w.task()?);
+        query.precisions = self
+            .precision
+            .iter()
+            .map(|p| parse_one("precision", p))
+            .collect::<Result<_, _>>()?;
+        query.batch = w.batch;
+        query.micro_batch = w.micro_batch;
+        query.seq = w.seq;
+        query.output_tokens = w.output_tokens;
+        query.checkpointing = parse("checkpointing", &w.checkpointing)?;
+        query.framework = parse("framework", &w.framework)?;
+        query.offload = parse("offload", &w.offload)?;
+        query.packing = w.packing();
+        query.compiled = w.compile;
+        query.kv_cache = parse("kv-cache-dtype", &w.kv_cache_dtype)?;
+        query.optimizer = parse("optimizer", &w.optimizer)?;
+        query.lora_rank = w.lora_rank;
+        query.lora_targets = parse("lora-targets", &w.lora_targets)?;
+        query.engine = parse("engine", &w.engine)?;
+        query.image = w.image();
+        query.tokens = amount("--tokens", w.tokens)?;
+        query.epochs = amount("--epochs", w.epochs)?;
+        query.dataset_size = amount("--dataset-size", w.dataset_size)?;
+        query.deadline_hours = positive("--deadline", self.deadline)?;
+        query.budget_usd = self.budget;
+        query.serving = ServingTargets {
+            qps: w.qps,
+            peak_qps: self.peak_qps,
+            ttft: w.ttft,
+            tpot: w.tpot,
+            requests: w.requests.clone(),
+        };
+        query.prefix_cache_hit = w.prefix_cache_hit;
+        query.providers = self.providers.clone();
+        query.regions = self.regions.clone();
+        query.gpus = self.gpu.clone();
+        query.exclude_gpus = self.exclude_gpu.clone();
+        query.billing = self.billing_modes()?;
+        query.max_gpus = self.max_gpus;
+        query.max_nodes = self.max_nodes;
+        query.memory_margin = w.memory_margin;
+        query.min_vcpus_per_gpu = self.min_vcpus_per_gpu;
+        query.min_host_memory_gib_per_gpu = self.min_host_memory_per_gpu;
+        query.objective = self.objective()?;
+        query.top = self.top;
+        query.operational = self.operational()?;
+        Ok(query)
+    }
+
+    /// The billing modes asked, spot added by `spot`.
+    pub fn billing_modes(&self) -> Result<Vec<BillingMode>, Error> {
+        let mut modes: Vec<BillingMode> = self.billing.iter().map(|b| billing_mode(b)).collect::<Result<_, _>>()?;
+        if self.spot && !modes.contains(&BillingMode::Spot) {
+            modes.push(BillingMode::Spot);
+        }
+        Ok(modes)
+    }
+
+    fn objective(&self) -> Result<Objective, Error> {
+        match self.objective.as_str() {
+            "cost" => Ok(Objective::Cost),
+            "time" => Ok(Objective::Time),
+            "balanced" => Ok(Objective::Balanced),
+            other => Err(Error::invalid(
+                format!("--objective: unknown objective `{other}`"),
+                Some("use cost, time or balanced".to_string()),
+            )),
+        }
+    }
+
+    fn operational(&self) -> Result<Operational, Error> {
+        let stacks = self
+            .stack
+            .iter()
+            .map(|s| parse_one::<SoftwareStack, _>("stack", s))
+            .collect::<Result<_, _>>()?;
+        Ok(Operational {
+            startup: StartupOverrides {
+                provision_seconds: non_negative("--provision-time", self.provision_time)?,
+                image_gb: non_negative("--image-size", self.image_size)?,
+                storage_gbps: positive("--storage-gbps", self.storage_gbps)?,
+                checkpoint_interval_hours: positive("--checkpoint-every", self.checkpoint_every)?,
+                dataset_bytes: None,
+            },
+            interruption_rate: self.interruption_rate,
+            utilisation: self.utilisation,
+            trust_prices: self.trust_prices,
+            stacks,
+            batch_requests: None,
+            input: InputSettings {
+                pipeline: self.input_pipeline.clone(),
+                stream_dataset: self.stream_dataset,
+                image_bytes: None,
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_json_body_names_the_flags() {
+        let body = r#"{"model": "llama-3.1-8b", "task": "lora", "tokens": 5e8, "kv_cache_dtype": null,
+                      "billing": ["on-demand", "spot"], "objective": "time"}"#;
+        let options: PlanOptions = serde_json::from_str(body).unwrap();
+        let query = options.query().unwrap();
+        assert_eq!(query.tokens, Some(5e8));
+        assert_eq!(query.billing, vec![BillingMode::OnDemand, BillingMode::Spot]);
+        assert_eq!(query.objective, Objective::Time);
+    }
+
+    #[test]
+    fn unknown_fields_and_names_are_refused_by_flag() {
+        let typo: PlanOptions = serde_json::from_str(r#"{"model": "x", "task": "lora", "tokenz": 1}"#).unwrap();
+        assert_eq!(typo.query().unwrap_err().to_string(), "unknown field `tokenz`");
+        let options: EstimateOptions =
+            serde_json::from_str(r#"{"model": "llama-3.1-8b", "task": "lora", "gpu": "H100", "framework": "keras"}"#)
+                .unwrap();
+        let error = options.request().unwrap_err();
+        assert!(error.to_string().starts_with("--framework: "), "{error}");
+    }
+}
