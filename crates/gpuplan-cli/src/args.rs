@@ -83,6 +83,17 @@ pub enum Command {
     Energy(EnergyArgs),
     /// Forecast GPU usage from its history and size a reserved commitment.
     Forecast(ForecastArgs),
+    /// Serve the JSON API (estimate, plan, gpus, models, catalog) over HTTP, with health,
+    /// readiness and Prometheus metrics, until SIGTERM or Ctrl-C.
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on; 127.0.0.1 keeps it on this machine (use 0.0.0.0:8080 in a
+    /// container).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub addr: std::net::SocketAddr,
 }
 
 #[derive(Debug, Args)]

@@ -763,6 +763,19 @@ fn forecast() {
 }
 
 #[test]
+fn serve() {
+    check(&[
+        ("serve --addr nowhere", "invalid value 'nowhere' for '--addr <ADDR>'"),
+        (
+            "serve --addr 127.0.0.1:99999",
+            "invalid value '127.0.0.1:99999' for '--addr <ADDR>'",
+        ),
+        ("--format json serve", "--format does not apply to serve"),
+        ("--currency CNY serve", "--currency does not apply to serve"),
+    ]);
+}
+
+#[test]
 fn global_flags_and_commands() {
     check(&[
         (

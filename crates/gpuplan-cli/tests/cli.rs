@@ -2059,3 +2059,66 @@ mod forecast {
         let _ = std::fs::remove_dir_all(dir);
     }
 }
+
+mod serve {
+    use std::io::{BufRead, BufReader, Read, Write};
+    use std::process::{Command, Stdio};
+
+    /// One HTTP/1.1 exchange on a fresh connection; the whole answer as text.
+    fn exchange(address: &str, request: &str) -> String {
+        let mut stream = std::net::TcpStream::connect(address).unwrap();
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        answer
+    }
+
+    /// `gpuplan serve` on a port the system picks: it logs where it listens, answers the API
+    /// with the CLI's JSON, and on SIGTERM finishes and exits 0.
+    #[test]
+    fn serve_answers_over_http_and_stops_on_sigterm() {
+        let mut server = Command::new(env!("CARGO_BIN_EXE_gpuplan"))
+            .args(["serve", "--addr", "127.0.0.1:0"])
+            .env_remove("GPUPLAN_CATALOG")
+            .env("RUST_LOG", "info")
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut log = BufReader::new(server.stderr.take().unwrap());
+        let address = loop {
+            let mut line = String::new();
+            assert!(
+                log.read_line(&mut line).unwrap() > 0,
+                "the server exited before listening"
+            );
+            if let Some(rest) = line.split("listening on http://").nth(1) {
+                break rest.split_whitespace().next().unwrap().to_string();
+            }
+        };
+        let health = exchange(
+            &address,
+            "GET /healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",
+        );
+        assert!(health.starts_with("HTTP/1.1 200"), "{health}");
+        let body = r#"{"model":"llama-3.1-8b","task":"lora","gpu":"H100","seq":2048}"#;
+        let estimate = exchange(
+            &address,
+            &format!(
+                "POST /api/v1/estimate HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            ),
+        );
+        assert!(estimate.starts_with("HTTP/1.1 200"), "{estimate}");
+        assert!(estimate.contains("\"per_gpu_bytes\""), "{estimate}");
+        let killed = Command::new("kill")
+            .args(["-TERM", &server.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let status = server.wait().unwrap();
+        assert_eq!(status.code(), Some(0));
+        let mut rest = String::new();
+        log.read_to_string(&mut rest).unwrap();
+        assert!(rest.contains("shutting down"), "{rest}");
+    }
+}

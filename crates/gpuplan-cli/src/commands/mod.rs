@@ -8,10 +8,29 @@ mod instances;
 mod models;
 mod plan;
 mod refresh;
+mod serve;
 
 use crate::args::{Cli, Command};
 use crate::catalog_source;
 use gpuplan::{Error, ExitStatus};
+
+/// `serve` answers JSON in USD, whatever the terminal flags say; giving them is a mistake.
+fn refuse_output_flags(cli: &Cli) -> Result<(), Error> {
+    let given = if cli.format != crate::args::Format::Table {
+        Some("--format")
+    } else if !cli.currency.eq_ignore_ascii_case("USD") {
+        Some("--currency")
+    } else {
+        None
+    };
+    match given {
+        Some(flag) => Err(Error::InvalidInput {
+            message: format!("{flag} does not apply to serve"),
+            hint: Some("the API always answers JSON with amounts in USD; drop the flag".to_string()),
+        }),
+        None => Ok(()),
+    }
+}
 
 /// Runs one command to completion; the answer is printed, the status returned.
 pub fn run(cli: Cli) -> Result<ExitStatus, Error> {
@@ -20,6 +39,9 @@ pub fn run(cli: Cli) -> Result<ExitStatus, Error> {
             let base = catalog_source::files(cli.catalog.as_deref())?;
             return refresh::run(base, refresh);
         }
+    }
+    if let Command::Serve(_) = &cli.command {
+        refuse_output_flags(&cli)?;
     }
     let catalog = catalog_source::load(cli.catalog.as_deref())?;
     let catalog = catalog_source::with_prices(catalog, cli.prices.as_deref())?;
@@ -36,5 +58,6 @@ pub fn run(cli: Cli) -> Result<ExitStatus, Error> {
         Command::Cost(args) => cost::run(&catalog, &args, format, &money),
         Command::Energy(args) => energy::run(&catalog, &args, format, &money),
         Command::Forecast(args) => forecast::run(&catalog, &args, format, &money),
+        Command::Serve(args) => serve::run(catalog, &args),
     }
 }

@@ -1,0 +1,41 @@
+//! `gpuplan serve`: the HTTP API on a socket, logs as structured lines on standard error.
+
+use crate::args::ServeArgs;
+use gpuplan::{Catalog, Error, ExitStatus};
+use std::io::IsTerminal;
+
+pub fn run(catalog: Catalog, args: &ServeArgs) -> Result<ExitStatus, Error> {
+    // A second subscriber (in tests that run several servers) is not an error.
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .try_init();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| Error::InvalidInput {
+            message: format!("cannot start the server's runtime: {e}"),
+            hint: None,
+        })?;
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(args.addr)
+            .await
+            .map_err(|e| Error::InvalidInput {
+                message: format!("--addr {}: {e}", args.addr),
+                hint: Some("choose a free port, e.g. --addr 127.0.0.1:8081".to_string()),
+            })?;
+        let bound = listener.local_addr().map_or(args.addr, |a| a);
+        tracing::info!(address = %bound, "listening on http://{bound}");
+        gpuplan_server::serve(listener, gpuplan_server::AppState::new(catalog))
+            .await
+            .map_err(|e| Error::InvalidInput {
+                message: format!("the server stopped: {e}"),
+                hint: None,
+            })
+    })?;
+    Ok(ExitStatus::Success)
+}

@@ -1,0 +1,32 @@
+//! `POST /api/v1/estimate`: `gpuplan estimate --format json`, the flags as the body.
+
+use crate::AppState;
+use crate::error::ApiError;
+use crate::json_body::JsonBody;
+use axum::extract::State;
+use axum::response::Response;
+use gpuplan::EstimateOptions;
+use gpuplan::emit::wire::EstimateJson;
+
+pub(crate) async fn estimate(
+    State(state): State<AppState>,
+    JsonBody(options): JsonBody<EstimateOptions>,
+) -> Result<Response, ApiError> {
+    let wire = super::blocking(move || {
+        let request = options.request()?;
+        let answer = gpuplan::estimate_workload(&state.catalog, &request)?;
+        Ok(EstimateJson::new(
+            &answer.model,
+            &answer.accelerator,
+            answer.gpus,
+            answer.gpus_per_node,
+            &answer.workload,
+            &answer.estimate,
+            &answer.defaults,
+        )
+        .with_margin(answer.memory_margin, answer.nearest_fit.clone())
+        .with_serving(answer.serving.clone()))
+    })
+    .await?;
+    super::json(&wire)
+}

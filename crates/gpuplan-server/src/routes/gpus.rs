@@ -1,0 +1,23 @@
+//! `GET /api/v1/gpus` and `/api/v1/gpus/{name}`: `gpuplan gpus [NAME] --format json`.
+
+use crate::AppState;
+use crate::error::ApiError;
+use axum::extract::{Path, State};
+use axum::response::Response;
+use gpuplan::GpuAnswer;
+use gpuplan::emit::wire::GpuJson;
+
+pub(crate) async fn list(State(state): State<AppState>) -> Result<Response, ApiError> {
+    let wire: Vec<GpuJson> = state.catalog.accelerators().iter().map(GpuJson::from).collect();
+    super::json(&wire)
+}
+
+pub(crate) async fn one(State(state): State<AppState>, Path(name): Path<String>) -> Result<Response, ApiError> {
+    match gpuplan::show_gpus(&state.catalog, Some(&name))? {
+        GpuAnswer::One { accelerator, .. } => super::json(&GpuJson::from(accelerator)),
+        GpuAnswer::List { accelerators, .. } => {
+            let wire: Vec<GpuJson> = accelerators.iter().map(|a| GpuJson::from(*a)).collect();
+            super::json(&wire)
+        }
+    }
+}

@@ -1,0 +1,51 @@
+//! One file per resource; each answers with the JSON its CLI command prints.
+
+mod catalog;
+mod estimate;
+mod gpus;
+mod health;
+mod plan;
+
+use crate::AppState;
+use crate::error::ApiError;
+use axum::Router;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde::Serialize;
+
+pub(crate) fn router() -> Router<AppState> {
+    Router::new()
+        .route("/healthz", get(health::healthz))
+        .route("/readyz", get(health::readyz))
+        .route("/metrics", get(health::metrics))
+        .route("/api/v1/gpus", get(gpus::list))
+        .route("/api/v1/gpus/{name}", get(gpus::one))
+        .route("/api/v1/models", get(catalog::models))
+        .route("/api/v1/catalog", get(catalog::summary))
+        .route("/api/v1/estimate", post(estimate::estimate))
+        .route("/api/v1/plan", post(plan::plan))
+        .fallback(|| async { ApiError::not_found("no such route") })
+}
+
+/// `value` as JSON; an error when a number in it is not finite, which JSON would print as
+/// `null` (the same rule as the CLI's).
+pub(crate) fn json<T: Serialize>(value: &T) -> Result<Response, ApiError> {
+    if let Some(path) = gpuplan::emit::first_non_finite(value) {
+        return Err(gpuplan::Error::NotANumber { path }.into());
+    }
+    Ok(axum::Json(value).into_response())
+}
+
+/// Runs a computation off the async workers (estimates and plans take milliseconds of CPU).
+pub(crate) async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(work).await.map_err(|e| ApiError {
+        status: axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+        title: "internal error",
+        detail: format!("the computation did not finish: {e}"),
+        hint: None,
+        exit_code: 2,
+        extension: None,
+    })?
+}

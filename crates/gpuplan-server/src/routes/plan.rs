@@ -1,0 +1,35 @@
+//! `POST /api/v1/plan`: `gpuplan plan --format json`, the flags as the body. A request nothing
+//! satisfies is answered 422 with the infeasibility report (the CLI's exit 1).
+
+use crate::AppState;
+use crate::error::ApiError;
+use crate::json_body::JsonBody;
+use axum::extract::State;
+use axum::response::Response;
+use gpuplan::PlanOptions;
+use gpuplan::emit::wire::{InfeasibleJson, PlanJson};
+
+pub(crate) async fn plan(
+    State(state): State<AppState>,
+    JsonBody(options): JsonBody<PlanOptions>,
+) -> Result<Response, ApiError> {
+    let wire = super::blocking(move || {
+        let query = options.query()?;
+        match gpuplan::plan_workload(&state.catalog, &query)? {
+            Ok(answer) => Ok(PlanJson::new(&answer.plan, &answer.defaults)),
+            Err(infeasible) => {
+                let report = InfeasibleJson::from(infeasible.as_ref());
+                let detail = report
+                    .suggestion
+                    .clone()
+                    .unwrap_or_else(|| "no configuration satisfies the request".to_string());
+                Err(ApiError::infeasible(
+                    detail,
+                    serde_json::to_value(&report).unwrap_or_default(),
+                ))
+            }
+        }
+    })
+    .await?;
+    super::json(&wire)
+}

@@ -1,0 +1,196 @@
+//! The API as a client sees it, in process (no socket): every route, and every way a request
+//! body can be wrong, answered with the CLI's JSON or a problem+json with the CLI's exit code.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use gpuplan_server::{AppState, MAX_BODY_BYTES, app};
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+use std::sync::OnceLock;
+use tower::ServiceExt;
+
+fn state() -> AppState {
+    static STATE: OnceLock<AppState> = OnceLock::new();
+    STATE
+        .get_or_init(|| AppState::new(gpuplan::Catalog::embedded().unwrap()))
+        .clone()
+}
+
+struct Answer {
+    status: StatusCode,
+    content_type: String,
+    body: Vec<u8>,
+}
+
+impl Answer {
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&self.body)))
+    }
+
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
+    }
+
+    /// A problem+json answer: its status member matches, its exit code is the CLI's.
+    fn problem(&self, status: StatusCode, exit_code: u64) -> Value {
+        assert_eq!(self.status, status, "{}", self.text());
+        assert_eq!(self.content_type, "application/problem+json");
+        let problem = self.json();
+        assert_eq!(problem["status"], status.as_u16());
+        assert_eq!(problem["exit_code"], exit_code);
+        problem
+    }
+}
+
+async fn send(request: Request<Body>) -> Answer {
+    let response = app(state()).oneshot(request).await.unwrap();
+    let status = response.status();
+    let content_type = response
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .map_or(String::new(), |v| v.to_str().unwrap().to_string());
+    let body = response.into_body().collect().await.unwrap().to_bytes().to_vec();
+    Answer {
+        status,
+        content_type,
+        body,
+    }
+}
+
+async fn get(path: &str) -> Answer {
+    send(Request::get(path).body(Body::empty()).unwrap()).await
+}
+
+async fn post(path: &str, body: impl Into<Body>) -> Answer {
+    send(
+        Request::post(path)
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(body.into())
+            .unwrap(),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn health_readiness_and_metrics() {
+    assert_eq!(get("/healthz").await.text(), "ok\n");
+    assert!(get("/readyz").await.text().starts_with("ready: "));
+    let _ = get("/api/v1/models").await;
+    let metrics = get("/metrics").await;
+    assert!(metrics.content_type.starts_with("text/plain"));
+    let text = metrics.text();
+    assert!(text.contains("# TYPE gpuplan_http_requests_total counter"), "{text}");
+    assert!(
+        text.contains("gpuplan_http_requests_total{route=\"/api/v1/models\",status=\"200\"}"),
+        "{text}"
+    );
+    assert!(text.contains("gpuplan_http_request_duration_seconds_bucket{route=\"/api/v1/models\",le=\"+Inf\"}"));
+}
+
+#[tokio::test]
+async fn catalog_reads_answer_with_the_cli_json() {
+    let gpus = get("/api/v1/gpus").await.json();
+    assert!(gpus.as_array().unwrap().len() > 40);
+    let h100 = get("/api/v1/gpus/H100").await.json();
+    assert_eq!(h100["id"], "H100-SXM5-80GB", "{h100}");
+    let problem = get("/api/v1/gpus/nosuch").await.problem(StatusCode::BAD_REQUEST, 2);
+    assert!(problem["detail"].as_str().unwrap().contains("nosuch"), "{problem}");
+    let models = get("/api/v1/models").await.json();
+    assert!(models.as_array().unwrap().iter().any(|m| m["id"] == "llama-3.1-8b"));
+    let catalog = get("/api/v1/catalog").await.json();
+    assert!(catalog.to_string().contains("aws"), "{catalog}");
+}
+
+#[tokio::test]
+async fn an_estimate_is_the_cli_estimate() {
+    let body = json!({"model": "llama-3.1-8b", "task": "lora", "gpu": "H100", "seq": 4096, "batch": 8});
+    let answer = post("/api/v1/estimate", body.to_string()).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.text());
+    let estimate = answer.json();
+    assert_eq!(estimate["gpu"]["id"], "H100-SXM5-80GB");
+    assert_eq!(estimate["workload"]["seq"], 4096);
+    assert!(estimate["memory"]["per_gpu_bytes"].as_u64().unwrap() > 16_000_000_000);
+    assert!(estimate["training"]["tokens_per_second"].as_f64().unwrap() > 0.0);
+}
+
+#[tokio::test]
+async fn a_plan_ranks_offerings_and_an_impossible_one_says_why() {
+    let body = json!({"model": "llama-3.1-8b", "task": "lora", "tokens": 5e8, "seq": 4096, "batch": 32, "top": 3});
+    let answer = post("/api/v1/plan", body.to_string()).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.text());
+    let plan = answer.json();
+    assert!(!plan["recommendations"].as_array().unwrap().is_empty());
+    // A 70B model cannot be fine-tuned in full on one 24 GB GPU.
+    let body = json!({"model": "llama-3.1-70b", "task": "finetune", "tokens": 1e8,
+                      "gpu": ["RTX-4090"], "max_gpus": 1});
+    let problem = post("/api/v1/plan", body.to_string())
+        .await
+        .problem(StatusCode::UNPROCESSABLE_ENTITY, 1);
+    assert_eq!(problem["report"]["feasible"], false, "{problem}");
+}
+
+#[tokio::test]
+async fn bad_bodies_are_problems_never_server_errors() {
+    let cases: [(&str, StatusCode); 6] = [
+        (
+            r#"{"model": "llama-3.1-8b", "task": "lora", "gpu": "H100""#,
+            StatusCode::BAD_REQUEST,
+        ),
+        (r#"[1, 2, 3]"#, StatusCode::UNPROCESSABLE_ENTITY),
+        (
+            r#"{"model": "llama-3.1-8b", "task": "lora", "gpu": "H100", "seq": "long"}"#,
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (
+            r#"{"model": "llama-3.1-8b", "task": "lora", "gpu": "H100", "seq": -1}"#,
+            StatusCode::UNPROCESSABLE_ENTITY,
+        ),
+        (
+            r#"{"model": "llama-3.1-8b", "task": "lora", "gpu": "H100", "sequence": 4}"#,
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            r#"{"model": "llama-3.1-8b", "task": "sing", "gpu": "H100"}"#,
+            StatusCode::BAD_REQUEST,
+        ),
+    ];
+    for (body, status) in cases {
+        let problem = post("/api/v1/estimate", body).await.problem(status, 2);
+        assert!(!problem["detail"].as_str().unwrap().is_empty(), "{body}");
+    }
+    let unknown = post(
+        "/api/v1/estimate",
+        r#"{"model": "x", "task": "lora", "gpu": "H100", "sequence": 4}"#,
+    )
+    .await
+    .json();
+    assert_eq!(unknown["detail"], "unknown field `sequence`");
+}
+
+#[tokio::test]
+async fn wrong_media_huge_bodies_and_unknown_routes_are_refused() {
+    let plain = send(
+        Request::post("/api/v1/plan")
+            .header(header::CONTENT_TYPE, "text/plain")
+            .body(Body::from("{}"))
+            .unwrap(),
+    )
+    .await;
+    plain.problem(StatusCode::UNSUPPORTED_MEDIA_TYPE, 2);
+    let huge = format!(r#"{{"model": "{}", "task": "lora"}}"#, "x".repeat(MAX_BODY_BYTES));
+    post("/api/v1/plan", huge)
+        .await
+        .problem(StatusCode::PAYLOAD_TOO_LARGE, 2);
+    get("/api/v1/nothing").await.problem(StatusCode::NOT_FOUND, 2);
+}
+
+#[tokio::test]
+async fn every_answer_carries_a_request_id() {
+    let response = app(state())
+        .oneshot(Request::get("/healthz").body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    assert!(response.headers().contains_key("x-request-id"));
+}
