@@ -19,18 +19,24 @@ pub struct ApiError {
     pub extension: Option<serde_json::Value>,
 }
 
-#[derive(Serialize)]
-struct Problem<'a> {
+/// An `application/problem+json` body (RFC 9457) with gpuplan's extensions.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ProblemJson {
+    /// Always `about:blank`: the title says what kind of problem it is.
     #[serde(rename = "type")]
-    kind: &'static str,
-    title: &'a str,
-    status: u16,
-    detail: &'a str,
+    pub kind: String,
+    pub title: String,
+    pub status: u16,
+    pub detail: String,
+    /// What to do instead.
     #[serde(skip_serializing_if = "Option::is_none")]
-    hint: Option<&'a str>,
-    exit_code: u8,
+    pub hint: Option<String>,
+    /// What the CLI exits with for the same request: 1 nothing feasible, 2 bad input.
+    pub exit_code: u8,
+    /// For a plan nothing satisfies: which constraint removed what, and the nearest misses.
     #[serde(skip_serializing_if = "Option::is_none")]
-    report: Option<&'a serde_json::Value>,
+    #[schema(value_type = Option<Object>)]
+    pub report: Option<serde_json::Value>,
 }
 
 impl ApiError {
@@ -103,14 +109,14 @@ impl From<gpuplan::Error> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let problem = Problem {
-            kind: "about:blank",
-            title: self.title,
+        let problem = ProblemJson {
+            kind: "about:blank".to_string(),
+            title: self.title.to_string(),
             status: self.status.as_u16(),
-            detail: &self.detail,
-            hint: self.hint.as_deref(),
+            detail: self.detail,
+            hint: self.hint,
             exit_code: self.exit_code,
-            report: self.extension.as_ref(),
+            report: self.extension,
         };
         let body = serde_json::to_vec(&problem).unwrap_or_default();
         (self.status, [(header::CONTENT_TYPE, "application/problem+json")], body).into_response()

@@ -17,9 +17,10 @@
 mod error;
 mod json_body;
 mod metrics;
+pub mod openapi;
 mod routes;
 
-pub use error::ApiError;
+pub use error::{ApiError, ProblemJson};
 pub use metrics::Metrics;
 
 use axum::Router;

@@ -59,6 +59,34 @@ async fn send(request: Request<Body>) -> Answer {
     }
 }
 
+/// The OpenAPI document as the server serves it.
+async fn openapi() -> Value {
+    static DOCUMENT: tokio::sync::OnceCell<Value> = tokio::sync::OnceCell::const_new();
+    DOCUMENT
+        .get_or_init(|| async { get("/openapi.json").await.json() })
+        .await
+        .clone()
+}
+
+/// Checks `value` against the component `schema` of the served OpenAPI document.
+async fn conforms(value: &Value, schema: &str) {
+    let mut root = openapi().await;
+    root["$ref"] = json!(format!("#/components/schemas/{schema}"));
+    let validator = jsonschema::validator_for(&root).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(value)
+        .map(|e| format!("{} at {}", e, e.instance_path))
+        .collect();
+    assert!(errors.is_empty(), "{schema}: {errors:#?}");
+}
+
+/// Checks `value` against the array of `schema` items.
+async fn conforms_each(value: &Value, schema: &str) {
+    for item in value.as_array().unwrap() {
+        conforms(item, schema).await;
+    }
+}
+
 async fn get(path: &str) -> Answer {
     send(Request::get(path).body(Body::empty()).unwrap()).await
 }
@@ -93,14 +121,19 @@ async fn health_readiness_and_metrics() {
 async fn catalog_reads_answer_with_the_cli_json() {
     let gpus = get("/api/v1/gpus").await.json();
     assert!(gpus.as_array().unwrap().len() > 40);
+    conforms_each(&gpus, "GpuJson").await;
     let h100 = get("/api/v1/gpus/H100").await.json();
     assert_eq!(h100["id"], "H100-SXM5-80GB", "{h100}");
+    conforms(&h100, "GpuJson").await;
     let problem = get("/api/v1/gpus/nosuch").await.problem(StatusCode::BAD_REQUEST, 2);
     assert!(problem["detail"].as_str().unwrap().contains("nosuch"), "{problem}");
+    conforms(&problem, "ProblemJson").await;
     let models = get("/api/v1/models").await.json();
     assert!(models.as_array().unwrap().iter().any(|m| m["id"] == "llama-3.1-8b"));
+    conforms_each(&models, "ModelSummaryJson").await;
     let catalog = get("/api/v1/catalog").await.json();
     assert!(catalog.to_string().contains("aws"), "{catalog}");
+    conforms(&catalog, "CatalogSummaryJson").await;
 }
 
 #[tokio::test]
@@ -113,6 +146,14 @@ async fn an_estimate_is_the_cli_estimate() {
     assert_eq!(estimate["workload"]["seq"], 4096);
     assert!(estimate["memory"]["per_gpu_bytes"].as_u64().unwrap() > 16_000_000_000);
     assert!(estimate["training"]["tokens_per_second"].as_f64().unwrap() > 0.0);
+    conforms(&estimate, "EstimateJson").await;
+    conforms(&body, "EstimateOptions").await;
+    // Serving, with its load report.
+    let body = json!({"model": "llama-3.1-8b", "task": "inference", "gpu": "H100", "qps": 2.0,
+                      "ttft": {"seconds": 1.0, "percentile": 90.0}});
+    let serving = post("/api/v1/estimate", body.to_string()).await;
+    assert_eq!(serving.status, StatusCode::OK, "{}", serving.text());
+    conforms(&serving.json(), "EstimateJson").await;
 }
 
 #[tokio::test]
@@ -122,6 +163,8 @@ async fn a_plan_ranks_offerings_and_an_impossible_one_says_why() {
     assert_eq!(answer.status, StatusCode::OK, "{}", answer.text());
     let plan = answer.json();
     assert!(!plan["recommendations"].as_array().unwrap().is_empty());
+    conforms(&plan, "PlanJson").await;
+    conforms(&body, "PlanOptions").await;
     // A 70B model cannot be fine-tuned in full on one 24 GB GPU.
     let body = json!({"model": "llama-3.1-70b", "task": "finetune", "tokens": 1e8,
                       "gpu": ["RTX-4090"], "max_gpus": 1});
@@ -129,6 +172,8 @@ async fn a_plan_ranks_offerings_and_an_impossible_one_says_why() {
         .await
         .problem(StatusCode::UNPROCESSABLE_ENTITY, 1);
     assert_eq!(problem["report"]["feasible"], false, "{problem}");
+    conforms(&problem, "ProblemJson").await;
+    conforms(&problem["report"], "InfeasibleJson").await;
 }
 
 #[tokio::test]
@@ -193,4 +238,46 @@ async fn every_answer_carries_a_request_id() {
         .await
         .unwrap();
     assert!(response.headers().contains_key("x-request-id"));
+}
+
+/// The document covers every route the server answers, in OpenAPI 3.1, and the reference page
+/// that renders it is served without anything from elsewhere.
+#[tokio::test]
+async fn the_openapi_document_lists_every_route() {
+    let document = openapi().await;
+    assert_eq!(document["openapi"], "3.1.0");
+    for path in [
+        "/healthz",
+        "/readyz",
+        "/metrics",
+        "/api/v1/gpus",
+        "/api/v1/gpus/{name}",
+        "/api/v1/models",
+        "/api/v1/catalog",
+        "/api/v1/estimate",
+        "/api/v1/plan",
+    ] {
+        assert!(document["paths"].get(path).is_some(), "{path}");
+    }
+    let page = get("/docs").await;
+    assert!(page.content_type.starts_with("text/html"));
+    let html = page.text();
+    assert!(html.contains("/openapi.json"));
+    assert!(!html.contains("https://"), "the page loads nothing from elsewhere");
+}
+
+/// The check above can fail: a GPU whose id is a number, or a plan without its
+/// recommendations, is not what the document describes.
+#[tokio::test]
+async fn the_schemas_refuse_what_the_api_never_answers() {
+    let mut root = openapi().await;
+    root["$ref"] = json!("#/components/schemas/GpuJson");
+    let gpu = jsonschema::validator_for(&root).unwrap();
+    let mut h100 = get("/api/v1/gpus/H100").await.json();
+    assert!(gpu.is_valid(&h100));
+    h100["id"] = json!(5);
+    assert!(!gpu.is_valid(&h100));
+    root["$ref"] = json!("#/components/schemas/PlanJson");
+    let plan = jsonschema::validator_for(&root).unwrap();
+    assert!(!plan.is_valid(&json!({"cheapest": 0})));
 }

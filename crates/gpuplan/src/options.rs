@@ -16,13 +16,14 @@ use std::str::FromStr;
 /// The workload both `estimate` and `plan` describe. (Flattened into both; serde cannot deny
 /// unknown fields through a flattened struct, so each keeps the fields no part claims in
 /// `unknown` and refuses them itself.)
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct WorkloadOptions {
     /// A built-in model id (`gpuplan models`), or the name of the config in `model_config`.
     pub model: String,
     /// A Hugging Face config.json for `model`, as an object or as text (the CLI reads it from
     /// the path given as `--model`).
     #[serde(default)]
+    #[schema(value_type = Option<Object>)]
     pub model_config: Option<serde_json::Value>,
     /// pretrain, finetune, lora, qlora or inference.
     pub task: String,
@@ -76,9 +77,13 @@ pub struct WorkloadOptions {
     pub memory_margin: Option<f64>,
     #[serde(default)]
     pub qps: Option<f64>,
+    /// Time-to-first-token target: `{"seconds": 0.8, "percentile": 90}`.
     #[serde(default)]
+    #[schema(value_type = Option<Object>)]
     pub ttft: Option<LatencyTarget>,
+    /// Time-per-output-token target: `{"seconds": 0.05, "percentile": 90}`.
     #[serde(default)]
+    #[schema(value_type = Option<Object>)]
     pub tpot: Option<LatencyTarget>,
     #[serde(default)]
     pub prefix_cache_hit: Option<f64>,
@@ -88,12 +93,13 @@ pub struct WorkloadOptions {
 }
 
 /// `estimate`: a workload on one GPU type.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct EstimateOptions {
     #[serde(flatten)]
     pub workload: WorkloadOptions,
     /// Fields no option claims: refused.
     #[serde(flatten, skip_serializing)]
+    #[schema(ignore)]
     pub unknown: BTreeMap<String, serde_json::Value>,
     /// The GPU type: an id or alias.
     pub gpu: String,
@@ -118,12 +124,13 @@ pub struct EstimateOptions {
 }
 
 /// `plan`: a workload over every offering, GPU count, layout and billing mode.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct PlanOptions {
     #[serde(flatten)]
     pub workload: WorkloadOptions,
     /// Fields no option claims: refused.
     #[serde(flatten, skip_serializing)]
+    #[schema(ignore)]
     pub unknown: BTreeMap<String, serde_json::Value>,
     /// Precisions allowed, preferred first.
     #[serde(default)]

@@ -2,7 +2,7 @@ use gpuplan_catalog::{CatalogSummary, ProviderSummary};
 use serde::Serialize;
 
 /// What the catalog holds, as `gpuplan catalog --format json` prints it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct CatalogSummaryJson {
     pub schema_version: u32,
     pub accelerators: usize,
@@ -11,7 +11,7 @@ pub struct CatalogSummaryJson {
     pub providers: Vec<ProviderSummaryJson>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct ProviderSummaryJson {
     pub provider: String,
     pub offerings: usize,

@@ -4,7 +4,7 @@ use gpuplan_model::{Accelerator, ModelSpec, ParallelLayout, SequencePacking, Wor
 use serde::Serialize;
 
 /// `gpuplan estimate --format json`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct EstimateJson {
     pub model: ModelJson,
     pub gpu: GpuRefJson,
@@ -15,17 +15,20 @@ pub struct EstimateJson {
     pub training: Option<TrainingJson>,
     pub inference: Option<InferenceJson>,
     /// Diffusion pipelines: image size, schedule and FLOPs per pass; null otherwise.
+    #[schema(value_type = Option<Object>)]
     pub image: Option<ImageSummary>,
+    #[schema(value_type = Object)]
     pub uncertainty: Uncertainty,
     /// Values gpuplan chose because the request left them open.
     pub defaults: Vec<String>,
     pub assumptions: Vec<String>,
     /// Continuous-batching serving of one replica: capacity, goodput within the targets and
     /// latency percentiles at the offered load; null for other engines and tasks.
+    #[schema(value_type = Option<Object>)]
     pub serving: Option<LoadReport>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct ModelJson {
     pub id: String,
     pub parameters: u64,
@@ -33,12 +36,12 @@ pub struct ModelJson {
     pub trainable_parameters: u64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct GpuRefJson {
     pub id: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct WorkloadJson {
     pub task: String,
     pub precision: String,
@@ -66,7 +69,7 @@ pub struct WorkloadJson {
     pub kv_cache: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct LayoutJson {
     pub dp: u32,
     pub tp: u32,
@@ -89,7 +92,7 @@ impl From<ParallelLayout> for LayoutJson {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct MemoryJson {
     pub per_gpu_bytes: u64,
     pub capacity_bytes: u64,
@@ -104,7 +107,7 @@ pub struct MemoryJson {
     pub breakdown: BreakdownJson,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct BreakdownJson {
     pub weights: u64,
     pub gradients: u64,
@@ -114,7 +117,7 @@ pub struct BreakdownJson {
     pub overhead: u64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct TrainingJson {
     pub step_seconds: f64,
     pub tokens_per_second: f64,
@@ -127,7 +130,7 @@ pub struct TrainingJson {
     pub scaling_efficiency: f64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct InferenceJson {
     pub ttft_seconds: f64,
     pub tpot_seconds: f64,

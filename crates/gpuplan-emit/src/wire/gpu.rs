@@ -3,7 +3,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// One accelerator, as `gpuplan gpus --format json` lists it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct GpuJson {
     pub id: String,
     pub name: String,
@@ -25,10 +25,11 @@ pub struct GpuJson {
     pub pcie_generation: Option<u8>,
     pub nvlink: Option<NvLinkJson>,
     pub interconnect: Option<String>,
+    #[schema(value_type = Vec<Object>)]
     pub sources: Vec<Source>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct NvLinkJson {
     pub generation: u8,
     pub bandwidth_bytes_per_second: f64,

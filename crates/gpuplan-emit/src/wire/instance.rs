@@ -2,7 +2,7 @@ use gpuplan_model::Offering;
 use serde::Serialize;
 
 /// One offering, as `gpuplan instances --format json` lists it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct InstanceJson {
     pub provider: String,
     pub instance_type: String,

@@ -3,7 +3,7 @@ use gpuplan_model::{Architecture, ModelSpec};
 use serde::Serialize;
 
 /// One built-in model, as `gpuplan models --format json` lists it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct ModelSummaryJson {
     pub id: String,
     pub name: String,
@@ -19,6 +19,7 @@ pub struct ModelSummaryJson {
     pub layers: Option<u64>,
     pub hidden_size: Option<u64>,
     pub context: Option<u64>,
+    #[schema(value_type = Vec<Object>)]
     pub sources: Vec<gpuplan_model::Source>,
 }
 

@@ -4,7 +4,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// `gpuplan plan --format json`: the stable contract of docs/json.md.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct PlanJson {
     pub recommendations: Vec<RecommendationJson>,
     pub cheapest: usize,
@@ -18,7 +18,7 @@ pub struct PlanJson {
     pub assumptions: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct RecommendationJson {
     pub provider: String,
     pub instance_type: String,
@@ -38,6 +38,7 @@ pub struct RecommendationJson {
     pub total_usd: Option<f64>,
     pub tokens_per_second: Option<f64>,
     pub mfu: Option<f64>,
+    #[schema(value_type = Option<Object>)]
     pub serving: Option<Serving>,
     /// Rent to first useful step, seconds (part of `time_seconds`).
     pub startup_seconds: Option<f64>,
@@ -54,9 +55,10 @@ pub struct RecommendationJson {
 }
 
 /// The node-to-node network of a multi-node configuration.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct FabricJson {
     /// efa, infiniband, rocev2, gpudirect-tcpx, gpudirect-tcpxo, ici or ethernet.
+    #[schema(value_type = String)]
     pub kind: gpuplan_model::FabricKind,
     pub gbps: Option<f64>,
     pub cluster_product: Option<String>,
@@ -74,15 +76,16 @@ impl From<&gpuplan_model::NodeFabric> for FabricJson {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct RejectionJson {
     pub candidate: String,
+    #[schema(value_type = String)]
     pub constraint: Constraint,
     pub reason: String,
 }
 
 /// `gpuplan plan` when nothing is feasible (exit code 1).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct InfeasibleJson {
     pub feasible: bool,
     pub candidates_evaluated: usize,

@@ -8,6 +8,11 @@ use axum::response::Response;
 use gpuplan::EstimateOptions;
 use gpuplan::emit::wire::EstimateJson;
 
+/// Memory per GPU and speed of a workload on a GPU type (`gpuplan estimate --format json`).
+#[utoipa::path(post, path = "/api/v1/estimate", tag = "planning", request_body = EstimateOptions,
+    responses((status = 200, body = EstimateJson),
+              (status = 400, description = "bad input (the CLI's exit 2)", body = crate::error::ProblemJson, content_type = "application/problem+json"),
+              (status = 422, description = "a body of the wrong shape", body = crate::error::ProblemJson, content_type = "application/problem+json")))]
 pub(crate) async fn estimate(
     State(state): State<AppState>,
     JsonBody(options): JsonBody<EstimateOptions>,

@@ -1,10 +1,10 @@
 //! One file per resource; each answers with the JSON its CLI command prints.
 
-mod catalog;
-mod estimate;
-mod gpus;
-mod health;
-mod plan;
+pub(crate) mod catalog;
+pub(crate) mod estimate;
+pub(crate) mod gpus;
+pub(crate) mod health;
+pub(crate) mod plan;
 
 use crate::AppState;
 use crate::error::ApiError;
@@ -24,6 +24,8 @@ pub(crate) fn router() -> Router<AppState> {
         .route("/api/v1/catalog", get(catalog::summary))
         .route("/api/v1/estimate", post(estimate::estimate))
         .route("/api/v1/plan", post(plan::plan))
+        .route("/openapi.json", get(crate::openapi::openapi_json))
+        .route("/docs", get(crate::openapi::reference_page))
         .fallback(|| async { ApiError::not_found("no such route") })
 }
 

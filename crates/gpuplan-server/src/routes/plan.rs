@@ -9,6 +9,12 @@ use axum::response::Response;
 use gpuplan::PlanOptions;
 use gpuplan::emit::wire::{InfeasibleJson, PlanJson};
 
+/// The best configurations over every offering, GPU count, layout and billing mode
+/// (`gpuplan plan --format json`).
+#[utoipa::path(post, path = "/api/v1/plan", tag = "planning", request_body = PlanOptions,
+    responses((status = 200, body = PlanJson),
+              (status = 400, description = "bad input (the CLI's exit 2)", body = crate::error::ProblemJson, content_type = "application/problem+json"),
+              (status = 422, description = "nothing feasible (the CLI's exit 1), with the report in `report`; or a body of the wrong shape", body = crate::error::ProblemJson, content_type = "application/problem+json")))]
 pub(crate) async fn plan(
     State(state): State<AppState>,
     JsonBody(options): JsonBody<PlanOptions>,
