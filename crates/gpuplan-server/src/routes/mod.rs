@@ -15,6 +15,7 @@ use serde::Serialize;
 
 pub(crate) fn router() -> Router<AppState> {
     Router::new()
+        .route("/", get(page))
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .route("/metrics", get(health::metrics))
@@ -27,6 +28,12 @@ pub(crate) fn router() -> Router<AppState> {
         .route("/openapi.json", get(crate::openapi::openapi_json))
         .route("/docs", get(crate::openapi::reference_page))
         .fallback(|| async { ApiError::not_found("no such route") })
+}
+
+/// The page: forms for a plan, its ranked table and charts, all drawn from the API's answers.
+/// Embedded; it loads nothing from elsewhere.
+async fn page() -> axum::response::Html<&'static str> {
+    axum::response::Html(include_str!("../../assets/index.html"))
 }
 
 /// `value` as JSON; an error when a number in it is not finite, which JSON would print as

@@ -1,0 +1,274 @@
+//! The page as a person uses it, in a real browser: headless Chromium driven over WebDriver
+//! (Debian's `chromium` and `chromium-driver`). Fill the plan form, submit, see the table and
+//! both charts, follow the link the page gives and get the same plan; a bad value shows the
+//! API's message. A screenshot is kept at `target/page.png`.
+//!
+//! In CI (`CI` set) a missing browser fails the test; elsewhere the test says it is skipped.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
+
+use base64::Engine;
+use serde_json::{Value, json};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+const CHROMIUM: &str = "/usr/bin/chromium";
+const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+
+/// How often and how many times a condition is looked for before the test gives up: the page
+/// plans in well under a second; a minute allows for a loaded CI machine.
+const POLL: Duration = Duration::from_millis(100);
+const POLLS: usize = 600;
+
+/// The API on a free port, served from a background thread for the life of the test.
+fn start_server() -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    listener.set_nonblocking(true).unwrap();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        runtime.block_on(async {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            let state = gpuplan_server::AppState::new(gpuplan::Catalog::embedded().unwrap());
+            axum::serve(listener, gpuplan_server::app(state)).await.unwrap();
+        });
+    });
+    format!("http://{address}")
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// Stops chromedriver when the test ends, however it ends.
+struct Driver(Child);
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A WebDriver session (W3C WebDriver, the JSON wire protocol over HTTP).
+struct Session {
+    client: reqwest::blocking::Client,
+    base: String,
+}
+
+impl Session {
+    fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+        let url = format!("{}{path}", self.base);
+        let mut request = self.client.request(method, &url);
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let answer: Value = request.send().unwrap().json().unwrap();
+        answer["value"].clone()
+    }
+
+    fn post(&self, path: &str, body: Value) -> Value {
+        self.call(reqwest::Method::POST, path, Some(body))
+    }
+
+    fn get(&self, path: &str) -> Value {
+        self.call(reqwest::Method::GET, path, None)
+    }
+
+    fn open(&self, url: &str) {
+        self.post("/url", json!({ "url": url }));
+    }
+
+    fn find_all(&self, css: &str) -> Vec<String> {
+        let found = self.post("/elements", json!({"using": "css selector", "value": css}));
+        found
+            .as_array()
+            .map(|elements| {
+                elements
+                    .iter()
+                    .filter_map(|e| e.as_object()?.values().next()?.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    fn text(&self, element: &str) -> String {
+        self.get(&format!("/element/{element}/text"))
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    /// The elements matching `css` once there is at least one.
+    fn wait_for(&self, css: &str) -> Vec<String> {
+        for _ in 0..POLLS {
+            let found = self.find_all(css);
+            if !found.is_empty() {
+                return found;
+            }
+            std::thread::sleep(POLL);
+        }
+        panic!("nothing matched `{css}`");
+    }
+
+    /// The text of the element matching `css` once `accept` takes it.
+    fn wait_for_text(&self, css: &str, accept: impl Fn(&str) -> bool) -> String {
+        for _ in 0..POLLS {
+            if let Some(element) = self.find_all(css).first() {
+                let text = self.text(element);
+                if accept(&text) {
+                    return text;
+                }
+            }
+            std::thread::sleep(POLL);
+        }
+        panic!("`{css}` never showed the text expected");
+    }
+
+    fn set(&self, css: &str, text: &str) {
+        let element = self.wait_for(css).remove(0);
+        self.post(&format!("/element/{element}/clear"), json!({}));
+        self.post(&format!("/element/{element}/value"), json!({ "text": text }));
+    }
+
+    fn click(&self, css: &str) {
+        let element = self.wait_for(css).remove(0);
+        self.post(&format!("/element/{element}/click"), json!({}));
+    }
+
+    fn url(&self) -> String {
+        self.get("/url").as_str().unwrap_or_default().to_string()
+    }
+
+    fn screenshot(&self, path: &Path) {
+        let png = self.get("/screenshot");
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(png.as_str().unwrap())
+            .unwrap();
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, bytes).unwrap();
+    }
+}
+
+fn browser_present() -> bool {
+    if Path::new(CHROMIUM).exists() && Path::new(CHROMEDRIVER).exists() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "the browser test needs {CHROMIUM} and {CHROMEDRIVER} (Debian's chromium and chromium-driver), which .ci/run installs"
+    );
+    eprintln!("skipped: {CHROMIUM} or {CHROMEDRIVER} is not installed (apt-get install chromium chromium-driver)");
+    false
+}
+
+fn start_session() -> (Driver, Session) {
+    let port = free_port();
+    let driver = Driver(
+        Command::new(CHROMEDRIVER)
+            .arg(format!("--port={port}"))
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let client = reqwest::blocking::Client::builder()
+        .timeout(Duration::from_secs(120))
+        .build()
+        .unwrap();
+    let root = format!("http://127.0.0.1:{port}");
+    let ready = (0..POLLS).any(|_| {
+        let up = client
+            .get(format!("{root}/status"))
+            .send()
+            .is_ok_and(|r| r.status().is_success());
+        if !up {
+            std::thread::sleep(POLL);
+        }
+        up
+    });
+    assert!(ready, "chromedriver did not start");
+    let profile = std::env::temp_dir().join(format!("gpuplan-browser-{}", std::process::id()));
+    let capabilities = json!({"capabilities": {"alwaysMatch": {
+        "browserName": "chrome",
+        "goog:chromeOptions": {
+            "binary": CHROMIUM,
+            "args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                     "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                     "--disable-dev-shm-usage", "--window-size=1280,1000",
+                     format!("--user-data-dir={}", profile.display())]
+        }
+    }}});
+    let created: Value = client
+        .post(format!("{root}/session"))
+        .json(&capabilities)
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    let id = created["value"]["sessionId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no session: {created}"))
+        .to_string();
+    let session = Session {
+        client,
+        base: format!("{root}/session/{id}"),
+    };
+    (driver, session)
+}
+
+#[test]
+fn the_page_plans_draws_and_shares_a_plan() {
+    if !browser_present() {
+        return;
+    }
+    let site = start_server();
+    let (_driver, page) = start_session();
+
+    // Fill the form and submit.
+    page.open(&format!("{site}/"));
+    page.wait_for("#model option[value='llama-3.1-8b']");
+    page.set("#tokens", "200000000");
+    page.set("#seq", "2048");
+    page.click("#submit");
+    let rows = page.wait_for("#plan-table tbody tr");
+    assert!(rows.len() > 1, "a ranked table");
+    let first = page.text(&rows[0]);
+    assert!(first.starts_with('1'), "{first}");
+    assert!(
+        !page.find_all("#scatter circle").is_empty(),
+        "the cost-time chart has points"
+    );
+    assert!(page.find_all("#memory rect").len() > 2, "the memory chart has bars");
+    let status = page.wait_for_text("#status", |t| t.contains("configurations"));
+    assert!(status.contains("evaluated"), "{status}");
+    page.screenshot(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/page.png"));
+
+    // The address now carries the request; opened afresh it gives the same plan.
+    let shared = page.url();
+    assert!(
+        shared.contains("tokens=200000000") && shared.contains("seq=2048"),
+        "{shared}"
+    );
+    page.open(&format!("{site}/docs"));
+    page.open(&shared);
+    let again = page.wait_for("#plan-table tbody tr");
+    assert_eq!(page.text(&again[0]), first);
+
+    // A value the API refuses shows its message, and no stale table.
+    page.open(&format!(
+        "{site}/?model=llama-3.1-8b&task=lora&tokens=-5&seq=2048&batch=32"
+    ));
+    let error = page.wait_for_text("#status", |t| t.contains("--tokens"));
+    assert!(error.contains("must be a positive number"), "{error}");
+    let hidden = page.post(
+        "/execute/sync",
+        json!({"script": "return document.getElementById('results').hidden;", "args": []}),
+    );
+    assert_eq!(hidden, json!(true));
+}
