@@ -1,10 +1,13 @@
-//! `cargo xtask import [--snapshot DIR] [--as-of YYYY-MM-DD]`
+//! `cargo xtask import [--snapshot DIR] [--as-of YYYY-MM-DD]`, `cargo xtask fuzz [--minutes N]`,
+//! `cargo xtask load [--requests N] [--plans N]` (the API under load on loopback).
 //!
 //! Imports the SkyPilot catalog snapshot into `crates/gpuplan-catalog/data/offerings/`,
 //! one CSV per provider, and writes `IMPORT_REPORT.md` beside them. Run it after updating
 //! the snapshot or the accelerator data, then review the diff.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod load;
 
 use anyhow::{Context, Result, bail};
 use gpuplan_catalog::import::{ImportOptions, SnapshotFile, import_skypilot, write_offerings_csv};
@@ -43,7 +46,10 @@ fn main() -> Result<()> {
     match args.first().map(String::as_str) {
         Some("import") => import(&args[1..]),
         Some("fuzz") => fuzz(&args[1..]),
-        _ => bail!("usage: cargo xtask import [--snapshot DIR] [--as-of YYYY-MM-DD] | cargo xtask fuzz [--minutes N]"),
+        Some("load") => load::load(&args[1..]),
+        _ => bail!(
+            "usage: cargo xtask import [--snapshot DIR] [--as-of YYYY-MM-DD] | cargo xtask fuzz [--minutes N] | cargo xtask load [--requests N] [--plans N]"
+        ),
     }
 }
 

@@ -14,12 +14,14 @@
 //! # }
 //! ```
 
+mod answers;
 mod error;
 mod json_body;
 mod metrics;
 pub mod openapi;
 mod routes;
 
+pub use answers::{AnswerCache, CACHED_ANSWERS, CatalogReads};
 pub use error::{ApiError, ProblemJson};
 pub use metrics::Metrics;
 
@@ -40,18 +42,29 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// Requests computed at once; more wait (estimates and plans use a core each).
 pub const MAX_CONCURRENT_REQUESTS: usize = 64;
 
-/// What every request shares: the catalog and the counters.
+/// What every request shares: the catalog, its listings encoded once, recent answers and the
+/// counters.
 #[derive(Debug, Clone)]
 pub struct AppState {
     pub catalog: Arc<Catalog>,
+    pub reads: Arc<CatalogReads>,
+    pub answers: Arc<AnswerCache>,
     pub metrics: Arc<Metrics>,
+    /// Estimates and plans computed at once: one per core. More would only share the cores,
+    /// and every extra computing thread keeps its own memory arena.
+    pub computing: Arc<tokio::sync::Semaphore>,
 }
 
 impl AppState {
     pub fn new(catalog: Catalog) -> Self {
         AppState {
+            reads: Arc::new(CatalogReads::new(&catalog)),
             catalog: Arc::new(catalog),
+            answers: Arc::new(AnswerCache::default()),
             metrics: Arc::new(Metrics::default()),
+            computing: Arc::new(tokio::sync::Semaphore::new(
+                std::thread::available_parallelism().map_or(1, |n| n.get()),
+            )),
         }
     }
 }

@@ -281,3 +281,19 @@ async fn the_schemas_refuse_what_the_api_never_answers() {
     let plan = jsonschema::validator_for(&root).unwrap();
     assert!(!plan.is_valid(&json!({"cheapest": 0})));
 }
+
+/// A repeated request is answered from the kept answers, identically; a request with a field
+/// no option claims is refused even when the same request without it was answered before.
+#[tokio::test]
+async fn repeated_requests_get_the_same_answer() {
+    let body = json!({"model": "llama-3.1-8b", "task": "lora", "tokens": 2e8, "seq": 1024, "batch": 16, "top": 2});
+    let first = post("/api/v1/plan", body.to_string()).await;
+    let second = post("/api/v1/plan", body.to_string()).await;
+    assert_eq!(first.status, StatusCode::OK);
+    assert_eq!(first.body, second.body);
+    let mut typo = body.clone();
+    typo["tokenz"] = json!(1);
+    post("/api/v1/plan", typo.to_string())
+        .await
+        .problem(StatusCode::BAD_REQUEST, 2);
+}

@@ -345,6 +345,11 @@ impl WorkloadOptions {
 }
 
 impl EstimateOptions {
+    /// Refuses fields no option claims (before anything else is looked at).
+    pub fn check_fields(&self) -> Result<(), Error> {
+        refuse_unknown(&self.unknown)
+    }
+
     /// The facade's request, every name parsed.
     pub fn request(&self) -> Result<WorkloadRequest, Error> {
         refuse_unknown(&self.unknown)?;
@@ -390,6 +395,11 @@ impl EstimateOptions {
 }
 
 impl PlanOptions {
+    /// Refuses fields no option claims (before anything else is looked at).
+    pub fn check_fields(&self) -> Result<(), Error> {
+        refuse_unknown(&self.unknown)
+    }
+
     /// The facade's query, every name parsed.
     pub fn query(&self) -> Result<PlanQuery, Error> {
         refuse_unknown(&self.unknown)?;

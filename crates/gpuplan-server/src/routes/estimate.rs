@@ -17,7 +17,14 @@ pub(crate) async fn estimate(
     State(state): State<AppState>,
     JsonBody(options): JsonBody<EstimateOptions>,
 ) -> Result<Response, ApiError> {
-    let wire = super::blocking(move || {
+    options.check_fields()?;
+    let key = super::cache_key("estimate", &options);
+    if let Some(answer) = key.as_deref().and_then(|k| state.answers.get(k)) {
+        return Ok(crate::answers::respond(answer));
+    }
+    let answers = state.answers.clone();
+    let shared = state.clone();
+    let wire = super::blocking(&shared, move || {
         let request = options.request()?;
         let answer = gpuplan::estimate_workload(&state.catalog, &request)?;
         Ok(EstimateJson::new(
@@ -33,5 +40,9 @@ pub(crate) async fn estimate(
         .with_serving(answer.serving.clone()))
     })
     .await?;
-    super::json(&wire)
+    let bytes = crate::answers::encode(&wire)?;
+    if let Some(key) = key {
+        answers.put(key, bytes.clone());
+    }
+    Ok(crate::answers::respond(bytes))
 }

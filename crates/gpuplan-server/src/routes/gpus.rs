@@ -10,8 +10,7 @@ use gpuplan::emit::wire::GpuJson;
 /// Every accelerator with its specifications (`gpuplan gpus --format json`).
 #[utoipa::path(get, path = "/api/v1/gpus", tag = "catalog", responses((status = 200, body = Vec<GpuJson>)))]
 pub(crate) async fn list(State(state): State<AppState>) -> Result<Response, ApiError> {
-    let wire: Vec<GpuJson> = state.catalog.accelerators().iter().map(GpuJson::from).collect();
-    super::json(&wire)
+    state.reads.gpus.clone().map(crate::answers::respond)
 }
 
 /// One accelerator by id or alias, or the ones a family name matches (`gpuplan gpus H100`).

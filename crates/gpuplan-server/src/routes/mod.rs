@@ -45,10 +45,29 @@ pub(crate) fn json<T: Serialize>(value: &T) -> Result<Response, ApiError> {
     Ok(axum::Json(value).into_response())
 }
 
-/// Runs a computation off the async workers (estimates and plans take milliseconds of CPU).
+/// The key an answer is kept under: the route and its options as JSON (fields in declaration
+/// order, so equal options give equal keys). Requests with fields no option claims are not
+/// kept: they are refused.
+pub(crate) fn cache_key<T: Serialize>(route: &str, options: &T) -> Option<String> {
+    serde_json::to_string(options)
+        .ok()
+        .map(|json| format!("{route} {json}"))
+}
+
+/// Runs a computation off the async workers (estimates and plans take milliseconds of CPU),
+/// at most one per core at a time.
 pub(crate) async fn blocking<T: Send + 'static>(
+    state: &AppState,
     work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
+    let _permit = state.computing.clone().acquire_owned().await.map_err(|e| ApiError {
+        status: axum::http::StatusCode::SERVICE_UNAVAILABLE,
+        title: "unavailable",
+        detail: format!("the server is shutting down: {e}"),
+        hint: Some("retry".to_string()),
+        exit_code: 2,
+        extension: None,
+    })?;
     tokio::task::spawn_blocking(work).await.map_err(|e| ApiError {
         status: axum::http::StatusCode::INTERNAL_SERVER_ERROR,
         title: "internal error",

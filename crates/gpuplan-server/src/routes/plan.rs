@@ -19,7 +19,14 @@ pub(crate) async fn plan(
     State(state): State<AppState>,
     JsonBody(options): JsonBody<PlanOptions>,
 ) -> Result<Response, ApiError> {
-    let wire = super::blocking(move || {
+    options.check_fields()?;
+    let key = super::cache_key("plan", &options);
+    if let Some(answer) = key.as_deref().and_then(|k| state.answers.get(k)) {
+        return Ok(crate::answers::respond(answer));
+    }
+    let answers = state.answers.clone();
+    let shared = state.clone();
+    let wire = super::blocking(&shared, move || {
         let query = options.query()?;
         match gpuplan::plan_workload(&state.catalog, &query)? {
             Ok(answer) => Ok(PlanJson::new(&answer.plan, &answer.defaults)),
@@ -37,5 +44,9 @@ pub(crate) async fn plan(
         }
     })
     .await?;
-    super::json(&wire)
+    let bytes = crate::answers::encode(&wire)?;
+    if let Some(key) = key {
+        answers.put(key, bytes.clone());
+    }
+    Ok(crate::answers::respond(bytes))
 }
