@@ -6,7 +6,9 @@ use crate::error::ProblemJson;
 use crate::routes;
 use axum::Json;
 use axum::response::Html;
-use gpuplan::emit::wire::{CatalogSummaryJson, EstimateJson, GpuJson, InfeasibleJson, ModelSummaryJson, PlanJson};
+use gpuplan::emit::wire::{
+    CatalogSummaryJson, EstimateJson, GpuJson, InfeasibleJson, InstanceJson, ModelSummaryJson, PlanJson,
+};
 use gpuplan::{EstimateOptions, PlanOptions, WorkloadOptions};
 use utoipa::OpenApi;
 
@@ -25,6 +27,7 @@ use utoipa::OpenApi;
         routes::health::metrics,
         routes::gpus::list,
         routes::gpus::one,
+        routes::instances::list,
         routes::catalog::models,
         routes::catalog::summary,
         routes::estimate::estimate,
@@ -38,6 +41,7 @@ use utoipa::OpenApi;
         PlanJson,
         InfeasibleJson,
         GpuJson,
+        InstanceJson,
         ModelSummaryJson,
         CatalogSummaryJson,
         ProblemJson

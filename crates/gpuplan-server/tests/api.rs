@@ -131,6 +131,25 @@ async fn catalog_reads_answer_with_the_cli_json() {
     let models = get("/api/v1/models").await.json();
     assert!(models.as_array().unwrap().iter().any(|m| m["id"] == "llama-3.1-8b"));
     conforms_each(&models, "ModelSummaryJson").await;
+    let h100s = get("/api/v1/instances?gpu=H100&provider=aws,gcp&max_price=100")
+        .await
+        .json();
+    let rows = h100s.as_array().unwrap();
+    assert!(!rows.is_empty());
+    assert!(
+        rows.iter().all(|r| r["provider"] == "aws" || r["provider"] == "gcp"),
+        "{h100s}"
+    );
+    conforms_each(&h100s, "InstanceJson").await;
+    get("/api/v1/instances?sort=cheapest")
+        .await
+        .problem(StatusCode::BAD_REQUEST, 2);
+    get("/api/v1/instances?min_gpus=many")
+        .await
+        .problem(StatusCode::BAD_REQUEST, 2);
+    get("/api/v1/instances?gpus=8")
+        .await
+        .problem(StatusCode::BAD_REQUEST, 2);
     let catalog = get("/api/v1/catalog").await.json();
     assert!(catalog.to_string().contains("aws"), "{catalog}");
     conforms(&catalog, "CatalogSummaryJson").await;
@@ -252,6 +271,7 @@ async fn the_openapi_document_lists_every_route() {
         "/metrics",
         "/api/v1/gpus",
         "/api/v1/gpus/{name}",
+        "/api/v1/instances",
         "/api/v1/models",
         "/api/v1/catalog",
         "/api/v1/estimate",

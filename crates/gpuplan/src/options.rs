@@ -6,7 +6,9 @@
 
 use crate::Error;
 use crate::estimate_workload::{ModelSource, ServingQuestion, WorkloadRequest};
+use crate::instances::InstancesRequest;
 use crate::plan_workload::PlanQuery;
+use gpuplan_catalog::OfferingSort;
 use gpuplan_model::{BillingMode, ImageSettings, LatencyTarget, RequestMix, SequencePacking, SoftwareStack, Task};
 use gpuplan_plan::{InputSettings, Objective, Operational, ServingTargets, StartupOverrides};
 use serde::{Deserialize, Serialize};
@@ -238,6 +240,89 @@ impl Default for PlanOptions {
             stream_dataset: false,
             checkpoint_every: None,
         }
+    }
+}
+
+/// `instances`: which offerings to list. As a URL query, lists are comma-separated
+/// (`provider=aws,gcp`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema, utoipa::IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct InstancesOptions {
+    /// An accelerator id, alias or family name (`H100` matches every H100 variant).
+    #[serde(default)]
+    pub gpu: Option<String>,
+    /// Providers, comma-separated.
+    #[serde(default)]
+    pub provider: Option<String>,
+    /// Regions, comma-separated.
+    #[serde(default)]
+    pub region: Option<String>,
+    #[serde(default)]
+    pub min_gpus: Option<u32>,
+    #[serde(default)]
+    pub max_gpus: Option<u32>,
+    /// Minimum memory per GPU, GiB.
+    #[serde(default)]
+    pub min_gpu_memory: Option<f64>,
+    /// Maximum USD per hour (the spot price with `spot`).
+    #[serde(default)]
+    pub max_price: Option<f64>,
+    /// Only offerings with a spot price.
+    #[serde(default)]
+    pub spot: bool,
+    /// CPU-only shapes too.
+    #[serde(default)]
+    pub include_cpu: bool,
+    /// One row per zone where zone prices differ.
+    #[serde(default)]
+    pub zones: bool,
+    /// price (default), price-per-gpu, gpus, memory or provider.
+    #[serde(default)]
+    pub sort: Option<String>,
+}
+
+fn comma_list(text: &Option<String>) -> Vec<String> {
+    text.as_deref()
+        .map(|t| {
+            t.split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+impl InstancesOptions {
+    /// The facade's request, the sort parsed.
+    pub fn request(&self) -> Result<InstancesRequest, Error> {
+        let sort = match self.sort.as_deref().unwrap_or("price") {
+            "price" => OfferingSort::Price,
+            "price-per-gpu" => OfferingSort::PricePerGpu,
+            "gpus" => OfferingSort::Gpus,
+            "memory" => OfferingSort::Memory,
+            "provider" => OfferingSort::Provider,
+            other => {
+                return Err(Error::invalid(
+                    format!("--sort: unknown order `{other}`"),
+                    Some("use price, price-per-gpu, gpus, memory or provider".to_string()),
+                ));
+            }
+        };
+        Ok(InstancesRequest {
+            gpu: self.gpu.clone(),
+            providers: comma_list(&self.provider),
+            regions: comma_list(&self.region),
+            min_gpus: self.min_gpus,
+            max_gpus: self.max_gpus,
+            min_gpu_memory_gib: self.min_gpu_memory,
+            max_price: self.max_price,
+            spot_only: self.spot,
+            include_cpu_only: self.include_cpu,
+            per_zone: self.zones,
+            sort,
+        })
     }
 }
 

@@ -3,31 +3,35 @@ use crate::output;
 use gpuplan::emit::Money;
 use gpuplan::emit::wire::InstanceJson;
 use gpuplan::emit::{OutputFormat, instance_table};
-use gpuplan::{Catalog, Error, ExitStatus, InstancesRequest, OfferingSort, find_instances};
+use gpuplan::{Catalog, Error, ExitStatus, InstancesOptions, find_instances};
 
 /// Rows a terminal table shows unless `--limit` says otherwise.
 const DEFAULT_TABLE_ROWS: usize = 40;
 
 pub fn run(catalog: &Catalog, args: &InstancesArgs, format: OutputFormat, money: &Money) -> Result<ExitStatus, Error> {
-    let request = InstancesRequest {
+    let request = InstancesOptions {
         gpu: args.gpu.clone(),
-        providers: args.provider.clone(),
-        regions: args.region.clone(),
+        provider: (!args.provider.is_empty()).then(|| args.provider.join(",")),
+        region: (!args.region.is_empty()).then(|| args.region.join(",")),
         min_gpus: args.min_gpus,
         max_gpus: args.max_gpus,
-        min_gpu_memory_gib: args.min_gpu_memory,
+        min_gpu_memory: args.min_gpu_memory,
         max_price: args.max_price,
-        spot_only: args.spot,
-        include_cpu_only: args.include_cpu,
-        per_zone: args.zones,
-        sort: match args.sort {
-            SortKey::Price => OfferingSort::Price,
-            SortKey::PricePerGpu => OfferingSort::PricePerGpu,
-            SortKey::Gpus => OfferingSort::Gpus,
-            SortKey::Memory => OfferingSort::Memory,
-            SortKey::Provider => OfferingSort::Provider,
-        },
-    };
+        spot: args.spot,
+        include_cpu: args.include_cpu,
+        zones: args.zones,
+        sort: Some(
+            match args.sort {
+                SortKey::Price => "price",
+                SortKey::PricePerGpu => "price-per-gpu",
+                SortKey::Gpus => "gpus",
+                SortKey::Memory => "memory",
+                SortKey::Provider => "provider",
+            }
+            .to_string(),
+        ),
+    }
+    .request()?;
     let answer = find_instances(catalog, &request)?;
     for note in &answer.notes {
         output::eprintln_note(note);

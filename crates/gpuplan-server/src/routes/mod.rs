@@ -4,6 +4,7 @@ pub(crate) mod catalog;
 pub(crate) mod estimate;
 pub(crate) mod gpus;
 pub(crate) mod health;
+pub(crate) mod instances;
 pub(crate) mod plan;
 
 use crate::AppState;
@@ -22,6 +23,7 @@ pub(crate) fn router() -> Router<AppState> {
         .route("/api/v1/gpus", get(gpus::list))
         .route("/api/v1/gpus/{name}", get(gpus::one))
         .route("/api/v1/models", get(catalog::models))
+        .route("/api/v1/instances", get(instances::list))
         .route("/api/v1/catalog", get(catalog::summary))
         .route("/api/v1/estimate", post(estimate::estimate))
         .route("/api/v1/plan", post(plan::plan))
