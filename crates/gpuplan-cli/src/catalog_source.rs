@@ -59,6 +59,14 @@ pub fn warn_if_stale(catalog: &Catalog, folder: Option<&Path>) {
     let Some(newest) = catalog.offerings().iter().map(|o| o.as_of).max() else {
         return;
     };
+    // A catalog other than the built-in one (a refresh, a copy) is named on every command, so
+    // that an answer is never mistaken for one from the data that ships.
+    if let Some(folder) = folder {
+        crate::output::eprintln_note(&format!(
+            "using the catalog in {}, prices up to {newest}",
+            folder.display()
+        ));
+    }
     let (Ok(newest), now) = (
         newest.to_string().parse::<jiff::civil::Date>(),
         jiff::Zoned::now().date(),

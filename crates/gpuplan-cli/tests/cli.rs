@@ -764,6 +764,11 @@ mod catalog {
         ]);
         assert_eq!(listed.code, 0, "{}", listed.stderr);
         assert!(listed.stdout.contains("20.0"), "{}", listed.stdout);
+        assert!(
+            listed.stderr.contains("note: using the catalog in ") && listed.stderr.contains("prices up to"),
+            "a command names the catalog it used: {}",
+            listed.stderr
+        );
     }
 
     #[test]
