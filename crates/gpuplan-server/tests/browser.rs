@@ -260,6 +260,14 @@ fn the_page_plans_draws_and_shares_a_plan() {
     let again = page.wait_for("#plan-table tbody tr");
     assert_eq!(page.text(&again[0]), first);
 
+    // Serving: the latency percentiles replace the memory chart.
+    page.open(&format!("{site}/?model=llama-3.1-8b&task=inference&qps=5&seq=1024"));
+    page.wait_for("#plan-table tbody tr");
+    let bars = page.wait_for("#latency .latency-bar");
+    assert!(bars.len() >= 3, "p50, p90 and p99 bars");
+    let latency = page.text(&page.wait_for("#plan-table tbody tr")[0]);
+    assert!(latency.contains("TTFT p90"), "{latency}");
+
     // A value the API refuses shows its message, and no stale table.
     page.open(&format!(
         "{site}/?model=llama-3.1-8b&task=lora&tokens=-5&seq=2048&batch=32"
