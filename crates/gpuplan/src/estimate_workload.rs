@@ -161,6 +161,23 @@ pub struct EstimateAnswer {
     pub serving: Option<LoadReport>,
 }
 
+impl EstimateAnswer {
+    /// The answer as the documented JSON (`estimate --format json`, `POST /api/v1/estimate`).
+    pub fn wire(&self) -> gpuplan_emit::wire::EstimateJson {
+        gpuplan_emit::wire::EstimateJson::new(
+            &self.model,
+            &self.accelerator,
+            self.gpus,
+            self.gpus_per_node,
+            &self.workload,
+            &self.estimate,
+            &self.defaults,
+        )
+        .with_margin(self.memory_margin, self.nearest_fit.clone())
+        .with_serving(self.serving.clone())
+    }
+}
+
 /// Runs the estimators on `request`, choosing what the user left open.
 pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateAnswer, Error> {
     let model = crate::resolve::model(catalog, &request.model)?;

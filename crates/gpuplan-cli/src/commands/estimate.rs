@@ -86,17 +86,7 @@ pub fn run(catalog: &Catalog, args: &EstimateArgs, format: OutputFormat) -> Resu
     for note in &answer.notes {
         output::eprintln_note(note);
     }
-    let wire = EstimateJson::new(
-        &answer.model,
-        &answer.accelerator,
-        answer.gpus,
-        answer.gpus_per_node,
-        &answer.workload,
-        &answer.estimate,
-        &answer.defaults,
-    )
-    .with_margin(answer.memory_margin, answer.nearest_fit.clone())
-    .with_serving(answer.serving.clone());
+    let wire = answer.wire();
     match format {
         OutputFormat::Table => output::text(&estimate_report(&wire)),
         OutputFormat::Json => output::json(&wire)?,

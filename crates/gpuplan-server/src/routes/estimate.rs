@@ -19,30 +19,10 @@ pub(crate) async fn estimate(
 ) -> Result<Response, ApiError> {
     options.check_fields()?;
     let key = super::cache_key("estimate", &options);
-    if let Some(answer) = key.as_deref().and_then(|k| state.answers.get(k)) {
-        return Ok(crate::answers::respond(answer));
-    }
-    let answers = state.answers.clone();
-    let shared = state.clone();
-    let wire = super::blocking(&shared, move || {
-        let request = options.request()?;
-        let answer = gpuplan::estimate_workload(&state.catalog, &request)?;
-        Ok(EstimateJson::new(
-            &answer.model,
-            &answer.accelerator,
-            answer.gpus,
-            answer.gpus_per_node,
-            &answer.workload,
-            &answer.estimate,
-            &answer.defaults,
-        )
-        .with_margin(answer.memory_margin, answer.nearest_fit.clone())
-        .with_serving(answer.serving.clone()))
+    let catalog = state.catalog.clone();
+    super::computed(&state, key, move || {
+        let answer = gpuplan::estimate_workload(&catalog, &options.request()?)?;
+        Ok(answer.wire())
     })
-    .await?;
-    let bytes = crate::answers::encode(&wire)?;
-    if let Some(key) = key {
-        answers.put(key, bytes.clone());
-    }
-    Ok(crate::answers::respond(bytes))
+    .await
 }

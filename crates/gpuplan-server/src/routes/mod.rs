@@ -10,7 +10,7 @@ pub(crate) mod plan;
 use crate::AppState;
 use crate::error::ApiError;
 use axum::Router;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::{get, post};
 use serde::Serialize;
 
@@ -41,10 +41,24 @@ async fn page() -> axum::response::Html<&'static str> {
 /// `value` as JSON; an error when a number in it is not finite, which JSON would print as
 /// `null` (the same rule as the CLI's).
 pub(crate) fn json<T: Serialize>(value: &T) -> Result<Response, ApiError> {
-    if let Some(path) = gpuplan::emit::first_non_finite(value) {
-        return Err(gpuplan::Error::NotANumber { path }.into());
+    crate::answers::encode(value).map(crate::answers::respond)
+}
+
+/// The answer kept under `key` from an earlier identical request, or else `work` computed
+/// (see [`blocking`]), encoded, kept and returned.
+pub(crate) async fn computed<T: Serialize + Send + 'static>(
+    state: &AppState,
+    key: Option<String>,
+    work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<Response, ApiError> {
+    if let Some(answer) = key.as_deref().and_then(|k| state.answers.get(k)) {
+        return Ok(crate::answers::respond(answer));
     }
-    Ok(axum::Json(value).into_response())
+    let answer = crate::answers::encode(&blocking(state, work).await?)?;
+    if let Some(key) = key {
+        state.answers.put(key, answer.clone());
+    }
+    Ok(crate::answers::respond(answer))
 }
 
 /// The key an answer is kept under: the route and its options as JSON (fields in declaration

@@ -21,14 +21,10 @@ pub(crate) async fn plan(
 ) -> Result<Response, ApiError> {
     options.check_fields()?;
     let key = super::cache_key("plan", &options);
-    if let Some(answer) = key.as_deref().and_then(|k| state.answers.get(k)) {
-        return Ok(crate::answers::respond(answer));
-    }
-    let answers = state.answers.clone();
-    let shared = state.clone();
-    let wire = super::blocking(&shared, move || {
+    let catalog = state.catalog.clone();
+    super::computed(&state, key, move || {
         let query = options.query()?;
-        match gpuplan::plan_workload(&state.catalog, &query)? {
+        match gpuplan::plan_workload(&catalog, &query)? {
             Ok(answer) => Ok(PlanJson::new(&answer.plan, &answer.defaults)),
             Err(infeasible) => {
                 let report = InfeasibleJson::from(infeasible.as_ref());
@@ -43,10 +39,5 @@ pub(crate) async fn plan(
             }
         }
     })
-    .await?;
-    let bytes = crate::answers::encode(&wire)?;
-    if let Some(key) = key {
-        answers.put(key, bytes.clone());
-    }
-    Ok(crate::answers::respond(bytes))
+    .await
 }
