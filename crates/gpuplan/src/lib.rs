@@ -39,7 +39,7 @@ pub use gpuplan_forecast::history::Period as ForecastPeriod;
 pub use gpuplan_plan as planner;
 pub use gpus::{GpuAnswer, show_gpus};
 pub use instances::{InstancesAnswer, InstancesRequest, find_instances};
-pub use options::{EstimateOptions, InstancesOptions, PlanOptions, WorkloadOptions, billing_mode};
+pub use options::{EstimateOptions, InstancesOptions, PlanOptions, WorkloadOptions, billing_mode, billing_modes};
 pub use plan_workload::{InfeasiblePlan, PlanAnswer, PlanQuery, TabularQuery, plan_tabular_workload, plan_workload};
 pub use request_log::parse_request_log;
 

@@ -380,6 +380,15 @@ fn refuse_unknown(unknown: &BTreeMap<String, serde_json::Value>) -> Result<(), E
     }
 }
 
+/// The billing modes named (`--billing`), spot added by `spot` (`--spot`).
+pub fn billing_modes(names: &[String], spot: bool) -> Result<Vec<BillingMode>, Error> {
+    let mut modes: Vec<BillingMode> = names.iter().map(|b| billing_mode(b)).collect::<Result<_, _>>()?;
+    if spot && !modes.contains(&BillingMode::Spot) {
+        modes.push(BillingMode::Spot);
+    }
+    Ok(modes)
+}
+
 /// A billing mode by any of its names.
 pub fn billing_mode(text: &str) -> Result<BillingMode, Error> {
     match text.trim().to_lowercase().as_str() {
@@ -429,6 +438,33 @@ impl WorkloadOptions {
     }
 }
 
+/// Sets the workload fields `estimate` and `plan` share on `$target` (a `WorkloadRequest` or a
+/// `PlanQuery`, whose fields carry the same names), every name parsed here, once.
+macro_rules! fill_workload {
+    ($target:ident, $w:expr) => {{
+        let w: &WorkloadOptions = $w;
+        $target.batch = w.batch;
+        $target.micro_batch = w.micro_batch;
+        $target.seq = w.seq;
+        $target.output_tokens = w.output_tokens;
+        $target.checkpointing = parse("checkpointing", &w.checkpointing)?;
+        $target.framework = parse("framework", &w.framework)?;
+        $target.offload = parse("offload", &w.offload)?;
+        $target.packing = w.packing();
+        $target.compiled = w.compile;
+        $target.kv_cache = parse("kv-cache-dtype", &w.kv_cache_dtype)?;
+        $target.optimizer = parse("optimizer", &w.optimizer)?;
+        $target.lora_rank = w.lora_rank;
+        $target.lora_targets = parse("lora-targets", &w.lora_targets)?;
+        $target.engine = parse("engine", &w.engine)?;
+        $target.image = w.image();
+        $target.tokens = amount("--tokens", w.tokens)?;
+        $target.epochs = amount("--epochs", w.epochs)?;
+        $target.dataset_size = amount("--dataset-size", w.dataset_size)?;
+        $target.memory_margin = w.memory_margin;
+    }};
+}
+
 impl EstimateOptions {
     /// Refuses fields no option claims (before anything else is looked at).
     pub fn check_fields(&self) -> Result<(), Error> {
@@ -437,37 +473,19 @@ impl EstimateOptions {
 
     /// The facade's request, every name parsed.
     pub fn request(&self) -> Result<WorkloadRequest, Error> {
-        refuse_unknown(&self.unknown)?;
+        self.check_fields()?;
         let w = &self.workload;
         let mut request = WorkloadRequest::new(w.model_source(), w.task()?, &self.gpu);
         request.gpus = self.gpus;
         request.gpus_per_node = self.gpus_per_node;
         request.precision = parse("precision", &self.precision)?;
-        request.batch = w.batch;
-        request.micro_batch = w.micro_batch;
-        request.seq = w.seq;
-        request.output_tokens = w.output_tokens;
+        fill_workload!(request, w);
         request.tp = self.tp;
         request.pp = self.pp;
         request.cp = self.cp;
         request.ep = self.ep;
         request.zero = self.zero;
-        request.checkpointing = parse("checkpointing", &w.checkpointing)?;
-        request.framework = parse("framework", &w.framework)?;
-        request.offload = parse("offload", &w.offload)?;
-        request.packing = w.packing();
-        request.compiled = w.compile;
-        request.kv_cache = parse("kv-cache-dtype", &w.kv_cache_dtype)?;
-        request.optimizer = parse("optimizer", &w.optimizer)?;
-        request.lora_rank = w.lora_rank;
-        request.lora_targets = parse("lora-targets", &w.lora_targets)?;
-        request.engine = parse("engine", &w.engine)?;
         request.flash_attention = self.flash_attention;
-        request.image = w.image();
-        request.tokens = amount("--tokens", w.tokens)?;
-        request.epochs = amount("--epochs", w.epochs)?;
-        request.dataset_size = amount("--dataset-size", w.dataset_size)?;
-        request.memory_margin = w.memory_margin;
         request.serving = ServingQuestion {
             qps: w.qps,
             ttft: w.ttft,
@@ -487,7 +505,7 @@ impl PlanOptions {
 
     /// The facade's query, every name parsed.
     pub fn query(&self) -> Result<PlanQuery, Error> {
-        refuse_unknown(&self.unknown)?;
+        self.check_fields()?;
         let w = &self.workload;
         let mut query = PlanQuery::new(w.model_source(), w.task()?);
         query.precisions = self
@@ -495,24 +513,7 @@ impl PlanOptions {
             .iter()
             .map(|p| parse_one("precision", p))
             .collect::<Result<_, _>>()?;
-        query.batch = w.batch;
-        query.micro_batch = w.micro_batch;
-        query.seq = w.seq;
-        query.output_tokens = w.output_tokens;
-        query.checkpointing = parse("checkpointing", &w.checkpointing)?;
-        query.framework = parse("framework", &w.framework)?;
-        query.offload = parse("offload", &w.offload)?;
-        query.packing = w.packing();
-        query.compiled = w.compile;
-        query.kv_cache = parse("kv-cache-dtype", &w.kv_cache_dtype)?;
-        query.optimizer = parse("optimizer", &w.optimizer)?;
-        query.lora_rank = w.lora_rank;
-        query.lora_targets = parse("lora-targets", &w.lora_targets)?;
-        query.engine = parse("engine", &w.engine)?;
-        query.image = w.image();
-        query.tokens = amount("--tokens", w.tokens)?;
-        query.epochs = amount("--epochs", w.epochs)?;
-        query.dataset_size = amount("--dataset-size", w.dataset_size)?;
+        fill_workload!(query, w);
         query.deadline_hours = positive("--deadline", self.deadline)?;
         query.budget_usd = self.budget;
         query.serving = ServingTargets {
@@ -530,7 +531,6 @@ impl PlanOptions {
         query.billing = self.billing_modes()?;
         query.max_gpus = self.max_gpus;
         query.max_nodes = self.max_nodes;
-        query.memory_margin = w.memory_margin;
         query.min_vcpus_per_gpu = self.min_vcpus_per_gpu;
         query.min_host_memory_gib_per_gpu = self.min_host_memory_per_gpu;
         query.objective = self.objective()?;
@@ -541,11 +541,7 @@ impl PlanOptions {
 
     /// The billing modes asked, spot added by `spot`.
     pub fn billing_modes(&self) -> Result<Vec<BillingMode>, Error> {
-        let mut modes: Vec<BillingMode> = self.billing.iter().map(|b| billing_mode(b)).collect::<Result<_, _>>()?;
-        if self.spot && !modes.contains(&BillingMode::Spot) {
-            modes.push(BillingMode::Spot);
-        }
-        Ok(modes)
+        billing_modes(&self.billing, self.spot)
     }
 
     fn objective(&self) -> Result<Objective, Error> {

@@ -2,7 +2,7 @@ use crate::args::EstimateArgs;
 use crate::output;
 use gpuplan::emit::wire::EstimateJson;
 use gpuplan::emit::{OutputFormat, Table, estimate_report};
-use gpuplan::{Catalog, Error, EstimateOptions, ExitStatus, WorkloadOptions, estimate_workload};
+use gpuplan::{Catalog, Error, EstimateOptions, ExitStatus, estimate_workload};
 use std::path::Path;
 
 /// A built-in model name, or a config.json read from disk: the model's name and, for a file,
@@ -29,43 +29,8 @@ pub(crate) fn model_and_config(model: &str) -> Result<(String, Option<serde_json
 
 /// The flags as the options every front end fills.
 fn options(args: &EstimateArgs) -> Result<EstimateOptions, Error> {
-    let (model, model_config) = model_and_config(&args.model)?;
     Ok(EstimateOptions {
-        workload: WorkloadOptions {
-            model,
-            model_config,
-            task: args.task.clone(),
-            batch: args.batch,
-            micro_batch: args.micro_batch,
-            seq: args.seq,
-            output_tokens: args.output_tokens,
-            checkpointing: args.checkpointing.clone(),
-            framework: args.framework.clone(),
-            offload: args.offload.clone(),
-            compile: args.step.compile,
-            mean_seq: args.step.mean_seq,
-            kv_cache_dtype: args.kv_cache_dtype.clone(),
-            optimizer: args.optimizer.clone(),
-            lora_rank: args.lora_rank,
-            lora_targets: args.lora_targets.clone(),
-            engine: args.engine.clone(),
-            resolution: args.image.resolution,
-            steps: args.image.steps,
-            no_guidance: args.image.no_guidance,
-            tokens: args.tokens,
-            epochs: args.epochs,
-            dataset_size: args.dataset_size,
-            memory_margin: args.memory_margin,
-            qps: args.qps,
-            ttft: args.ttft,
-            tpot: args.tpot,
-            prefix_cache_hit: args.prefix_cache_hit,
-            requests: args
-                .requests
-                .as_deref()
-                .map(super::plan::read_request_log)
-                .transpose()?,
-        },
+        workload: workload_options!(args, &args.model, &args.task),
         unknown: Default::default(),
         gpu: args.gpu.clone(),
         gpus: args.gpus,

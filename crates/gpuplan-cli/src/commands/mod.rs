@@ -1,3 +1,47 @@
+/// The workload flags `estimate` and `plan` share (their argument structs name them alike) as
+/// the options every front end fills; `model` is an id or a config file's path.
+macro_rules! workload_options {
+    ($args:expr, $model:expr, $task:expr) => {{
+        let args = $args;
+        let (model, model_config) = $crate::commands::estimate::model_and_config($model)?;
+        gpuplan::WorkloadOptions {
+            model,
+            model_config,
+            task: $task.to_string(),
+            batch: args.batch,
+            micro_batch: args.micro_batch,
+            seq: args.seq,
+            output_tokens: args.output_tokens,
+            checkpointing: args.checkpointing.clone(),
+            framework: args.framework.clone(),
+            offload: args.offload.clone(),
+            compile: args.step.compile,
+            mean_seq: args.step.mean_seq,
+            kv_cache_dtype: args.kv_cache_dtype.clone(),
+            optimizer: args.optimizer.clone(),
+            lora_rank: args.lora_rank,
+            lora_targets: args.lora_targets.clone(),
+            engine: args.engine.clone(),
+            resolution: args.image.resolution,
+            steps: args.image.steps,
+            no_guidance: args.image.no_guidance,
+            tokens: args.tokens,
+            epochs: args.epochs,
+            dataset_size: args.dataset_size,
+            memory_margin: args.memory_margin,
+            qps: args.qps,
+            ttft: args.ttft,
+            tpot: args.tpot,
+            prefix_cache_hit: args.prefix_cache_hit,
+            requests: args
+                .requests
+                .as_deref()
+                .map($crate::commands::plan::read_request_log)
+                .transpose()?,
+        }
+    }};
+}
+
 mod catalog;
 mod cost;
 mod energy;

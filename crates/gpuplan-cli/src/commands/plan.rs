@@ -1,22 +1,12 @@
-use super::estimate::model_and_config;
 use crate::args::{ObjectiveArg, PlanArgs};
 use crate::output;
 use gpuplan::emit::Money;
 use gpuplan::emit::wire::{InfeasibleJson, PlanJson};
 use gpuplan::emit::{OutputFormat, infeasible_report, plan_explanation, plan_table};
-use gpuplan::model::{BillingMode, RequestMix, Task};
+use gpuplan::model::{RequestMix, Task};
 use gpuplan::{
-    Catalog, Error, ExitStatus, PlanOptions, TabularQuery, WorkloadOptions, billing_mode, plan_tabular_workload,
-    plan_workload,
+    Catalog, Error, ExitStatus, PlanOptions, TabularQuery, billing_modes, plan_tabular_workload, plan_workload,
 };
-
-fn billing_modes(args: &PlanArgs) -> Result<Vec<BillingMode>, Error> {
-    let mut modes: Vec<BillingMode> = args.billing.iter().map(|b| billing_mode(b)).collect::<Result<_, _>>()?;
-    if args.spot && !modes.contains(&BillingMode::Spot) {
-        modes.push(BillingMode::Spot);
-    }
-    Ok(modes)
-}
 
 fn run_tabular(catalog: &Catalog, args: &PlanArgs, format: OutputFormat, money: &Money) -> Result<ExitStatus, Error> {
     let (Some(rows), Some(features)) = (args.rows, args.features) else {
@@ -31,7 +21,7 @@ fn run_tabular(catalog: &Catalog, args: &PlanArgs, format: OutputFormat, money: 
         rounds: args.rounds,
         providers: args.providers.clone(),
         regions: args.regions.clone(),
-        billing: billing_modes(args)?,
+        billing: billing_modes(&args.billing, args.spot)?,
         deadline_hours: args.deadline,
         budget_usd: args.budget,
         by_time: args.objective == ObjectiveArg::Time,
@@ -74,40 +64,9 @@ fn run_tabular(catalog: &Catalog, args: &PlanArgs, format: OutputFormat, money: 
 
 /// The flags as the options every front end fills.
 fn options(args: &PlanArgs, model: &str, task: &str) -> Result<PlanOptions, Error> {
-    let (model, model_config) = model_and_config(model)?;
     let operations = &args.operations;
     Ok(PlanOptions {
-        workload: WorkloadOptions {
-            model,
-            model_config,
-            task: task.to_string(),
-            batch: args.batch,
-            micro_batch: args.micro_batch,
-            seq: args.seq,
-            output_tokens: args.output_tokens,
-            checkpointing: args.checkpointing.clone(),
-            framework: args.framework.clone(),
-            offload: args.offload.clone(),
-            compile: args.step.compile,
-            mean_seq: args.step.mean_seq,
-            kv_cache_dtype: args.kv_cache_dtype.clone(),
-            optimizer: args.optimizer.clone(),
-            lora_rank: args.lora_rank,
-            lora_targets: args.lora_targets.clone(),
-            engine: args.engine.clone(),
-            resolution: args.image.resolution,
-            steps: args.image.steps,
-            no_guidance: args.image.no_guidance,
-            tokens: args.tokens,
-            epochs: args.epochs,
-            dataset_size: args.dataset_size,
-            memory_margin: args.memory_margin,
-            qps: args.qps,
-            ttft: args.ttft,
-            tpot: args.tpot,
-            prefix_cache_hit: args.prefix_cache_hit,
-            requests: args.requests.as_deref().map(read_request_log).transpose()?,
-        },
+        workload: workload_options!(args, model, task),
         unknown: Default::default(),
         precision: args.precision.clone(),
         deadline: args.deadline,
