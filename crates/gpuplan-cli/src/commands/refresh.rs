@@ -173,11 +173,7 @@ fn recorded_files(folder: &Path) -> Result<Vec<PathBuf>, Error> {
 fn recorded_azure(folder: &Path) -> Result<Vec<PriceQuote>, Error> {
     let mut quotes = Vec::new();
     for page in recorded_files(folder)? {
-        let size = std::fs::metadata(&page).map(|m| m.len()).unwrap_or(0);
-        if size > MAX_RESPONSE_BYTES {
-            return Err(invalid(format!("{}: larger than 32 MiB", page.display()), None));
-        }
-        let text = std::fs::read_to_string(&page).map_err(|e| invalid(format!("{}: {e}", page.display()), None))?;
+        let text = read_recorded(&page)?;
         quotes.extend(
             azure::parse_page(&page.display().to_string(), &text)
                 .map_err(response)?
@@ -215,18 +211,27 @@ fn client(timeout: Option<Duration>) -> Result<reqwest::blocking::Client, Error>
         .map_err(|e| invalid(format!("cannot start an HTTP client: {e}"), None))
 }
 
-fn get(client: &reqwest::blocking::Client, url: &str) -> Result<reqwest::blocking::Response, Error> {
-    get_shown(client, url, url)
-}
-
-/// Fetches `url`, naming it `shown` in errors (a URL with a key in it is not printed).
-fn get_shown(client: &reqwest::blocking::Client, url: &str, shown: &str) -> Result<reqwest::blocking::Response, Error> {
-    client.get(url).send().and_then(|r| r.error_for_status()).map_err(|e| {
+/// Sends `request`, naming it `shown` in errors (a URL or header with a key is never printed).
+fn send(request: reqwest::blocking::RequestBuilder, shown: &str) -> Result<reqwest::blocking::Response, Error> {
+    request.send().and_then(|r| r.error_for_status()).map_err(|e| {
         invalid(
             format!("fetching {shown}: {}", e.without_url()),
-            Some("check the network, or refresh from recorded responses with --from DIR; the previous catalog is untouched"),
+            Some("check the network and any API key, or refresh from recorded responses with --from DIR; the previous catalog is untouched"),
         )
     })
+}
+
+/// The whole answer to `request` as text, read no further than the size limit.
+fn fetch_text(request: reqwest::blocking::RequestBuilder, shown: &str) -> Result<String, Error> {
+    let mut text = String::new();
+    send(request, shown)?
+        .take(MAX_RESPONSE_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| invalid(format!("reading {shown}: {e}"), None))?;
+    if text.len() as u64 > MAX_RESPONSE_BYTES {
+        return Err(invalid(format!("{shown}: response larger than 32 MiB"), None));
+    }
+    Ok(text)
 }
 
 fn progress(len: usize, message: &'static str, unit: &str) -> ProgressBar {
@@ -251,12 +256,7 @@ fn fetched_azure(types: &BTreeSet<String>) -> Result<Vec<PriceQuote>, Error> {
             if pages > MAX_PAGES {
                 break;
             }
-            let text = get(&client, &next)?
-                .text()
-                .map_err(|e| invalid(format!("reading {next}: {e}"), None))?;
-            if text.len() as u64 > MAX_RESPONSE_BYTES {
-                return Err(invalid(format!("{next}: response larger than 32 MiB"), None));
-            }
+            let text = fetch_text(client.get(&next), &next)?;
             let page = azure::parse_page(&next, &text).map_err(response)?;
             quotes.extend(page.quotes);
             url = page.next;
@@ -270,11 +270,7 @@ fn fetched_azure(types: &BTreeSet<String>) -> Result<Vec<PriceQuote>, Error> {
 fn recorded_gcp(folder: &Path) -> Result<Vec<gcp::Rate>, Error> {
     let mut rates = Vec::new();
     for page in recorded_files(folder)? {
-        let size = std::fs::metadata(&page).map(|m| m.len()).unwrap_or(0);
-        if size > MAX_RESPONSE_BYTES {
-            return Err(invalid(format!("{}: larger than 32 MiB", page.display()), None));
-        }
-        let text = std::fs::read_to_string(&page).map_err(|e| invalid(format!("{}: {e}", page.display()), None))?;
+        let text = read_recorded(&page)?;
         rates.extend(
             gcp::parse_page(&page.display().to_string(), &text)
                 .map_err(response)?
@@ -299,12 +295,7 @@ fn fetched_gcp(api_key: Option<&str>) -> Result<Vec<gcp::Rate>, Error> {
     let mut token: Option<String> = None;
     for page_number in 1..=MAX_PAGES {
         let shown = format!("{} (page {page_number})", gcp::ENDPOINT);
-        let text = get_shown(&client, &gcp::page_url(key, token.as_deref()), &shown)?
-            .text()
-            .map_err(|e| invalid(format!("reading {shown}: {}", e.without_url()), None))?;
-        if text.len() as u64 > MAX_RESPONSE_BYTES {
-            return Err(invalid(format!("{shown}: response larger than 32 MiB"), None));
-        }
+        let text = fetch_text(client.get(gcp::page_url(key, token.as_deref())), &shown)?;
         let page = gcp::parse_page(&shown, &text).map_err(response)?;
         rates.extend(page.rates);
         bar.tick();
@@ -344,24 +335,7 @@ fn fetched_lambda(api_key: Option<&str>) -> Result<BTreeMap<String, f64>, Error>
         )
     })?;
     let client = client(Some(REQUEST_TIMEOUT))?;
-    let text = client
-        .get(lambda::ENDPOINT)
-        .bearer_auth(key)
-        .send()
-        .and_then(|r| r.error_for_status())
-        .and_then(|r| r.text())
-        .map_err(|e| {
-            invalid(
-                format!("fetching {}: {}", lambda::ENDPOINT, e.without_url()),
-                Some("check the key and the network; the previous catalog is untouched"),
-            )
-        })?;
-    if text.len() as u64 > MAX_RESPONSE_BYTES {
-        return Err(invalid(
-            format!("{}: response larger than 32 MiB", lambda::ENDPOINT),
-            None,
-        ));
-    }
+    let text = fetch_text(client.get(lambda::ENDPOINT).bearer_auth(key), lambda::ENDPOINT)?;
     lambda::parse(lambda::ENDPOINT, &text).map_err(response)
 }
 
@@ -369,9 +343,7 @@ fn fetched_lambda(api_key: Option<&str>) -> Result<BTreeMap<String, f64>, Error>
 /// gigabytes, and only the catalog's instance types are kept.
 fn fetched_aws(types: &BTreeSet<String>, regions: &BTreeSet<String>) -> Result<Vec<PriceQuote>, Error> {
     let index_client = client(Some(REQUEST_TIMEOUT))?;
-    let index = get(&index_client, aws::REGION_INDEX_URL)?
-        .text()
-        .map_err(|e| invalid(format!("reading {}: {e}", aws::REGION_INDEX_URL), None))?;
+    let index = fetch_text(index_client.get(aws::REGION_INDEX_URL), aws::REGION_INDEX_URL)?;
     let urls = aws::parse_region_index(aws::REGION_INDEX_URL, &index).map_err(response)?;
     let wanted: Vec<(&String, &String)> = urls.iter().filter(|(region, _)| regions.contains(*region)).collect();
     // A whole offer file takes minutes; only connecting is bounded.
@@ -380,7 +352,7 @@ fn fetched_aws(types: &BTreeSet<String>, regions: &BTreeSet<String>) -> Result<V
     let mut quotes = Vec::new();
     for (region, url) in wanted {
         bar.set_message(format!("AWS Price List offer file {region}"));
-        let body = get(&client, url)?;
+        let body = send(client.get(url), url)?;
         quotes.extend(aws::read_offer_file(url, body.take(MAX_OFFER_FILE_BYTES), types).map_err(response)?);
         bar.inc(1);
     }
