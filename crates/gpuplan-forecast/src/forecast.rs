@@ -75,9 +75,8 @@ type Bands = (Vec<f64>, Vec<f64>, Vec<f64>);
 
 #[derive(Clone, Copy)]
 enum Candidate {
-    Seasonal(usize),
-    /// MSTL with two nested seasons (hourly series: the day and the week).
-    TwoSeasons(usize, usize),
+    /// MSTL with one season, or two nested ones (hourly series: the day and the week).
+    Seasonal(usize, Option<usize>),
     Trend,
     /// Holt-Winters; `true`: on the logarithm (multiplicative season).
     HoltWinters(usize, bool),
@@ -125,8 +124,8 @@ fn scaled(history: &[f64], log: bool) -> Result<Vec<f64>, String> {
 impl Candidate {
     fn period(self) -> usize {
         match self {
-            Candidate::Seasonal(period) | Candidate::HoltWinters(period, _) | Candidate::Arima(period, _) => period,
-            Candidate::TwoSeasons(_, long) => long,
+            Candidate::Seasonal(period, long) => long.unwrap_or(period),
+            Candidate::HoltWinters(period, _) | Candidate::Arima(period, _) => period,
             Candidate::ArimaOrders(orders, _) => orders.period,
             Candidate::Trend | Candidate::Drift => 1,
         }
@@ -148,8 +147,8 @@ impl Candidate {
     fn name(self) -> String {
         let scale = |log: bool| if log { " on log values" } else { "" };
         match self {
-            Candidate::Seasonal(period) => format!("MSTL(period {period}) + AutoETS trend"),
-            Candidate::TwoSeasons(short, long) => format!("MSTL(periods {short} and {long}) + AutoETS trend"),
+            Candidate::Seasonal(period, None) => format!("MSTL(period {period}) + AutoETS trend"),
+            Candidate::Seasonal(short, Some(long)) => format!("MSTL(periods {short} and {long}) + AutoETS trend"),
             Candidate::Trend => "AutoETS (non-seasonal)".to_string(),
             Candidate::HoltWinters(period, log) => format!("Holt-Winters (period {period}){}", scale(log)),
             Candidate::Arima(period, log) => format!("seasonal ARIMA (period {period}, AICc){}", scale(log)),
@@ -183,13 +182,9 @@ impl Candidate {
                 let (point, sd) = drift(history, horizon).ok_or("drift needs two points")?;
                 return finite(bands(point, sd, level, false));
             }
-            Candidate::Seasonal(period) => {
-                let model = MSTLModel::new(vec![period], AutoETS::non_seasonal().into_trend_model());
-                let fit = model.fit(history).map_err(|e| e.to_string())?;
-                fit.predict(horizon, level).map_err(|e| e.to_string())?
-            }
-            Candidate::TwoSeasons(short, long) => {
-                let model = MSTLModel::new(vec![short, long], AutoETS::non_seasonal().into_trend_model());
+            Candidate::Seasonal(period, long) => {
+                let periods = std::iter::once(period).chain(long).collect();
+                let model = MSTLModel::new(periods, AutoETS::non_seasonal().into_trend_model());
                 let fit = model.fit(history).map_err(|e| e.to_string())?;
                 fit.predict(horizon, level).map_err(|e| e.to_string())?
             }
@@ -369,11 +364,11 @@ pub fn forecast(series: &Series, horizon: usize, level: f64) -> Result<Forecast,
     let mut candidates = vec![Candidate::Drift, Candidate::Trend, Candidate::Arima(1, false)];
     if y.len() >= 2 * period + 2 {
         let log = multiplicative(y, period);
-        candidates.insert(0, Candidate::Seasonal(period));
+        candidates.insert(0, Candidate::Seasonal(period, None));
         candidates.extend([Candidate::HoltWinters(period, log), Candidate::Arima(period, log)]);
     }
     if let Some(long) = series.frequency.long_season().filter(|long| y.len() >= 2 * long + 2) {
-        candidates.insert(0, Candidate::TwoSeasons(period, long));
+        candidates.insert(0, Candidate::Seasonal(period, Some(long)));
     }
     let holdout = horizon.min(y.len() / 5).max(1);
     // Earlier origins only where each still leaves two seasons and a point to fit on.
