@@ -293,8 +293,8 @@ pub struct CostArgs {
     pub egress_gb: f64,
 
     /// Staged monthly prices, `FROM_HOUR:USD` pairs (`0:3.06,500:2.50`: cheaper after 500 h).
-    #[arg(long, value_delimiter = ',', value_parser = tier)]
-    pub tiers: Vec<(f64, f64)>,
+    #[arg(long, value_delimiter = ',')]
+    pub tiers: Vec<gpuplan::PriceTier>,
 
     /// A savings-plan commitment, USD per hour.
     #[arg(long, value_name = "USD")]
@@ -312,14 +312,6 @@ pub struct CostArgs {
     /// reserved line bills the whole term.
     #[arg(long, alias = "utilization")]
     pub utilisation: Option<f64>,
-}
-
-fn tier(text: &str) -> Result<(f64, f64), String> {
-    let (from, price) = text
-        .split_once(':')
-        .ok_or_else(|| format!("`{text}` is not FROM_HOUR:USD"))?;
-    let parse = |t: &str| t.trim().parse::<f64>().map_err(|_| format!("`{t}` is not a number"));
-    Ok((parse(from)?, parse(price)?))
 }
 
 #[derive(Debug, Args)]
@@ -459,8 +451,8 @@ mod tests {
                 for value in parsed.into_iter().flatten() {
                     prop_assert!(value.is_finite() && value > 0.0, "{text} → {value}");
                 }
-                if let Ok((from, price)) = tier(&text) {
-                    prop_assert!(from.is_finite() && price.is_finite(), "{text}");
+                if let Ok(tier) = text.parse::<gpuplan::PriceTier>() {
+                    prop_assert!(tier.from_hour.is_finite() && tier.usd_per_hour.is_finite(), "{text}");
                 }
                 if let Ok(target) = latency_target(&text) {
                     prop_assert!(target.seconds.is_finite() && target.seconds > 0.0, "{text}");

@@ -93,7 +93,7 @@ pub fn savings_plan_cost(hours: f64, on_demand_usd_per_hour: f64, discount: f64,
 }
 
 /// A cost broken down.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct CostBreakdown {
     pub compute_usd: f64,
     pub storage_usd: f64,

@@ -23,7 +23,7 @@ pub struct EnergyInput {
 }
 
 /// Energy and its cost.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct EnergyEstimate {
     pub kwh: f64,
     pub cost_usd: Option<f64>,
@@ -71,7 +71,7 @@ pub fn energy(input: &EnergyInput) -> Result<EnergyEstimate, EnergyError> {
 }
 
 /// Renting against buying one machine.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct RentOrBuy {
     /// Owning cost per hour of use: purchase spread over the depreciation period at the given
     /// utilisation, plus energy.

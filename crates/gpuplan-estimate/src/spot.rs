@@ -31,7 +31,7 @@ pub struct SpotJob {
 }
 
 /// Expected outcome of a spot job.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct SpotEstimate {
     pub checkpoint_interval_hours: f64,
     /// Young's optimum interval for these inputs.
@@ -46,7 +46,7 @@ pub struct SpotEstimate {
 }
 
 /// Percentiles of a Monte Carlo run.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct SpotSimulation {
     pub runs: u32,
     pub seed: u64,

@@ -20,7 +20,7 @@ pub struct CommitmentPrices {
 }
 
 /// The recommended commitment and its risks.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct Commitment {
     /// GPUs to reserve for the term.
     pub reserved_gpus: u64,

@@ -25,8 +25,10 @@ use augurs_mstl::MSTLModel;
 use serde::Serialize;
 
 /// One forecast period.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct ForecastPoint {
+    /// The period's start: `2024-01-01`, or `2024-01-01T07:00` for hourly periods.
+    #[schema(value_type = String)]
     pub timestamp: PeriodStart,
     pub mean: f64,
     pub lower: f64,
@@ -34,7 +36,7 @@ pub struct ForecastPoint {
 }
 
 /// How the chosen model did on held-out history.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
 pub struct Backtest {
     /// Periods held out at the end of the history.
     pub holdout: usize,

@@ -9,7 +9,10 @@ use axum::response::Html;
 use gpuplan::emit::wire::{
     CatalogSummaryJson, EstimateJson, GpuJson, InfeasibleJson, InstanceJson, ModelSummaryJson, PlanJson,
 };
-use gpuplan::{EstimateOptions, PlanOptions, WorkloadOptions};
+use gpuplan::{
+    CostAnswer, CostOptions, EnergyAnswer, EnergyOptions, EstimateOptions, ForecastAnswer, ForecastOptions,
+    PlanOptions, WorkloadOptions,
+};
 use utoipa::OpenApi;
 
 #[derive(Debug, OpenApi)]
@@ -32,11 +35,20 @@ use utoipa::OpenApi;
         routes::catalog::summary,
         routes::estimate::estimate,
         routes::plan::plan,
+        routes::cost::cost,
+        routes::cost::energy,
+        routes::forecast::forecast,
     ),
     components(schemas(
         EstimateOptions,
         PlanOptions,
         WorkloadOptions,
+        CostOptions,
+        EnergyOptions,
+        ForecastOptions,
+        CostAnswer,
+        EnergyAnswer,
+        ForecastAnswer,
         EstimateJson,
         PlanJson,
         InfeasibleJson,

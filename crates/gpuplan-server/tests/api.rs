@@ -196,6 +196,98 @@ async fn a_plan_ranks_offerings_and_an_impossible_one_says_why() {
 }
 
 #[tokio::test]
+async fn a_cost_prices_each_billing_mode_with_the_spot_model() {
+    let body = json!({"gpu": "H100", "gpus": 8, "provider": ["aws"], "hours": 200, "billing": ["on-demand", "spot"],
+                      "checkpoint_minutes": 30, "restart": 480, "storage_gb": 500});
+    let answer = post("/api/v1/cost", body.to_string()).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.text());
+    let cost = answer.json();
+    let lines = cost["lines"].as_array().unwrap();
+    assert_eq!(lines.len(), 2, "{cost}");
+    assert_eq!(lines[0]["billing"], "on-demand");
+    assert!(lines[1]["spot"]["expected_wall_hours"].as_f64().unwrap() > 200.0);
+    assert!(lines[0]["storage_usd"].as_f64().unwrap() > 0.0);
+    conforms(&cost, "CostAnswer").await;
+    conforms(&body, "CostOptions").await;
+    // A restart time means nothing without the spot model: refused, as on the command line.
+    let problem = post(
+        "/api/v1/cost",
+        json!({"gpu": "H100", "gpus": 8, "hours": 1, "restart": 60}).to_string(),
+    )
+    .await
+    .problem(StatusCode::BAD_REQUEST, 2);
+    assert!(
+        problem["detail"].as_str().unwrap().starts_with("--restart"),
+        "{problem}"
+    );
+    post("/api/v1/cost", json!({"gpu": "H100", "hourz": 1}).to_string())
+        .await
+        .problem(StatusCode::UNPROCESSABLE_ENTITY, 2);
+}
+
+#[tokio::test]
+async fn energy_counts_kilowatt_hours_and_rent_against_buy() {
+    let body = json!({"gpu": "H100", "gpus": 8, "hours": 1000, "pue": 1.3, "utilization": 0.7,
+                      "price_kwh": 0.12, "purchase_price": 250000, "rent_price": 25});
+    let answer = post("/api/v1/energy", body.to_string()).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.text());
+    let energy = answer.json();
+    // 8 × 700 W × 0.7 × 1.3 × 1000 h = 5,096 kWh.
+    assert!((energy["kwh"].as_f64().unwrap() - 5096.0).abs() < 1.0, "{energy}");
+    assert!(energy["rent_or_buy"]["break_even_hours_per_year"].is_number());
+    conforms(&energy, "EnergyAnswer").await;
+    conforms(&body, "EnergyOptions").await;
+    post(
+        "/api/v1/energy",
+        json!({"gpu": "H100", "hours": 10, "pue": 0.5}).to_string(),
+    )
+    .await
+    .problem(StatusCode::BAD_REQUEST, 2);
+}
+
+/// Twelve weeks of weekday-heavy usage, as CSV text or as JSON records.
+fn weekly_history() -> (String, Vec<Value>) {
+    let mut csv = "timestamp,value\n".to_string();
+    let mut records = Vec::new();
+    let start = jiff::civil::date(2024, 1, 1);
+    for day in 0..84_i64 {
+        let date = start.checked_add(jiff::Span::new().days(day)).unwrap();
+        let value = if day % 7 < 5 { 400.0 + day as f64 } else { 120.0 };
+        csv.push_str(&format!("{date},{value}\n"));
+        records.push(json!({"timestamp": date.to_string(), "value": value}));
+    }
+    (csv, records)
+}
+
+#[tokio::test]
+async fn a_forecast_takes_csv_or_records_and_sizes_a_commitment() {
+    let (csv, records) = weekly_history();
+    let body = json!({"history": csv, "horizon": 14, "on_demand_price": 2.5});
+    let answer = post("/api/v1/forecast", body.to_string()).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.text());
+    let forecast = answer.json();
+    assert_eq!(forecast["forecast"].as_array().unwrap().len(), 14);
+    assert_eq!(forecast["history"].as_array().unwrap().len(), 84);
+    assert_eq!(forecast["frequency"], "daily");
+    assert!(
+        forecast["commitment"]["reserved_gpus"].as_u64().unwrap() > 0,
+        "{forecast}"
+    );
+    conforms(&forecast, "ForecastAnswer").await;
+    conforms(&body, "ForecastOptions").await;
+    let same = post(
+        "/api/v1/forecast",
+        json!({"history": records, "horizon": 14, "on_demand_price": 2.5}).to_string(),
+    )
+    .await;
+    assert_eq!(same.json()["forecast"], forecast["forecast"]);
+    let problem = post("/api/v1/forecast", json!({"history": "timestamp,value\n"}).to_string())
+        .await
+        .problem(StatusCode::BAD_REQUEST, 2);
+    assert!(problem["detail"].as_str().unwrap().starts_with("history"), "{problem}");
+}
+
+#[tokio::test]
 async fn bad_bodies_are_problems_never_server_errors() {
     let cases: [(&str, StatusCode); 6] = [
         (
@@ -276,6 +368,9 @@ async fn the_openapi_document_lists_every_route() {
         "/api/v1/catalog",
         "/api/v1/estimate",
         "/api/v1/plan",
+        "/api/v1/cost",
+        "/api/v1/energy",
+        "/api/v1/forecast",
     ] {
         assert!(document["paths"].get(path).is_some(), "{path}");
     }

@@ -222,14 +222,19 @@ fn start_session() -> (Driver, Session) {
     (driver, session)
 }
 
+/// One browser for every view (two headless Chromiums side by side contend for one profile).
 #[test]
-fn the_page_plans_draws_and_shares_a_plan() {
+fn the_page_plans_estimates_prices_and_forecasts() {
     if !browser_present() {
         return;
     }
     let site = start_server();
     let (_driver, page) = start_session();
+    plans_draws_and_shares(&site, &page);
+    estimates_prices_and_forecasts(&site, &page);
+}
 
+fn plans_draws_and_shares(site: &str, page: &Session) {
     // Fill the form and submit.
     page.open(&format!("{site}/"));
     page.wait_for("#model option[value='llama-3.1-8b']");
@@ -279,4 +284,60 @@ fn the_page_plans_draws_and_shares_a_plan() {
         json!({"script": "return document.getElementById('results').hidden;", "args": []}),
     );
     assert_eq!(hidden, json!(true));
+}
+
+fn estimates_prices_and_forecasts(site: &str, page: &Session) {
+    let hidden = |id: &str| {
+        page.post(
+            "/execute/sync",
+            json!({"script": format!("return document.getElementById('{id}').hidden;"), "args": []}),
+        )
+    };
+
+    // Estimate: the memory breakdown by part, and the figures.
+    page.open(&format!("{site}/?view=estimate"));
+    page.wait_for("#e-gpu option[value='H100-SXM5-80GB']");
+    assert_eq!(hidden("view-plan"), json!(true), "one view at a time");
+    page.set("#e-seq", "2048");
+    page.click("#e-submit");
+    let parts = page.wait_for("#e-memory .memory-part");
+    assert!(parts.len() >= 4, "weights, gradients, optimizer, activations");
+    let figures = page.wait_for_text("#e-figures", |t| t.contains("tokens per second"));
+    assert!(figures.contains("fits"), "{figures}");
+    let shared = page.url();
+    assert!(
+        shared.contains("view=estimate") && shared.contains("seq=2048"),
+        "{shared}"
+    );
+
+    // Cost: one bar per billing mode, the spot line marked with its interruptions.
+    page.open(&format!(
+        "{site}/?view=cost&gpu=H100-SXM5-80GB&gpus=8&provider=aws&hours=720&billing=on-demand,spot&checkpoint_minutes=30"
+    ));
+    let rows = page.wait_for("#cost-table tbody tr");
+    assert_eq!(rows.len(), 2, "on-demand and spot");
+    assert!(page.find_all("#c-chart .cost-bar").len() >= 2);
+    let notes = page.wait_for_text("#c-notes", |t| t.contains("interruptions"));
+    assert!(notes.contains("free to write"), "{notes}");
+
+    // Forecast: the example history, the band and the commitment line.
+    page.open(&format!("{site}/?view=forecast"));
+    page.click("#f-example");
+    page.click("#f-submit");
+    page.wait_for("#f-chart .forecast-band");
+    assert_eq!(page.find_all("#f-chart .commitment-line").len(), 1);
+    assert_eq!(page.find_all("#f-chart .history-line").len(), 1);
+    let figures = page.wait_for_text("#f-figures", |t| t.contains("reserve"));
+    assert!(figures.contains("MAPE"), "{figures}");
+    page.screenshot(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/page-forecast.png"));
+    // The link carries the history: opened afresh, the same forecast.
+    let shared = page.url();
+    assert!(
+        shared.contains("view=forecast") && shared.contains("history="),
+        "{shared}"
+    );
+    page.open(&format!("{site}/docs"));
+    page.open(&shared);
+    let again = page.wait_for_text("#f-figures", |t| t.contains("reserve"));
+    assert_eq!(again, figures);
 }

@@ -89,7 +89,7 @@ fn term_hours(term: CommitmentTerm) -> f64 {
 }
 
 /// The cost of one billing mode.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct CostLine {
     /// A billing mode (`on-demand`, `spot`, `reserved-1y`…), `tiered` or `savings-plan`.
     pub billing: String,
@@ -104,7 +104,7 @@ pub struct CostLine {
 }
 
 /// Costs of one subject under each billing mode.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct CostAnswer {
     /// What is priced: an instance and region, or a custom rate.
     pub subject: String,
@@ -439,6 +439,11 @@ pub fn cost_job(catalog: &Catalog, query: &CostQuery) -> Result<CostAnswer, Erro
                     on_demand_usd_per_hour: offering.as_ref().and_then(|o| o.on_demand.map(|p| p.0)).or(query.price),
                 };
                 let estimate = expected(&job).map_err(|e| Error::invalid(e.to_string(), None))?;
+                if settings.checkpoint_write_hours == 0.0 {
+                    notes.push(
+                        "checkpoints taken as free to write (no --checkpoint-write), so the wall time counts only lost work and restarts, and no interval is optimal; give the time one takes".to_string(),
+                    );
+                }
                 breakdown = job_cost(
                     rate,
                     estimate.expected_wall_hours,
@@ -602,7 +607,7 @@ pub struct EnergyQuery {
 }
 
 /// Energy, and rent-against-buy when a purchase price is given.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct EnergyAnswer {
     pub gpu: String,
     pub gpus: u32,

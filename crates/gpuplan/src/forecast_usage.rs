@@ -9,9 +9,11 @@ use gpuplan_plan::OfferingSource;
 use serde::Serialize;
 
 /// What the history's values count.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, serde::Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "kebab-case")]
 pub enum UsageUnit {
     /// GPU-hours used in each period.
+    #[default]
     GpuHours,
     /// GPUs in use on average during each period.
     Gpus,
@@ -39,7 +41,7 @@ pub struct ForecastQuery {
 }
 
 /// The answer, in the documented JSON shape.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct ForecastAnswer {
     pub forecast: Vec<ForecastPoint>,
     pub model: String,
@@ -48,10 +50,20 @@ pub struct ForecastAnswer {
     pub backtest: Backtest,
     pub commitment: Option<Commitment>,
     /// Periods missing from the history, filled by interpolation.
+    #[schema(value_type = Vec<String>)]
     pub filled: Vec<gpuplan_forecast::PeriodStart>,
     pub assumptions: Vec<String>,
-    #[serde(skip)]
-    pub history: Vec<f64>,
+    /// The history as forecast: GPU-hours per period, after combining and filling.
+    pub history: Vec<UsagePoint>,
+}
+
+/// GPU-hours used in one period of the history.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct UsagePoint {
+    /// The period's start: `2024-01-01`, or `2024-01-01T07:00` for hourly periods.
+    #[schema(value_type = String)]
+    pub timestamp: gpuplan_forecast::PeriodStart,
+    pub gpu_hours: f64,
 }
 
 pub fn forecast_usage(catalog: &Catalog, query: &ForecastQuery) -> Result<ForecastAnswer, Error> {
@@ -141,7 +153,12 @@ pub fn forecast_usage(catalog: &Catalog, query: &ForecastQuery) -> Result<Foreca
         commitment,
         filled: series.filled,
         assumptions,
-        history: series_hours.values,
+        history: series_hours
+            .starts
+            .iter()
+            .zip(&series_hours.values)
+            .map(|(&timestamp, &gpu_hours)| UsagePoint { timestamp, gpu_hours })
+            .collect(),
     })
 }
 
@@ -154,8 +171,9 @@ pub fn forecast_chart(answer: &ForecastAnswer, title: &str) -> String {
         backtest: answer.backtest.clone(),
     };
     let hours = answer.frequency.hours();
+    let history: Vec<f64> = answer.history.iter().map(|p| p.gpu_hours).collect();
     gpuplan_forecast::chart::svg(
-        &answer.history,
+        &history,
         &forecast,
         answer.commitment.as_ref().map(|c| c.reserved_gpus as f64 * hours),
         title,

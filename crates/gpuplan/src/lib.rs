@@ -16,9 +16,11 @@
 
 mod applicability;
 mod cost_job;
+mod cost_options;
 mod defaults;
 mod error;
 mod estimate_workload;
+mod forecast_options;
 mod forecast_usage;
 mod gpus;
 mod instances;
@@ -31,9 +33,11 @@ pub use cost_job::{
     ASSUMED_SPOT_INTERRUPTIONS_PER_HOUR, CostAnswer, CostLine, CostQuery, EnergyAnswer, EnergyQuery, SpotSettings,
     cost_job, energy_of,
 };
+pub use cost_options::{CostOptions, EnergyOptions, PriceTier};
 pub use error::{Error, ExitStatus};
 pub use estimate_workload::{EstimateAnswer, ModelSource, ServingQuestion, WorkloadRequest, estimate_workload};
-pub use forecast_usage::{ForecastAnswer, ForecastQuery, UsageUnit, forecast_chart, forecast_usage};
+pub use forecast_options::{ForecastOptions, UsageHistory};
+pub use forecast_usage::{ForecastAnswer, ForecastQuery, UsagePoint, UsageUnit, forecast_chart, forecast_usage};
 pub use gpuplan_catalog::{Catalog, CatalogError, CatalogFile, CatalogSummary, OfferingSort};
 pub use gpuplan_forecast::history::Period as ForecastPeriod;
 pub use gpuplan_plan as planner;

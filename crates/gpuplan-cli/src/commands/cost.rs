@@ -1,38 +1,37 @@
 use crate::args::CostArgs;
 use crate::output;
-use gpuplan::billing_mode as billing;
 use gpuplan::emit::Money;
 use gpuplan::emit::{OutputFormat, Table};
-use gpuplan::{Catalog, CostQuery, Error, ExitStatus, SpotSettings, cost_job};
+use gpuplan::{Catalog, CostOptions, Error, ExitStatus, cost_job};
 use std::fmt::Write as _;
 
 pub fn run(catalog: &Catalog, args: &CostArgs, format: OutputFormat, money: &Money) -> Result<ExitStatus, Error> {
-    let modeled = args.checkpoint_minutes.is_some() || args.interruption_rate.is_some() || args.monte_carlo.is_some();
-    let query = CostQuery {
+    let options = CostOptions {
         instance: args.instance.clone(),
         gpu: args.gpu.clone(),
         gpus: args.gpus,
-        providers: args.provider.clone(),
-        regions: args.region.clone(),
+        provider: args.provider.clone(),
+        region: args.region.clone(),
         price: args.price,
         spot_price: args.spot_price,
         hours: args.hours,
-        billing: args.billing.iter().map(|b| billing(b)).collect::<Result<_, _>>()?,
-        spot: modeled.then(|| SpotSettings {
-            interruption_rate: args.interruption_rate,
-            checkpoint_interval_hours: args.checkpoint_minutes.map(|m| m / 60.0),
-            checkpoint_write_hours: args.checkpoint_write.unwrap_or(0.0) / 3600.0,
-            restart_hours: args.restart.unwrap_or(0.0) / 3600.0,
-            monte_carlo_runs: args.monte_carlo,
-            seed: args.seed,
-        }),
-        storage_gb_months: args.storage_gb * args.storage_months,
+        billing: args.billing.clone(),
+        checkpoint_minutes: args.checkpoint_minutes,
+        checkpoint_write: args.checkpoint_write,
+        restart: args.restart,
+        interruption_rate: args.interruption_rate,
+        monte_carlo: args.monte_carlo,
+        seed: args.seed,
+        storage_gb: args.storage_gb,
+        storage_months: args.storage_months,
         egress_gb: args.egress_gb,
         tiers: args.tiers.clone(),
-        savings_plan: args.savings_plan.map(|commitment| (commitment, args.savings_discount)),
+        savings_plan: args.savings_plan,
+        savings_discount: args.savings_discount,
         minimum_hours: args.minimum_hours,
         utilisation: args.utilisation,
     };
+    let query = options.query()?;
     let answer = cost_job(catalog, &query)?;
     let per_hour = money.per("h");
     let mut table = Table::new([
@@ -77,11 +76,11 @@ pub fn run(catalog: &Catalog, args: &CostArgs, format: OutputFormat, money: &Mon
                 if let Some(spot) = &line.spot {
                     let _ = writeln!(
                         text,
-                        "spot: expected {:.1} h wall ({:.1} interruptions), checkpoint every {:.0} min (optimum {:.0} min){}",
+                        "spot: expected {:.1} h wall ({:.1} interruptions), checkpoint every {:.0} min{}{}",
                         spot.expected_wall_hours,
                         spot.expected_interruptions,
                         spot.checkpoint_interval_hours * 60.0,
-                        spot.optimal_checkpoint_interval_hours * 60.0,
+                        optimum(spot),
                         spot.break_even_interruption_rate.map_or(String::new(), |r| format!(
                             "; cheaper than on-demand below {r:.2} interruptions/h"
                         )),
@@ -115,4 +114,14 @@ pub fn run(catalog: &Catalog, args: &CostArgs, format: OutputFormat, money: &Mon
         _ => output::listing(format, &table, &answer)?,
     }
     Ok(ExitStatus::Success)
+}
+
+/// ` (optimum N min)` when checkpointing has a cost to weigh against lost work.
+fn optimum(spot: &gpuplan::estimator::spot::SpotEstimate) -> String {
+    if spot.optimal_checkpoint_interval_hours < spot.expected_wall_hours && spot.optimal_checkpoint_interval_hours > 0.0
+    {
+        format!(" (optimum {:.0} min)", spot.optimal_checkpoint_interval_hours * 60.0)
+    } else {
+        String::new()
+    }
 }

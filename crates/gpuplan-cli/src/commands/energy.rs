@@ -2,24 +2,22 @@ use crate::args::EnergyArgs;
 use crate::output;
 use gpuplan::emit::Money;
 use gpuplan::emit::OutputFormat;
-use gpuplan::{Catalog, EnergyQuery, Error, ExitStatus, energy_of};
+use gpuplan::{Catalog, EnergyOptions, Error, ExitStatus, energy_of};
 use std::fmt::Write as _;
 
 pub fn run(catalog: &Catalog, args: &EnergyArgs, format: OutputFormat, money: &Money) -> Result<ExitStatus, Error> {
-    let answer = energy_of(
-        catalog,
-        &EnergyQuery {
-            gpu: args.gpu.clone(),
-            gpus: args.gpus,
-            hours: args.hours,
-            pue: args.pue,
-            utilization: args.utilization,
-            price_per_kwh: args.price_kwh,
-            purchase_usd: args.purchase_price,
-            depreciation_years: args.depreciation_years,
-            rent_usd_per_hour: args.rent_price,
-        },
-    )?;
+    let options = EnergyOptions {
+        gpu: args.gpu.clone(),
+        gpus: args.gpus,
+        hours: args.hours,
+        pue: args.pue,
+        utilization: args.utilization,
+        price_kwh: args.price_kwh,
+        purchase_price: args.purchase_price,
+        depreciation_years: args.depreciation_years,
+        rent_price: args.rent_price,
+    };
+    let answer = energy_of(catalog, &options.query())?;
     if format == OutputFormat::Json {
         output::json(&answer)?;
         return Ok(ExitStatus::Success);

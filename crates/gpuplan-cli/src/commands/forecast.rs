@@ -3,44 +3,32 @@ use crate::output;
 use gpuplan::ForecastPeriod as Period;
 use gpuplan::emit::Money;
 use gpuplan::emit::{OutputFormat, Table};
-use gpuplan::model::CommitmentTerm;
-use gpuplan::{Catalog, Error, ExitStatus, ForecastQuery, UsageUnit, forecast_chart, forecast_usage};
+use gpuplan::{Catalog, Error, ExitStatus, ForecastOptions, UsageHistory, UsageUnit, forecast_chart, forecast_usage};
 use std::fmt::Write as _;
 
 pub fn run(catalog: &Catalog, args: &ForecastArgs, format: OutputFormat, money: &Money) -> Result<ExitStatus, Error> {
-    let history = read_history(&args.history)?;
-    let term = match args.term.as_str() {
-        "1y" => CommitmentTerm::OneYear,
-        "3y" => CommitmentTerm::ThreeYears,
-        other => {
-            return Err(Error::InvalidInput {
-                message: format!("--term `{other}` is not 1y or 3y"),
-                hint: None,
-            });
-        }
-    };
-    let query = ForecastQuery {
-        history,
-        json: args.history.extension().is_some_and(|e| e.eq_ignore_ascii_case("json")),
+    let options = ForecastOptions {
+        history: UsageHistory::Text(read_history(&args.history)?),
+        horizon: args.horizon,
         value_column: args.value_column.clone(),
         gpu: args.gpu.clone(),
         unit: match args.unit {
             UnitArg::GpuHours => UsageUnit::GpuHours,
             UnitArg::Gpus => UsageUnit::Gpus,
         },
-        horizon: args.horizon,
-        level: args.level,
         period: args.period.map(|p| match p {
             PeriodArg::Hour => Period::Hour,
             PeriodArg::Day => Period::Day,
             PeriodArg::Week => Period::Week,
             PeriodArg::Month => Period::Month,
         }),
+        level: args.level,
         on_demand_price: args.on_demand_price,
         reserved_price: args.reserved_price,
         provider: args.provider.clone(),
-        term,
+        term: args.term.clone(),
     };
+    let query = options.query()?;
     let answer = forecast_usage(catalog, &query)?;
     if let Some(path) = &args.plot {
         let svg = forecast_chart(&answer, &format!("{} — {}", args.history.display(), answer.model));

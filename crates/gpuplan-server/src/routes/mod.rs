@@ -1,7 +1,9 @@
 //! One file per resource; each answers with the JSON its CLI command prints.
 
 pub(crate) mod catalog;
+pub(crate) mod cost;
 pub(crate) mod estimate;
+pub(crate) mod forecast;
 pub(crate) mod gpus;
 pub(crate) mod health;
 pub(crate) mod instances;
@@ -27,6 +29,9 @@ pub(crate) fn router() -> Router<AppState> {
         .route("/api/v1/catalog", get(catalog::summary))
         .route("/api/v1/estimate", post(estimate::estimate))
         .route("/api/v1/plan", post(plan::plan))
+        .route("/api/v1/cost", post(cost::cost))
+        .route("/api/v1/energy", post(cost::energy))
+        .route("/api/v1/forecast", post(forecast::forecast))
         .route("/openapi.json", get(crate::openapi::openapi_json))
         .route("/docs", get(crate::openapi::reference_page))
         .fallback(|| async { ApiError::not_found("no such route") })
