@@ -86,6 +86,12 @@ pub enum Command {
     /// Serve the JSON API (estimate, plan, gpus, models, catalog) over HTTP, with health,
     /// readiness and Prometheus metrics, until SIGTERM or Ctrl-C.
     Serve(ServeArgs),
+    /// Write a commented example job file for `gpuplan plan -f`, and its JSON Schema beside it.
+    Init(InitArgs),
+    /// Write deployment files (Kubernetes, SkyPilot, SkyServe) for a saved plan.
+    Export(Box<ExportArgs>),
+    /// What changed between two saved plans: the choice, cost, time, memory and assumptions.
+    Diff(DiffArgs),
 }
 
 #[derive(Debug, Args)]
@@ -491,13 +497,30 @@ pub enum ObjectiveArg {
 #[derive(Debug, Args)]
 #[command(allow_negative_numbers = true)]
 pub struct PlanArgs {
+    /// A job file (YAML, or TOML by its `.toml` name) holding these options, each flag in
+    /// snake_case; flags given here win over it. `gpuplan init` writes an example.
+    #[arg(short = 'f', long = "file", value_name = "JOB_FILE", conflicts_with = "workload")]
+    pub file: Option<PathBuf>,
+
     /// A built-in model id (`gpuplan models`) or the path of a Hugging Face config.json.
-    #[arg(long, required_unless_present = "workload")]
+    #[arg(long, required_unless_present_any = ["workload", "file"])]
     pub model: Option<String>,
 
     /// pretrain, finetune, lora, qlora or inference.
-    #[arg(long, required_unless_present = "workload")]
+    #[arg(long, required_unless_present_any = ["workload", "file"])]
     pub task: Option<String>,
+
+    /// Write the chosen configuration as deployment files: k8s (Kubernetes, with KEDA for
+    /// serving), skypilot (a SkyPilot task) or skyserve (a SkyPilot service).
+    #[arg(long, value_enum, help_heading = "Export")]
+    pub export: Option<ExportTarget>,
+
+    #[command(flatten)]
+    pub export_settings: ExportSettingsArgs,
+
+    /// The flags given on the command line (filled after parsing), which win over a job file.
+    #[arg(skip)]
+    pub given: Vec<String>,
 
     /// `tabular` for classical ML (gradient-boosted trees) on --rows × --features.
     #[arg(long, value_parser = ["tabular"])]
@@ -1010,4 +1033,94 @@ pub struct TrainingStepArgs {
     /// real tokens only. Default: packed sequences, every token real.
     #[arg(long, value_name = "TOKENS")]
     pub mean_seq: Option<u64>,
+}
+
+/// What a plan is exported to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportTarget {
+    /// Kubernetes manifests: a Job (training) or a Deployment with a KEDA ScaledObject (serving).
+    K8s,
+    /// A SkyPilot task YAML.
+    Skypilot,
+    /// A SkyPilot task YAML with a SkyServe `service:` section.
+    Skyserve,
+}
+
+/// The kind of Kubernetes object a multi-node training job becomes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FlavourArg {
+    /// An indexed Job and a headless Service (no operator needed).
+    IndexedJob,
+    /// A JobSet (kubernetes-sigs/jobset).
+    Jobset,
+    /// A Kubeflow PyTorchJob (training-operator).
+    Pytorchjob,
+}
+
+/// How an export is written.
+#[derive(Debug, Args)]
+pub struct ExportSettingsArgs {
+    /// Which recommendation to export, counting from 1 in the plan's order.
+    #[arg(long, default_value_t = 1, help_heading = "Export")]
+    pub pick: usize,
+
+    /// Write the files into this folder instead of printing them.
+    #[arg(long, value_name = "DIR", help_heading = "Export")]
+    pub out: Option<PathBuf>,
+
+    /// Kubernetes, multi-node training: indexed-job, jobset or pytorchjob.
+    #[arg(long, value_enum, default_value_t = FlavourArg::IndexedJob, help_heading = "Export")]
+    pub flavour: FlavourArg,
+
+    /// Container image (default: vLLM's for serving, NVIDIA's PyTorch for training).
+    #[arg(long, help_heading = "Export")]
+    pub image: Option<String>,
+
+    /// Name of the job or service and of its objects (default: from the model and task).
+    #[arg(long, help_heading = "Export")]
+    pub name: Option<String>,
+
+    /// Kubernetes namespace.
+    #[arg(long, default_value = "default", help_heading = "Export")]
+    pub namespace: String,
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Where to write the example job file.
+    #[arg(default_value = "job.yaml")]
+    pub path: PathBuf,
+
+    /// An online-serving example instead of a training one.
+    #[arg(long)]
+    pub serving: bool,
+
+    /// Overwrite the files if they exist.
+    #[arg(long)]
+    pub force: bool,
+
+    /// Print the job file's JSON Schema instead of writing anything.
+    #[arg(long, conflicts_with_all = ["serving", "force"])]
+    pub schema: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// A plan saved with `gpuplan plan --format json > plan.json`.
+    pub plan: PathBuf,
+
+    /// What to write: k8s, skypilot or skyserve.
+    #[arg(long, value_enum)]
+    pub to: ExportTarget,
+
+    #[command(flatten)]
+    pub settings: ExportSettingsArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The plan before (`gpuplan plan --format json`).
+    pub before: PathBuf,
+    /// The plan after.
+    pub after: PathBuf,
 }

@@ -9,7 +9,7 @@ mod commands;
 mod input_file;
 mod output;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use gpuplan::Error;
 
 /// Longest message line printed: a value pasted by mistake (a whole file as a flag) is cut in
@@ -28,8 +28,26 @@ fn shorten(text: &str) -> String {
     format!("{head} … ({} characters left out) … {tail}", count - 2 * keep)
 }
 
+/// The ids of the flags given on the command line (not defaulted), which win over a job file.
+fn given_flags(matches: &clap::ArgMatches) -> Vec<String> {
+    matches
+        .ids()
+        .filter(|id| matches.value_source(id.as_str()) == Some(clap::parser::ValueSource::CommandLine))
+        .map(|id| id.as_str().to_string())
+        .collect()
+}
+
+fn parse() -> Result<args::Cli, clap::Error> {
+    let matches = args::Cli::command().try_get_matches()?;
+    let mut cli = args::Cli::from_arg_matches(&matches)?;
+    if let (args::Command::Plan(plan), Some(("plan", plan_matches))) = (&mut cli.command, matches.subcommand()) {
+        plan.given = given_flags(plan_matches);
+    }
+    Ok(cli)
+}
+
 fn main() {
-    let cli = match args::Cli::try_parse() {
+    let cli = match parse() {
         Ok(cli) => cli,
         Err(error) => {
             use clap::error::ErrorKind;

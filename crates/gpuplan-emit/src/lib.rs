@@ -15,6 +15,7 @@
 mod export;
 mod finite;
 mod format;
+pub mod manifest;
 mod money;
 mod table;
 mod view;

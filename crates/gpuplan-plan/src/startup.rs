@@ -38,6 +38,16 @@ pub struct StartupOverrides {
     pub dataset_bytes: Option<f64>,
 }
 
+/// Bytes of one training checkpoint: the weights in 16 bits and, for each trainable parameter,
+/// its fp32 master copy and two Adam moments. Nothing for serving.
+pub fn checkpoint_bytes(parameters: u64, trainable: u64, task: Task) -> f64 {
+    if task.is_training() {
+        parameters as f64 * 2.0 + trainable as f64 * CHECKPOINT_BYTES_PER_TRAINABLE_PARAMETER
+    } else {
+        0.0
+    }
+}
+
 /// Time around the computation of one configuration.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Startup {
@@ -117,11 +127,7 @@ pub fn startup(
         parameters as f64 * stored_bytes_per_parameter(precision)
     };
     let dataset = overrides.dataset_bytes.unwrap_or(0.0);
-    let checkpoint = if task.is_training() {
-        parameters as f64 * 2.0 + trainable as f64 * CHECKPOINT_BYTES_PER_TRAINABLE_PARAMETER
-    } else {
-        0.0
-    };
+    let checkpoint = checkpoint_bytes(parameters, trainable, task);
     // Every node writes its shard of the checkpoint in parallel.
     let write_seconds = checkpoint / (bytes_per_second(write) * f64::from(nodes.max(1)));
     Startup {

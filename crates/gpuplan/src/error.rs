@@ -33,7 +33,7 @@ impl From<CatalogError> for Error {
 }
 
 impl Error {
-    pub(crate) fn invalid(message: impl Into<String>, hint: Option<String>) -> Self {
+    pub fn invalid(message: impl Into<String>, hint: Option<String>) -> Self {
         Error::InvalidInput {
             message: message.into(),
             hint,

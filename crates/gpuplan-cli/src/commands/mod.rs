@@ -44,10 +44,13 @@ macro_rules! workload_options {
 
 mod catalog;
 mod cost;
+mod diff;
 mod energy;
 mod estimate;
+mod export;
 mod forecast;
 mod gpus;
+mod init;
 mod instances;
 mod models;
 mod plan;
@@ -84,6 +87,12 @@ pub fn run(cli: Cli) -> Result<ExitStatus, Error> {
             return refresh::run(base, refresh);
         }
     }
+    if let Command::Init(args) = &cli.command {
+        return init::run(args);
+    }
+    if let Command::Diff(args) = &cli.command {
+        return diff::run(args, cli.output_format());
+    }
     if let Command::Serve(_) = &cli.command {
         refuse_output_flags(&cli)?;
     }
@@ -103,5 +112,8 @@ pub fn run(cli: Cli) -> Result<ExitStatus, Error> {
         Command::Energy(args) => energy::run(&catalog, &args, format, &money),
         Command::Forecast(args) => forecast::run(&catalog, &args, format, &money),
         Command::Serve(args) => serve::run(catalog, &args),
+        Command::Export(args) => export::run(&catalog, &args),
+        Command::Init(args) => init::run(&args),
+        Command::Diff(args) => diff::run(&args, format),
     }
 }

@@ -106,20 +106,19 @@ pub fn run(catalog: &Catalog, args: &PlanArgs, format: OutputFormat, money: &Mon
     if args.workload.is_some() {
         return run_tabular(catalog, args, format, money);
     }
-    let (Some(model), Some(task)) = (&args.model, &args.task) else {
-        return Err(Error::InvalidInput {
-            message: "--model and --task are required".to_string(),
-            hint: None,
-        });
-    };
-    let query = options(args, model, task)?.query()?;
+    let options = plan_options(args)?;
+    let query = options.query()?;
     let task = query.task;
 
     // A batch of requests is a job with a time and a total, like training.
     let online_serving = task == Task::Inference && args.dataset_size.is_none();
     match plan_workload(catalog, &query)? {
         Ok(answer) => {
-            let wire = PlanJson::new(&answer.plan, &answer.defaults);
+            let mut wire = PlanJson::new(&answer.plan, &answer.defaults);
+            wire.request = serde_json::to_value(&options).ok();
+            if let Some(target) = args.export {
+                return super::export::write(catalog, &wire, target, &args.export_settings);
+            }
             match format {
                 OutputFormat::Json => output::json(&wire)?,
                 OutputFormat::Table => {
@@ -151,6 +150,66 @@ pub fn run(catalog: &Catalog, args: &PlanArgs, format: OutputFormat, money: &Mon
             Ok(ExitStatus::Infeasible)
         }
     }
+}
+
+/// The plan's options: the job file's (`-f`), with every flag given on the command line in
+/// place of the file's value; without a file, the flags.
+fn plan_options(args: &PlanArgs) -> Result<PlanOptions, Error> {
+    let Some(path) = &args.file else {
+        let (Some(model), Some(task)) = (&args.model, &args.task) else {
+            return Err(Error::invalid("--model and --task are required", None));
+        };
+        return options(args, model, task);
+    };
+    let mut merged = read_job_file(path)?;
+    let from_flags = options(
+        args,
+        args.model.as_deref().unwrap_or_default(),
+        args.task.as_deref().unwrap_or_default(),
+    )?;
+    let flags = serde_json::to_value(&from_flags).map_err(|e| Error::invalid(format!("the flags: {e}"), None))?;
+    for id in &args.given {
+        let key = if id == "model" { "model_config" } else { id.as_str() };
+        for key in [id.as_str(), key] {
+            if let Some(value) = flags.get(key) {
+                merged.insert(key.to_string(), value.clone());
+            }
+        }
+    }
+    for required in ["model", "task"] {
+        if !merged.contains_key(required) {
+            return Err(Error::invalid(
+                format!("{}: no `{required}`", path.display()),
+                Some(format!("add `{required}: …` to the file, or give --{required}")),
+            ));
+        }
+    }
+    let mut options: PlanOptions = serde_json::from_value(serde_json::Value::Object(merged))
+        .map_err(|e| Error::invalid(format!("{}: {e}", path.display()), None))?;
+    options.workload.requests = from_flags.workload.requests;
+    Ok(options)
+}
+
+/// A job file's options, its model's config read when `model` names a file (relative to the
+/// job file).
+fn read_job_file(path: &std::path::Path) -> Result<serde_json::Map<String, serde_json::Value>, Error> {
+    let text = crate::input_file::read(
+        "--file",
+        path,
+        crate::input_file::MAX_CONFIG_BYTES,
+        "give a YAML or TOML job file (`gpuplan init` writes an example)",
+    )?;
+    let name = path.display().to_string();
+    let mut map = gpuplan::parse_job(&text, gpuplan::JobFormat::of_path(&name), &name)?;
+    if let Some(serde_json::Value::String(model)) = map.get("model").cloned() {
+        let beside = path.parent().unwrap_or(std::path::Path::new(".")).join(&model);
+        if beside.is_file() || model.ends_with(".json") {
+            let (name, config) = super::estimate::model_and_config(&beside.to_string_lossy())?;
+            map.insert("model".to_string(), serde_json::Value::String(name));
+            map.insert("model_config".to_string(), config.unwrap_or(serde_json::Value::Null));
+        }
+    }
+    Ok(map)
 }
 
 /// Reads a request log (CSV or JSON Lines of input and output token counts).

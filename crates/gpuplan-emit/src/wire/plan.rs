@@ -16,6 +16,11 @@ pub struct PlanJson {
     pub feasible_candidates: usize,
     pub defaults: Vec<String>,
     pub assumptions: Vec<String>,
+    /// What was asked: the plan's options (absent for tabular plans), so that a saved plan can
+    /// be exported, compared or planned again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Object>)]
+    pub request: Option<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
@@ -158,6 +163,7 @@ impl PlanJson {
             feasible_candidates: plan.feasible,
             defaults: defaults.to_vec(),
             assumptions: plan.assumptions.clone(),
+            request: None,
         }
     }
 }
@@ -230,6 +236,7 @@ impl PlanJson {
             feasible_candidates: options.len(),
             defaults: defaults.to_vec(),
             assumptions: assumptions.to_vec(),
+            request: None,
         }
     }
 }

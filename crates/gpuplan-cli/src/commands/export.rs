@@ -1,0 +1,99 @@
+//! `gpuplan export plan.json --to …` and `gpuplan plan … --export …`: deployment files for a
+//! plan's configuration, printed or written to a folder.
+
+use crate::args::{ExportArgs, ExportSettingsArgs, ExportTarget, FlavourArg};
+use crate::output;
+use gpuplan::emit::manifest::{ManifestFile, TrainingFlavour};
+use gpuplan::emit::wire::PlanJson;
+use gpuplan::{Catalog, Error, ExitStatus, ExportSettings, SavedPlan};
+
+/// Largest saved plan read.
+const MAX_PLAN_BYTES: u64 = 64 * 1024 * 1024;
+
+pub fn run(catalog: &Catalog, args: &ExportArgs) -> Result<ExitStatus, Error> {
+    let text = crate::input_file::read(
+        "export",
+        &args.plan,
+        MAX_PLAN_BYTES,
+        "give a plan saved with `gpuplan plan … --format json > plan.json`",
+    )?;
+    let plan = gpuplan::read_saved_plan(&text, &args.plan.display().to_string())?;
+    emit(catalog, &plan, args.to, &args.settings)
+}
+
+/// A plan just computed, exported.
+pub fn write(
+    catalog: &Catalog,
+    wire: &PlanJson,
+    target: ExportTarget,
+    settings: &ExportSettingsArgs,
+) -> Result<ExitStatus, Error> {
+    let json = serde_json::to_string(wire).map_err(|e| Error::invalid(format!("the plan: {e}"), None))?;
+    let plan = gpuplan::read_saved_plan(&json, "the plan")?;
+    emit(catalog, &plan, target, settings)
+}
+
+fn emit(
+    catalog: &Catalog,
+    plan: &SavedPlan,
+    target: ExportTarget,
+    settings: &ExportSettingsArgs,
+) -> Result<ExitStatus, Error> {
+    let target = match target {
+        ExportTarget::K8s => gpuplan::ExportTarget::Kubernetes,
+        ExportTarget::Skypilot => gpuplan::ExportTarget::SkyPilot,
+        ExportTarget::Skyserve => gpuplan::ExportTarget::SkyServe,
+    };
+    let files = gpuplan::export_plan(
+        catalog,
+        plan,
+        target,
+        &ExportSettings {
+            pick: settings.pick,
+            flavour: match settings.flavour {
+                FlavourArg::IndexedJob => TrainingFlavour::IndexedJob,
+                FlavourArg::Jobset => TrainingFlavour::JobSet,
+                FlavourArg::Pytorchjob => TrainingFlavour::PyTorchJob,
+            },
+            image: settings.image.clone(),
+            name: settings.name.clone(),
+            namespace: settings.namespace.clone(),
+        },
+    )?;
+    match &settings.out {
+        Some(folder) => write_folder(folder, &files),
+        None => {
+            output::text(&stream(&files));
+            Ok(ExitStatus::Success)
+        }
+    }
+}
+
+/// The files to apply as one YAML stream; alternatives are named in a closing comment.
+fn stream(files: &[ManifestFile]) -> String {
+    let mut text = String::new();
+    for file in files.iter().filter(|f| !f.alternative) {
+        if !text.is_empty() {
+            text.push_str("---\n");
+        }
+        text.push_str(&format!("# {}\n{}", file.name, file.yaml));
+    }
+    for file in files.iter().filter(|f| f.alternative) {
+        text.push_str(&format!(
+            "# {} is written with --out DIR: an alternative, not applied with the rest\n",
+            file.name
+        ));
+    }
+    text
+}
+
+fn write_folder(folder: &std::path::Path, files: &[ManifestFile]) -> Result<ExitStatus, Error> {
+    let refuse = |e: std::io::Error| Error::invalid(format!("--out {}: {e}", folder.display()), None);
+    std::fs::create_dir_all(folder).map_err(refuse)?;
+    for file in files {
+        std::fs::write(folder.join(&file.name), &file.yaml).map_err(refuse)?;
+    }
+    let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
+    output::text(&format!("wrote {} to {}\n", names.join(", "), folder.display()));
+    Ok(ExitStatus::Success)
+}

@@ -1,0 +1,209 @@
+//! Kubernetes: what training and serving share (labels, GPU requests, node affinity from the
+//! well-known labels, tolerations for GPU and spot taints, shared memory, priority classes), and
+//! the entry point that writes every file of an export.
+
+use super::{Deployment, ManifestError, ManifestFile, Placement, Workload};
+use k8s_openapi::api::core::v1::{
+    Affinity, Container, EmptyDirVolumeSource, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm,
+    PodSpec, ResourceRequirements, Toleration, Volume, VolumeMount,
+};
+use k8s_openapi::api::scheduling::v1::PriorityClass;
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use std::collections::BTreeMap;
+
+/// The kind of object a multi-node training job becomes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrainingFlavour {
+    /// An indexed Job with a headless Service: no operator needed.
+    IndexedJob,
+    /// A JobSet (kubernetes-sigs/jobset).
+    JobSet,
+    /// A Kubeflow PyTorchJob (kubeflow/training-operator).
+    PyTorchJob,
+}
+
+/// Every file of the Kubernetes export, in the order to apply them.
+pub fn kubernetes_manifests(
+    deployment: &Deployment,
+    flavour: TrainingFlavour,
+) -> Result<Vec<ManifestFile>, ManifestError> {
+    match &deployment.workload {
+        Workload::Training(job) => super::kubernetes_training::manifests(deployment, job, flavour),
+        Workload::Serving(service) => super::kubernetes_serving::manifests(deployment, service),
+    }
+}
+
+/// Priority of training pods: low, so serving preempts them.
+pub(crate) const TRAINING_PRIORITY: i32 = 1_000;
+/// Priority of serving pods: above training.
+pub(crate) const SERVING_PRIORITY: i32 = 100_000;
+
+/// Where the shared memory PyTorch's data loaders and NCCL use is mounted.
+const SHM_PATH: &str = "/dev/shm";
+
+/// The labels every object of an export carries.
+pub(crate) fn labels(deployment: &Deployment) -> BTreeMap<String, String> {
+    BTreeMap::from([
+        ("app.kubernetes.io/name".to_string(), deployment.name.clone()),
+        ("app.kubernetes.io/managed-by".to_string(), "gpuplan".to_string()),
+    ])
+}
+
+pub(crate) fn metadata(deployment: &Deployment, name: &str) -> ObjectMeta {
+    ObjectMeta {
+        name: Some(name.to_string()),
+        namespace: Some(deployment.namespace.clone()),
+        labels: Some(labels(deployment)),
+        ..ObjectMeta::default()
+    }
+}
+
+/// A priority class: training low and never preempting, serving high.
+pub(crate) fn priority_class(deployment: &Deployment, name: &str, training: bool) -> PriorityClass {
+    PriorityClass {
+        metadata: ObjectMeta {
+            name: Some(name.to_string()),
+            labels: Some(labels(deployment)),
+            ..ObjectMeta::default()
+        },
+        value: if training { TRAINING_PRIORITY } else { SERVING_PRIORITY },
+        preemption_policy: Some(if training { "Never" } else { "PreemptLowerPriority" }.to_string()),
+        global_default: Some(false),
+        description: Some(
+            if training {
+                "Training: preemptible, preempts nothing (gpuplan)"
+            } else {
+                "Online serving: preempts training (gpuplan)"
+            }
+            .to_string(),
+        ),
+    }
+}
+
+/// `count` GPUs of the placement's device plugin resource, as requests and limits.
+pub(crate) fn gpu_resources(placement: &Placement, count: u32) -> ResourceRequirements {
+    let gpus = BTreeMap::from([(placement.gpu_resource.clone(), Quantity(count.to_string()))]);
+    ResourceRequirements {
+        limits: Some(gpus.clone()),
+        requests: Some(gpus),
+        ..ResourceRequirements::default()
+    }
+}
+
+/// Nodes of the planned instance type (the cloud's well-known label), or, on a cluster of other
+/// machines, nodes whose GPUs GPU Feature Discovery labels with the planned product; on spot,
+/// the provider's spot nodes.
+pub(crate) fn node_affinity(placement: &Placement) -> Affinity {
+    let spot = spot_node_label(&placement.provider).filter(|_| placement.spot);
+    // The spot label is the managed service's, so it goes with the cloud's instance type only.
+    let term = |key: &str, value: &str, managed: bool| {
+        let mut expressions = vec![requirement(key, value)];
+        if let Some((spot_key, spot_value)) = spot.filter(|_| managed) {
+            expressions.push(requirement(spot_key, spot_value));
+        }
+        NodeSelectorTerm {
+            match_expressions: Some(expressions),
+            ..NodeSelectorTerm::default()
+        }
+    };
+    let mut terms = vec![term("node.kubernetes.io/instance-type", &placement.instance_type, true)];
+    if let Some(product) = &placement.gpu_product_label {
+        terms.push(term("nvidia.com/gpu.product", product, false));
+    }
+    Affinity {
+        node_affinity: Some(NodeAffinity {
+            required_during_scheduling_ignored_during_execution: Some(NodeSelector {
+                node_selector_terms: terms,
+            }),
+            ..NodeAffinity::default()
+        }),
+        ..Affinity::default()
+    }
+}
+
+fn requirement(key: &str, value: &str) -> NodeSelectorRequirement {
+    NodeSelectorRequirement {
+        key: key.to_string(),
+        operator: "In".to_string(),
+        values: Some(vec![value.to_string()]),
+    }
+}
+
+/// The node label each managed Kubernetes service puts on spot nodes (EKS managed node groups,
+/// GKE Spot VMs, AKS spot node pools).
+fn spot_node_label(provider: &str) -> Option<(&'static str, &'static str)> {
+    match provider {
+        "aws" => Some(("eks.amazonaws.com/capacityType", "SPOT")),
+        "gcp" => Some(("cloud.google.com/gke-spot", "true")),
+        "azure" => Some(("kubernetes.azure.com/scalesetpriority", "spot")),
+        _ => None,
+    }
+}
+
+/// Tolerations for the taints GPU nodes carry (the device plugin's resource name, as GKE, AKS
+/// and the GPU operator set them) and, on spot, the provider's spot taint.
+pub(crate) fn tolerations(placement: &Placement) -> Vec<Toleration> {
+    let mut tolerations = vec![Toleration {
+        key: Some(placement.gpu_resource.clone()),
+        operator: Some("Exists".to_string()),
+        effect: Some("NoSchedule".to_string()),
+        ..Toleration::default()
+    }];
+    let spot_taint = match placement.provider.as_str() {
+        "gcp" => Some(("cloud.google.com/gke-spot", "true")),
+        "azure" => Some(("kubernetes.azure.com/scalesetpriority", "spot")),
+        _ => None,
+    };
+    if let Some((key, value)) = spot_taint.filter(|_| placement.spot) {
+        tolerations.push(Toleration {
+            key: Some(key.to_string()),
+            operator: Some("Equal".to_string()),
+            value: Some(value.to_string()),
+            effect: Some("NoSchedule".to_string()),
+            ..Toleration::default()
+        });
+    }
+    tolerations
+}
+
+/// A memory-backed `/dev/shm`: the container runtime's 64 MB default starves data loaders and
+/// NCCL.
+pub(crate) fn shm_volume() -> (Volume, VolumeMount) {
+    (
+        Volume {
+            name: "shm".to_string(),
+            empty_dir: Some(EmptyDirVolumeSource {
+                medium: Some("Memory".to_string()),
+                ..EmptyDirVolumeSource::default()
+            }),
+            ..Volume::default()
+        },
+        VolumeMount {
+            name: "shm".to_string(),
+            mount_path: SHM_PATH.to_string(),
+            ..VolumeMount::default()
+        },
+    )
+}
+
+/// The pod every workload runs: one container on the planned nodes, with its priority.
+pub(crate) fn pod_spec(
+    placement: &Placement,
+    container: Container,
+    mut volumes: Vec<Volume>,
+    priority_class: &str,
+    restart_policy: &str,
+) -> PodSpec {
+    let (shm, _) = shm_volume();
+    volumes.insert(0, shm);
+    PodSpec {
+        containers: vec![container],
+        volumes: Some(volumes),
+        affinity: Some(node_affinity(placement)),
+        tolerations: Some(tolerations(placement)),
+        priority_class_name: Some(priority_class.to_string()),
+        restart_policy: Some(restart_policy.to_string()),
+        ..PodSpec::default()
+    }
+}

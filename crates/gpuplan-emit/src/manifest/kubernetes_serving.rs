@@ -1,0 +1,234 @@
+//! Kubernetes, serving: a priority class above training, the engine's Deployment with its
+//! probes, a Service, a PodDisruptionBudget, a KEDA ScaledObject, and an HPA for clusters
+//! without KEDA.
+
+use super::kubernetes::{labels, metadata, pod_spec, priority_class, shm_volume};
+use super::{Deployment, ENGINE_PORT, ManifestError, ManifestFile, ServingService, yaml};
+use k8s_openapi::api::apps::v1::{Deployment as KubeDeployment, DeploymentSpec};
+use k8s_openapi::api::autoscaling::v2::{
+    HorizontalPodAutoscaler, HorizontalPodAutoscalerSpec, MetricIdentifier, MetricSpec, MetricTarget, PodsMetricSource,
+};
+use k8s_openapi::api::core::v1::{
+    Container, ContainerPort, EnvVar, EnvVarSource, HTTPGetAction, PodTemplateSpec, Probe, SecretKeySelector, Service,
+    ServicePort, ServiceSpec,
+};
+use k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetSpec};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+
+/// Seconds between startup checks, and how many may fail: weights take minutes to load.
+const STARTUP_PERIOD_SECONDS: i32 = 10;
+const STARTUP_FAILURES_ALLOWED: i32 = 90;
+/// The engine's health endpoint (vLLM's OpenAI-compatible server).
+const HEALTH_PATH: &str = "/health";
+/// The Service's port.
+const SERVICE_PORT: i32 = 80;
+
+pub(crate) fn manifests(deployment: &Deployment, service: &ServingService) -> Result<Vec<ManifestFile>, ManifestError> {
+    let priority = format!("{}-serving", deployment.name);
+    let header = header(deployment, service);
+    let file = |name: &str, yaml: String, alternative: bool| ManifestFile {
+        name: name.to_string(),
+        yaml,
+        alternative,
+    };
+    Ok(vec![
+        file(
+            "priorityclass.yaml",
+            yaml(&header, &priority_class(deployment, &priority, false))?,
+            false,
+        ),
+        file(
+            "deployment.yaml",
+            yaml(&header, &engine_deployment(deployment, service, &priority))?,
+            false,
+        ),
+        file("service.yaml", yaml(&header, &engine_service(deployment))?, false),
+        file("pdb.yaml", yaml(&header, &disruption_budget(deployment))?, false),
+        file(
+            "scaledobject.yaml",
+            yaml(&header, &super::keda::scaled_object(deployment, service))?,
+            false,
+        ),
+        file(
+            "hpa-without-keda.yaml",
+            yaml(
+                &format!(
+                    "{header}\nInstead of scaledobject.yaml where KEDA is not installed: needs prometheus-adapter\nserving vLLM's vllm:num_requests_waiting as the pods metric vllm_num_requests_waiting."
+                ),
+                &autoscaler(deployment, service),
+            )?,
+            true,
+        ),
+    ])
+}
+
+fn header(deployment: &Deployment, service: &ServingService) -> String {
+    let p = &deployment.placement;
+    format!(
+        "gpuplan: {} serving {} on {} replica{} of {} × {} ({} {}{}), {}–{} replicas at {:.1} requests/s each.",
+        deployment.name,
+        service.served_model,
+        service.replicas,
+        if service.replicas == 1 { "" } else { "s" },
+        service.gpus_per_replica,
+        p.gpu,
+        p.provider,
+        p.instance_type,
+        if p.spot { ", spot" } else { "" },
+        service.min_replicas,
+        service.max_replicas,
+        service.target_qps_per_replica,
+    )
+}
+
+fn selector(deployment: &Deployment) -> LabelSelector {
+    LabelSelector {
+        match_labels: Some(labels(deployment)),
+        ..LabelSelector::default()
+    }
+}
+
+fn http_probe(period: i32, failures: i32) -> Probe {
+    Probe {
+        http_get: Some(HTTPGetAction {
+            path: Some(HEALTH_PATH.to_string()),
+            port: IntOrString::Int(ENGINE_PORT),
+            ..HTTPGetAction::default()
+        }),
+        period_seconds: Some(period),
+        failure_threshold: Some(failures),
+        ..Probe::default()
+    }
+}
+
+fn engine_container(deployment: &Deployment, service: &ServingService) -> Container {
+    let (_, shm_mount) = shm_volume();
+    let token = EnvVar {
+        name: "HF_TOKEN".to_string(),
+        value_from: Some(EnvVarSource {
+            secret_key_ref: Some(SecretKeySelector {
+                name: "hf-token".to_string(),
+                key: "token".to_string(),
+                optional: Some(true),
+            }),
+            ..EnvVarSource::default()
+        }),
+        ..EnvVar::default()
+    };
+    Container {
+        name: "engine".to_string(),
+        image: Some(deployment.image.clone()),
+        args: Some(vec![
+            "--model".to_string(),
+            service.served_model.clone(),
+            "--tensor-parallel-size".to_string(),
+            service.gpus_per_replica.to_string(),
+            "--port".to_string(),
+            ENGINE_PORT.to_string(),
+        ]),
+        env: Some(vec![token]),
+        ports: Some(vec![ContainerPort {
+            name: Some("http".to_string()),
+            container_port: ENGINE_PORT,
+            ..ContainerPort::default()
+        }]),
+        resources: Some(super::kubernetes::gpu_resources(
+            &deployment.placement,
+            service.gpus_per_replica,
+        )),
+        startup_probe: Some(http_probe(STARTUP_PERIOD_SECONDS, STARTUP_FAILURES_ALLOWED)),
+        readiness_probe: Some(http_probe(STARTUP_PERIOD_SECONDS, 3)),
+        liveness_probe: Some(http_probe(STARTUP_PERIOD_SECONDS * 3, 3)),
+        volume_mounts: Some(vec![shm_mount]),
+        ..Container::default()
+    }
+}
+
+fn engine_deployment(deployment: &Deployment, service: &ServingService, priority: &str) -> KubeDeployment {
+    KubeDeployment {
+        metadata: metadata(deployment, &deployment.name),
+        spec: Some(DeploymentSpec {
+            replicas: Some(i32::try_from(service.replicas).unwrap_or(i32::MAX)),
+            selector: selector(deployment),
+            template: PodTemplateSpec {
+                metadata: Some(ObjectMeta {
+                    labels: Some(labels(deployment)),
+                    ..ObjectMeta::default()
+                }),
+                spec: Some(pod_spec(
+                    &deployment.placement,
+                    engine_container(deployment, service),
+                    Vec::new(),
+                    priority,
+                    "Always",
+                )),
+            },
+            ..DeploymentSpec::default()
+        }),
+        ..KubeDeployment::default()
+    }
+}
+
+fn engine_service(deployment: &Deployment) -> Service {
+    Service {
+        metadata: metadata(deployment, &deployment.name),
+        spec: Some(ServiceSpec {
+            selector: Some(labels(deployment)),
+            ports: Some(vec![ServicePort {
+                name: Some("http".to_string()),
+                port: SERVICE_PORT,
+                target_port: Some(IntOrString::String("http".to_string())),
+                ..ServicePort::default()
+            }]),
+            ..ServiceSpec::default()
+        }),
+        ..Service::default()
+    }
+}
+
+/// One replica down at a time during node drains and upgrades.
+fn disruption_budget(deployment: &Deployment) -> PodDisruptionBudget {
+    PodDisruptionBudget {
+        metadata: metadata(deployment, &deployment.name),
+        spec: Some(PodDisruptionBudgetSpec {
+            max_unavailable: Some(IntOrString::Int(1)),
+            selector: Some(selector(deployment)),
+            ..PodDisruptionBudgetSpec::default()
+        }),
+        ..PodDisruptionBudget::default()
+    }
+}
+
+fn autoscaler(deployment: &Deployment, service: &ServingService) -> HorizontalPodAutoscaler {
+    HorizontalPodAutoscaler {
+        metadata: metadata(deployment, &deployment.name),
+        spec: Some(HorizontalPodAutoscalerSpec {
+            scale_target_ref: k8s_openapi::api::autoscaling::v2::CrossVersionObjectReference {
+                api_version: Some("apps/v1".to_string()),
+                kind: "Deployment".to_string(),
+                name: deployment.name.clone(),
+            },
+            min_replicas: Some(i32::try_from(service.min_replicas).unwrap_or(i32::MAX)),
+            max_replicas: i32::try_from(service.max_replicas).unwrap_or(i32::MAX),
+            metrics: Some(vec![MetricSpec {
+                type_: "Pods".to_string(),
+                pods: Some(PodsMetricSource {
+                    metric: MetricIdentifier {
+                        name: "vllm_num_requests_waiting".to_string(),
+                        ..MetricIdentifier::default()
+                    },
+                    target: MetricTarget {
+                        type_: "AverageValue".to_string(),
+                        average_value: Some(Quantity(super::keda::waiting_threshold(service).to_string())),
+                        ..MetricTarget::default()
+                    },
+                }),
+                ..MetricSpec::default()
+            }]),
+            ..HorizontalPodAutoscalerSpec::default()
+        }),
+        ..HorizontalPodAutoscaler::default()
+    }
+}

@@ -1,0 +1,328 @@
+//! Kubernetes, training: a priority class, a checkpoint volume sized from the estimate, and a
+//! Job for one node; for several, an indexed Job with a headless Service, a JobSet or a
+//! Kubeflow PyTorchJob, with torchrun's rendezvous set up.
+
+use super::kubernetes::{TrainingFlavour, metadata, pod_spec, priority_class, shm_volume};
+use super::{Deployment, ManifestError, ManifestFile, RENDEZVOUS_PORT, TrainingJob, yaml};
+use k8s_openapi::api::batch::v1::{Job, JobSpec, JobTemplateSpec};
+use k8s_openapi::api::core::v1::{
+    Container, EnvVar, EnvVarSource, ObjectFieldSelector, PersistentVolumeClaim, PersistentVolumeClaimSpec,
+    PersistentVolumeClaimVolumeSource, PodTemplateSpec, Service, ServicePort, ServiceSpec, Volume, VolumeMount,
+    VolumeResourceRequirements,
+};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use std::collections::BTreeMap;
+
+/// Checkpoints kept on the volume: the last complete one and the one being written.
+const CHECKPOINTS_KEPT: f64 = 2.0;
+/// Room on the checkpoint volume beyond the checkpoints (logs, optimizer shards' metadata).
+const VOLUME_HEADROOM: f64 = 1.2;
+/// Smallest checkpoint volume asked for, GiB.
+const MIN_VOLUME_GIB: f64 = 10.0;
+/// Retries of a failed pod: interruptions are expected on spot capacity.
+const BACKOFF_LIMIT_SPOT: i32 = 6;
+const BACKOFF_LIMIT: i32 = 2;
+/// Where checkpoints are written.
+const CHECKPOINT_PATH: &str = "/checkpoints";
+/// The annotation an indexed Job gives each pod: its index, 0 to completions − 1.
+const COMPLETION_INDEX: &str = "metadata.annotations['batch.kubernetes.io/job-completion-index']";
+
+pub(crate) fn manifests(
+    deployment: &Deployment,
+    job: &TrainingJob,
+    flavour: TrainingFlavour,
+) -> Result<Vec<ManifestFile>, ManifestError> {
+    let name = &deployment.name;
+    let priority = format!("{name}-training");
+    let header = header(deployment, job);
+    let mut files = vec![
+        file(
+            "priorityclass.yaml",
+            &header,
+            &priority_class(deployment, &priority, true),
+        )?,
+        file("pvc.yaml", &header, &checkpoint_volume(deployment, job))?,
+    ];
+    let nodes = deployment.placement.nodes;
+    if nodes <= 1 {
+        files.push(file("job.yaml", &header, &single_node_job(deployment, job, &priority))?);
+        return Ok(files);
+    }
+    match flavour {
+        TrainingFlavour::IndexedJob => {
+            files.push(file("service.yaml", &header, &headless_service(deployment))?);
+            files.push(file("job.yaml", &header, &indexed_job(deployment, job, &priority))?);
+        }
+        TrainingFlavour::JobSet => {
+            let template = job_template(deployment, job, &priority, &format!("{name}-node-0-0.{name}"));
+            files.push(file(
+                "jobset.yaml",
+                &header,
+                &super::jobset::jobset(deployment, template),
+            )?);
+        }
+        TrainingFlavour::PyTorchJob => {
+            let template = PodTemplateSpec {
+                metadata: Some(ObjectMeta {
+                    labels: Some(super::kubernetes::labels(deployment)),
+                    ..ObjectMeta::default()
+                }),
+                spec: Some(pod_spec(
+                    &deployment.placement,
+                    container(
+                        deployment,
+                        super::pytorchjob::CONTAINER_NAME,
+                        operator_launch(job),
+                        Vec::new(),
+                    ),
+                    vec![checkpoint_mount_volume(name)],
+                    &priority,
+                    "OnFailure",
+                )),
+            };
+            files.push(file(
+                "pytorchjob.yaml",
+                &header,
+                &super::pytorchjob::pytorch_job(deployment, template),
+            )?);
+        }
+    }
+    Ok(files)
+}
+
+fn header(deployment: &Deployment, job: &TrainingJob) -> String {
+    let p = &deployment.placement;
+    let time = job
+        .expected_seconds
+        .map_or(String::new(), |s| format!(", about {:.1} h", s / 3600.0));
+    format!(
+        "gpuplan: {} on {} × {} ({} {}{}, {} node{}){time}.\nReplace the training command (`{}`) with yours.",
+        deployment.name,
+        p.gpus_per_node * p.nodes,
+        p.gpu,
+        p.provider,
+        p.instance_type,
+        if p.spot { ", spot" } else { "" },
+        p.nodes,
+        if p.nodes == 1 { "" } else { "s" },
+        job.script.join(" "),
+    )
+}
+
+fn file<T: serde::Serialize>(name: &str, header: &str, value: &T) -> Result<ManifestFile, ManifestError> {
+    Ok(ManifestFile {
+        name: name.to_string(),
+        yaml: yaml(header, value)?,
+        alternative: false,
+    })
+}
+
+/// Room for two checkpoints and some headroom, shared by every node when there are several.
+fn checkpoint_volume(deployment: &Deployment, job: &TrainingJob) -> PersistentVolumeClaim {
+    let gib = (job.checkpoint_bytes as f64 * CHECKPOINTS_KEPT * VOLUME_HEADROOM / f64::from(1u32 << 30))
+        .max(MIN_VOLUME_GIB)
+        .ceil();
+    let access = if deployment.placement.nodes > 1 {
+        "ReadWriteMany"
+    } else {
+        "ReadWriteOnce"
+    };
+    PersistentVolumeClaim {
+        metadata: metadata(deployment, &format!("{}-checkpoints", deployment.name)),
+        spec: Some(PersistentVolumeClaimSpec {
+            access_modes: Some(vec![access.to_string()]),
+            resources: Some(VolumeResourceRequirements {
+                requests: Some(BTreeMap::from([(
+                    "storage".to_string(),
+                    Quantity(format!("{gib:.0}Gi")),
+                )])),
+                ..VolumeResourceRequirements::default()
+            }),
+            ..PersistentVolumeClaimSpec::default()
+        }),
+        ..PersistentVolumeClaim::default()
+    }
+}
+
+fn checkpoint_mount_volume(name: &str) -> Volume {
+    Volume {
+        name: "checkpoints".to_string(),
+        persistent_volume_claim: Some(PersistentVolumeClaimVolumeSource {
+            claim_name: format!("{name}-checkpoints"),
+            ..PersistentVolumeClaimVolumeSource::default()
+        }),
+        ..Volume::default()
+    }
+}
+
+fn env(name: &str, value: &str) -> EnvVar {
+    EnvVar {
+        name: name.to_string(),
+        value: Some(value.to_string()),
+        ..EnvVar::default()
+    }
+}
+
+/// The training container: the GPUs, shared memory, the checkpoint volume and `command`.
+fn container(deployment: &Deployment, name: &str, command: Vec<String>, mut extra_env: Vec<EnvVar>) -> Container {
+    let p = &deployment.placement;
+    let (_, shm_mount) = shm_volume();
+    let mut environment = vec![env("CHECKPOINT_DIR", CHECKPOINT_PATH)];
+    environment.append(&mut extra_env);
+    Container {
+        name: name.to_string(),
+        image: Some(deployment.image.clone()),
+        command: Some(command),
+        env: Some(environment),
+        resources: Some(super::kubernetes::gpu_resources(p, p.gpus_per_node)),
+        volume_mounts: Some(vec![
+            shm_mount,
+            VolumeMount {
+                name: "checkpoints".to_string(),
+                mount_path: CHECKPOINT_PATH.to_string(),
+                ..VolumeMount::default()
+            },
+        ]),
+        ..Container::default()
+    }
+}
+
+fn torchrun(nproc: u32, rendezvous: &[String], script: &[String]) -> Vec<String> {
+    let mut command = vec!["torchrun".to_string(), format!("--nproc_per_node={nproc}")];
+    command.extend(rendezvous.iter().cloned());
+    command.extend(script.iter().cloned());
+    command
+}
+
+/// The operator sets torchrun's rendezvous through `PET_*` variables.
+fn operator_launch(job: &TrainingJob) -> Vec<String> {
+    let mut command = vec!["torchrun".to_string()];
+    command.extend(job.script.iter().cloned());
+    command
+}
+
+fn single_node_job(deployment: &Deployment, job: &TrainingJob, priority: &str) -> Job {
+    let p = &deployment.placement;
+    let command = torchrun(p.gpus_per_node, &["--standalone".to_string()], &job.script);
+    Job {
+        metadata: metadata(deployment, &deployment.name),
+        spec: Some(JobSpec {
+            backoff_limit: Some(backoff_limit(deployment)),
+            template: pod_template(
+                deployment,
+                container(deployment, "train", command, Vec::new()),
+                priority,
+            ),
+            ..JobSpec::default()
+        }),
+        ..Job::default()
+    }
+}
+
+fn backoff_limit(deployment: &Deployment) -> i32 {
+    if deployment.placement.spot {
+        BACKOFF_LIMIT_SPOT
+    } else {
+        BACKOFF_LIMIT
+    }
+}
+
+fn pod_template(deployment: &Deployment, container: Container, priority: &str) -> PodTemplateSpec {
+    PodTemplateSpec {
+        metadata: Some(ObjectMeta {
+            labels: Some(super::kubernetes::labels(deployment)),
+            ..ObjectMeta::default()
+        }),
+        spec: Some(pod_spec(
+            &deployment.placement,
+            container,
+            vec![checkpoint_mount_volume(&deployment.name)],
+            priority,
+            "Never",
+        )),
+    }
+}
+
+/// The container of every node of a multi-node job: torchrun with a static rendezvous at
+/// node 0, each node's rank its completion index.
+fn rendezvous_container(deployment: &Deployment, job: &TrainingJob, master: &str) -> Container {
+    let p = &deployment.placement;
+    let rendezvous = [
+        "--nnodes=$(NNODES)".to_string(),
+        "--node_rank=$(NODE_RANK)".to_string(),
+        "--master_addr=$(MASTER_ADDR)".to_string(),
+        format!("--master_port={RENDEZVOUS_PORT}"),
+    ];
+    let node_rank = EnvVar {
+        name: "NODE_RANK".to_string(),
+        value_from: Some(EnvVarSource {
+            field_ref: Some(ObjectFieldSelector {
+                field_path: COMPLETION_INDEX.to_string(),
+                ..ObjectFieldSelector::default()
+            }),
+            ..EnvVarSource::default()
+        }),
+        ..EnvVar::default()
+    };
+    container(
+        deployment,
+        "train",
+        torchrun(p.gpus_per_node, &rendezvous, &job.script),
+        vec![
+            env("NNODES", &p.nodes.to_string()),
+            env("MASTER_ADDR", master),
+            node_rank,
+        ],
+    )
+}
+
+/// An indexed Job of `nodes` pods, all started together.
+fn job_template(deployment: &Deployment, job: &TrainingJob, priority: &str, master: &str) -> JobTemplateSpec {
+    let nodes = i32::try_from(deployment.placement.nodes).unwrap_or(i32::MAX);
+    JobTemplateSpec {
+        metadata: None,
+        spec: Some(JobSpec {
+            completion_mode: Some("Indexed".to_string()),
+            completions: Some(nodes),
+            parallelism: Some(nodes),
+            backoff_limit: Some(backoff_limit(deployment)),
+            template: pod_template(deployment, rendezvous_container(deployment, job, master), priority),
+            ..JobSpec::default()
+        }),
+    }
+}
+
+fn indexed_job(deployment: &Deployment, job: &TrainingJob, priority: &str) -> Job {
+    let name = &deployment.name;
+    let mut spec = job_template(deployment, job, priority, &format!("{name}-0.{name}"))
+        .spec
+        .unwrap_or_default();
+    if let Some(pod) = spec.template.spec.as_mut() {
+        // Each pod is reachable as <job>-<index>.<service>.
+        pod.subdomain = Some(name.clone());
+    }
+    Job {
+        metadata: metadata(deployment, name),
+        spec: Some(spec),
+        ..Job::default()
+    }
+}
+
+/// The headless Service that gives each pod of the indexed Job a DNS name.
+fn headless_service(deployment: &Deployment) -> Service {
+    Service {
+        metadata: metadata(deployment, &deployment.name),
+        spec: Some(ServiceSpec {
+            cluster_ip: Some("None".to_string()),
+            selector: Some(BTreeMap::from([("job-name".to_string(), deployment.name.clone())])),
+            ports: Some(vec![ServicePort {
+                name: Some("rendezvous".to_string()),
+                port: RENDEZVOUS_PORT,
+                ..ServicePort::default()
+            }]),
+            ..ServiceSpec::default()
+        }),
+        ..Service::default()
+    }
+}

@@ -1,0 +1,145 @@
+//! Deployment files for a chosen configuration: Kubernetes (with KEDA for serving) and
+//! SkyPilot/SkyServe. Each is built from typed values (the `k8s-openapi` types for core
+//! Kubernetes objects, typed structs for custom resources and SkyPilot) and only then written
+//! as YAML, so a file cannot come out malformed.
+
+mod jobset;
+mod keda;
+mod kubernetes;
+mod kubernetes_serving;
+mod kubernetes_training;
+mod pytorchjob;
+mod skypilot;
+
+pub use kubernetes::{TrainingFlavour, kubernetes_manifests};
+pub use skypilot::{SkyPilotFlavour, skypilot_task};
+
+use serde::Serialize;
+
+/// One file of an export: its name and its YAML text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManifestFile {
+    pub name: String,
+    pub yaml: String,
+    /// An alternative to other files (an HPA where KEDA is not installed): written to a folder,
+    /// left out of a stream meant for `kubectl apply -f -`.
+    pub alternative: bool,
+}
+
+/// Where one configuration runs: one row of a plan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Placement {
+    pub provider: String,
+    pub region: Option<String>,
+    pub instance_type: String,
+    /// Accelerator id in the catalog (`H100-SXM5-80GB`).
+    pub gpu: String,
+    /// The device plugin's resource: `nvidia.com/gpu`, `amd.com/gpu`, `aws.amazon.com/neuron`.
+    pub gpu_resource: String,
+    /// GPU Feature Discovery's `nvidia.com/gpu.product` value, where known.
+    pub gpu_product_label: Option<String>,
+    /// SkyPilot's name for the accelerator (`H100`, `A100-80GB`).
+    pub skypilot_accelerator: String,
+    pub gpus_per_node: u32,
+    pub nodes: u32,
+    pub spot: bool,
+}
+
+/// What runs: a training job or an online service.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Workload {
+    Training(TrainingJob),
+    Serving(ServingService),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrainingJob {
+    /// The training script and its arguments, run by torchrun on every node.
+    pub script: Vec<String>,
+    /// Size of one checkpoint: the persistent volume keeps two and some headroom.
+    pub checkpoint_bytes: u64,
+    /// Expected run time, for the SkyPilot comment and an active deadline with slack.
+    pub expected_seconds: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServingService {
+    /// The model as the engine loads it (a Hugging Face repository id).
+    pub served_model: String,
+    /// GPUs per replica (tensor parallelism).
+    pub gpus_per_replica: u32,
+    pub replicas: u32,
+    pub min_replicas: u32,
+    pub max_replicas: u32,
+    /// Requests per second one replica is planned to carry.
+    pub target_qps_per_replica: f64,
+    /// Time-to-first-token target, seconds: waiting requests per replica above what the target
+    /// allows (Little's law) scale out.
+    pub ttft_target_seconds: Option<f64>,
+}
+
+/// Everything an export needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Deployment {
+    /// Name of the job or service, a DNS-1123 label.
+    pub name: String,
+    pub namespace: String,
+    pub image: String,
+    pub workload: Workload,
+    /// The chosen configuration.
+    pub placement: Placement,
+    /// The plan's other configurations, best first (SkyPilot may fall back to them).
+    pub alternatives: Vec<Placement>,
+}
+
+/// The port the serving engine listens on (vLLM's default).
+pub const ENGINE_PORT: i32 = 8000;
+/// torchrun's rendezvous port (PyTorch's default `MASTER_PORT`).
+pub const RENDEZVOUS_PORT: i32 = 29500;
+
+/// `value` as YAML, after a comment header.
+pub(crate) fn yaml<T: Serialize>(header: &str, value: &T) -> Result<String, ManifestError> {
+    let body = serde_yaml_ng::to_string(value).map_err(|e| ManifestError(e.to_string()))?;
+    let comments: String = header.lines().map(|l| format!("# {l}\n")).collect();
+    Ok(format!("{comments}{body}"))
+}
+
+/// A manifest that could not be written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cannot write the manifest: {0}")]
+pub struct ManifestError(pub String);
+
+/// `text` as a DNS-1123 label: lowercase letters, digits and `-`, at most 63 characters,
+/// starting and ending with an alphanumeric.
+pub fn dns_label(text: &str) -> String {
+    let mut label: String = text
+        .to_lowercase()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    while label.contains("--") {
+        label = label.replace("--", "-");
+    }
+    let trimmed: String = label.trim_matches('-').chars().take(MAX_LABEL_CHARS).collect();
+    let trimmed = trimmed.trim_end_matches('-').to_string();
+    if trimmed.is_empty() {
+        "gpuplan".to_string()
+    } else {
+        trimmed
+    }
+}
+
+/// Kubernetes' limit on a DNS-1123 label (and so on most object names).
+const MAX_LABEL_CHARS: usize = 63;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_become_dns_labels() {
+        assert_eq!(dns_label("Llama-3.1-8B LoRA"), "llama-3-1-8b-lora");
+        assert_eq!(dns_label("--"), "gpuplan");
+        assert!(dns_label(&"x".repeat(100)).len() <= 63);
+    }
+}

@@ -1,0 +1,236 @@
+//! A SkyPilot task (and, for SkyServe, its `service:` section): the chosen configuration first,
+//! then the plan's other configurations in ranking order, for SkyPilot to fall back on.
+
+use super::{Deployment, ENGINE_PORT, ManifestError, ManifestFile, Placement, RENDEZVOUS_PORT, Workload, yaml};
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// A plain task, or a SkyServe service.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SkyPilotFlavour {
+    Task,
+    Service,
+}
+
+/// The clouds SkyPilot 0.14 launches on, by gpuplan's provider id.
+const SKYPILOT_CLOUDS: &[&str] = &[
+    "aws",
+    "azure",
+    "gcp",
+    "ibm",
+    "lambda",
+    "oci",
+    "runpod",
+    "vast",
+    "cudo",
+    "fluidstack",
+    "nebius",
+    "hyperbolic",
+    "seeweb",
+    "mithril",
+    "verda",
+];
+/// SkyPilot's default disk, GB; asked for at least.
+const MIN_DISK_GB: u64 = 256;
+/// Restarts of a managed job after its own errors (interruptions are always recovered).
+const RESTARTS_ON_ERRORS: u32 = 3;
+/// Seconds SkyServe waits before probing a new replica: weights take minutes to load.
+const READINESS_DELAY_SECONDS: u32 = 600;
+/// The configurations SkyPilot is offered: the chosen one and a few runners-up.
+const MAX_CANDIDATES: usize = 5;
+
+#[derive(Debug, Clone, Serialize)]
+struct Task {
+    name: String,
+    resources: Resources,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    num_nodes: Option<u32>,
+    envs: BTreeMap<&'static str, String>,
+    setup: String,
+    run: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    service: Option<Service>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct Resources {
+    use_spot: bool,
+    disk_size: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ports: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    job_recovery: Option<JobRecovery>,
+    ordered: Vec<Candidate>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct Candidate {
+    infra: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    instance_type: Option<String>,
+    accelerators: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct JobRecovery {
+    strategy: &'static str,
+    max_restarts_on_errors: u32,
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct Service {
+    readiness_probe: ReadinessProbe,
+    replica_policy: ReplicaPolicy,
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct ReadinessProbe {
+    path: &'static str,
+    initial_delay_seconds: u32,
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct ReplicaPolicy {
+    min_replicas: u32,
+    max_replicas: u32,
+    target_qps_per_replica: f64,
+}
+
+/// `provider/region` where SkyPilot knows the cloud; `None` where it does not launch there.
+fn infra(placement: &Placement) -> Option<String> {
+    let cloud = SKYPILOT_CLOUDS.iter().find(|c| **c == placement.provider)?;
+    Some(match placement.region.as_deref() {
+        Some(region) if region != "default" && !region.contains('/') => format!("{cloud}/{region}"),
+        _ => (*cloud).to_string(),
+    })
+}
+
+/// One configuration SkyPilot may launch; the instance type is named only when a task fills it
+/// (a SkyServe replica may need fewer GPUs than the planned node packs).
+fn candidate(placement: &Placement, gpus: u32, whole_node: bool) -> Option<Candidate> {
+    Some(Candidate {
+        infra: infra(placement)?,
+        instance_type: whole_node.then(|| placement.instance_type.clone()),
+        accelerators: format!("{}:{gpus}", placement.skypilot_accelerator),
+    })
+}
+
+pub fn skypilot_task(
+    deployment: &Deployment,
+    flavour: SkyPilotFlavour,
+    disk_gb: u64,
+) -> Result<ManifestFile, ManifestError> {
+    let p = &deployment.placement;
+    if infra(p).is_none() {
+        return Err(ManifestError(format!(
+            "SkyPilot does not launch on {}; export another configuration (--pick) or to k8s",
+            p.provider
+        )));
+    }
+    let same_shape = |a: &Placement| a.nodes == p.nodes && a.spot == p.spot;
+    let (task, header) = match &deployment.workload {
+        Workload::Training(job) => {
+            let mut ordered: Vec<Candidate> = std::iter::once(p)
+                .chain(deployment.alternatives.iter().filter(|a| same_shape(a)))
+                .filter_map(|a| candidate(a, a.gpus_per_node, true))
+                .collect();
+            ordered.truncate(MAX_CANDIDATES);
+            let run = format!(
+                "MASTER_ADDR=$(echo \"$SKYPILOT_NODE_IPS\" | head -n1)\ntorchrun --nnodes=$SKYPILOT_NUM_NODES --nproc_per_node=$SKYPILOT_NUM_GPUS_PER_NODE --node_rank=$SKYPILOT_NODE_RANK --master_addr=$MASTER_ADDR --master_port={RENDEZVOUS_PORT} {}\n",
+                job.script.join(" ")
+            );
+            let task = Task {
+                name: deployment.name.clone(),
+                resources: Resources {
+                    use_spot: p.spot,
+                    disk_size: disk_gb.max(MIN_DISK_GB),
+                    ports: None,
+                    job_recovery: p.spot.then_some(JobRecovery {
+                        strategy: "EAGER_NEXT_REGION",
+                        max_restarts_on_errors: RESTARTS_ON_ERRORS,
+                    }),
+                    ordered,
+                },
+                num_nodes: (p.nodes > 1).then_some(p.nodes),
+                envs: BTreeMap::from([("CHECKPOINT_DIR", "/checkpoints".to_string())]),
+                setup: "pip install -r requirements.txt\n".to_string(),
+                run,
+                service: None,
+            };
+            let header = format!(
+                "gpuplan: {} on {} × {} per node, {} node{}{}. Replace setup and the training command with yours;\nwith spot, launch it as a managed job (`sky jobs launch`) so interruptions are recovered.",
+                deployment.name,
+                p.gpus_per_node,
+                p.gpu,
+                p.nodes,
+                if p.nodes == 1 { "" } else { "s" },
+                if p.spot { ", spot" } else { "" },
+            );
+            (task, header)
+        }
+        Workload::Serving(service) => {
+            let whole = service.gpus_per_replica == p.gpus_per_node && p.nodes == service.replicas;
+            let mut ordered: Vec<Candidate> = std::iter::once(p)
+                .chain(deployment.alternatives.iter())
+                .filter_map(|a| candidate(a, service.gpus_per_replica, whole && a == p))
+                .collect();
+            ordered.dedup_by(|a, b| {
+                a.infra == b.infra && a.accelerators == b.accelerators && a.instance_type == b.instance_type
+            });
+            ordered.truncate(MAX_CANDIDATES);
+            let task = Task {
+                name: deployment.name.clone(),
+                resources: Resources {
+                    use_spot: p.spot,
+                    disk_size: disk_gb.max(MIN_DISK_GB),
+                    ports: Some(ENGINE_PORT),
+                    job_recovery: None,
+                    ordered,
+                },
+                num_nodes: None,
+                envs: BTreeMap::from([("MODEL_ID", service.served_model.clone())]),
+                setup: "pip install vllm\n".to_string(),
+                run: format!(
+                    "vllm serve $MODEL_ID --tensor-parallel-size $SKYPILOT_NUM_GPUS_PER_NODE --port {ENGINE_PORT}\n"
+                ),
+                service: (flavour == SkyPilotFlavour::Service).then(|| Service {
+                    readiness_probe: ReadinessProbe {
+                        path: "/health",
+                        initial_delay_seconds: READINESS_DELAY_SECONDS,
+                    },
+                    replica_policy: ReplicaPolicy {
+                        min_replicas: service.min_replicas,
+                        max_replicas: service.max_replicas,
+                        target_qps_per_replica: (service.target_qps_per_replica * 100.0).round() / 100.0,
+                    },
+                }),
+            };
+            let header = format!(
+                "gpuplan: {} serving {}: {}–{} replicas of {} × {} at {:.1} requests/s each.",
+                deployment.name,
+                service.served_model,
+                service.min_replicas,
+                service.max_replicas,
+                service.gpus_per_replica,
+                p.gpu,
+                service.target_qps_per_replica,
+            );
+            (task, header)
+        }
+    };
+    if flavour == SkyPilotFlavour::Service && task.service.is_none() {
+        return Err(ManifestError(
+            "a SkyServe service serves a model: plan with --task inference, or export skypilot".to_string(),
+        ));
+    }
+    Ok(ManifestFile {
+        name: if flavour == SkyPilotFlavour::Service {
+            "service.yaml"
+        } else {
+            "task.yaml"
+        }
+        .to_string(),
+        yaml: yaml(&header, &task)?,
+        alternative: false,
+    })
+}

@@ -1,0 +1,283 @@
+//! From a plan to deployment files: a saved plan (`plan --format json`) is read back, one of
+//! its configurations picked, and the model's facts looked up in the catalog, so that a plan
+//! exported now and one exported from a file give the same files.
+
+use crate::options::PlanOptions;
+use crate::{Error, resolve};
+use gpuplan_catalog::Catalog;
+use gpuplan_emit::manifest::{
+    Deployment, ManifestFile, Placement, ServingService, SkyPilotFlavour, TrainingFlavour, TrainingJob, Workload,
+    dns_label, kubernetes_manifests, skypilot_task,
+};
+use gpuplan_model::{Architecture, ModelSpec, Task};
+use serde::Deserialize;
+
+/// What an export reads of a saved plan (other fields are ignored).
+#[derive(Debug, Clone, Deserialize)]
+pub struct SavedPlan {
+    pub recommendations: Vec<SavedRecommendation>,
+    #[serde(default)]
+    pub request: Option<PlanOptions>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct SavedRecommendation {
+    pub provider: String,
+    pub instance_type: String,
+    pub region: Option<String>,
+    pub gpu: Option<String>,
+    pub gpus: u32,
+    pub gpus_per_node: u32,
+    pub nodes: u32,
+    pub interruptible: bool,
+    pub time_seconds: Option<f64>,
+    pub serving: Option<SavedServing>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct SavedServing {
+    pub gpus_per_replica: u32,
+    pub replicas: u32,
+    pub min_replicas: u32,
+    pub max_replicas: u32,
+    pub requests_per_second_per_replica: f64,
+}
+
+/// What the files are for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExportTarget {
+    Kubernetes,
+    SkyPilot,
+    SkyServe,
+}
+
+/// How the files are written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExportSettings {
+    /// Which configuration, counting from 1 in the plan's order.
+    pub pick: usize,
+    pub flavour: TrainingFlavour,
+    pub image: Option<String>,
+    pub name: Option<String>,
+    pub namespace: String,
+}
+
+/// The training script run when none is named: replace it with yours.
+const DEFAULT_SCRIPT: &str = "train.py";
+/// Images when none is given: vLLM's OpenAI-compatible server, NVIDIA's PyTorch container.
+const SERVING_IMAGE: &str = "vllm/vllm-openai:v0.11.0";
+const TRAINING_IMAGE: &str = "nvcr.io/nvidia/pytorch:25.10-py3";
+/// Disk beyond the model and checkpoints: the image, the environment, logs.
+const DISK_HEADROOM_GB: f64 = 100.0;
+
+/// A saved plan's text, read.
+pub fn read_saved_plan(text: &str, name: &str) -> Result<SavedPlan, Error> {
+    serde_json::from_str(text).map_err(|e| {
+        Error::invalid(
+            format!("{name}: not a saved plan: {e}"),
+            Some("save one with `gpuplan plan … --format json > plan.json`".to_string()),
+        )
+    })
+}
+
+/// The files of `target` for the configuration `settings.pick` of `plan`.
+pub fn export_plan(
+    catalog: &Catalog,
+    plan: &SavedPlan,
+    target: ExportTarget,
+    settings: &ExportSettings,
+) -> Result<Vec<ManifestFile>, Error> {
+    let request = plan.request.as_ref().ok_or_else(|| {
+        Error::invalid(
+            "the saved plan does not say what was asked (no `request`)",
+            Some("plan again with this version and --format json".to_string()),
+        )
+    })?;
+    let count = plan.recommendations.len();
+    let chosen = settings
+        .pick
+        .checked_sub(1)
+        .and_then(|i| plan.recommendations.get(i))
+        .ok_or_else(|| {
+            Error::invalid(
+                format!("--pick {}: the plan has {count} configurations", settings.pick),
+                Some(format!("pick 1 to {count}")),
+            )
+        })?;
+    let query = request.query()?;
+    let model = resolve::model(catalog, &query.model)?;
+    let chosen_placement = placement(catalog, chosen)?;
+    let alternatives = plan
+        .recommendations
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i + 1 != settings.pick)
+        .filter_map(|(_, r)| placement(catalog, r).ok())
+        .collect();
+    let online = query.task == Task::Inference && query.dataset_size.is_none();
+    let weights_gb = parameters(&model) as f64 * 2.0 / 1e9;
+    let (workload, disk_gb) = if online {
+        let serving = chosen
+            .serving
+            .as_ref()
+            .ok_or_else(|| Error::invalid("the chosen configuration has no serving figures", None))?;
+        let service = ServingService {
+            served_model: served_name(&model),
+            gpus_per_replica: serving.gpus_per_replica,
+            replicas: serving.replicas,
+            min_replicas: serving.min_replicas,
+            max_replicas: serving.max_replicas,
+            target_qps_per_replica: serving.requests_per_second_per_replica,
+            ttft_target_seconds: query.serving.ttft.map(|t| t.seconds),
+        };
+        (Workload::Serving(service), weights_gb * 1.2 + DISK_HEADROOM_GB)
+    } else if query.task.is_training() {
+        let mut ignored = Vec::new();
+        let trainable = trainable_parameters(&model, &query, &mut ignored);
+        let checkpoint = gpuplan_plan::checkpoint_bytes(parameters(&model), trainable, query.task);
+        let job = TrainingJob {
+            script: vec![DEFAULT_SCRIPT.to_string()],
+            checkpoint_bytes: checkpoint as u64,
+            expected_seconds: chosen.time_seconds,
+        };
+        (
+            Workload::Training(job),
+            weights_gb + checkpoint * 2.0 / 1e9 + DISK_HEADROOM_GB,
+        )
+    } else {
+        return Err(Error::invalid(
+            "exports cover training and online serving; this plan is a batch of requests",
+            Some("plan without --dataset-size for a service".to_string()),
+        ));
+    };
+    if target == ExportTarget::SkyServe && !online {
+        return Err(Error::invalid(
+            "--export skyserve serves a model: this plan trains one",
+            Some("use --export skypilot or k8s".to_string()),
+        ));
+    }
+    let name = settings.name.clone().unwrap_or_else(|| {
+        format!(
+            "{}-{}",
+            model.id,
+            if online {
+                "serve".to_string()
+            } else {
+                query.task.to_string()
+            }
+        )
+    });
+    let image = settings
+        .image
+        .clone()
+        .unwrap_or_else(|| if online { SERVING_IMAGE } else { TRAINING_IMAGE }.to_string());
+    let deployment = Deployment {
+        name: dns_label(&name),
+        namespace: dns_label(&settings.namespace),
+        image,
+        workload,
+        placement: chosen_placement,
+        alternatives,
+    };
+    let manifest_error = |e: gpuplan_emit::manifest::ManifestError| Error::invalid(e.0, None);
+    match target {
+        ExportTarget::Kubernetes => kubernetes_manifests(&deployment, settings.flavour).map_err(manifest_error),
+        ExportTarget::SkyPilot | ExportTarget::SkyServe => {
+            let flavour = if target == ExportTarget::SkyServe {
+                SkyPilotFlavour::Service
+            } else {
+                SkyPilotFlavour::Task
+            };
+            skypilot_task(&deployment, flavour, disk_gb.ceil() as u64)
+                .map(|file| vec![file])
+                .map_err(manifest_error)
+        }
+    }
+}
+
+/// One configuration's placement, its accelerator's facts from the catalog.
+fn placement(catalog: &Catalog, r: &SavedRecommendation) -> Result<Placement, Error> {
+    let gpu = r
+        .gpu
+        .as_deref()
+        .ok_or_else(|| Error::invalid(format!("{} has no accelerator to export", r.instance_type), None))?;
+    let accelerator = catalog.accelerators().resolve_one(gpu)?.accelerator;
+    let vendor = accelerator.vendor.to_string();
+    let gpu_resource = match vendor.as_str() {
+        "AMD" => "amd.com/gpu",
+        "AWS" => "aws.amazon.com/neuron",
+        "Google" => "google.com/tpu",
+        _ => "nvidia.com/gpu",
+    };
+    Ok(Placement {
+        provider: r.provider.clone(),
+        region: r.region.clone(),
+        instance_type: r.instance_type.clone(),
+        gpu: accelerator.id.to_string(),
+        gpu_resource: gpu_resource.to_string(),
+        gpu_product_label: product_label(&accelerator.aliases),
+        skypilot_accelerator: skypilot_name(accelerator.id.as_str(), &accelerator.aliases),
+        gpus_per_node: r.gpus_per_node,
+        nodes: r.nodes.max(1),
+        spot: r.interruptible,
+    })
+}
+
+/// GPU Feature Discovery labels a node with the device name NVML reports, spaces as dashes
+/// (`NVIDIA H100 80GB HBM3` → `NVIDIA-H100-80GB-HBM3`); the catalog keeps that name among the
+/// aliases.
+fn product_label(aliases: &[String]) -> Option<String> {
+    aliases
+        .iter()
+        .find(|a| a.starts_with("NVIDIA ") || a.starts_with("Tesla "))
+        .map(|a| a.replace(' ', "-"))
+}
+
+/// SkyPilot's accelerator name: it names a family where memory or form factor differ by a
+/// suffix (`A100` is 40 GB, `A100-80GB`), the reverse of the catalog import's mapping.
+fn skypilot_name(id: &str, aliases: &[String]) -> String {
+    let by_id = match id {
+        "A100-SXM4-40GB" | "A100-PCIE-40GB" => Some("A100"),
+        "A100-SXM4-80GB" | "A100-PCIE-80GB" => Some("A100-80GB"),
+        "H100-SXM5-80GB" | "H100-PCIE-80GB" => Some("H100"),
+        "H100-NVL-94GB" => Some("H100-NVL"),
+        "H200-SXM-141GB" => Some("H200"),
+        "V100-SXM2-16GB" | "V100-PCIE-16GB" => Some("V100"),
+        "V100-SXM2-32GB" => Some("V100-32GB"),
+        "GH200-96GB" | "GH200-144GB" => Some("GH200"),
+        _ => None,
+    };
+    by_id
+        .map(str::to_string)
+        .or_else(|| aliases.iter().find(|a| !a.contains(' ') && !a.contains('/')).cloned())
+        .unwrap_or_else(|| id.to_string())
+}
+
+/// The name an engine loads the model by: its Hugging Face repository where the catalog knows
+/// it.
+fn served_name(model: &ModelSpec) -> String {
+    model
+        .aliases
+        .iter()
+        .find(|a| a.contains('/'))
+        .cloned()
+        .unwrap_or_else(|| model.id.clone())
+}
+
+fn parameters(model: &ModelSpec) -> u64 {
+    match &model.architecture {
+        Architecture::Transformer(spec) => gpuplan_estimate::parameters::count_parameters(spec).total,
+        Architecture::Cited(cited) => cited.components.iter().map(|(_, n)| n).sum(),
+    }
+}
+
+fn trainable_parameters(model: &ModelSpec, query: &crate::PlanQuery, notes: &mut Vec<String>) -> u64 {
+    match (&model.architecture, query.task) {
+        (Architecture::Transformer(spec), Task::Lora | Task::Qlora) => {
+            let rank = crate::defaults::lora_rank(query.lora_rank, query.task, notes);
+            let targets = crate::defaults::lora_targets(query.lora_targets, query.task, query.framework, notes);
+            gpuplan_estimate::memory::lora_parameters(spec, rank, targets)
+        }
+        _ => parameters(model),
+    }
+}

@@ -1,0 +1,245 @@
+//! The job file: what `gpuplan plan` is asked, kept in YAML or TOML beside the training code.
+//! Its keys are the plan's options (the flags in snake_case), so a file, a flag and an API field
+//! cannot come to mean different things. Mistakes are reported at their line and column.
+
+use crate::Error;
+use crate::options::PlanOptions;
+use gpuplan_model::did_you_mean;
+use serde_json::{Map, Value};
+
+/// How a job file is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobFormat {
+    Yaml,
+    Toml,
+}
+
+impl JobFormat {
+    /// The format a file name implies: `.toml` is TOML, anything else YAML.
+    pub fn of_path(path: &str) -> JobFormat {
+        if path.to_ascii_lowercase().ends_with(".toml") {
+            JobFormat::Toml
+        } else {
+            JobFormat::Yaml
+        }
+    }
+}
+
+/// A commented example of a training job (`gpuplan init`).
+pub const EXAMPLE_TRAINING_JOB: &str = include_str!("../assets/job.training.yaml");
+/// A commented example of a serving job (`gpuplan init --serving`).
+pub const EXAMPLE_SERVING_JOB: &str = include_str!("../assets/job.serving.yaml");
+
+/// The options a job file sets, checked key by key: each is one of the plan's options and
+/// holds a value of its type. `name` names the file in messages.
+pub fn parse_job(text: &str, format: JobFormat, name: &str) -> Result<Map<String, Value>, Error> {
+    let value: Value = match format {
+        JobFormat::Yaml => serde_yaml_ng::from_str(text).map_err(|e| {
+            let at = e.location().map(|l| (l.line(), l.column()));
+            located(name, at, &e.to_string(), "check the YAML syntax")
+        })?,
+        JobFormat::Toml => toml::from_str(text).map_err(|e| {
+            let at = e.span().map(|span| line_and_column(text, span.start));
+            located(
+                name,
+                at,
+                &e.message().trim().replace('\n', "; "),
+                "check the TOML syntax",
+            )
+        })?,
+    };
+    let map = match value {
+        Value::Object(map) => map,
+        Value::Null => Map::new(),
+        other => {
+            return Err(located(
+                name,
+                Some((1, 1)),
+                &format!("a job file is a mapping of options, not {}", kind_of(&other)),
+                "write `model: …`, `task: …` and the other options as keys",
+            ));
+        }
+    };
+    let known = option_names();
+    for (key, value) in &map {
+        let at = key_position(text, key);
+        if !known.iter().any(|k| k == key) {
+            let hint = match did_you_mean(key, known.iter().map(String::as_str)) {
+                Some(near) => format!("did you mean `{near}`? Keys are `gpuplan plan` flags in snake_case"),
+                None => "keys are `gpuplan plan` flags in snake_case (`gpuplan init` writes an example)".to_string(),
+            };
+            return Err(located(name, at, &format!("unknown key `{key}`"), &hint));
+        }
+        if let Err(problem) = check_value(key, value) {
+            return Err(located(
+                name,
+                at,
+                &format!("`{key}`: {problem}"),
+                "see `gpuplan plan --help` for what the flag takes",
+            ));
+        }
+    }
+    Ok(map)
+}
+
+/// The names of the plan's options: the keys a job file may hold.
+pub fn option_names() -> Vec<String> {
+    match serde_json::to_value(PlanOptions::default()) {
+        Ok(Value::Object(map)) => map.into_iter().map(|(k, _)| k).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// `value` as option `key`: the other options at their defaults (a model and task stand in, as
+/// both are required), so a failure is this key's.
+fn check_value(key: &str, value: &Value) -> Result<(), String> {
+    let mut probe = Map::new();
+    probe.insert("model".to_string(), Value::from("probe"));
+    probe.insert("task".to_string(), Value::from("lora"));
+    probe.insert(key.to_string(), value.clone());
+    serde_json::from_value::<PlanOptions>(Value::Object(probe))
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Array(_) => "a list",
+        Value::String(_) => "a string",
+        Value::Number(_) => "a number",
+        Value::Bool(_) => "a boolean",
+        Value::Null | Value::Object(_) => "a mapping",
+    }
+}
+
+fn located(name: &str, at: Option<(usize, usize)>, message: &str, hint: &str) -> Error {
+    let place = match at {
+        Some((line, column)) => format!("{name}:{line}:{column}"),
+        None => name.to_string(),
+    };
+    Error::invalid(format!("{place}: {message}"), Some(hint.to_string()))
+}
+
+/// 1-based line and column of byte `offset` in `text`.
+fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
+}
+
+/// Where a top-level `key` is written (`key:` in YAML, `key =` in TOML, quoted or not).
+fn key_position(text: &str, key: &str) -> Option<(usize, usize)> {
+    text.lines().enumerate().find_map(|(index, line)| {
+        let column = line.len() - line.trim_start().len();
+        let rest = line.trim_start();
+        let rest = rest
+            .strip_prefix(key)
+            .or_else(|| rest.strip_prefix(&format!("\"{key}\"")))
+            .or_else(|| rest.strip_prefix(&format!("'{key}'")))?;
+        let rest = rest.trim_start();
+        (rest.starts_with(':') || rest.starts_with('=')).then_some((index + 1, column + 1))
+    })
+}
+
+/// A JSON Schema (2020-12) of the job file, generated from the options' types, for editors.
+pub fn job_schema() -> Value {
+    use utoipa::OpenApi;
+    #[derive(OpenApi)]
+    #[openapi(components(schemas(PlanOptions, crate::options::WorkloadOptions)))]
+    struct JobFileSchema;
+    let components = serde_json::to_value(JobFileSchema::openapi().components).unwrap_or(Value::Null);
+    let mut definitions = components.get("schemas").cloned().unwrap_or(Value::Null);
+    rewrite_refs(&mut definitions);
+    serde_json::json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "gpuplan job file",
+        "description": "What `gpuplan plan -f FILE` is asked: the plan's flags in snake_case. A flag on the command line wins over the file.",
+        "$ref": "#/$defs/PlanOptions",
+        "unevaluatedProperties": false,
+        "$defs": definitions,
+    })
+}
+
+/// OpenAPI's `#/components/schemas/X` references as `#/$defs/X`.
+fn rewrite_refs(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            for (key, inner) in map.iter_mut() {
+                match inner {
+                    Value::String(text) if key == "$ref" => {
+                        *text = text.replace("#/components/schemas/", "#/$defs/");
+                    }
+                    _ => rewrite_refs(inner),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(rewrite_refs),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_examples_are_valid_job_files() {
+        for example in [EXAMPLE_TRAINING_JOB, EXAMPLE_SERVING_JOB] {
+            let map = parse_job(example, JobFormat::Yaml, "job.yaml").unwrap();
+            let options: PlanOptions = serde_json::from_value(Value::Object(map)).unwrap();
+            options.query().unwrap();
+        }
+    }
+
+    #[test]
+    fn mistakes_are_reported_at_their_line_with_a_hint() {
+        let text = "model: llama-3.1-8b\ntask: lora\n  \ntokenz: 5e8\n";
+        let error = parse_job(text, JobFormat::Yaml, "job.yaml").unwrap_err();
+        assert_eq!(error.to_string(), "job.yaml:4:1: unknown key `tokenz`");
+        assert!(
+            error.hint().unwrap().contains("did you mean `tokens`"),
+            "{:?}",
+            error.hint()
+        );
+        let error = parse_job("model: x\nseq: long\n", JobFormat::Yaml, "job.yaml").unwrap_err();
+        assert!(
+            error.to_string().starts_with("job.yaml:2:1: `seq`: invalid type"),
+            "{error}"
+        );
+        let error = parse_job("model = \"x\"\nseq = = 4\n", JobFormat::Toml, "job.toml").unwrap_err();
+        assert!(error.to_string().starts_with("job.toml:2:"), "{error}");
+        let error = parse_job("model = \"x\"\nseq = \"long\"\n", JobFormat::Toml, "job.toml").unwrap_err();
+        assert!(error.to_string().starts_with("job.toml:2:1: `seq`"), "{error}");
+        let error = parse_job("- model\n", JobFormat::Yaml, "job.yaml").unwrap_err();
+        assert!(error.to_string().contains("not a list"), "{error}");
+    }
+
+    #[test]
+    fn toml_and_yaml_say_the_same() {
+        let yaml = parse_job(
+            "model: llama-3.1-8b\ntask: lora\nbilling: [spot]\n",
+            JobFormat::Yaml,
+            "a",
+        )
+        .unwrap();
+        let toml = parse_job(
+            "model = \"llama-3.1-8b\"\ntask = \"lora\"\nbilling = [\"spot\"]\n",
+            JobFormat::Toml,
+            "b",
+        )
+        .unwrap();
+        assert_eq!(yaml, toml);
+    }
+
+    #[test]
+    fn the_schema_names_every_option() {
+        let schema = job_schema();
+        let plan = &schema["$defs"]["PlanOptions"];
+        let text = plan.to_string();
+        for key in ["deadline", "billing", "checkpoint_every"] {
+            assert!(text.contains(&format!("\"{key}\"")), "{key}");
+        }
+        assert!(!schema.to_string().contains("#/components/"));
+    }
+}
