@@ -83,7 +83,8 @@ pub enum Command {
     Energy(EnergyArgs),
     /// Forecast GPU usage from its history and size a reserved commitment.
     Forecast(ForecastArgs),
-    /// Serve the JSON API (estimate, plan, gpus, models, catalog) over HTTP, with health,
+    /// Serve the JSON API (gpus, instances, models, catalog, estimate, plan, cost, energy,
+    /// forecast) and the page over HTTP, with health,
     /// readiness and Prometheus metrics, until SIGTERM or Ctrl-C.
     Serve(ServeArgs),
     /// Write a commented example job file for `gpuplan plan -f`, and its JSON Schema beside it.

@@ -140,10 +140,9 @@ pub fn export_plan(
             checkpoint_bytes: checkpoint as u64,
             expected_seconds: chosen.time_seconds,
         };
-        (
-            Workload::Training(job),
-            weights_gb + checkpoint * 2.0 / 1e9 + DISK_HEADROOM_GB,
-        )
+        // Each node keeps its shard of the last two checkpoints.
+        let shards_gb = checkpoint * 2.0 / f64::from(chosen.nodes.max(1)) / 1e9;
+        (Workload::Training(job), weights_gb + shards_gb + DISK_HEADROOM_GB)
     } else {
         return Err(Error::invalid(
             "exports cover training and online serving; this plan is a batch of requests",

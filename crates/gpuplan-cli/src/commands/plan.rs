@@ -106,6 +106,22 @@ pub fn run(catalog: &Catalog, args: &PlanArgs, format: OutputFormat, money: &Mon
     if args.workload.is_some() {
         return run_tabular(catalog, args, format, money);
     }
+    if args.export.is_some() && (format != OutputFormat::Table || args.explain) {
+        return Err(Error::invalid(
+            "--export writes YAML: --format and --explain do not apply",
+            Some("save the plan with --format json and export it with `gpuplan export plan.json --to …`".to_string()),
+        ));
+    }
+    const EXPORT_ONLY: [&str; 6] = ["pick", "out", "flavour", "image", "name", "namespace"];
+    if let Some(flag) = EXPORT_ONLY
+        .iter()
+        .find(|f| args.export.is_none() && args.given.iter().any(|g| g == *f))
+    {
+        return Err(Error::invalid(
+            format!("--{flag} applies to --export only"),
+            Some("add --export k8s, skypilot or skyserve, or drop it".to_string()),
+        ));
+    }
     let options = plan_options(args)?;
     let query = options.query()?;
     let task = query.task;

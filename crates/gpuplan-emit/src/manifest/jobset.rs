@@ -27,6 +27,7 @@ struct JobSetSpec {
 #[serde(rename_all = "camelCase")]
 struct Network {
     /// Pods reachable as `<jobset>-<job>-<job index>-<pod index>.<jobset>`.
+    #[serde(rename = "enableDNSHostnames")]
     enable_dns_hostnames: bool,
 }
 

@@ -174,9 +174,9 @@ pub fn skypilot_task(
                 .chain(deployment.alternatives.iter())
                 .filter_map(|a| candidate(a, service.gpus_per_replica, whole && a == p))
                 .collect();
-            ordered.dedup_by(|a, b| {
-                a.infra == b.infra && a.accelerators == b.accelerators && a.instance_type == b.instance_type
-            });
+            // One entry per place and accelerator: SkyPilot picks the instance type there.
+            let mut seen = std::collections::BTreeSet::new();
+            ordered.retain(|c| seen.insert((c.infra.clone(), c.accelerators.clone())));
             ordered.truncate(MAX_CANDIDATES);
             let task = Task {
                 name: deployment.name.clone(),

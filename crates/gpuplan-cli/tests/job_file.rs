@@ -1,0 +1,171 @@
+//! Job files, exports and diffs as a user runs them: `gpuplan init`, `plan -f`, flags over the
+//! file, mistakes at their line, `--export`, `export plan.json`, `diff`.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+struct Run {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn gpuplan(folder: &Path, args: &[&str]) -> Run {
+    let output = Command::new(env!("CARGO_BIN_EXE_gpuplan"))
+        .args(args)
+        .current_dir(folder)
+        .env_remove("GPUPLAN_CATALOG")
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("the gpuplan binary runs");
+    Run {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(output.stdout).unwrap(),
+        stderr: String::from_utf8(output.stderr).unwrap(),
+    }
+}
+
+/// An empty folder of the test's own.
+fn folder(test: &str) -> PathBuf {
+    let path = std::env::temp_dir().join(format!("gpuplan-job-{}-{test}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&path);
+    std::fs::create_dir_all(&path).unwrap();
+    path
+}
+
+fn json(run: &Run) -> Value {
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    serde_json::from_str(&run.stdout).unwrap()
+}
+
+#[test]
+fn init_writes_an_example_that_plans_and_flags_win_over_it() {
+    let dir = folder("init");
+    let init = gpuplan(&dir, &["init"]);
+    assert_eq!(init.code, 0, "{}", init.stderr);
+    assert!(dir.join("job.yaml").is_file() && dir.join("job.schema.json").is_file());
+    let plan = json(&gpuplan(&dir, &["plan", "-f", "job.yaml", "--format", "json"]));
+    assert_eq!(plan["request"]["model"], "llama-3.1-8b");
+    assert_eq!(plan["request"]["objective"], "cost", "from the file");
+    assert_eq!(plan["request"]["deadline"], 24.0);
+    let overridden = json(&gpuplan(
+        &dir,
+        &[
+            "plan",
+            "-f",
+            "job.yaml",
+            "--objective",
+            "time",
+            "--deadline",
+            "6",
+            "--format",
+            "json",
+        ],
+    ));
+    assert_eq!(overridden["request"]["objective"], "time", "the flag wins");
+    assert_eq!(overridden["request"]["deadline"], 6.0);
+    assert_eq!(overridden["request"]["seq"], 4096, "the rest from the file");
+    // Writing over the example needs --force.
+    let again = gpuplan(&dir, &["init"]);
+    assert_eq!(again.code, 2);
+    assert!(again.stderr.contains("--force"), "{}", again.stderr);
+    // The schema accepts the example and names every option.
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(dir.join("job.schema.json")).unwrap()).unwrap();
+    assert!(schema["$defs"]["PlanOptions"].to_string().contains("checkpoint_every"));
+}
+
+#[test]
+fn mistakes_in_a_job_file_name_their_line_and_exit_2() {
+    let dir = folder("mistakes");
+    let cases = [
+        (
+            "typo.yaml",
+            "model: llama-3.1-8b\ntask: lora\ntokenz: 5e8\n",
+            "typo.yaml:3:1: unknown key `tokenz`",
+            "did you mean `tokens`",
+        ),
+        (
+            "type.yaml",
+            "model: llama-3.1-8b\ntask: lora\nseq: long\n",
+            "type.yaml:3:1: `seq`: invalid type",
+            "--help",
+        ),
+        (
+            "nomodel.yaml",
+            "task: lora\ntokens: 5e8\n",
+            "nomodel.yaml: no `model`",
+            "--model",
+        ),
+        (
+            "syntax.toml",
+            "model = \"llama-3.1-8b\"\ntask = = \"lora\"\n",
+            "syntax.toml:2:",
+            "TOML",
+        ),
+        ("list.yaml", "- model\n", "not a list", "model:"),
+    ];
+    for (name, text, message, hint) in cases {
+        std::fs::write(dir.join(name), text).unwrap();
+        let run = gpuplan(&dir, &["plan", "-f", name]);
+        assert_eq!(run.code, 2, "{name}: {}", run.stderr);
+        assert!(run.stderr.contains(message), "{name}: {}", run.stderr);
+        assert!(run.stderr.contains(hint), "{name}: {}", run.stderr);
+    }
+}
+
+#[test]
+fn a_saved_plan_exports_and_diffs() {
+    let dir = folder("export");
+    std::fs::write(
+        dir.join("serve.toml"),
+        "model = \"llama-3.1-8b\"\ntask = \"inference\"\nqps = 20\npeak_qps = 60\nproviders = [\"aws\", \"gcp\"]\ntop = 3\n",
+    )
+    .unwrap();
+    let saved = gpuplan(&dir, &["plan", "-f", "serve.toml", "--format", "json"]);
+    assert_eq!(saved.code, 0, "{}", saved.stderr);
+    std::fs::write(dir.join("plan.json"), &saved.stdout).unwrap();
+    let kubernetes = gpuplan(&dir, &["export", "plan.json", "--to", "k8s"]);
+    assert_eq!(kubernetes.code, 0, "{}", kubernetes.stderr);
+    for kind in [
+        "kind: Deployment",
+        "kind: ScaledObject",
+        "kind: PodDisruptionBudget",
+        "kind: PriorityClass",
+    ] {
+        assert!(kubernetes.stdout.contains(kind), "{kind}");
+    }
+    assert!(
+        !kubernetes.stdout.contains("kind: HorizontalPodAutoscaler"),
+        "the HPA is an alternative"
+    );
+    // The same export straight from the plan.
+    let direct = gpuplan(&dir, &["plan", "-f", "serve.toml", "--export", "k8s"]);
+    assert_eq!(direct.stdout, kubernetes.stdout);
+    let written = gpuplan(&dir, &["export", "plan.json", "--to", "skyserve", "--out", "sky"]);
+    assert_eq!(written.code, 0, "{}", written.stderr);
+    let service = std::fs::read_to_string(dir.join("sky/service.yaml")).unwrap();
+    assert!(service.contains("replica_policy:"), "{service}");
+    let bad_pick = gpuplan(&dir, &["export", "plan.json", "--to", "k8s", "--pick", "40"]);
+    assert_eq!(bad_pick.code, 2);
+    let stray = gpuplan(&dir, &["plan", "-f", "serve.toml", "--pick", "2"]);
+    assert_eq!(stray.code, 2);
+    assert!(
+        stray.stderr.contains("--pick applies to --export only"),
+        "{}",
+        stray.stderr
+    );
+    // A review: the same job with a tighter latency target.
+    let tighter = gpuplan(
+        &dir,
+        &["plan", "-f", "serve.toml", "--ttft", "0.2s", "--format", "json"],
+    );
+    std::fs::write(dir.join("tighter.json"), &tighter.stdout).unwrap();
+    let diff = gpuplan(&dir, &["diff", "plan.json", "tighter.json"]);
+    assert_eq!(diff.code, 0, "{}", diff.stderr);
+    assert!(diff.stdout.contains("ttft: – → "), "{}", diff.stdout);
+    let same = gpuplan(&dir, &["diff", "plan.json", "plan.json"]);
+    assert_eq!(same.stdout, "no change\n");
+}

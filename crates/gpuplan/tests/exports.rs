@@ -1,0 +1,291 @@
+//! Exports of saved plans (`tests/fixtures/plans`, written by `gpuplan plan --format json`):
+//! each file is compared with its golden copy and validated against the real schema of what it
+//! is — Kubernetes 1.33's, KEDA's, JobSet's and the PyTorchJob's CRDs, SkyPilot 0.14.1's task,
+//! resources and service schemas (`tests/fixtures/schemas`, with their sources).
+
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use gpuplan::emit::manifest::{ManifestFile, TrainingFlavour};
+use gpuplan::{Catalog, ExportSettings, ExportTarget, SavedPlan, export_plan, read_saved_plan};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+}
+
+fn catalog() -> &'static Catalog {
+    static CATALOG: OnceLock<Catalog> = OnceLock::new();
+    CATALOG.get_or_init(|| Catalog::embedded().unwrap())
+}
+
+fn plan(name: &str) -> SavedPlan {
+    let text = std::fs::read_to_string(fixtures().join("plans").join(format!("{name}.json"))).unwrap();
+    read_saved_plan(&text, name).unwrap()
+}
+
+fn settings(flavour: TrainingFlavour) -> ExportSettings {
+    ExportSettings {
+        pick: 1,
+        flavour,
+        image: None,
+        name: None,
+        namespace: "ml".to_string(),
+    }
+}
+
+fn export(name: &str, target: ExportTarget, flavour: TrainingFlavour) -> Vec<ManifestFile> {
+    export_plan(catalog(), &plan(name), target, &settings(flavour)).unwrap()
+}
+
+fn load_schema(path: &str) -> Value {
+    let text = std::fs::read_to_string(fixtures().join("schemas").join(path)).unwrap();
+    let mut schema: Value = serde_json::from_str(&text).unwrap();
+    schema.as_object_mut().unwrap().remove("$schema");
+    schema
+}
+
+/// A custom resource's schema as strict as Kubernetes' own: objects that list their
+/// properties refuse others (the API server would drop them silently).
+fn strict(schema: &mut Value) {
+    if let Value::Object(map) = schema {
+        let open = map.contains_key("additionalProperties") || map.contains_key("x-kubernetes-preserve-unknown-fields");
+        if map.contains_key("properties") && !open {
+            map.insert("additionalProperties".to_string(), Value::Bool(false));
+        }
+        map.values_mut().for_each(strict);
+    } else if let Value::Array(items) = schema {
+        items.iter_mut().for_each(strict);
+    }
+}
+
+fn schema_of_kind(kind: &str) -> Value {
+    let (file, custom) = match kind {
+        "Job" => ("kubernetes/job-batch-v1.json", false),
+        "Deployment" => ("kubernetes/deployment-apps-v1.json", false),
+        "Service" => ("kubernetes/service-v1.json", false),
+        "PodDisruptionBudget" => ("kubernetes/poddisruptionbudget-policy-v1.json", false),
+        "PriorityClass" => ("kubernetes/priorityclass-scheduling-v1.json", false),
+        "HorizontalPodAutoscaler" => ("kubernetes/horizontalpodautoscaler-autoscaling-v2.json", false),
+        "PersistentVolumeClaim" => ("kubernetes/persistentvolumeclaim-v1.json", false),
+        "ScaledObject" => ("kubernetes/keda-scaledobject-v1alpha1.json", true),
+        "JobSet" => ("kubernetes/jobset-v1alpha2.json", true),
+        "PyTorchJob" => ("kubernetes/pytorchjob-v1.json", true),
+        other => panic!("no schema for kind {other}"),
+    };
+    let mut schema = load_schema(file);
+    if custom {
+        strict(&mut schema);
+    }
+    schema
+}
+
+/// The errors of `value` against `schema`, each with where it is.
+fn violations(schema: &Value, value: &Value) -> Vec<String> {
+    let validator = jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft7)
+        .build(schema)
+        .unwrap();
+    validator
+        .iter_errors(value)
+        .map(|e| format!("{e} at {}", e.instance_path))
+        .collect()
+}
+
+fn document(file: &ManifestFile) -> Value {
+    serde_yaml_ng::from_str(&file.yaml).unwrap_or_else(|e| panic!("{}: {e}", file.name))
+}
+
+/// Every Kubernetes object of `files` is valid against its kind's schema.
+fn assert_valid_kubernetes(files: &[ManifestFile]) {
+    for file in files {
+        let object = document(file);
+        let kind = object["kind"].as_str().unwrap();
+        let errors = violations(&schema_of_kind(kind), &object);
+        assert!(errors.is_empty(), "{} ({kind}): {errors:#?}", file.name);
+    }
+}
+
+/// A SkyPilot task is valid as a whole, its resources and each alternative on their own, and
+/// its service section against SkyServe's schema.
+fn assert_valid_skypilot(file: &ManifestFile) {
+    let task = document(file);
+    let mut errors = violations(&load_schema("skypilot/task.schema.json"), &task);
+    let resources_schema = load_schema("skypilot/resources.schema.json");
+    errors.extend(violations(&resources_schema, &task["resources"]));
+    for candidate in task["resources"]["ordered"].as_array().unwrap() {
+        errors.extend(violations(&resources_schema, candidate));
+    }
+    if !task["service"].is_null() {
+        errors.extend(violations(
+            &load_schema("skypilot/service.schema.json"),
+            &task["service"],
+        ));
+    }
+    assert!(errors.is_empty(), "{}: {errors:#?}", file.name);
+}
+
+fn stream(files: &[ManifestFile]) -> String {
+    files
+        .iter()
+        .map(|f| format!("# {}\n{}", f.name, f.yaml))
+        .collect::<Vec<_>>()
+        .join("---\n")
+}
+
+#[test]
+fn one_node_training_is_a_job_with_a_checkpoint_volume() {
+    let files = export("lora-one-node", ExportTarget::Kubernetes, TrainingFlavour::IndexedJob);
+    let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["priorityclass.yaml", "pvc.yaml", "job.yaml"]);
+    assert_valid_kubernetes(&files);
+    let job = document(&files[2]);
+    let container = &job["spec"]["template"]["spec"]["containers"][0];
+    let saved = plan("lora-one-node");
+    let gpus = saved.recommendations[0].gpus_per_node.to_string();
+    assert_eq!(container["resources"]["limits"]["nvidia.com/gpu"], json!(gpus));
+    assert!(
+        container["command"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("--standalone"))
+    );
+    // The plan chose spot: more retries, and only spot nodes of the managed service.
+    assert_eq!(job["spec"]["backoffLimit"], 6);
+    assert!(files[2].yaml.contains("eks.amazonaws.com/capacityType"));
+    insta::assert_snapshot!("lora_one_node_k8s", stream(&files));
+}
+
+#[test]
+fn multi_node_training_sets_up_the_rendezvous_in_every_flavour() {
+    let saved = plan("finetune-multi-node");
+    let nodes = saved.recommendations[0].nodes;
+    assert!(nodes > 1, "the fixture is a multi-node plan");
+    for (flavour, kind) in [
+        (TrainingFlavour::IndexedJob, "Job"),
+        (TrainingFlavour::JobSet, "JobSet"),
+        (TrainingFlavour::PyTorchJob, "PyTorchJob"),
+    ] {
+        let files = export("finetune-multi-node", ExportTarget::Kubernetes, flavour);
+        assert_valid_kubernetes(&files);
+        let workload = document(files.last().unwrap());
+        assert_eq!(workload["kind"], kind);
+        let pvc = document(&files[1]);
+        assert_eq!(
+            pvc["spec"]["accessModes"][0], "ReadWriteMany",
+            "every node writes its shard"
+        );
+        let text = &files.last().unwrap().yaml;
+        if flavour == TrainingFlavour::PyTorchJob {
+            assert_eq!(workload["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"], nodes - 1);
+        } else {
+            assert!(text.contains(&format!("value: '{nodes}'")), "NNODES: {text}");
+            assert!(text.contains("job-completion-index"), "the node rank");
+        }
+        insta::assert_snapshot!(format!("finetune_multi_node_{kind}"), stream(&files));
+    }
+}
+
+#[test]
+fn serving_scales_on_the_engine_queue_between_the_planned_replicas() {
+    let files = export("serving", ExportTarget::Kubernetes, TrainingFlavour::IndexedJob);
+    assert_valid_kubernetes(&files);
+    let saved = plan("serving");
+    let serving = saved.recommendations[0].serving.clone().unwrap();
+    let scaled = document(files.iter().find(|f| f.name == "scaledobject.yaml").unwrap());
+    assert_eq!(scaled["spec"]["minReplicaCount"], serving.min_replicas);
+    assert_eq!(scaled["spec"]["maxReplicaCount"], serving.max_replicas);
+    let query = scaled["spec"]["triggers"][1]["metadata"]["query"].as_str().unwrap();
+    assert!(query.contains("vllm:num_requests_waiting"), "{query}");
+    let priority = |name: &str| {
+        document(files.iter().find(|f| f.name == name).unwrap())["value"]
+            .as_i64()
+            .unwrap()
+    };
+    let training = export("lora-one-node", ExportTarget::Kubernetes, TrainingFlavour::IndexedJob);
+    let training_priority = document(&training[0])["value"].as_i64().unwrap();
+    assert!(
+        priority("priorityclass.yaml") > training_priority,
+        "serving preempts training"
+    );
+    assert!(files.iter().any(|f| f.name == "hpa-without-keda.yaml" && f.alternative));
+    insta::assert_snapshot!("serving_k8s", stream(&files));
+}
+
+#[test]
+fn skypilot_tasks_and_services_pass_skypilots_schemas() {
+    for (plan_name, target, snapshot) in [
+        ("lora-one-node", ExportTarget::SkyPilot, "lora_one_node_skypilot"),
+        (
+            "finetune-multi-node",
+            ExportTarget::SkyPilot,
+            "finetune_multi_node_skypilot",
+        ),
+        ("serving", ExportTarget::SkyPilot, "serving_skypilot"),
+        ("serving", ExportTarget::SkyServe, "serving_skyserve"),
+    ] {
+        let files = export(plan_name, target, TrainingFlavour::IndexedJob);
+        assert_eq!(files.len(), 1);
+        assert_valid_skypilot(&files[0]);
+        insta::assert_snapshot!(snapshot, files[0].yaml);
+    }
+    let spot = document(&export("lora-one-node", ExportTarget::SkyPilot, TrainingFlavour::IndexedJob)[0]);
+    assert_eq!(spot["resources"]["use_spot"], true);
+    assert_eq!(spot["resources"]["job_recovery"]["strategy"], "EAGER_NEXT_REGION");
+    let multi = document(
+        &export(
+            "finetune-multi-node",
+            ExportTarget::SkyPilot,
+            TrainingFlavour::IndexedJob,
+        )[0],
+    );
+    assert_eq!(multi["num_nodes"], plan("finetune-multi-node").recommendations[0].nodes);
+    let service = document(&export("serving", ExportTarget::SkyServe, TrainingFlavour::IndexedJob)[0]);
+    let policy = &service["service"]["replica_policy"];
+    assert_eq!(
+        policy["min_replicas"],
+        plan("serving").recommendations[0].serving.clone().unwrap().min_replicas
+    );
+}
+
+/// The checks above can fail: a misspelt field, a string where a count goes.
+#[test]
+fn the_schemas_refuse_what_kubernetes_and_skypilot_refuse() {
+    let files = export("serving", ExportTarget::Kubernetes, TrainingFlavour::IndexedJob);
+    let mut deployment = document(files.iter().find(|f| f.name == "deployment.yaml").unwrap());
+    deployment["spec"]["replica"] = json!(2);
+    assert!(!violations(&schema_of_kind("Deployment"), &deployment).is_empty());
+    let mut scaled = document(files.iter().find(|f| f.name == "scaledobject.yaml").unwrap());
+    scaled["spec"]["maxReplicas"] = json!(4);
+    assert!(!violations(&schema_of_kind("ScaledObject"), &scaled).is_empty());
+    let mut task = document(&export("serving", ExportTarget::SkyServe, TrainingFlavour::IndexedJob)[0]);
+    task["num_nodes"] = json!("two");
+    assert!(!violations(&load_schema("skypilot/task.schema.json"), &task).is_empty());
+}
+
+#[test]
+fn what_cannot_be_exported_says_why() {
+    let error = export_plan(
+        catalog(),
+        &plan("lora-one-node"),
+        ExportTarget::SkyServe,
+        &settings(TrainingFlavour::IndexedJob),
+    )
+    .unwrap_err();
+    assert!(error.to_string().contains("serves a model"), "{error}");
+    let mut far = settings(TrainingFlavour::IndexedJob);
+    far.pick = 99;
+    let error = export_plan(catalog(), &plan("serving"), ExportTarget::Kubernetes, &far).unwrap_err();
+    assert!(error.to_string().starts_with("--pick 99: the plan has"), "{error}");
+    let mut bare = plan("serving");
+    bare.request = None;
+    let error = export_plan(
+        catalog(),
+        &bare,
+        ExportTarget::Kubernetes,
+        &settings(TrainingFlavour::IndexedJob),
+    )
+    .unwrap_err();
+    assert!(error.to_string().contains("request"), "{error}");
+}
