@@ -244,6 +244,7 @@ fn skypilot_name(id: &str, aliases: &[String]) -> String {
         "V100-SXM2-16GB" | "V100-PCIE-16GB" => Some("V100"),
         "V100-SXM2-32GB" => Some("V100-32GB"),
         "GH200-96GB" | "GH200-144GB" => Some("GH200"),
+        "B200" | "B300" | "GB200" => Some(id),
         _ => None,
     };
     by_id

@@ -170,8 +170,9 @@ pub fn skypilot_task(
         }
         Workload::Serving(service) => {
             let whole = service.gpus_per_replica == p.gpus_per_node && p.nodes == service.replicas;
+            // Only the same accelerator: the replica policy's target rate is that GPU's.
             let mut ordered: Vec<Candidate> = std::iter::once(p)
-                .chain(deployment.alternatives.iter())
+                .chain(deployment.alternatives.iter().filter(|a| a.gpu == p.gpu))
                 .filter_map(|a| candidate(a, service.gpus_per_replica, whole && a == p))
                 .collect();
             // One entry per place and accelerator: SkyPilot picks the instance type there.
