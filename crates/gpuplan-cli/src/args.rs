@@ -93,6 +93,9 @@ pub enum Command {
     Export(Box<ExportArgs>),
     /// What changed between two saved plans: the choice, cost, time, memory and assumptions.
     Diff(DiffArgs),
+    /// Right-size GPUs from telemetry (nvidia-smi logs, DCGM scrapes): what each GPU and job
+    /// used, what to change, and what it saves a month.
+    Rightsize(RightsizeArgs),
 }
 
 #[derive(Debug, Args)]
@@ -1124,4 +1127,32 @@ pub struct DiffArgs {
     pub before: PathBuf,
     /// The plan after.
     pub after: PathBuf,
+}
+
+#[derive(Debug, Args)]
+pub struct RightsizeArgs {
+    /// nvidia-smi CSV logs (`nvidia-smi --query-gpu=timestamp,index,name,uuid,utilization.gpu,utilization.memory,memory.used,memory.total,power.draw --format=csv -l 5`).
+    #[arg(long = "nvidia-smi", value_name = "FILE")]
+    pub nvidia_smi: Vec<PathBuf>,
+
+    /// DCGM exporter scrapes (Prometheus text format); lines without a timestamp are taken at
+    /// the file's modification time.
+    #[arg(long, value_name = "FILE")]
+    pub dcgm: Vec<PathBuf>,
+
+    /// The rate you pay per GPU-hour (USD), where the catalog's on-demand price is not it.
+    #[arg(long, value_name = "USD")]
+    pub price: Option<f64>,
+
+    /// Compare prices of these providers only (comma-separated).
+    #[arg(long, alias = "providers", value_delimiter = ',')]
+    pub provider: Vec<String>,
+
+    /// Room kept above the observed memory and compute peaks, 0–1.
+    #[arg(long, default_value_t = 0.2)]
+    pub headroom: f64,
+
+    /// Also write the busy GPU-hours of each hour as a CSV history for `gpuplan forecast`.
+    #[arg(long, value_name = "FILE")]
+    pub history: Option<PathBuf>,
 }

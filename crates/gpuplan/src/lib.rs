@@ -30,6 +30,7 @@ mod options;
 mod plan_workload;
 mod request_log;
 mod resolve;
+mod rightsize;
 
 pub use cost_job::{
     ASSUMED_SPOT_INTERRUPTIONS_PER_HOUR, CostAnswer, CostLine, CostQuery, EnergyAnswer, EnergyQuery, SpotSettings,
@@ -44,12 +45,14 @@ pub use forecast_usage::{ForecastAnswer, ForecastQuery, UsagePoint, UsageUnit, f
 pub use gpuplan_catalog::{Catalog, CatalogError, CatalogFile, CatalogSummary, OfferingSort};
 pub use gpuplan_forecast::history::Period as ForecastPeriod;
 pub use gpuplan_plan as planner;
+pub use gpuplan_telemetry as telemetry;
 pub use gpus::{GpuAnswer, show_gpus};
 pub use instances::{InstancesAnswer, InstancesRequest, find_instances};
 pub use job_file::{EXAMPLE_SERVING_JOB, EXAMPLE_TRAINING_JOB, JobFormat, job_schema, option_names, parse_job};
 pub use options::{EstimateOptions, InstancesOptions, PlanOptions, WorkloadOptions, billing_mode, billing_modes};
 pub use plan_workload::{InfeasiblePlan, PlanAnswer, PlanQuery, TabularQuery, plan_tabular_workload, plan_workload};
 pub use request_log::parse_request_log;
+pub use rightsize::{Finding, GpuUse, JobUse, RightsizeAnswer, RightsizeQuery, rightsize};
 
 pub use gpuplan_catalog as catalog;
 pub use gpuplan_emit as emit;

@@ -55,6 +55,7 @@ mod instances;
 mod models;
 mod plan;
 mod refresh;
+mod rightsize;
 mod serve;
 
 use crate::args::{Cli, Command};
@@ -115,5 +116,6 @@ pub fn run(cli: Cli) -> Result<ExitStatus, Error> {
         Command::Export(args) => export::run(&catalog, &args),
         Command::Init(args) => init::run(&args),
         Command::Diff(args) => diff::run(&args, format),
+        Command::Rightsize(args) => rightsize::run(&catalog, &args, format, &money),
     }
 }

@@ -1,0 +1,13 @@
+//! GPU telemetry: samples read from `nvidia-smi --query-gpu … --format=csv` logs and from DCGM
+//! exporter scrapes (Prometheus text format), summarised per GPU and per job. Pure: the text
+//! comes in, numbers go out; reading files and querying Prometheus are the front end's.
+
+mod dcgm;
+mod nvidia_smi;
+mod sample;
+mod summary;
+
+pub use dcgm::parse_dcgm;
+pub use nvidia_smi::parse_nvidia_smi_csv;
+pub use sample::{GpuKey, Sample, TelemetryError};
+pub use summary::{GpuSummary, IDLE_UTILISATION, JobSummary, summarise, summarise_jobs, usage_per_hour};
