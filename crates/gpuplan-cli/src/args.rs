@@ -1155,4 +1155,20 @@ pub struct RightsizeArgs {
     /// Also write the busy GPU-hours of each hour as a CSV history for `gpuplan forecast`.
     #[arg(long, value_name = "FILE")]
     pub history: Option<PathBuf>,
+
+    /// Read DCGM exporter metrics from this Prometheus server (`http://prometheus:9090`).
+    #[arg(long, value_name = "URL", help_heading = "Prometheus")]
+    pub prometheus: Option<String>,
+
+    /// Label matchers for the series to read (`{namespace="ml"}`).
+    #[arg(long, requires = "prometheus", default_value = "", help_heading = "Prometheus")]
+    pub selector: String,
+
+    /// How far back to read (`14d`, `36h`).
+    #[arg(long, requires = "prometheus", value_parser = hours_duration, default_value = "14d", help_heading = "Prometheus")]
+    pub since: f64,
+
+    /// The end of the window read (RFC 3339, `2024-05-01T13:00:00Z`; default now).
+    #[arg(long, requires = "prometheus", help_heading = "Prometheus")]
+    pub until: Option<String>,
 }

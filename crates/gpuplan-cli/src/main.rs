@@ -8,6 +8,7 @@ mod catalog_source;
 mod commands;
 mod input_file;
 mod output;
+mod prometheus;
 
 use clap::{CommandFactory, FromArgMatches};
 use gpuplan::Error;

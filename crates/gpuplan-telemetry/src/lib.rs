@@ -4,10 +4,12 @@
 
 mod dcgm;
 mod nvidia_smi;
+mod prometheus;
 mod sample;
 mod summary;
 
 pub use dcgm::parse_dcgm;
 pub use nvidia_smi::parse_nvidia_smi_csv;
+pub use prometheus::{DCGM_METRICS, parse_query_ranges};
 pub use sample::{GpuKey, Sample, TelemetryError};
 pub use summary::{GpuSummary, IDLE_UTILISATION, JobSummary, summarise, summarise_jobs, usage_per_hour};

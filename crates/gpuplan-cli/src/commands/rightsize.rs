@@ -22,13 +22,31 @@ fn read(flag: &str, path: &Path) -> Result<String, Error> {
 }
 
 fn samples(args: &RightsizeArgs) -> Result<Vec<Sample>, Error> {
-    if args.nvidia_smi.is_empty() && args.dcgm.is_empty() {
+    if args.nvidia_smi.is_empty() && args.dcgm.is_empty() && args.prometheus.is_none() {
         return Err(Error::invalid(
             "no telemetry given",
-            Some("give --nvidia-smi FILE (a CSV log) or --dcgm FILE (a DCGM exporter scrape)".to_string()),
+            Some(
+                "give --nvidia-smi FILE (a CSV log), --dcgm FILE (a DCGM exporter scrape) or --prometheus URL"
+                    .to_string(),
+            ),
         ));
     }
     let mut samples = Vec::new();
+    if let Some(url) = &args.prometheus {
+        let until = match &args.until {
+            Some(text) => text
+                .parse::<jiff::Timestamp>()
+                .map_err(|e| {
+                    Error::invalid(
+                        format!("--until `{text}`: {e}"),
+                        Some("write it as 2024-05-01T13:00:00Z".to_string()),
+                    )
+                })?
+                .as_second(),
+            None => jiff::Timestamp::now().as_second(),
+        };
+        samples.extend(crate::prometheus::read(url, &args.selector, args.since, until)?);
+    }
     for path in &args.nvidia_smi {
         let text = read("--nvidia-smi", path)?;
         samples
