@@ -19,7 +19,8 @@ const MAX_ANSWER_BYTES: u64 = 512 * 1024 * 1024;
 /// The DCGM samples matching `selector` from `since_hours` before `until` (seconds) to `until`.
 pub fn read(url: &str, selector: &str, since_hours: f64, until: i64) -> Result<Vec<Sample>, Error> {
     let selector = selector.trim();
-    if !selector.is_empty() && !(selector.starts_with('{') && selector.ends_with('}')) {
+    let matcher = selector.starts_with('{') && selector.ends_with('}');
+    if !(selector.is_empty() || matcher) {
         return Err(Error::invalid(
             format!("--selector `{selector}` is not a label matcher"),
             Some("write it as `{namespace=\"ml\"}`".to_string()),
