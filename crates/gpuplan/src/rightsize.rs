@@ -280,13 +280,22 @@ fn gpu_findings(
         .utilisation_p95
         .unwrap_or(1.0)
         .max(s.tensor_active_mean.unwrap_or(0.0));
+    // The busy share of the current GPU's peak compute and memory bandwidth is what the work
+    // used of each (decode is bound by bandwidth, training by compute): a candidate has both.
     let need_tflops = dense_16bit_tflops(current).map(|t| t * busy * (1.0 + query.headroom));
+    let need_bandwidth = current.memory_bandwidth.map(|b| b.0 * busy * (1.0 + query.headroom));
+    let enough_bandwidth = |a: &Accelerator| match (need_bandwidth, a.memory_bandwidth) {
+        (Some(need), Some(has)) => has.0 >= need,
+        (Some(_), None) => false,
+        (None, _) => true,
+    };
     if let (Some(rate), Some(need_tflops)) = (rate, need_tflops) {
         let cheaper = catalog
             .accelerators()
             .iter()
-            .filter(|a| a.id != current.id && a.memory.0 as f64 >= need_memory)
-            .filter(|a| dense_16bit_tflops(a).is_some_and(|t| t >= need_tflops))
+            // The same vendor: the workload's software (CUDA, ROCm, Neuron) runs there unchanged.
+            .filter(|a| a.id != current.id && a.vendor == current.vendor && a.memory.0 as f64 >= need_memory)
+            .filter(|a| dense_16bit_tflops(a).is_some_and(|t| t >= need_tflops) && enough_bandwidth(a))
             .filter_map(|a| cheapest_offer(catalog, a.id.as_str(), providers).map(|r| (a, r)))
             .filter(|(_, (r, _))| *r < rate)
             .min_by(|x, y| x.1.0.total_cmp(&y.1.0));
@@ -295,7 +304,7 @@ fn gpu_findings(
                 kind: "smaller-gpu",
                 subject: subject.clone(),
                 what: format!(
-                    "peak {:.1} GiB and {:.0} % busy fit a {} ({seller}, ${smaller_rate:.2} against ${rate:.2} per GPU-hour) with the headroom",
+                    "peak {:.1} GiB and {:.0} % busy (of compute and memory bandwidth) fit a {} ({seller}, ${smaller_rate:.2} against ${rate:.2} per GPU-hour) with the headroom",
                     gib(peak),
                     busy * 100.0,
                     smaller.id
@@ -406,7 +415,9 @@ fn base_load(
         kind: "reserve-base",
         subject: "fleet".to_string(),
         what: format!(
-            "{base:.0} GPUs are busy in 95 % of hours: reserve them for a year, and rent the bursts on demand or spot"
+            "{base:.0} GPU{} busy in 95 % of hours: reserve {} for a year, and rent the bursts on demand or spot",
+            if base == 1.0 { " is" } else { "s are" },
+            if base == 1.0 { "it" } else { "them" }
         ),
         savings_usd_per_month: Some(base * rate * discount.discount * HOURS_PER_MONTH),
         covers: Vec::new(),
