@@ -71,6 +71,15 @@ fn an_idle_gpu_and_an_oversized_service_are_found_in_nvidia_smi_logs() {
         "a trainer busy by day is not waste"
     );
     assert!(answer["savings_usd_per_month"].as_f64().unwrap() > 0.0);
+    // The smaller GPU runs the same software and keeps the memory bandwidth the service used:
+    // no Inferentia for a CUDA service, no L4 (300 GB/s) for 22 % of an A100's 2 TB/s.
+    let findings = answer["findings"].as_array().unwrap();
+    let smaller = findings.iter().find(|f| f["kind"] == "smaller-gpu").unwrap()["what"]
+        .as_str()
+        .unwrap();
+    for wrong in ["Inferentia", "Trainium", "TPU", "fit a L4 "] {
+        assert!(!smaller.contains(wrong), "{smaller}");
+    }
     // The hourly history is what forecast reads.
     let text = std::fs::read_to_string(&history).unwrap();
     assert!(text.starts_with("timestamp,value\n2024-05-01T00:00,"), "{text}");
