@@ -96,6 +96,9 @@ pub enum Command {
     /// Right-size GPUs from telemetry (nvidia-smi logs, DCGM scrapes): what each GPU and job
     /// used, what to change, and what it saves a month.
     Rightsize(RightsizeArgs),
+    /// Read this machine's NVIDIA GPUs through the driver (NVML) and compare them with the
+    /// catalog: memory, power limit, compute capability, MIG, ECC, NVLink.
+    Probe(ProbeArgs),
 }
 
 #[derive(Debug, Args)]
@@ -1171,4 +1174,15 @@ pub struct RightsizeArgs {
     /// The end of the window read (RFC 3339, `2024-05-01T13:00:00Z`; default now).
     #[arg(long, requires = "prometheus", help_heading = "Prometheus")]
     pub until: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ProbeArgs {
+    /// Also write the driver's facts as JSON, to read back with --from on any machine.
+    #[arg(long, value_name = "FILE")]
+    pub out: Option<PathBuf>,
+
+    /// Read the facts from a report written with --out instead of from this machine's driver.
+    #[arg(long, value_name = "FILE", conflicts_with = "out")]
+    pub from: Option<PathBuf>,
 }

@@ -3,12 +3,14 @@
 //! comes in, numbers go out; reading files and querying Prometheus are the front end's.
 
 mod dcgm;
+mod device_facts;
 mod nvidia_smi;
 mod prometheus;
 mod sample;
 mod summary;
 
 pub use dcgm::parse_dcgm;
+pub use device_facts::{DeviceFacts, DeviceLink, HostFacts};
 pub use nvidia_smi::parse_nvidia_smi_csv;
 pub use prometheus::{DCGM_METRICS, parse_query_ranges};
 pub use sample::{GpuKey, Sample, TelemetryError};

@@ -28,6 +28,7 @@ mod instances;
 mod job_file;
 mod options;
 mod plan_workload;
+mod probe_check;
 mod request_log;
 mod resolve;
 mod rightsize;
@@ -51,6 +52,7 @@ pub use instances::{InstancesAnswer, InstancesRequest, find_instances};
 pub use job_file::{EXAMPLE_SERVING_JOB, EXAMPLE_TRAINING_JOB, JobFormat, job_schema, option_names, parse_job};
 pub use options::{EstimateOptions, InstancesOptions, PlanOptions, WorkloadOptions, billing_mode, billing_modes};
 pub use plan_workload::{InfeasiblePlan, PlanAnswer, PlanQuery, TabularQuery, plan_tabular_workload, plan_workload};
+pub use probe_check::{DeviceCheck, ProbeAnswer, check_probe};
 pub use request_log::parse_request_log;
 pub use rightsize::{Finding, GpuUse, JobUse, RightsizeAnswer, RightsizeQuery, rightsize};
 

@@ -54,6 +54,7 @@ mod init;
 mod instances;
 mod models;
 mod plan;
+mod probe;
 mod refresh;
 mod rightsize;
 mod serve;
@@ -117,5 +118,6 @@ pub fn run(cli: Cli) -> Result<ExitStatus, Error> {
         Command::Init(args) => init::run(&args),
         Command::Diff(args) => diff::run(&args, format),
         Command::Rightsize(args) => rightsize::run(&catalog, &args, format, &money),
+        Command::Probe(args) => probe::run(&catalog, &args, format),
     }
 }
