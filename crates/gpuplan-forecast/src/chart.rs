@@ -1,94 +1,134 @@
-//! An SVG chart of history, forecast band and commitment line, with no dependencies.
+//! An SVG chart of a usage history, its forecast inside the prediction band and the
+//! commitment line, with axes, period labels and a legend (plotters).
 
+use crate::PeriodStart;
 use crate::forecast::Forecast;
-use std::fmt::Write as _;
+use plotters::prelude::*;
 
-/// Draws the history (grey), the forecast mean (blue) inside its interval band, and the
-/// recommended commitment (orange, dashed), as a standalone SVG document.
-pub fn svg(history: &[f64], forecast: &Forecast, commitment: Option<f64>, title: &str) -> String {
-    let (width, height, margin) = (900.0, 360.0, 40.0);
+const WIDTH: u32 = 900;
+const HEIGHT: u32 = 380;
+/// Room above the highest value drawn.
+const TOP_MARGIN: f64 = 1.08;
+const HISTORY: RGBColor = RGBColor(0x55, 0x55, 0x55);
+const FORECAST: RGBColor = RGBColor(0x31, 0x82, 0xbd);
+const BAND: RGBColor = RGBColor(0x9e, 0xca, 0xe1);
+const COMMITMENT: RGBColor = RGBColor(0xe6, 0x55, 0x0d);
+
+/// Draws the history (grey), the forecast mean (blue) inside its band (light blue) and the
+/// GPU-hours per period a commitment covers (orange, dashed), as a standalone SVG document.
+/// `starts` are the history's periods; values are GPU-hours per period.
+pub fn svg(
+    starts: &[PeriodStart],
+    history: &[f64],
+    forecast: &Forecast,
+    commitment: Option<f64>,
+    title: &str,
+) -> String {
+    let mut out = String::new();
+    // Drawing into a string cannot fail for want of space; an error leaves what was drawn.
+    let _ = draw(&mut out, starts, history, forecast, commitment, title);
+    out
+}
+
+fn draw(
+    out: &mut String,
+    starts: &[PeriodStart],
+    history: &[f64],
+    forecast: &Forecast,
+    commitment: Option<f64>,
+    title: &str,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let root = SVGBackend::with_string(out, (WIDTH, HEIGHT)).into_drawing_area();
+    root.fill(&WHITE)?;
     let n = history.len() + forecast.points.len();
-    let max = history
+    let top = history
         .iter()
         .copied()
         .chain(forecast.points.iter().map(|p| p.upper))
         .chain(commitment)
         .fold(1e-9, f64::max)
-        * 1.05;
-    let x = |i: usize| margin + (width - 2.0 * margin) * i as f64 / (n.max(2) - 1) as f64;
-    let y = |v: f64| height - margin - (height - 2.0 * margin) * v / max;
-    let path = |points: Vec<(f64, f64)>| {
-        points
-            .iter()
-            .map(|(px, py)| format!("{px:.1},{py:.1}"))
-            .collect::<Vec<_>>()
-            .join(" ")
+        * TOP_MARGIN;
+    let label_of = |x: &f64| {
+        let i = x.round().max(0.0) as usize;
+        starts
+            .get(i)
+            .copied()
+            .or_else(|| {
+                forecast
+                    .points
+                    .get(i.saturating_sub(history.len()))
+                    .map(|p| p.timestamp)
+            })
+            .map_or(String::new(), |s| s.to_string())
     };
-    let offset = history.len();
-    let mut band: Vec<(f64, f64)> = forecast
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 16))
+        .margin(12)
+        .x_label_area_size(36)
+        .y_label_area_size(64)
+        .build_cartesian_2d(0f64..(n.max(2) - 1) as f64, 0f64..top)?;
+    chart
+        .configure_mesh()
+        .x_labels(6)
+        .x_label_formatter(&label_of)
+        .y_label_formatter(&|v| format!("{v:.0}"))
+        .y_desc("GPU-hours per period")
+        .light_line_style(WHITE.mix(0.0))
+        .draw()?;
+    let offset = history.len() as f64;
+    let upper = forecast
         .points
         .iter()
         .enumerate()
-        .map(|(i, p)| (x(offset + i), y(p.upper)))
-        .collect();
-    band.extend(
-        forecast
-            .points
-            .iter()
-            .enumerate()
-            .rev()
-            .map(|(i, p)| (x(offset + i), y(p.lower))),
-    );
-    let mut svg = String::new();
-    let _ = writeln!(
-        svg,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">"#
-    );
-    let _ = writeln!(svg, r#"<rect width="100%" height="100%" fill="white"/>"#);
-    let _ = writeln!(
-        svg,
-        r#"<text x="{margin}" y="22" font-size="14">{}</text>"#,
-        title.replace('<', "&lt;")
-    );
-    let _ = writeln!(
-        svg,
-        r##"<line x1="{margin}" y1="{0}" x2="{1}" y2="{0}" stroke="#999"/>"##,
-        height - margin,
-        width - margin
-    );
-    let _ = writeln!(svg, r##"<text x="4" y="{:.1}">{max:.0}</text>"##, y(max) + 4.0);
-    let _ = writeln!(
-        svg,
-        r##"<polygon points="{}" fill="#9ecae1" fill-opacity="0.5"/>"##,
-        path(band)
-    );
-    let history_points: Vec<(f64, f64)> = history.iter().enumerate().map(|(i, v)| (x(i), y(*v))).collect();
-    let _ = writeln!(
-        svg,
-        r##"<polyline points="{}" fill="none" stroke="#555" stroke-width="1.5"/>"##,
-        path(history_points)
-    );
-    let mean: Vec<(f64, f64)> = forecast
+        .map(|(i, p)| (offset + i as f64, p.upper));
+    let lower = forecast
         .points
         .iter()
         .enumerate()
-        .map(|(i, p)| (x(offset + i), y(p.mean)))
-        .collect();
-    let _ = writeln!(
-        svg,
-        r##"<polyline points="{}" fill="none" stroke="#3182bd" stroke-width="2"/>"##,
-        path(mean)
-    );
+        .rev()
+        .map(|(i, p)| (offset + i as f64, p.lower));
+    chart
+        .draw_series(std::iter::once(Polygon::new(
+            upper.chain(lower).collect::<Vec<_>>(),
+            BAND.mix(0.6).filled(),
+        )))?
+        .label(format!("{:.0} % band", forecast.level * 100.0))
+        .legend(|(x, y)| Rectangle::new([(x, y - 5), (x + 18, y + 5)], BAND.filled()));
+    chart
+        .draw_series(LineSeries::new(
+            history.iter().enumerate().map(|(i, v)| (i as f64, *v)),
+            HISTORY.stroke_width(2),
+        ))?
+        .label("history")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], HISTORY.stroke_width(2)));
+    chart
+        .draw_series(LineSeries::new(
+            forecast
+                .points
+                .iter()
+                .enumerate()
+                .map(|(i, p)| (offset + i as f64, p.mean)),
+            FORECAST.stroke_width(2),
+        ))?
+        .label("forecast")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], FORECAST.stroke_width(2)));
     if let Some(level) = commitment {
-        let _ = writeln!(
-            svg,
-            r##"<line x1="{margin}" y1="{0:.1}" x2="{1}" y2="{0:.1}" stroke="#e6550d" stroke-dasharray="6 4" stroke-width="2"/><text x="{2}" y="{3:.1}" fill="#e6550d">commitment</text>"##,
-            y(level),
-            width - margin,
-            width - margin - 80.0,
-            y(level) - 6.0
-        );
+        chart
+            .draw_series(DashedLineSeries::new(
+                [(0.0, level), ((n.max(2) - 1) as f64, level)],
+                8,
+                5,
+                COMMITMENT.stroke_width(2),
+            ))?
+            .label("commitment")
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], COMMITMENT.stroke_width(2)));
     }
-    svg.push_str("</svg>\n");
-    svg
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK.mix(0.3))
+        .draw()?;
+    root.present()?;
+    Ok(())
 }

@@ -172,7 +172,9 @@ pub fn forecast_chart(answer: &ForecastAnswer, title: &str) -> String {
     };
     let hours = answer.frequency.hours();
     let history: Vec<f64> = answer.history.iter().map(|p| p.gpu_hours).collect();
+    let starts: Vec<gpuplan_forecast::PeriodStart> = answer.history.iter().map(|p| p.timestamp).collect();
     gpuplan_forecast::chart::svg(
+        &starts,
         &history,
         &forecast,
         answer.commitment.as_ref().map(|c| c.reserved_gpus as f64 * hours),
