@@ -132,3 +132,53 @@ fn draw(
     root.present()?;
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::forecast::{Backtest, ForecastPoint};
+
+    #[test]
+    fn the_chart_has_axes_a_legend_and_every_series() {
+        let day = |d: u8| PeriodStart::from(gpuplan_model::Date::new(2024, 1, d).unwrap());
+        let starts: Vec<PeriodStart> = (1..=10).map(day).collect();
+        let history: Vec<f64> = (1..=10u8).map(|i| f64::from(i) * 10.0).collect();
+        let forecast = Forecast {
+            model: "drift".to_string(),
+            level: 0.9,
+            points: (11..=13)
+                .map(|d| ForecastPoint {
+                    timestamp: day(d),
+                    mean: 110.0,
+                    lower: 100.0,
+                    upper: 120.0,
+                })
+                .collect(),
+            backtest: Backtest {
+                holdout: 2,
+                mape: 0.1,
+                mase: 0.5,
+                seasonal_naive_mape: 0.2,
+                candidates: Vec::new(),
+            },
+        };
+        let svg = svg(&starts, &history, &forecast, Some(105.0), "usage");
+        assert!(svg.starts_with("<svg"), "{svg}");
+        for text in [
+            "GPU-hours per period",
+            "history",
+            "forecast",
+            "commitment",
+            "90 % band",
+            "2024-01-01",
+        ] {
+            assert!(svg.contains(text), "{text}");
+        }
+        assert!(
+            svg.contains("stroke-dasharray") || svg.matches("<line").count() > 2,
+            "a dashed commitment line"
+        );
+        let without = super::svg(&starts, &history, &forecast, None, "usage");
+        assert!(!without.contains("commitment"));
+    }
+}
