@@ -20,6 +20,7 @@
 
 mod accelerator_index;
 mod catalog;
+pub mod compatibility;
 mod diffusers_config;
 mod error;
 mod hf_config;

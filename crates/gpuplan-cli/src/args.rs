@@ -99,6 +99,9 @@ pub enum Command {
     /// Read this machine's NVIDIA GPUs through the driver (NVML) and compare them with the
     /// catalog: memory, power limit, compute capability, MIG, ECC, NVLink.
     Probe(ProbeArgs),
+    /// Will a GPU, driver, CUDA release and framework build run together? OK, or what breaks
+    /// and the fix, with sources; and what the GPU's compute capability supports.
+    Compat(CompatArgs),
 }
 
 #[derive(Debug, Args)]
@@ -1185,4 +1188,23 @@ pub struct ProbeArgs {
     /// Read the facts from a report written with --out instead of from this machine's driver.
     #[arg(long, value_name = "FILE", conflicts_with = "out")]
     pub from: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct CompatArgs {
+    /// A GPU type (its compute capability comes from the catalog).
+    #[arg(long)]
+    pub gpu: Option<String>,
+
+    /// A framework, optionally with its version: `pytorch`, `pytorch==2.5`, `tensorflow==2.18`.
+    #[arg(long)]
+    pub framework: Option<String>,
+
+    /// The CUDA release (`12.4`).
+    #[arg(long)]
+    pub cuda: Option<String>,
+
+    /// The NVIDIA driver version (`535.104.05`, as `nvidia-smi` prints it).
+    #[arg(long)]
+    pub driver: Option<String>,
 }

@@ -15,6 +15,7 @@
 //! ```
 
 mod applicability;
+mod compat;
 mod cost_job;
 mod cost_options;
 mod defaults;
@@ -33,6 +34,7 @@ mod request_log;
 mod resolve;
 mod rightsize;
 
+pub use compat::{CompatAnswer, CompatCheck, CompatQuery, FeatureSupport, compat};
 pub use cost_job::{
     ASSUMED_SPOT_INTERRUPTIONS_PER_HOUR, CostAnswer, CostLine, CostQuery, EnergyAnswer, EnergyQuery, SpotSettings,
     cost_job, energy_of,

@@ -43,6 +43,7 @@ macro_rules! workload_options {
 }
 
 mod catalog;
+mod compat;
 mod cost;
 mod diff;
 mod energy;
@@ -119,5 +120,6 @@ pub fn run(cli: Cli) -> Result<ExitStatus, Error> {
         Command::Diff(args) => diff::run(&args, format),
         Command::Rightsize(args) => rightsize::run(&catalog, &args, format, &money),
         Command::Probe(args) => probe::run(&catalog, &args, format),
+        Command::Compat(args) => compat::run(&catalog, &args, format),
     }
 }

@@ -1,0 +1,248 @@
+//! Software compatibility facts (`data/compat/compatibility.toml`), each with its source:
+//! the driver each CUDA release needs, the compute capabilities each CUDA release builds for,
+//! what framework builds exist for which CUDA and GPUs, features by compute capability, and
+//! NGC containers with the driver they need.
+
+use serde::Deserialize;
+use std::cmp::Ordering;
+
+/// A dotted version (`12.4`, `550.54.14`, `2.5`), compared number by number, missing parts 0,
+/// and shown as written (`580.82.07`).
+#[derive(Debug, Clone)]
+pub struct Version(pub Vec<u32>, String);
+
+impl PartialEq for Version {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Version {}
+
+impl Version {
+    /// The first `parts` numbers (`12.4.1` → `12.4` for 2).
+    pub fn truncated(&self, parts: usize) -> Version {
+        let kept: Vec<u32> = self.0.iter().copied().take(parts).collect();
+        let text = self.1.split('.').take(parts).collect::<Vec<_>>().join(".");
+        Version(kept, text)
+    }
+
+    pub fn major(&self) -> u32 {
+        self.0.first().copied().unwrap_or(0)
+    }
+}
+
+impl std::str::FromStr for Version {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, String> {
+        let trimmed = text.trim().trim_start_matches(['v', 'V']);
+        let parts: Result<Vec<u32>, _> = trimmed.split('.').map(str::parse).collect();
+        match parts {
+            Ok(parts) if !parts.is_empty() => Ok(Version(parts, trimmed.to_string())),
+            _ => Err(format!(
+                "`{text}` is not a version (numbers separated by dots, e.g. 12.4)"
+            )),
+        }
+    }
+}
+
+impl std::fmt::Display for Version {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.1)
+    }
+}
+
+impl Ord for Version {
+    fn cmp(&self, other: &Self) -> Ordering {
+        let length = self.0.len().max(other.0.len());
+        (0..length)
+            .map(|i| self.0.get(i).unwrap_or(&0).cmp(other.0.get(i).unwrap_or(&0)))
+            .find(|o| *o != Ordering::Equal)
+            .unwrap_or(Ordering::Equal)
+    }
+}
+
+impl PartialOrd for Version {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl<'de> Deserialize<'de> for Version {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct CudaDriver {
+    pub cuda: Version,
+    pub min_driver: Version,
+    pub minor_compat_min_driver: Option<Version>,
+    pub source: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct CudaCompute {
+    pub cuda_from: Version,
+    pub cuda_to: Option<Version>,
+    pub min_compute_capability: Version,
+    pub max_compute_capability: Option<Version>,
+    pub note: Option<String>,
+    pub source: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct FrameworkBuild {
+    pub name: String,
+    pub version: Version,
+    #[serde(default)]
+    pub cuda: Vec<Version>,
+    pub min_compute_capability: Option<Version>,
+    pub max_compute_capability: Option<Version>,
+    pub min_driver: Option<Version>,
+    pub note: Option<String>,
+    pub source: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Feature {
+    pub feature: String,
+    pub min_compute_capability: Version,
+    pub max_compute_capability: Option<Version>,
+    #[serde(default)]
+    pub gpus: Vec<String>,
+    pub note: Option<String>,
+    pub source: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct NgcContainer {
+    pub image: String,
+    pub cuda: Version,
+    pub pytorch: Option<String>,
+    pub min_driver: Option<Version>,
+    pub source: String,
+}
+
+/// Every compatibility fact the catalog keeps.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Compatibility {
+    #[serde(default)]
+    pub cuda_driver: Vec<CudaDriver>,
+    #[serde(default)]
+    pub cuda_compute: Vec<CudaCompute>,
+    #[serde(default)]
+    pub framework: Vec<FrameworkBuild>,
+    #[serde(default)]
+    pub feature: Vec<Feature>,
+    #[serde(default)]
+    pub ngc_container: Vec<NgcContainer>,
+}
+
+const EMBEDDED: &str = include_str!("../data/compat/compatibility.toml");
+
+impl Compatibility {
+    /// The facts built into the binary.
+    pub fn embedded() -> Result<Compatibility, String> {
+        toml::from_str(EMBEDDED).map_err(|e| format!("data/compat/compatibility.toml: {e}"))
+    }
+
+    /// The driver a CUDA release needs (by major.minor), and the minor-version-compatibility
+    /// floor of its major.
+    pub fn driver_for(&self, cuda: &Version) -> Option<&CudaDriver> {
+        let wanted = cuda.truncated(2);
+        self.cuda_driver
+            .iter()
+            .filter(|d| d.cuda.truncated(2) == wanted)
+            .min_by(|a, b| a.min_driver.cmp(&b.min_driver))
+    }
+
+    /// The newest CUDA release `driver` runs natively.
+    pub fn newest_cuda_for(&self, driver: &Version) -> Option<&CudaDriver> {
+        self.cuda_driver
+            .iter()
+            .filter(|d| d.min_driver <= *driver)
+            .max_by(|a, b| a.cuda.cmp(&b.cuda))
+    }
+
+    /// Whether `driver` runs CUDA `cuda`: natively, or through the minor-version compatibility
+    /// of its major.
+    pub fn driver_runs(&self, driver: &Version, cuda: &Version) -> bool {
+        self.driver_for(cuda).is_some_and(|row| {
+            *driver >= row.min_driver
+                || (row
+                    .minor_compat_min_driver
+                    .as_ref()
+                    .is_some_and(|floor| driver >= floor)
+                    && self
+                        .newest_cuda_for(driver)
+                        .is_some_and(|n| n.cuda.major() == cuda.major()))
+        })
+    }
+
+    /// The CUDA releases (major.minor) whose builds include compute capability `cc`.
+    pub fn cuda_releases_for(&self, cc: &Version) -> Vec<Version> {
+        let mut releases: Vec<Version> = self
+            .cuda_driver
+            .iter()
+            .map(|d| d.cuda.truncated(2))
+            .filter(|cuda| {
+                self.compute_range(cuda).is_some_and(|r| {
+                    r.min_compute_capability <= *cc && r.max_compute_capability.as_ref().is_none_or(|m| cc <= m)
+                })
+            })
+            .collect();
+        releases.sort();
+        releases.dedup();
+        releases
+    }
+
+    /// The compute capabilities `cuda` builds for.
+    pub fn compute_range(&self, cuda: &Version) -> Option<&CudaCompute> {
+        self.cuda_compute
+            .iter()
+            .filter(|c| c.cuda_from <= *cuda && c.cuda_to.as_ref().is_none_or(|to| cuda <= to))
+            .max_by(|a, b| a.cuda_from.cmp(&b.cuda_from))
+    }
+
+    /// The builds of `name` (case-insensitive), `version` matched on the parts it gives.
+    pub fn builds(&self, name: &str, version: Option<&Version>) -> Vec<&FrameworkBuild> {
+        self.framework
+            .iter()
+            .filter(|f| f.name.eq_ignore_ascii_case(name))
+            .filter(|f| version.is_none_or(|v| f.version.truncated(v.0.len()) == *v))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(text: &str) -> Version {
+        text.parse().unwrap()
+    }
+
+    #[test]
+    fn versions_compare_number_by_number() {
+        assert!(v("550.54.14") > v("535.104.05"));
+        assert!(v("12.10") > v("12.9"));
+        assert_eq!(v("12.4").cmp(&v("12.4.0")), Ordering::Equal);
+        assert!("12.x".parse::<Version>().is_err());
+    }
+
+    #[test]
+    fn the_embedded_facts_load_and_answer() {
+        let facts = Compatibility::embedded().unwrap();
+        assert!(!facts.cuda_driver.is_empty() && !facts.framework.is_empty());
+        let twelve_four = facts.driver_for(&v("12.4")).unwrap();
+        assert_eq!(twelve_four.min_driver, v("550.54.14"));
+        assert!(facts.newest_cuda_for(&v("535.104.05")).unwrap().cuda.truncated(2) == v("12.2"));
+        for row in &facts.cuda_driver {
+            assert!(row.source.starts_with("https://"), "{}", row.cuda);
+        }
+    }
+}

@@ -1,0 +1,425 @@
+//! `compat`: will this GPU, driver, CUDA release and framework build run together? Each check
+//! answers OK or what breaks, with the fix and the source.
+
+use crate::Error;
+use gpuplan_catalog::Catalog;
+use gpuplan_catalog::compatibility::{Compatibility, Version};
+use serde::Serialize;
+
+/// What is asked; any part may be left out.
+#[derive(Debug, Clone, Default)]
+pub struct CompatQuery {
+    pub gpu: Option<String>,
+    /// `pytorch`, or `pytorch==2.5`.
+    pub framework: Option<String>,
+    pub cuda: Option<String>,
+    pub driver: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CompatCheck {
+    pub check: String,
+    pub ok: bool,
+    pub detail: String,
+    pub fix: Option<String>,
+    pub source: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FeatureSupport {
+    pub feature: String,
+    pub supported: bool,
+    pub note: Option<String>,
+    pub source: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CompatAnswer {
+    pub gpu: Option<String>,
+    pub compute_capability: Option<String>,
+    pub checks: Vec<CompatCheck>,
+    pub features: Vec<FeatureSupport>,
+    /// NGC PyTorch containers the driver runs, newest first.
+    pub containers: Vec<String>,
+    /// Every check passed.
+    pub ok: bool,
+}
+
+/// Containers listed at most.
+const CONTAINERS_SHOWN: usize = 3;
+
+fn version(flag: &str, text: &str) -> Result<Version, Error> {
+    text.parse()
+        .map_err(|e: String| Error::invalid(format!("{flag}: {e}"), None))
+}
+
+fn check(check: &str, ok: bool, detail: String, fix: Option<String>, source: Option<&str>) -> CompatCheck {
+    CompatCheck {
+        check: check.to_string(),
+        ok,
+        detail,
+        fix: if ok { None } else { fix },
+        source: source.map(str::to_string),
+    }
+}
+
+pub fn compat(catalog: &Catalog, query: &CompatQuery) -> Result<CompatAnswer, Error> {
+    let facts = Compatibility::embedded().map_err(|e| Error::invalid(e, None))?;
+    if query.gpu.is_none() && query.framework.is_none() && query.cuda.is_none() && query.driver.is_none() {
+        return Err(Error::invalid(
+            "nothing to check",
+            Some("give --gpu, --framework, --cuda or --driver (e.g. --gpu T4 --framework pytorch==2.5 --cuda 12.4 --driver 535.104)".to_string()),
+        ));
+    }
+    let accelerator = query.gpu.as_deref().map(|g| gpu(catalog, g)).transpose()?;
+    let capability = accelerator
+        .and_then(|a| a.compute_capability.as_deref())
+        .map(|cc| version("--gpu", cc))
+        .transpose()?;
+    if accelerator.is_some() && capability.is_none() {
+        return Err(Error::invalid(
+            format!(
+                "{} is not a CUDA GPU (no compute capability)",
+                accelerator.map_or("", |a| a.id.as_str())
+            ),
+            Some("compat checks NVIDIA GPUs".to_string()),
+        ));
+    }
+    let cuda = query.cuda.as_deref().map(|c| version("--cuda", c)).transpose()?;
+    let driver = query.driver.as_deref().map(|d| version("--driver", d)).transpose()?;
+    let (framework, framework_version) = match query.framework.as_deref() {
+        None => (None, None),
+        Some(text) => {
+            let (name, v) = text.split_once("==").map_or((text, None), |(n, v)| (n, Some(v)));
+            (
+                Some(name.trim().to_lowercase()),
+                v.map(|v| version("--framework", v)).transpose()?,
+            )
+        }
+    };
+    let mut checks = Vec::new();
+    if let Some(cuda) = &cuda {
+        checks.extend(cuda_checks(&facts, cuda, driver.as_ref(), capability.as_ref()));
+    } else if let Some(driver) = &driver {
+        if let Some(newest) = facts.newest_cuda_for(driver) {
+            checks.push(check(
+                "driver",
+                true,
+                format!("driver {driver} runs CUDA up to {}", newest.cuda.truncated(2)),
+                None,
+                Some(&newest.source),
+            ));
+        }
+    }
+    if let Some(name) = &framework {
+        checks.extend(framework_checks(
+            &facts,
+            name,
+            framework_version.as_ref(),
+            cuda.as_ref(),
+            driver.as_ref(),
+            capability.as_ref(),
+        )?);
+    }
+    let features = capability.as_ref().map_or_else(Vec::new, |cc| {
+        facts
+            .feature
+            .iter()
+            .map(|f| FeatureSupport {
+                feature: f.feature.clone(),
+                supported: f.min_compute_capability <= *cc
+                    && f.max_compute_capability.as_ref().is_none_or(|max| cc <= max)
+                    && (f.gpus.is_empty()
+                        || accelerator.is_some_and(|a| {
+                            f.gpus
+                                .iter()
+                                .any(|g| a.id.as_str().starts_with(g.as_str()) || a.aliases.contains(g))
+                        })),
+                note: f.note.clone(),
+                source: f.source.clone(),
+            })
+            .collect()
+    });
+    let mut containers: Vec<&gpuplan_catalog::compatibility::NgcContainer> = facts
+        .ngc_container
+        .iter()
+        .filter(|c| {
+            driver
+                .as_ref()
+                .is_some_and(|d| c.min_driver.as_ref().is_some_and(|min| min <= d))
+        })
+        .collect();
+    containers.sort_by(|a, b| b.image.cmp(&a.image));
+    let ok = checks.iter().all(|c| c.ok);
+    Ok(CompatAnswer {
+        gpu: accelerator.map(|a| a.id.to_string()),
+        compute_capability: capability.map(|c| c.to_string()),
+        checks,
+        features,
+        containers: containers
+            .iter()
+            .take(CONTAINERS_SHOWN)
+            .map(|c| {
+                format!(
+                    "{} (CUDA {}{})",
+                    c.image,
+                    c.cuda,
+                    c.pytorch.as_ref().map_or(String::new(), |p| format!(", PyTorch {p}"))
+                )
+            })
+            .collect(),
+        ok,
+    })
+}
+
+/// The GPU named: one accelerator, or a family whose members share a compute capability
+/// (`V100` is three cards, all 7.0).
+fn gpu<'a>(catalog: &'a Catalog, name: &str) -> Result<&'a gpuplan_model::Accelerator, Error> {
+    match catalog.accelerators().resolve_one(name) {
+        Ok(resolved) => Ok(resolved.accelerator),
+        Err(error) => {
+            let family: Vec<&gpuplan_model::Accelerator> = catalog
+                .accelerators()
+                .iter()
+                .filter(|a| a.id.as_str().to_lowercase().starts_with(&name.to_lowercase()))
+                .collect();
+            let capabilities: std::collections::BTreeSet<Option<&String>> =
+                family.iter().map(|a| a.compute_capability.as_ref()).collect();
+            match (family.first(), capabilities.len()) {
+                (Some(first), 1) => Ok(first),
+                _ => Err(error.into()),
+            }
+        }
+    }
+}
+
+fn cuda_checks(
+    facts: &Compatibility,
+    cuda: &Version,
+    driver: Option<&Version>,
+    capability: Option<&Version>,
+) -> Vec<CompatCheck> {
+    let mut checks = Vec::new();
+    match (facts.driver_for(cuda), driver) {
+        (None, _) => checks.push(check(
+            "cuda",
+            false,
+            format!("CUDA {cuda} is not a release the catalog knows"),
+            Some("give a released version, e.g. 12.4".to_string()),
+            None,
+        )),
+        (Some(row), Some(driver)) => {
+            let native = *driver >= row.min_driver;
+            let minor = row
+                .minor_compat_min_driver
+                .as_ref()
+                .is_some_and(|floor| driver >= floor)
+                && facts
+                    .newest_cuda_for(driver)
+                    .is_some_and(|n| n.cuda.major() == cuda.major());
+            let detail = if native {
+                format!("driver {driver} runs CUDA {cuda} (needs ≥ {})", row.min_driver)
+            } else if minor {
+                format!(
+                    "driver {driver} is below CUDA {cuda}'s {} but runs it through minor-version compatibility (no PTX JIT of newer code; features of newer drivers unavailable)",
+                    row.min_driver
+                )
+            } else {
+                format!(
+                    "driver {driver} is too old for CUDA {cuda} (needs ≥ {})",
+                    row.min_driver
+                )
+            };
+            let newest = facts.newest_cuda_for(driver).map(|n| n.cuda.truncated(2).to_string());
+            checks.push(check(
+                "driver",
+                native || minor,
+                detail,
+                Some(format!(
+                    "upgrade the driver to ≥ {}{}",
+                    row.min_driver,
+                    newest.map_or(String::new(), |n| format!(", or use CUDA ≤ {n}"))
+                )),
+                Some(&row.source),
+            ));
+        }
+        (Some(_), None) => {}
+    }
+    if let (Some(cc), Some(range)) = (capability, facts.compute_range(cuda)) {
+        let ok =
+            range.min_compute_capability <= *cc && range.max_compute_capability.as_ref().is_none_or(|max| cc <= max);
+        let span = format!(
+            "{}{}",
+            range.min_compute_capability,
+            range
+                .max_compute_capability
+                .as_ref()
+                .map_or("+".to_string(), |m| format!("–{m}"))
+        );
+        checks.push(check(
+            "gpu",
+            ok,
+            format!("CUDA {cuda} builds for compute capability {span}; the GPU is {cc}"),
+            Some({
+                let releases = facts.cuda_releases_for(cc);
+                match (releases.first(), releases.last()) {
+                    (Some(_), Some(last)) if *cc < range.min_compute_capability => {
+                        format!("use CUDA {last} or earlier, or a newer GPU")
+                    }
+                    (Some(first), Some(_)) => format!("use CUDA {first} or later"),
+                    _ => "no CUDA release in the data builds for this GPU".to_string(),
+                }
+            }),
+            Some(&range.source),
+        ));
+    }
+    checks
+}
+
+fn framework_checks(
+    facts: &Compatibility,
+    name: &str,
+    wanted: Option<&Version>,
+    cuda: Option<&Version>,
+    driver: Option<&Version>,
+    capability: Option<&Version>,
+) -> Result<Vec<CompatCheck>, Error> {
+    let builds = facts.builds(name, wanted);
+    let Some(build) = builds.iter().max_by(|a, b| a.version.cmp(&b.version)) else {
+        let known: std::collections::BTreeSet<&str> = facts.framework.iter().map(|f| f.name.as_str()).collect();
+        return Err(Error::invalid(
+            format!(
+                "--framework {name}{}: not in the compatibility data",
+                wanted.map_or(String::new(), |v| format!("=={v}"))
+            ),
+            Some(format!("known: {}", known.into_iter().collect::<Vec<_>>().join(", "))),
+        ));
+    };
+    let label = format!("{} {}", build.name, build.version);
+    let mut checks = Vec::new();
+    if let Some(cuda) = cuda {
+        let wanted = cuda.truncated(2);
+        let ok = build.cuda.is_empty() || build.cuda.iter().any(|c| c.truncated(2) == wanted);
+        let builds: Vec<String> = build.cuda.iter().map(Version::to_string).collect();
+        checks.push(check(
+            "framework-cuda",
+            ok,
+            format!(
+                "{label} is built for CUDA {}",
+                if builds.is_empty() {
+                    "(not stated)".to_string()
+                } else {
+                    builds.join(", ")
+                }
+            ),
+            Some(format!(
+                "install the {label} build for CUDA {}, or another version",
+                builds.last().cloned().unwrap_or_default()
+            )),
+            Some(&build.source),
+        ));
+    }
+    if let (Some(cc), Some(min)) = (capability, &build.min_compute_capability) {
+        let runs = |b: &gpuplan_catalog::compatibility::FrameworkBuild| {
+            b.min_compute_capability.as_ref().is_none_or(|m| m <= cc)
+                && b.max_compute_capability.as_ref().is_none_or(|max| cc <= max)
+        };
+        let ok = runs(build);
+        let range = format!(
+            "{min}{}",
+            build
+                .max_compute_capability
+                .as_ref()
+                .map_or("+".to_string(), |m| format!("–{m}"))
+        );
+        // The nearest release of the same framework that runs on this GPU.
+        let mut others: Vec<&gpuplan_catalog::compatibility::FrameworkBuild> = facts
+            .builds(&build.name, None)
+            .into_iter()
+            .filter(|b| runs(b))
+            .collect();
+        others.sort_by(|a, b| a.version.cmp(&b.version));
+        let fix = if *cc > *min {
+            others
+                .iter()
+                .find(|b| b.version > build.version)
+                .map(|b| format!("use {} {} or later", b.name, b.version))
+        } else {
+            others
+                .iter()
+                .rev()
+                .find(|b| b.version < build.version)
+                .map(|b| format!("use {} {} or earlier", b.name, b.version))
+        };
+        checks.push(check(
+            "framework-gpu",
+            ok,
+            format!("{label} runs on compute capability {range}; the GPU is {cc}"),
+            Some(
+                fix.unwrap_or_else(|| format!("no {} release in the data runs on compute capability {cc}", build.name)),
+            ),
+            Some(&build.source),
+        ));
+    }
+    if let (Some(driver), None, false) = (driver, &build.min_driver, build.cuda.is_empty()) {
+        let runnable: Vec<String> = build
+            .cuda
+            .iter()
+            .filter(|c| facts.driver_runs(driver, c))
+            .map(Version::to_string)
+            .collect();
+        // The oldest driver that runs one of the builds (through minor-version compatibility
+        // where the major allows it).
+        let floor = |row: &gpuplan_catalog::compatibility::CudaDriver| {
+            row.minor_compat_min_driver
+                .clone()
+                .unwrap_or_else(|| row.min_driver.clone())
+        };
+        let newest = build
+            .cuda
+            .iter()
+            .filter_map(|c| facts.driver_for(c))
+            .min_by(|a, b| floor(a).cmp(&floor(b)));
+        checks.push(check(
+            "framework-driver",
+            !runnable.is_empty(),
+            if runnable.is_empty() {
+                format!("driver {driver} runs none of {label}'s CUDA builds")
+            } else {
+                format!(
+                    "driver {driver} runs {label}'s CUDA {} build{}",
+                    runnable.join(", "),
+                    if runnable.len() == 1 { "" } else { "s" }
+                )
+            },
+            Some(newest.map_or("upgrade the driver".to_string(), |row| {
+                format!(
+                    "upgrade the driver to ≥ {} (the CUDA {} build; ≥ {} runs it natively)",
+                    floor(row),
+                    row.cuda,
+                    row.min_driver
+                )
+            })),
+            newest.map(|row| row.source.as_str()),
+        ));
+    }
+    if let (Some(driver), Some(min)) = (driver, &build.min_driver) {
+        checks.push(check(
+            "framework-driver",
+            driver >= min,
+            format!("{label} needs driver ≥ {min}; this one is {driver}"),
+            Some(format!("upgrade the driver to ≥ {min}")),
+            Some(&build.source),
+        ));
+    }
+    if let Some(note) = &build.note {
+        checks.push(check(
+            "framework-note",
+            true,
+            format!("{label}: {note}"),
+            None,
+            Some(&build.source),
+        ));
+    }
+    Ok(checks)
+}
