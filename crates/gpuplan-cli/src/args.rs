@@ -528,6 +528,11 @@ pub struct PlanArgs {
     #[command(flatten)]
     pub export_settings: ExportSettingsArgs,
 
+    /// The CUDA release the job is built with (`12.4`): GPUs it does not compile for (Volta
+    /// from CUDA 13, Blackwell before 12.8) and accelerators without CUDA are left out.
+    #[arg(long, value_name = "VERSION")]
+    pub cuda: Option<String>,
+
     /// The flags given on the command line (filled after parsing), which win over a job file.
     #[arg(skip)]
     pub given: Vec<String>,

@@ -194,6 +194,10 @@ pub struct PlanOptions {
     /// Hours between checkpoints.
     #[serde(default)]
     pub checkpoint_every: Option<f64>,
+    /// The CUDA release the job is built with (`12.4`): GPUs it does not compile for are left
+    /// out (Volta from CUDA 13, Blackwell before 12.8), and accelerators without CUDA.
+    #[serde(default)]
+    pub cuda: Option<String>,
 }
 
 fn on_demand() -> Vec<String> {
@@ -239,6 +243,7 @@ impl Default for PlanOptions {
             input_pipeline: None,
             stream_dataset: false,
             checkpoint_every: None,
+            cuda: None,
         }
     }
 }
@@ -528,6 +533,7 @@ impl PlanOptions {
         query.regions = self.regions.clone();
         query.gpus = self.gpu.clone();
         query.exclude_gpus = self.exclude_gpu.clone();
+        query.cuda = self.cuda.clone();
         query.billing = self.billing_modes()?;
         query.max_gpus = self.max_gpus;
         query.max_nodes = self.max_nodes;

@@ -53,6 +53,8 @@ pub struct PlanQuery {
     pub regions: Vec<String>,
     pub gpus: Vec<String>,
     pub exclude_gpus: Vec<String>,
+    /// The CUDA release the job is built with: GPUs it does not compile for are left out.
+    pub cuda: Option<String>,
     pub billing: Vec<BillingMode>,
     pub max_gpus: Option<u32>,
     pub max_nodes: Option<u32>,
@@ -97,6 +99,7 @@ impl PlanQuery {
             regions: Vec::new(),
             gpus: Vec::new(),
             exclude_gpus: Vec::new(),
+            cuda: None,
             billing: vec![BillingMode::OnDemand],
             max_gpus: None,
             max_nodes: None,
@@ -116,6 +119,55 @@ pub struct PlanAnswer {
     pub model: ModelSpec,
     pub plan: Plan,
     pub defaults: Vec<String>,
+}
+
+/// The accelerators CUDA release `cuda` does not compile for (and those without CUDA), with
+/// a line saying so.
+fn outside_cuda(
+    catalog: &Catalog,
+    cuda: &str,
+    notes: &mut Vec<String>,
+) -> Result<Vec<gpuplan_model::AcceleratorId>, Error> {
+    use gpuplan_catalog::compatibility::{Compatibility, Version};
+    let version: Version = cuda
+        .parse()
+        .map_err(|e: String| Error::invalid(format!("--cuda: {e}"), None))?;
+    let facts = Compatibility::embedded().map_err(|e| Error::invalid(e, None))?;
+    let range = facts.compute_range(&version).ok_or_else(|| {
+        Error::invalid(
+            format!("--cuda {cuda}: not a CUDA release the catalog knows"),
+            Some("give a released version, e.g. 12.4".to_string()),
+        )
+    })?;
+    let builds_for = |a: &gpuplan_model::Accelerator| {
+        a.compute_capability
+            .as_deref()
+            .and_then(|cc| cc.parse::<Version>().ok())
+            .is_some_and(|cc| {
+                range.min_compute_capability <= cc && range.max_compute_capability.as_ref().is_none_or(|max| cc <= *max)
+            })
+    };
+    let (kept, left): (Vec<_>, Vec<_>) = catalog.accelerators().iter().partition(|a| builds_for(a));
+    let cuda_gpus_left: Vec<&str> = left
+        .iter()
+        .filter(|a| a.compute_capability.is_some())
+        .map(|a| a.id.as_str())
+        .collect();
+    notes.push(format!(
+        "--cuda {cuda} compiles for compute capability {}{}: {} accelerators kept{}",
+        range.min_compute_capability,
+        range
+            .max_compute_capability
+            .as_ref()
+            .map_or("+".to_string(), |m| format!("–{m}")),
+        kept.len(),
+        if cuda_gpus_left.is_empty() {
+            ", accelerators without CUDA left out".to_string()
+        } else {
+            format!("; left out {} and accelerators without CUDA", cuda_gpus_left.join(", "))
+        }
+    ));
+    Ok(left.iter().map(|a| a.id.clone()).collect())
 }
 
 /// A plan with no feasible configuration, explained.
@@ -266,14 +318,29 @@ pub fn plan_workload(catalog: &Catalog, query: &PlanQuery) -> Result<Result<Plan
         }
         Ok(ids)
     };
+    let gpus = resolve_gpus(&query.gpus)?;
+    let mut excluded = resolve_gpus(&query.exclude_gpus)?;
+    if let Some(cuda) = &query.cuda {
+        let outside = outside_cuda(catalog, cuda, &mut defaults)?;
+        if !gpus.is_empty() && gpus.iter().all(|g| outside.contains(g)) {
+            return Err(Error::invalid(
+                format!(
+                    "--cuda {cuda} compiles for none of the GPUs asked ({})",
+                    query.gpus.join(", ")
+                ),
+                Some("`gpuplan compat --gpu … --cuda …` says which CUDA releases they need".to_string()),
+            ));
+        }
+        excluded.extend(outside);
+    }
     let constraints = Constraints {
         deadline_hours: query.deadline_hours,
         budget_usd: query.budget_usd,
         serving: serving_targets(query, seq, output_tokens)?,
         providers,
         regions: query.regions.clone(),
-        gpus: resolve_gpus(&query.gpus)?,
-        exclude_gpus: resolve_gpus(&query.exclude_gpus)?,
+        gpus,
+        exclude_gpus: excluded,
         billing: query.billing.clone(),
         max_gpus: query.max_gpus.unwrap_or_else(|| {
             defaults.push(format!(

@@ -105,3 +105,37 @@ fn what_is_not_known_is_refused() {
     };
     assert!(compat(&catalog, &bad).unwrap_err().to_string().starts_with("--cuda"));
 }
+
+/// A job built with CUDA 13 is never planned on a V100 (CUDA 13 dropped Volta) or on an
+/// accelerator without CUDA; one built with CUDA 12.4 cannot be asked onto a B200.
+#[test]
+fn a_plan_for_a_cuda_release_leaves_out_what_it_does_not_compile_for() {
+    let catalog = Catalog::embedded().unwrap();
+    let options: gpuplan::PlanOptions = serde_json::from_str(
+        r#"{"model": "llama-3.1-8b", "task": "lora", "tokens": 2e8, "cuda": "13.0", "gpu": ["V100", "T4", "A100-80GB"], "top": 20}"#,
+    )
+    .unwrap();
+    let answer = gpuplan::plan_workload(&catalog, &options.query().unwrap())
+        .unwrap()
+        .unwrap();
+    assert!(!answer.plan.recommendations.is_empty());
+    for r in &answer.plan.recommendations {
+        let id = r.offering.accelerator.as_ref().unwrap().as_str();
+        assert!(!id.starts_with("V100"), "{id}");
+    }
+    assert!(
+        answer
+            .defaults
+            .iter()
+            .any(|d| d.starts_with("--cuda 13.0 compiles for compute capability 7.5"))
+    );
+    let b200: gpuplan::PlanOptions = serde_json::from_str(
+        r#"{"model": "llama-3.1-8b", "task": "lora", "tokens": 2e8, "cuda": "12.4", "gpu": ["B200"]}"#,
+    )
+    .unwrap();
+    let error = gpuplan::plan_workload(&catalog, &b200.query().unwrap()).unwrap_err();
+    assert!(
+        error.to_string().contains("compiles for none of the GPUs asked"),
+        "{error}"
+    );
+}

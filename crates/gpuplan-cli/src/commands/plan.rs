@@ -99,6 +99,7 @@ fn options(args: &PlanArgs, model: &str, task: &str) -> Result<PlanOptions, Erro
         input_pipeline: operations.input_pipeline.clone(),
         stream_dataset: operations.stream_dataset,
         checkpoint_every: operations.checkpoint_every,
+        cuda: args.cuda.clone(),
     })
 }
 
