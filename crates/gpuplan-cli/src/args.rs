@@ -1142,7 +1142,8 @@ pub struct DiffArgs {
 
 #[derive(Debug, Args)]
 pub struct RightsizeArgs {
-    /// nvidia-smi CSV logs (`nvidia-smi --query-gpu=timestamp,index,name,uuid,utilization.gpu,utilization.memory,memory.used,memory.total,power.draw --format=csv -l 5`).
+    /// nvidia-smi CSV logs (`nvidia-smi --query-gpu=timestamp,index,name,uuid,utilization.gpu,utilization.memory,memory.used,memory.total,power.draw --format=csv -l 5`)
+    /// or `nvidia-smi -q -x` snapshots (XML, several per file).
     #[arg(long = "nvidia-smi", value_name = "FILE")]
     pub nvidia_smi: Vec<PathBuf>,
 

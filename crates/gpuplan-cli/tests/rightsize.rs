@@ -130,3 +130,20 @@ fn damaged_telemetry_is_refused_with_its_line() {
     assert_eq!(code, 2);
     assert!(stderr.contains("--nvidia-smi"), "{stderr}");
 }
+
+/// `nvidia-smi -q -x` snapshots are read as well as CSV logs: an L4 idle but for one burst.
+#[test]
+fn nvidia_smi_xml_snapshots_are_read_too() {
+    let (code, stdout, stderr) = gpuplan(&[
+        "rightsize",
+        "--nvidia-smi",
+        &fixture("nvidia-smi-q.xml"),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let answer: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(answer["gpus"][0]["accelerator"], "L4");
+    assert_eq!(answer["gpus"][0]["samples"], 6);
+    assert_eq!(kinds(&answer, "GPU-l4-0000"), ["idle"]);
+}

@@ -5,6 +5,7 @@
 mod dcgm;
 mod device_facts;
 mod nvidia_smi;
+mod nvidia_smi_xml;
 mod prometheus;
 mod sample;
 mod summary;
@@ -12,6 +13,7 @@ mod summary;
 pub use dcgm::parse_dcgm;
 pub use device_facts::{DeviceFacts, DeviceLink, HostFacts};
 pub use nvidia_smi::parse_nvidia_smi_csv;
+pub use nvidia_smi_xml::parse_nvidia_smi_xml;
 pub use prometheus::{DCGM_METRICS, parse_query_ranges};
 pub use sample::{GpuKey, Sample, TelemetryError};
 pub use summary::{GpuSummary, IDLE_UTILISATION, JobSummary, summarise, summarise_jobs, usage_per_hour};

@@ -4,7 +4,7 @@
 use crate::args::RightsizeArgs;
 use crate::output;
 use gpuplan::emit::{Money, OutputFormat, Table};
-use gpuplan::telemetry::{Sample, parse_dcgm, parse_nvidia_smi_csv};
+use gpuplan::telemetry::{Sample, parse_dcgm, parse_nvidia_smi_csv, parse_nvidia_smi_xml};
 use gpuplan::{Catalog, Error, ExitStatus, RightsizeQuery, rightsize};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -49,8 +49,13 @@ fn samples(args: &RightsizeArgs) -> Result<Vec<Sample>, Error> {
     }
     for path in &args.nvidia_smi {
         let text = read("--nvidia-smi", path)?;
-        samples
-            .extend(parse_nvidia_smi_csv(&text).map_err(|e| Error::invalid(format!("{}: {e}", path.display()), None))?);
+        // A CSV log, or `nvidia-smi -q -x` snapshots (XML).
+        let parsed = if text.trim_start().starts_with('<') {
+            parse_nvidia_smi_xml(&text)
+        } else {
+            parse_nvidia_smi_csv(&text)
+        };
+        samples.extend(parsed.map_err(|e| Error::invalid(format!("{}: {e}", path.display()), None))?);
     }
     for path in &args.dcgm {
         let text = read("--dcgm", path)?;
