@@ -30,6 +30,16 @@ impl Version {
     pub fn major(&self) -> u32 {
         self.0.first().copied().unwrap_or(0)
     }
+
+    /// Whether this CUDA release, as a build lists it, covers `cuda`: the same major.minor, or
+    /// the same major when the build names only a major (`12` for any 12.x).
+    pub fn covers_cuda(&self, cuda: &Version) -> bool {
+        if self.0.len() == 1 {
+            self.major() == cuda.major()
+        } else {
+            self.truncated(2) == cuda.truncated(2)
+        }
+    }
 }
 
 impl std::str::FromStr for Version {
@@ -107,6 +117,19 @@ pub struct FrameworkBuild {
     pub source: String,
 }
 
+impl FrameworkBuild {
+    /// Whether the build runs on a GPU of compute capability `cc`.
+    pub fn runs_on(&self, cc: &Version) -> bool {
+        self.min_compute_capability.as_ref().is_none_or(|min| min <= cc)
+            && self.max_compute_capability.as_ref().is_none_or(|max| cc <= max)
+    }
+
+    /// Whether it is built for CUDA `cuda` (major.minor); builds that state none are taken to.
+    pub fn built_for(&self, cuda: &Version) -> bool {
+        self.cuda.is_empty() || self.cuda.iter().any(|c| c.covers_cuda(cuda))
+    }
+}
+
 #[derive(Debug, Clone, Deserialize)]
 pub struct Feature {
     pub feature: String,
@@ -118,13 +141,38 @@ pub struct Feature {
     pub source: String,
 }
 
+/// An NGC container release: its CUDA, the driver it needs, and the framework versions inside.
 #[derive(Debug, Clone, Deserialize)]
 pub struct NgcContainer {
     pub image: String,
     pub cuda: Version,
-    pub pytorch: Option<String>,
     pub min_driver: Option<Version>,
+    /// Framework name (as in `framework` rows) → the version inside (`2.5.0a0`).
+    #[serde(default)]
+    pub frameworks: std::collections::BTreeMap<String, String>,
+    pub note: Option<String>,
     pub source: String,
+}
+
+impl NgcContainer {
+    /// Whether it ships `name` at a version starting with `version`'s parts (`2.5` matches
+    /// `2.5.0a0`).
+    pub fn ships(&self, name: &str, version: Option<&Version>) -> bool {
+        self.frameworks
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .is_some_and(|(_, inside)| {
+                version.is_none_or(|wanted| {
+                    let numeric: String = inside
+                        .split('.')
+                        .take(wanted.0.len())
+                        .map(|part| part.chars().take_while(char::is_ascii_digit).collect::<String>())
+                        .collect::<Vec<_>>()
+                        .join(".");
+                    numeric.parse::<Version>().is_ok_and(|v| v == *wanted)
+                })
+            })
+    }
 }
 
 /// Every compatibility fact the catalog keeps.
@@ -206,6 +254,17 @@ impl Compatibility {
             .iter()
             .filter(|c| c.cuda_from <= *cuda && c.cuda_to.as_ref().is_none_or(|to| cuda <= to))
             .max_by(|a, b| a.cuda_from.cmp(&b.cuda_from))
+    }
+
+    /// Whether `name` is a framework the data describes builds of (`pytorch`, `vllm`).
+    pub fn knows_framework(&self, name: &str) -> bool {
+        self.framework.iter().any(|f| f.name.eq_ignore_ascii_case(name))
+    }
+
+    /// The framework names the data describes, sorted.
+    pub fn framework_names(&self) -> Vec<&str> {
+        let names: std::collections::BTreeSet<&str> = self.framework.iter().map(|f| f.name.as_str()).collect();
+        names.into_iter().collect()
     }
 
     /// The builds of `name` (case-insensitive), `version` matched on the parts it gives.

@@ -579,7 +579,8 @@ pub struct PlanArgs {
     pub checkpointing: Option<String>,
 
     /// Training framework whose defaults and loss to follow: hf-trainer, torchtune, litgpt,
-    /// torchtitan, megatron, deepspeed, llm-foundry or axolotl.
+    /// torchtitan, megatron, deepspeed, llm-foundry or axolotl; and, comma-separated, framework
+    /// builds the job needs (`pytorch==2.5`, `vllm==0.8`): GPUs they do not run on are left out.
     #[arg(long)]
     pub framework: Option<String>,
 
@@ -863,7 +864,8 @@ pub struct EstimateArgs {
     pub checkpointing: Option<String>,
 
     /// Training framework whose defaults and loss to follow: hf-trainer, torchtune, litgpt,
-    /// torchtitan, megatron, deepspeed, llm-foundry or axolotl.
+    /// torchtitan, megatron, deepspeed, llm-foundry or axolotl; and, comma-separated, framework
+    /// builds the job needs (`pytorch==2.5`, `vllm==0.8`): GPUs they do not run on are left out.
     #[arg(long)]
     pub framework: Option<String>,
 

@@ -49,3 +49,83 @@ fn compat_answers_ok_or_what_breaks_with_the_fix() {
     let answer: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(answer["compute_capability"], "9.0");
 }
+
+#[test]
+fn serving_stacks_that_dropped_old_gpus_say_which_release_still_runs() {
+    // vLLM's CUDA 13 wheels (0.20 on) start at Turing: a V100 needs 0.11 or earlier.
+    let (code, stdout, _) = gpuplan(&["compat", "--gpu", "V100", "--framework", "vllm==0.20"]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("FAIL framework-gpu"), "{stdout}");
+    assert!(stdout.contains("use vllm 0.11 or earlier"), "{stdout}");
+    // TensorRT-LLM supports Ampere and newer from 0.18: not a T4.
+    let (code, stdout, _) = gpuplan(&["compat", "--gpu", "T4", "--framework", "tensorrt-llm==1.0"]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.contains("runs on compute capability 8.0+; the GPU is 7.5"),
+        "{stdout}"
+    );
+    let (code, stdout, _) = gpuplan(&["compat", "--gpu", "L4", "--framework", "tensorrt-llm==1.0"]);
+    assert_eq!(code, 0, "{stdout}");
+}
+
+#[test]
+fn a_build_listed_for_a_cuda_major_covers_its_minors() {
+    // ONNX Runtime 1.20 ships one CUDA 12.x package.
+    let (code, stdout, _) = gpuplan(&["compat", "--framework", "onnxruntime==1.20", "--cuda", "12.4"]);
+    assert_eq!(code, 0, "{stdout}");
+    let (code, stdout, _) = gpuplan(&["compat", "--framework", "onnxruntime==1.20", "--cuda", "13.0"]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("FAIL framework-cuda"), "{stdout}");
+}
+
+#[test]
+fn containers_are_those_that_ship_the_framework_asked_and_run_on_the_driver() {
+    let (code, stdout, _) = gpuplan(&["compat", "--framework", "tensorrt-llm==1.1", "--format", "json"]);
+    assert_eq!(code, 0, "{stdout}");
+    let answer: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let containers: Vec<&str> = answer["containers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap())
+        .collect();
+    assert_eq!(containers.len(), 1, "{containers:?}");
+    assert!(
+        containers[0].starts_with("nvcr.io/nvidia/tritonserver:25.12-trtllm-python-py3"),
+        "{containers:?}"
+    );
+    // A 535 driver is too old for that container's CUDA 13.0: no container is offered.
+    let (_, stdout, _) = gpuplan(&[
+        "compat",
+        "--framework",
+        "tensorrt-llm==1.1",
+        "--driver",
+        "535.104.05",
+        "--format",
+        "json",
+    ]);
+    let answer: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(answer["containers"].as_array().map(Vec::len), Some(0), "{stdout}");
+}
+
+#[test]
+fn an_estimate_on_a_gpu_its_engine_build_does_not_run_on_is_refused() {
+    let args = [
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--task",
+        "inference",
+        "--framework",
+        "tensorrt-llm==1.0",
+    ];
+    let (code, _, stderr) = gpuplan(&[&args[..], &["--gpu", "T4"]].concat());
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("tensorrt-llm==1.0 does not run on T4"), "{stderr}");
+    assert!(
+        stderr.contains("gpuplan compat --gpu T4 --framework tensorrt-llm==1.0"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = gpuplan(&[&args[..], &["--gpu", "L4"]].concat());
+    assert_eq!(code, 0, "{stderr}");
+}

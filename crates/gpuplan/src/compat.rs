@@ -3,7 +3,7 @@
 
 use crate::Error;
 use gpuplan_catalog::Catalog;
-use gpuplan_catalog::compatibility::{Compatibility, Version};
+use gpuplan_catalog::compatibility::{Compatibility, NgcContainer, Version};
 use serde::Serialize;
 
 /// What is asked; any part may be left out.
@@ -39,7 +39,7 @@ pub struct CompatAnswer {
     pub compute_capability: Option<String>,
     pub checks: Vec<CompatCheck>,
     pub features: Vec<FeatureSupport>,
-    /// NGC PyTorch containers the driver runs, newest first.
+    /// NGC containers matching the framework, CUDA release and driver asked, newest first.
     pub containers: Vec<String>,
     /// Every check passed.
     pub ok: bool,
@@ -140,36 +140,72 @@ pub fn compat(catalog: &Catalog, query: &CompatQuery) -> Result<CompatAnswer, Er
             })
             .collect()
     });
-    let mut containers: Vec<&gpuplan_catalog::compatibility::NgcContainer> = facts
-        .ngc_container
-        .iter()
-        .filter(|c| {
-            driver
-                .as_ref()
-                .is_some_and(|d| c.min_driver.as_ref().is_some_and(|min| min <= d))
-        })
-        .collect();
-    containers.sort_by(|a, b| b.image.cmp(&a.image));
+    let containers = containers(
+        &facts,
+        framework.as_deref(),
+        framework_version.as_ref(),
+        cuda.as_ref(),
+        driver.as_ref(),
+    );
     let ok = checks.iter().all(|c| c.ok);
     Ok(CompatAnswer {
         gpu: accelerator.map(|a| a.id.to_string()),
         compute_capability: capability.map(|c| c.to_string()),
         checks,
         features,
-        containers: containers
-            .iter()
-            .take(CONTAINERS_SHOWN)
-            .map(|c| {
-                format!(
-                    "{} (CUDA {}{})",
-                    c.image,
-                    c.cuda,
-                    c.pytorch.as_ref().map_or(String::new(), |p| format!(", PyTorch {p}"))
-                )
-            })
-            .collect(),
+        containers,
         ok,
     })
+}
+
+/// The NGC containers that match what was asked — the framework (and version) inside, the
+/// CUDA release, a driver that runs them — newest first; none when nothing was asked of them.
+fn containers(
+    facts: &Compatibility,
+    framework: Option<&str>,
+    framework_version: Option<&Version>,
+    cuda: Option<&Version>,
+    driver: Option<&Version>,
+) -> Vec<String> {
+    if framework.is_none() && cuda.is_none() && driver.is_none() {
+        return Vec::new();
+    }
+    let mut matching: Vec<&NgcContainer> = facts
+        .ngc_container
+        .iter()
+        .filter(|c| framework.is_none_or(|name| c.ships(name, framework_version)))
+        .filter(|c| cuda.is_none_or(|wanted| c.cuda.truncated(2) == wanted.truncated(2)))
+        .filter(|c| driver.is_none_or(|d| container_driver(facts, c).is_none_or(|min| min <= d)))
+        .collect();
+    // Newest release (the `YY.MM` tag) first.
+    let tag = |c: &NgcContainer| c.image.rsplit(':').next().unwrap_or_default().to_string();
+    matching.sort_by(|a, b| tag(b).cmp(&tag(a)).then_with(|| a.image.cmp(&b.image)));
+    matching
+        .iter()
+        .take(CONTAINERS_SHOWN)
+        .map(|c| {
+            let inside: Vec<String> = c.frameworks.iter().map(|(name, v)| format!("{name} {v}")).collect();
+            format!(
+                "{} (CUDA {}{}{})",
+                c.image,
+                c.cuda,
+                container_driver(facts, c).map_or(String::new(), |d| format!(", driver ≥ {d}")),
+                if inside.is_empty() {
+                    String::new()
+                } else {
+                    format!(", {}", inside.join(", "))
+                }
+            )
+        })
+        .collect()
+}
+
+/// The driver a container needs: as its release notes state, else its CUDA release's.
+fn container_driver<'a>(facts: &'a Compatibility, container: &'a NgcContainer) -> Option<&'a Version> {
+    container
+        .min_driver
+        .as_ref()
+        .or_else(|| facts.driver_for(&container.cuda).map(|row| &row.min_driver))
 }
 
 /// The GPU named: one accelerator, or a family whose members share a compute capability
@@ -298,8 +334,7 @@ fn framework_checks(
     let label = format!("{} {}", build.name, build.version);
     let mut checks = Vec::new();
     if let Some(cuda) = cuda {
-        let wanted = cuda.truncated(2);
-        let ok = build.cuda.is_empty() || build.cuda.iter().any(|c| c.truncated(2) == wanted);
+        let ok = build.built_for(cuda);
         let builds: Vec<String> = build.cuda.iter().map(Version::to_string).collect();
         checks.push(check(
             "framework-cuda",
@@ -320,10 +355,7 @@ fn framework_checks(
         ));
     }
     if let (Some(cc), Some(min)) = (capability, &build.min_compute_capability) {
-        let runs = |b: &gpuplan_catalog::compatibility::FrameworkBuild| {
-            b.min_compute_capability.as_ref().is_none_or(|m| m <= cc)
-                && b.max_compute_capability.as_ref().is_none_or(|max| cc <= max)
-        };
+        let runs = |b: &gpuplan_catalog::compatibility::FrameworkBuild| b.runs_on(cc);
         let ok = runs(build);
         let range = format!(
             "{min}{}",
@@ -332,11 +364,12 @@ fn framework_checks(
                 .as_ref()
                 .map_or("+".to_string(), |m| format!("–{m}"))
         );
-        // The nearest release of the same framework that runs on this GPU.
+        // The nearest release of the same framework known to run on this GPU (one whose
+        // range the data states).
         let mut others: Vec<&gpuplan_catalog::compatibility::FrameworkBuild> = facts
             .builds(&build.name, None)
             .into_iter()
-            .filter(|b| runs(b))
+            .filter(|b| b.min_compute_capability.is_some() && runs(b))
             .collect();
         others.sort_by(|a, b| a.version.cmp(&b.version));
         let fix = if *cc > *min {

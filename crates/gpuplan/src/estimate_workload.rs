@@ -56,6 +56,8 @@ pub struct WorkloadRequest {
     pub engine: Option<Engine>,
     /// Training framework, whose defaults and loss the estimate follows.
     pub framework: Option<Framework>,
+    /// Framework builds the job needs (`pytorch==2.5`), checked against the GPU.
+    pub framework_builds: Vec<crate::software_fit::SoftwareBuild>,
     /// Storage of the serving engine's KV cache (inference).
     pub kv_cache: Option<KvCacheDtype>,
     /// Image size, denoising steps and guidance (image models).
@@ -125,6 +127,7 @@ impl WorkloadRequest {
             flash_attention: None,
             engine: None,
             framework: None,
+            framework_builds: Vec::new(),
             kv_cache: None,
             image: ImageSettings::default(),
             tokens: None,
@@ -241,6 +244,20 @@ pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result
     }
     if let Some(offload) = request.offload {
         defaults::check_offload(offload, task, request.zero)?;
+    }
+    if !request.framework_builds.is_empty() {
+        let mut checked = Vec::new();
+        let outside = crate::software_fit::not_running(catalog, None, &request.framework_builds, &mut checked)?;
+        if outside.contains(&accelerator.id) {
+            let builds: Vec<String> = request.framework_builds.iter().map(ToString::to_string).collect();
+            return Err(Error::invalid(
+                format!("{} does not run on {}", builds.join(" and "), accelerator.id),
+                Some(format!(
+                    "`gpuplan compat --gpu {} --framework {}` says which versions do",
+                    accelerator.id, builds[0]
+                )),
+            ));
+        }
     }
     if request.kv_cache.is_some() && task.is_training() {
         return Err(Error::invalid(

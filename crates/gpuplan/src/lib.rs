@@ -33,6 +33,7 @@ mod probe_check;
 mod request_log;
 mod resolve;
 mod rightsize;
+mod software_fit;
 
 pub use compat::{CompatAnswer, CompatCheck, CompatQuery, FeatureSupport, compat};
 pub use cost_job::{

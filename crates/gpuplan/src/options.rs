@@ -453,7 +453,9 @@ macro_rules! fill_workload {
         $target.seq = w.seq;
         $target.output_tokens = w.output_tokens;
         $target.checkpointing = parse("checkpointing", &w.checkpointing)?;
-        $target.framework = parse("framework", &w.framework)?;
+        let (recipe, builds) = crate::software_fit::split_framework(&w.framework)?;
+        $target.framework = recipe;
+        $target.framework_builds = builds;
         $target.offload = parse("offload", &w.offload)?;
         $target.packing = w.packing();
         $target.compiled = w.compile;

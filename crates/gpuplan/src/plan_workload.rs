@@ -37,6 +37,8 @@ pub struct PlanQuery {
     pub engine: Option<Engine>,
     /// Training framework, whose defaults and loss the estimates follow.
     pub framework: Option<Framework>,
+    /// Framework builds the job needs (`pytorch==2.5`): GPUs they do not run on are left out.
+    pub framework_builds: Vec<crate::software_fit::SoftwareBuild>,
     /// Storage of the serving engine's KV cache (inference).
     pub kv_cache: Option<KvCacheDtype>,
     /// Image size, denoising steps and guidance (image models).
@@ -86,6 +88,7 @@ impl PlanQuery {
             compiled: false,
             engine: None,
             framework: None,
+            framework_builds: Vec::new(),
             kv_cache: None,
             image: ImageSettings::default(),
             tokens: None,
@@ -119,55 +122,6 @@ pub struct PlanAnswer {
     pub model: ModelSpec,
     pub plan: Plan,
     pub defaults: Vec<String>,
-}
-
-/// The accelerators CUDA release `cuda` does not compile for (and those without CUDA), with
-/// a line saying so.
-fn outside_cuda(
-    catalog: &Catalog,
-    cuda: &str,
-    notes: &mut Vec<String>,
-) -> Result<Vec<gpuplan_model::AcceleratorId>, Error> {
-    use gpuplan_catalog::compatibility::{Compatibility, Version};
-    let version: Version = cuda
-        .parse()
-        .map_err(|e: String| Error::invalid(format!("--cuda: {e}"), None))?;
-    let facts = Compatibility::embedded().map_err(|e| Error::invalid(e, None))?;
-    let range = facts.compute_range(&version).ok_or_else(|| {
-        Error::invalid(
-            format!("--cuda {cuda}: not a CUDA release the catalog knows"),
-            Some("give a released version, e.g. 12.4".to_string()),
-        )
-    })?;
-    let builds_for = |a: &gpuplan_model::Accelerator| {
-        a.compute_capability
-            .as_deref()
-            .and_then(|cc| cc.parse::<Version>().ok())
-            .is_some_and(|cc| {
-                range.min_compute_capability <= cc && range.max_compute_capability.as_ref().is_none_or(|max| cc <= *max)
-            })
-    };
-    let (kept, left): (Vec<_>, Vec<_>) = catalog.accelerators().iter().partition(|a| builds_for(a));
-    let cuda_gpus_left: Vec<&str> = left
-        .iter()
-        .filter(|a| a.compute_capability.is_some())
-        .map(|a| a.id.as_str())
-        .collect();
-    notes.push(format!(
-        "--cuda {cuda} compiles for compute capability {}{}: {} accelerators kept{}",
-        range.min_compute_capability,
-        range
-            .max_compute_capability
-            .as_ref()
-            .map_or("+".to_string(), |m| format!("–{m}")),
-        kept.len(),
-        if cuda_gpus_left.is_empty() {
-            ", accelerators without CUDA left out".to_string()
-        } else {
-            format!("; left out {} and accelerators without CUDA", cuda_gpus_left.join(", "))
-        }
-    ));
-    Ok(left.iter().map(|a| a.id.clone()).collect())
 }
 
 /// A plan with no feasible configuration, explained.
@@ -320,15 +274,16 @@ pub fn plan_workload(catalog: &Catalog, query: &PlanQuery) -> Result<Result<Plan
     };
     let gpus = resolve_gpus(&query.gpus)?;
     let mut excluded = resolve_gpus(&query.exclude_gpus)?;
-    if let Some(cuda) = &query.cuda {
-        let outside = outside_cuda(catalog, cuda, &mut defaults)?;
+    if query.cuda.is_some() || !query.framework_builds.is_empty() {
+        let outside =
+            crate::software_fit::not_running(catalog, query.cuda.as_deref(), &query.framework_builds, &mut defaults)?;
         if !gpus.is_empty() && gpus.iter().all(|g| outside.contains(g)) {
             return Err(Error::invalid(
                 format!(
-                    "--cuda {cuda} compiles for none of the GPUs asked ({})",
+                    "the job's software runs on none of the GPUs asked ({})",
                     query.gpus.join(", ")
                 ),
-                Some("`gpuplan compat --gpu … --cuda …` says which CUDA releases they need".to_string()),
+                Some("`gpuplan compat --gpu … --framework … --cuda …` says what each GPU needs".to_string()),
             ));
         }
         excluded.extend(outside);

@@ -135,7 +135,35 @@ fn a_plan_for_a_cuda_release_leaves_out_what_it_does_not_compile_for() {
     .unwrap();
     let error = gpuplan::plan_workload(&catalog, &b200.query().unwrap()).unwrap_err();
     assert!(
-        error.to_string().contains("compiles for none of the GPUs asked"),
+        error
+            .to_string()
+            .contains("the job's software runs on none of the GPUs asked"),
         "{error}"
+    );
+}
+
+#[test]
+fn a_serving_plan_leaves_out_the_gpus_its_engine_build_does_not_run_on() {
+    let catalog = gpuplan::Catalog::embedded().unwrap();
+    let options: gpuplan::PlanOptions = serde_json::from_str(
+        r#"{"model": "llama-3.1-8b", "task": "inference", "qps": 5, "framework": "tensorrt-llm==1.0",
+            "gpu": ["T4", "V100", "L4", "A10G", "L40S"], "top": 30}"#,
+    )
+    .unwrap();
+    let answer = gpuplan::plan_workload(&catalog, &options.query().unwrap())
+        .unwrap()
+        .unwrap();
+    assert!(!answer.plan.recommendations.is_empty());
+    for r in &answer.plan.recommendations {
+        let id = r.offering.accelerator.as_ref().unwrap().as_str();
+        assert!(!id.starts_with("V100") && !id.starts_with("T4"), "{id}");
+    }
+    assert!(
+        answer
+            .defaults
+            .iter()
+            .any(|d| d.starts_with("tensorrt-llm==1.0 runs on compute capability 8.0+")),
+        "{:?}",
+        answer.defaults
     );
 }

@@ -43,11 +43,7 @@ pub fn run(catalog: &Catalog, args: &CompatArgs, format: OutputFormat) -> Result
                 }
             }
             if !answer.containers.is_empty() {
-                let _ = writeln!(
-                    text,
-                    "NGC containers this driver runs: {}",
-                    answer.containers.join("; ")
-                );
+                let _ = writeln!(text, "NGC containers that match: {}", answer.containers.join("; "));
             }
             let _ = writeln!(
                 text,

@@ -1,0 +1,280 @@
+//! Which accelerators a job's software runs on: the CUDA release it is built with and the
+//! framework builds it needs (`pytorch==2.5`, `vllm==0.8`), from the compatibility data.
+
+use crate::Error;
+use gpuplan_catalog::Catalog;
+use gpuplan_catalog::compatibility::{Compatibility, FrameworkBuild, Version};
+use gpuplan_model::{Accelerator, AcceleratorId, Framework};
+
+/// A framework build the job needs: a name the compatibility data knows, and a version
+/// matched on the parts given (`2.5` is any 2.5.x).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SoftwareBuild {
+    pub name: String,
+    pub version: Option<Version>,
+}
+
+impl std::fmt::Display for SoftwareBuild {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.version {
+            Some(v) => write!(f, "{}=={v}", self.name),
+            None => f.write_str(&self.name),
+        }
+    }
+}
+
+fn facts() -> Result<Compatibility, Error> {
+    Compatibility::embedded().map_err(|e| Error::invalid(e, None))
+}
+
+/// `--framework`'s comma list split into the training recipe (`torchtune`) and the framework
+/// builds (`pytorch==2.5`): an item is a build when it names a version or a framework the
+/// compatibility data knows.
+pub fn split_framework(text: &Option<String>) -> Result<(Option<Framework>, Vec<SoftwareBuild>), Error> {
+    let Some(text) = text else {
+        return Ok((None, Vec::new()));
+    };
+    let facts = facts()?;
+    let mut recipe = None;
+    let mut builds = Vec::new();
+    for item in text.split(',').map(str::trim).filter(|i| !i.is_empty()) {
+        let (name, version) = item
+            .split_once("==")
+            .map_or((item, None), |(n, v)| (n.trim(), Some(v.trim())));
+        if version.is_some() || facts.knows_framework(name) {
+            builds.push(build(&facts, name, version)?);
+        } else if recipe.is_some() {
+            return Err(Error::invalid(
+                format!("--framework {text}: more than one training framework"),
+                Some("name one recipe (e.g. torchtune) and any builds (e.g. pytorch==2.5)".to_string()),
+            ));
+        } else {
+            recipe = Some(item.parse::<Framework>().map_err(|e| {
+                Error::invalid(
+                    format!("--framework: {e}"),
+                    Some(format!(
+                        "or a framework build: {} (with ==version)",
+                        facts.framework_names().join(", ")
+                    )),
+                )
+            })?);
+        }
+    }
+    Ok((recipe, builds))
+}
+
+fn build(facts: &Compatibility, name: &str, version: Option<&str>) -> Result<SoftwareBuild, Error> {
+    let version = version
+        .map(|v| {
+            v.parse::<Version>()
+                .map_err(|e| Error::invalid(format!("--framework {name}: {e}"), None))
+        })
+        .transpose()?;
+    let wanted = SoftwareBuild {
+        name: name.to_lowercase(),
+        version,
+    };
+    if facts.builds(&wanted.name, wanted.version.as_ref()).is_empty() {
+        let known: Vec<String> = facts
+            .builds(&wanted.name, None)
+            .iter()
+            .map(|b| b.version.to_string())
+            .collect();
+        return Err(Error::invalid(
+            format!("--framework {wanted}: not in the compatibility data"),
+            Some(if known.is_empty() {
+                format!("frameworks known: {}", facts.framework_names().join(", "))
+            } else {
+                format!("{} versions known: {}", wanted.name, known.join(", "))
+            }),
+        ));
+    }
+    Ok(wanted)
+}
+
+/// The rows of `build` that can be used, built for `cuda` when one is given.
+fn usable_rows<'a>(
+    facts: &'a Compatibility,
+    build: &SoftwareBuild,
+    cuda: Option<&Version>,
+) -> Result<Vec<&'a FrameworkBuild>, Error> {
+    let rows = facts.builds(&build.name, build.version.as_ref());
+    let Some(cuda) = cuda else {
+        return Ok(rows);
+    };
+    let kept: Vec<&FrameworkBuild> = rows.iter().copied().filter(|r| r.built_for(cuda)).collect();
+    if kept.is_empty() {
+        let built: std::collections::BTreeSet<String> = rows
+            .iter()
+            .flat_map(|r| r.cuda.iter().map(|c| c.truncated(2).to_string()))
+            .collect();
+        return Err(Error::invalid(
+            format!("--framework {build} has no build for CUDA {cuda}"),
+            Some(format!(
+                "its builds are for CUDA {}; change --cuda or the version",
+                built.into_iter().collect::<Vec<_>>().join(", ")
+            )),
+        ));
+    }
+    Ok(kept)
+}
+
+fn capability(accelerator: &Accelerator) -> Option<Version> {
+    accelerator.compute_capability.as_deref().and_then(|cc| cc.parse().ok())
+}
+
+/// The accelerators the job's software does not run on — outside the compute capabilities
+/// `cuda` compiles for or that every build in `builds` supports, and those without CUDA — with
+/// a line in `notes` saying what was kept.
+pub fn not_running(
+    catalog: &Catalog,
+    cuda: Option<&str>,
+    builds: &[SoftwareBuild],
+    notes: &mut Vec<String>,
+) -> Result<Vec<AcceleratorId>, Error> {
+    if cuda.is_none() && builds.is_empty() {
+        return Ok(Vec::new());
+    }
+    let facts = facts()?;
+    let cuda = cuda
+        .map(|c| {
+            c.parse::<Version>()
+                .map_err(|e| Error::invalid(format!("--cuda: {e}"), None))
+        })
+        .transpose()?;
+    let range = cuda
+        .as_ref()
+        .map(|c| {
+            facts.compute_range(c).ok_or_else(|| {
+                Error::invalid(
+                    format!("--cuda {c}: not a CUDA release the catalog knows"),
+                    Some("give a released version, e.g. 12.4".to_string()),
+                )
+            })
+        })
+        .transpose()?;
+    let rows: Vec<Vec<&FrameworkBuild>> = builds
+        .iter()
+        .map(|b| usable_rows(&facts, b, cuda.as_ref()))
+        .collect::<Result<_, _>>()?;
+    let runs = |a: &Accelerator| {
+        capability(a).is_some_and(|cc| {
+            range.is_none_or(|r| {
+                r.min_compute_capability <= cc && r.max_compute_capability.as_ref().is_none_or(|max| cc <= *max)
+            }) && rows
+                .iter()
+                .all(|build_rows| build_rows.iter().any(|row| row.runs_on(&cc)))
+        })
+    };
+    let (kept, left): (Vec<&Accelerator>, Vec<&Accelerator>) = catalog.accelerators().iter().partition(|a| runs(a));
+    notes.push(kept_line(cuda.as_ref(), range, builds, &rows, kept.len(), &left));
+    Ok(left.iter().map(|a| a.id.clone()).collect())
+}
+
+fn kept_line(
+    cuda: Option<&Version>,
+    range: Option<&gpuplan_catalog::compatibility::CudaCompute>,
+    builds: &[SoftwareBuild],
+    rows: &[Vec<&FrameworkBuild>],
+    kept: usize,
+    left: &[&Accelerator],
+) -> String {
+    let mut what = Vec::new();
+    if let (Some(cuda), Some(range)) = (cuda, range) {
+        what.push(format!(
+            "--cuda {cuda} compiles for compute capability {}{}",
+            range.min_compute_capability,
+            range
+                .max_compute_capability
+                .as_ref()
+                .map_or("+".to_string(), |m| format!("–{m}"))
+        ));
+    }
+    for (build, rows) in builds.iter().zip(rows) {
+        // The lowest compute capability any matching release runs on (none stated: any).
+        let lowest = rows
+            .iter()
+            .map(|r| r.min_compute_capability.clone())
+            .min_by(|a, b| match (a, b) {
+                (Some(a), Some(b)) => a.cmp(b),
+                (None, _) => std::cmp::Ordering::Less,
+                (_, None) => std::cmp::Ordering::Greater,
+            })
+            .flatten();
+        // The highest any runs on (one without a ceiling: none).
+        let highest = rows
+            .iter()
+            .map(|r| r.max_compute_capability.clone())
+            .max_by(|a, b| match (a, b) {
+                (Some(a), Some(b)) => a.cmp(b),
+                (None, _) => std::cmp::Ordering::Greater,
+                (_, None) => std::cmp::Ordering::Less,
+            })
+            .flatten();
+        what.push(match (lowest, highest) {
+            (Some(min), Some(max)) => format!("{build} runs on compute capability {min}–{max}"),
+            (Some(min), None) => format!("{build} runs on compute capability {min}+"),
+            (None, Some(max)) => format!("{build} runs on compute capability up to {max}"),
+            (None, None) => format!("{build} runs on any CUDA GPU"),
+        });
+    }
+    let cuda_gpus_left: Vec<&str> = left
+        .iter()
+        .filter(|a| a.compute_capability.is_some())
+        .map(|a| a.id.as_str())
+        .collect();
+    format!(
+        "{}: {kept} accelerators kept{}",
+        what.join("; "),
+        if cuda_gpus_left.is_empty() {
+            ", accelerators without CUDA left out".to_string()
+        } else {
+            format!("; left out {} and accelerators without CUDA", cuda_gpus_left.join(", "))
+        }
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recipes_and_builds_are_told_apart() {
+        let (recipe, builds) = split_framework(&Some("torchtune, pytorch==2.5".to_string())).unwrap();
+        assert_eq!(recipe, Some(Framework::Torchtune));
+        assert_eq!(builds.len(), 1);
+        assert_eq!(builds[0].to_string(), "pytorch==2.5");
+        let (recipe, builds) = split_framework(&Some("tensorflow".to_string())).unwrap();
+        assert_eq!((recipe, builds.len()), (None, 1));
+    }
+
+    #[test]
+    fn unknown_builds_and_two_recipes_are_refused() {
+        let error = split_framework(&Some("pytorch==1.2".to_string())).unwrap_err();
+        assert!(error.to_string().contains("not in the compatibility data"), "{error}");
+        let error = split_framework(&Some("torchtune,axolotl".to_string())).unwrap_err();
+        assert!(error.to_string().contains("more than one"), "{error}");
+        let error = split_framework(&Some("keras".to_string())).unwrap_err();
+        assert!(error.to_string().starts_with("--framework: "), "{error}");
+    }
+
+    #[test]
+    fn a_build_without_blackwell_kernels_leaves_blackwell_out() {
+        let catalog = Catalog::embedded().unwrap();
+        let mut notes = Vec::new();
+        let builds = [SoftwareBuild {
+            name: "pytorch".into(),
+            version: Some("2.5".parse().unwrap()),
+        }];
+        let left = not_running(&catalog, None, &builds, &mut notes).unwrap();
+        let left: Vec<&str> = left.iter().map(|a| a.as_str()).collect();
+        assert!(left.iter().any(|a| a.starts_with("B200")), "{left:?}");
+        assert!(!left.iter().any(|a| a.starts_with("H100")), "{left:?}");
+        assert!(
+            notes[0].starts_with("pytorch==2.5 runs on compute capability 5.0–9.0"),
+            "{notes:?}"
+        );
+        let error = not_running(&catalog, Some("12.8"), &builds, &mut notes).unwrap_err();
+        assert!(error.to_string().contains("no build for CUDA 12.8"), "{error}");
+    }
+}
