@@ -92,6 +92,12 @@ impl AcceleratorIndex {
             .map(|&index| &self.accelerators[index])
     }
 
+    /// The accelerator with exactly this id or alias, to change (a calibration).
+    pub(crate) fn get_mut(&mut self, name: &str) -> Option<&mut Accelerator> {
+        let index = *self.by_name.get(&normalize_name(name))?;
+        self.accelerators.get_mut(index)
+    }
+
     /// One accelerator for `input`: an id or alias, or a family name with a single member.
     pub fn resolve_one(&self, input: &str) -> Result<Resolved<'_>, LookupError> {
         if let Some(accelerator) = self.get(input) {

@@ -6,8 +6,8 @@ use crate::price_overlay::PriceOverlay;
 use crate::raw;
 use crate::raw_operations;
 use gpuplan_model::{
-    Accelerator, Date, ExchangeRate, FabricRule, Offering, Operations, ProviderId, ReservedDiscount, StackSupport,
-    StoragePricing, UsdPerHour,
+    Accelerator, CalibrationProfile, Date, ExchangeRate, FabricRule, Offering, Operations, ProviderId,
+    ReservedDiscount, StackSupport, StoragePricing, UsdPerHour,
 };
 use std::collections::HashMap;
 
@@ -49,6 +49,8 @@ pub struct Catalog {
     exchange_rates: Vec<ExchangeRate>,
     /// Storage and egress list prices per provider.
     storage_pricing: Vec<StoragePricing>,
+    /// A machine's measurements applied over the datasheet figures, if any.
+    calibration: Option<CalibrationProfile>,
 }
 
 /// Fills an offering's USD prices from its native-currency ones at the catalog's rate.
@@ -209,6 +211,7 @@ impl Catalog {
             your_prices: None,
             exchange_rates,
             storage_pricing,
+            calibration: None,
         })
     }
 
@@ -225,6 +228,25 @@ impl Catalog {
             offerings,
         });
         Ok(self)
+    }
+
+    /// The catalog with a machine's measurements in place of its GPUs' datasheet figures
+    /// (`--calibration`): each calibrated GPU's peaks and memory bandwidth scaled by the
+    /// profile's factors.
+    pub fn with_calibration(mut self, profile: &CalibrationProfile) -> Result<Catalog, CatalogError> {
+        for gpu in &profile.gpus {
+            let accelerator = self.accelerators.get_mut(gpu.gpu.as_str()).ok_or_else(|| {
+                CatalogError::new("the calibration", format!("`{}` is not in the catalog", gpu.gpu)).in_field("gpu")
+            })?;
+            gpu.apply(accelerator);
+        }
+        self.calibration = Some(profile.clone());
+        Ok(self)
+    }
+
+    /// The calibration applied, if any.
+    pub fn calibration(&self) -> Option<&CalibrationProfile> {
+        self.calibration.as_ref()
     }
 
     /// A provider's storage and egress list prices, where the catalog has them.

@@ -28,6 +28,7 @@ mod model_library;
 mod offering_query;
 mod price_flags;
 mod price_overlay;
+pub mod published_benchmarks;
 mod raw;
 mod raw_operations;
 pub mod refresh;

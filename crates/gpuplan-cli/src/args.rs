@@ -699,6 +699,11 @@ pub struct PlanArgs {
     #[arg(long)]
     pub memory_margin: Option<f64>,
 
+    /// A calibration `gpuplan probe --calibration-out` wrote: the measured GPUs' peaks and
+    /// memory bandwidth in place of the datasheet's.
+    #[arg(long, value_name = "FILE")]
+    pub calibration: Option<PathBuf>,
+
     /// At least this many vCPUs per GPU on the host.
     #[arg(long)]
     pub min_vcpus_per_gpu: Option<f64>,
@@ -918,6 +923,11 @@ pub struct EstimateArgs {
     /// Share of each GPU's memory kept free when judging the fit (default 0.10, as `plan`).
     #[arg(long)]
     pub memory_margin: Option<f64>,
+
+    /// A calibration `gpuplan probe --calibration-out` wrote: the measured GPU's peaks and
+    /// memory bandwidth in place of the datasheet's.
+    #[arg(long, value_name = "FILE")]
+    pub calibration: Option<PathBuf>,
 
     /// Serving: offered load of one replica, requests/s (continuous-batching engines).
     #[arg(long, help_heading = "Serving")]
@@ -1189,13 +1199,23 @@ pub struct RightsizeArgs {
 
 #[derive(Debug, Args)]
 pub struct ProbeArgs {
-    /// Also write the driver's facts as JSON, to read back with --from on any machine.
+    /// Also write the driver's facts and the measurements as JSON, to read back with --from on
+    /// any machine.
     #[arg(long, value_name = "FILE")]
     pub out: Option<PathBuf>,
 
     /// Read the facts from a report written with --out instead of from this machine's driver.
-    #[arg(long, value_name = "FILE", conflicts_with = "out")]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["out", "facts_only"])]
     pub from: Option<PathBuf>,
+
+    /// Only the driver's facts: run no kernels (the measurements take about a minute and load
+    /// every GPU).
+    #[arg(long)]
+    pub facts_only: bool,
+
+    /// Write the calibration the measurements give, for `estimate` and `plan --calibration`.
+    #[arg(long, value_name = "FILE", conflicts_with = "facts_only")]
+    pub calibration_out: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

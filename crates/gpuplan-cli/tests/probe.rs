@@ -59,3 +59,145 @@ fn a_report_is_checked_against_the_catalog() {
     assert_eq!(code, 2);
     assert!(stderr.contains("probe --out"), "{stderr}");
 }
+
+/// The example machine with every GPU capped at 500 W (an example, not a measurement).
+const CAPPED: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/probe/example-8xh100-capped-measured.json"
+);
+
+fn temp(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("gpuplan-probe-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn training_seconds(extra: &[&str]) -> f64 {
+    let args = [
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--task",
+        "lora",
+        "--gpu",
+        "H100-SXM5-80GB",
+        "--tokens",
+        "1e8",
+        "--format",
+        "json",
+    ];
+    let (code, stdout, stderr) = gpuplan(&[&args[..], extra].concat());
+    assert_eq!(code, 0, "{stderr}");
+    let answer: Value = serde_json::from_str(&stdout).unwrap();
+    answer["training"]["time_seconds"].as_f64().unwrap()
+}
+
+#[test]
+fn measurements_give_a_calibration_that_slows_the_estimates_of_a_slow_machine() {
+    let calibration = temp("capped.calibration.json");
+    let (code, stdout, stderr) = gpuplan(&[
+        "probe",
+        "--from",
+        CAPPED,
+        "--calibration-out",
+        calibration.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    // Measured 631 TFLOPS bf16 against the published 796 of a 700 W H100 SXM.
+    assert!(
+        stdout.contains("bf16 GEMM 631 TFLOPS measured (median of 8 GPUs); published 796 (median of 2 runs) → ×0.79"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("all-reduce across 8 GPUs: bus bandwidth 352 GB/s"),
+        "{stdout}"
+    );
+    let profile: Value = serde_json::from_str(&std::fs::read_to_string(&calibration).unwrap()).unwrap();
+    let bf16 = profile["gpus"][0]["compute"]["bf16"].as_f64().unwrap();
+    assert!((bf16 - 0.79).abs() < 0.01, "{bf16}");
+    assert!(!profile["gpus"][0]["sources"].as_array().unwrap().is_empty());
+
+    // A compute-bound LoRA run takes 1/0.79 as long on the capped machine.
+    let datasheet = training_seconds(&[]);
+    let calibrated = training_seconds(&["--calibration", calibration.to_str().unwrap()]);
+    assert!(
+        (datasheet / calibrated - bf16).abs() < 0.01,
+        "{datasheet} → {calibrated}"
+    );
+    // Another GPU is not touched.
+    let (_, a100, _) = gpuplan(&[
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--task",
+        "lora",
+        "--gpu",
+        "A100-SXM4-80GB",
+    ]);
+    let (_, a100_calibrated, _) = gpuplan(&[
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--task",
+        "lora",
+        "--gpu",
+        "A100-SXM4-80GB",
+        "--calibration",
+        calibration.to_str().unwrap(),
+    ]);
+    assert_eq!(a100, a100_calibrated);
+    // The plan says it is calibrated.
+    let (code, stdout, stderr) = gpuplan(&[
+        "plan",
+        "--model",
+        "llama-3.1-8b",
+        "--task",
+        "lora",
+        "--tokens",
+        "1e8",
+        "--gpu",
+        "H100-SXM5-80GB",
+        "--calibration",
+        calibration.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("calibrated on driver 550.54.15, 8× NVIDIA H100 80GB HBM3"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_calibration_needs_measurements_and_a_readable_file() {
+    let facts_only = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/probe/example-8xh100.json");
+    let out = temp("none.calibration.json");
+    let (code, _, stderr) = gpuplan(&[
+        "probe",
+        "--from",
+        facts_only,
+        "--calibration-out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("the report has no measurements"), "{stderr}");
+    let (code, _, stderr) = gpuplan(&[
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--task",
+        "lora",
+        "--gpu",
+        "H100",
+        "--calibration",
+        "Cargo.toml",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("--calibration") && stderr.contains("probe --calibration-out"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = gpuplan(&["probe", "--from", facts_only, "--facts-only"]);
+    assert_eq!(code, 2, "{stderr}");
+}

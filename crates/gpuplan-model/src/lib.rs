@@ -20,6 +20,7 @@ mod date;
 mod diffusion_spec;
 mod fabric;
 mod framework;
+mod gpu_calibration;
 mod model_spec;
 mod name;
 mod named_enum;
@@ -45,6 +46,7 @@ pub use date::{Date, DateError};
 pub use diffusion_spec::{UnetBlockKind, UnetSpec, VaeDecoderSpec};
 pub use fabric::{FabricKind, FabricRule, FabricSource, NodeFabric};
 pub use framework::Framework;
+pub use gpu_calibration::{CalibrationProfile, GpuCalibration};
 pub use model_spec::{
     Architecture, AttentionBias, CitedSpec, MlaSpec, ModelSpec, MoeSpec, Norm, Stacks, TransformerSpec,
 };

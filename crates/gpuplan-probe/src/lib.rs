@@ -1,5 +1,9 @@
 //! The GPUs of this machine as its NVIDIA driver reports them (NVML, loaded at run time:
-//! without a driver the probe fails cleanly instead of the binary failing to start).
+//! without a driver the probe fails cleanly instead of the binary failing to start), and what
+//! they measure (CUDA, cuBLAS and NCCL, loaded at run time likewise).
+
+#[allow(unsafe_code)]
+pub mod benchmarks;
 
 use gpuplan_telemetry::{DeviceFacts, DeviceLink, HostFacts};
 use nvml_wrapper::Nvml;
@@ -13,6 +17,26 @@ pub enum ProbeError {
     NoDriver(String),
     #[error("the NVIDIA driver did not answer: {0}")]
     Driver(#[from] NvmlError),
+    #[error("{0} not found")]
+    NoCudaLibrary(&'static str),
+    #[error("CUDA: {0}")]
+    Cuda(String),
+}
+
+/// Measures this machine's GPUs ([`benchmarks::run`]); a panic inside the CUDA libraries'
+/// loader (a symbol missing from an old library) comes back as an error.
+pub fn measure(
+    devices: u32,
+    settings: &benchmarks::BenchSettings,
+) -> Result<gpuplan_telemetry::HostBenchmarks, ProbeError> {
+    std::panic::catch_unwind(|| benchmarks::run(devices, settings)).unwrap_or_else(|payload| {
+        let message = payload
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_string()))
+            .unwrap_or_else(|| "the CUDA libraries failed to load".to_string());
+        Err(ProbeError::Cuda(message))
+    })
 }
 
 /// NVLink links a GPU may have (NVML's `NVML_NVLINK_MAX_LINKS`).
@@ -72,5 +96,6 @@ pub fn read_host() -> Result<HostFacts, ProbeError> {
         cuda_driver_version: format!("{}.{}", cuda / 1000, (cuda % 1000) / 10),
         devices,
         links,
+        benchmarks: None,
     })
 }

@@ -17,6 +17,9 @@ pub struct HostFacts {
     /// `node` (one CPU) or `system` (across CPUs).
     #[serde(default)]
     pub links: Vec<DeviceLink>,
+    /// What `probe` measured (absent with `--facts-only`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub benchmarks: Option<crate::HostBenchmarks>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -2,6 +2,7 @@
 //! exporter scrapes (Prometheus text format), summarised per GPU and per job. Pure: the text
 //! comes in, numbers go out; reading files and querying Prometheus are the front end's.
 
+mod benchmark;
 mod dcgm;
 mod device_facts;
 mod nvidia_smi;
@@ -10,6 +11,9 @@ mod prometheus;
 mod sample;
 mod summary;
 
+pub use benchmark::{
+    AllReduceMeasurement, DeviceBenchmark, GemmMeasurement, HostBenchmarks, all_reduce_bus_bandwidth, gemm_flops,
+};
 pub use dcgm::parse_dcgm;
 pub use device_facts::{DeviceFacts, DeviceLink, HostFacts};
 pub use nvidia_smi::parse_nvidia_smi_csv;

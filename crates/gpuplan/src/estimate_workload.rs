@@ -58,6 +58,8 @@ pub struct WorkloadRequest {
     pub framework: Option<Framework>,
     /// Framework builds the job needs (`pytorch==2.5`), checked against the GPU.
     pub framework_builds: Vec<crate::software_fit::SoftwareBuild>,
+    /// A machine's measurements over its GPUs' datasheet figures (`--calibration`).
+    pub calibration: Option<gpuplan_model::CalibrationProfile>,
     /// Storage of the serving engine's KV cache (inference).
     pub kv_cache: Option<KvCacheDtype>,
     /// Image size, denoising steps and guidance (image models).
@@ -128,6 +130,7 @@ impl WorkloadRequest {
             engine: None,
             framework: None,
             framework_builds: Vec::new(),
+            calibration: None,
             kv_cache: None,
             image: ImageSettings::default(),
             tokens: None,
@@ -181,8 +184,16 @@ impl EstimateAnswer {
     }
 }
 
-/// Runs the estimators on `request`, choosing what the user left open.
+/// Runs the estimators on `request`, choosing what the user left open; on the request's
+/// calibrated GPUs, when it carries a calibration.
 pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateAnswer, Error> {
+    match &request.calibration {
+        None => estimate_on(catalog, request),
+        Some(profile) => estimate_on(&crate::calibrate::calibrated(catalog, profile)?, request),
+    }
+}
+
+fn estimate_on(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateAnswer, Error> {
     let model = crate::resolve::model(catalog, &request.model)?;
     if request.tokens.is_some() && matches!(model.architecture, Architecture::Cited(_)) {
         return Err(Error::invalid(
@@ -197,6 +208,7 @@ pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result
         notes.push(format!("`{}` means {}", request.gpu, accelerator.id));
     }
     let mut defaults = Vec::new();
+    defaults.extend(crate::calibrate::calibration_note(catalog, Some(&accelerator.id)));
     let task = request.task;
     let transformer = match &model.architecture {
         Architecture::Transformer(spec) => Some(spec),

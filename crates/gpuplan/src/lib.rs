@@ -15,6 +15,7 @@
 //! ```
 
 mod applicability;
+mod calibrate;
 mod compat;
 mod cost_job;
 mod cost_options;
@@ -35,6 +36,7 @@ mod resolve;
 mod rightsize;
 mod software_fit;
 
+pub use calibrate::calibrate;
 pub use compat::{CompatAnswer, CompatCheck, CompatQuery, FeatureSupport, compat};
 pub use cost_job::{
     ASSUMED_SPOT_INTERRUPTIONS_PER_HOUR, CostAnswer, CostLine, CostQuery, EnergyAnswer, EnergyQuery, SpotSettings,

@@ -92,6 +92,12 @@ pub struct WorkloadOptions {
     /// Prompt and output lengths of the traffic (the CLI reads them from `--requests FILE`).
     #[serde(skip)]
     pub requests: Option<RequestMix>,
+    /// A calibration `gpuplan probe --calibration-out` wrote (the CLI reads it from
+    /// `--calibration FILE`): the measured GPUs' peaks and bandwidth in place of the
+    /// datasheet's.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub calibration: Option<gpuplan_model::CalibrationProfile>,
 }
 
 /// `estimate`: a workload on one GPU type.
@@ -469,6 +475,7 @@ macro_rules! fill_workload {
         $target.epochs = amount("--epochs", w.epochs)?;
         $target.dataset_size = amount("--dataset-size", w.dataset_size)?;
         $target.memory_margin = w.memory_margin;
+        $target.calibration = w.calibration.clone();
     }};
 }
 

@@ -39,6 +39,8 @@ pub struct PlanQuery {
     pub framework: Option<Framework>,
     /// Framework builds the job needs (`pytorch==2.5`): GPUs they do not run on are left out.
     pub framework_builds: Vec<crate::software_fit::SoftwareBuild>,
+    /// A machine's measurements over its GPUs' datasheet figures (`--calibration`).
+    pub calibration: Option<gpuplan_model::CalibrationProfile>,
     /// Storage of the serving engine's KV cache (inference).
     pub kv_cache: Option<KvCacheDtype>,
     /// Image size, denoising steps and guidance (image models).
@@ -89,6 +91,7 @@ impl PlanQuery {
             engine: None,
             framework: None,
             framework_builds: Vec::new(),
+            calibration: None,
             kv_cache: None,
             image: ImageSettings::default(),
             tokens: None,
@@ -131,10 +134,20 @@ pub type InfeasiblePlan = gpuplan_plan::Infeasible;
 /// images in about 140 GB).
 const DEFAULT_IMAGE_FILE_KB: f64 = 110.0;
 
+/// Plans `query` over the catalog; on the query's calibrated GPUs, when it carries a
+/// calibration.
 pub fn plan_workload(catalog: &Catalog, query: &PlanQuery) -> Result<Result<PlanAnswer, Box<InfeasiblePlan>>, Error> {
+    match &query.calibration {
+        None => plan_on(catalog, query),
+        Some(profile) => plan_on(&crate::calibrate::calibrated(catalog, profile)?, query),
+    }
+}
+
+fn plan_on(catalog: &Catalog, query: &PlanQuery) -> Result<Result<PlanAnswer, Box<InfeasiblePlan>>, Error> {
     let model = resolve::model(catalog, &query.model)?;
     crate::applicability::check_plan_query(query, &model)?;
     let mut defaults = Vec::new();
+    defaults.extend(crate::calibrate::calibration_note(catalog, None));
     if let Some(yours) = catalog.your_prices() {
         defaults.push(format!(
             "your prices from {} for {} offerings; list prices elsewhere",

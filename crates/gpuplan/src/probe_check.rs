@@ -27,7 +27,9 @@ pub struct DeviceCheck {
 pub struct ProbeAnswer {
     pub host: HostFacts,
     pub devices: Vec<DeviceCheck>,
-    /// What this probe does not measure.
+    /// The machine's measurements against the published ones, where it was measured.
+    pub calibration: Option<gpuplan_model::CalibrationProfile>,
+    /// What this probe did not measure, and why.
     pub not_measured: Vec<String>,
 }
 
@@ -85,13 +87,24 @@ pub fn check_probe(catalog: &Catalog, host: HostFacts) -> Result<ProbeAnswer, Er
             }
         })
         .collect();
+    let (calibration, not_measured) = match &host.benchmarks {
+        None => (
+            None,
+            vec!["GEMM throughput, memory bandwidth and all-reduce (--facts-only: no kernels were run)".to_string()],
+        ),
+        Some(benchmarks) => {
+            let mut not_measured = benchmarks.skipped.clone();
+            if benchmarks.all_reduce.is_none() && host.devices.len() < 2 {
+                not_measured.push("all-reduce: one GPU".to_string());
+            }
+            (Some(crate::calibrate(catalog, &host)?), not_measured)
+        }
+    };
     Ok(ProbeAnswer {
         host,
         devices,
-        not_measured: vec![
-            "GEMM throughput and memory bandwidth (no kernels are run)".to_string(),
-            "all-reduce bandwidth between GPUs".to_string(),
-        ],
+        calibration,
+        not_measured,
     })
 }
 
@@ -122,6 +135,7 @@ mod tests {
             cuda_driver_version: "12.4".to_string(),
             devices,
             links: Vec::new(),
+            benchmarks: None,
         }
     }
 

@@ -38,6 +38,11 @@ macro_rules! workload_options {
                 .as_deref()
                 .map($crate::commands::plan::read_request_log)
                 .transpose()?,
+            calibration: args
+                .calibration
+                .as_deref()
+                .map($crate::commands::probe::read_calibration)
+                .transpose()?,
         }
     }};
 }

@@ -226,6 +226,12 @@ fn read_job_file(path: &std::path::Path) -> Result<serde_json::Map<String, serde
             map.insert("model_config".to_string(), config.unwrap_or(serde_json::Value::Null));
         }
     }
+    if let Some(serde_json::Value::String(file)) = map.get("calibration").cloned() {
+        let beside = path.parent().unwrap_or(std::path::Path::new(".")).join(file);
+        let profile = super::probe::read_calibration(&beside)?;
+        let value = serde_json::to_value(profile).map_err(|e| Error::invalid(format!("{name}: {e}"), None))?;
+        map.insert("calibration".to_string(), value);
+    }
     Ok(map)
 }
 

@@ -25,23 +25,57 @@ fn facts(args: &ProbeArgs) -> Result<HostFacts, Error> {
             )
         });
     }
-    gpuplan_probe::read_host().map_err(|e| match e {
-        gpuplan_probe::ProbeError::NoDriver(_) => Error::invalid(
-            e.to_string(),
-            Some("run probe on a machine with NVIDIA GPUs and their driver installed (Debian: `apt install nvidia-driver`; check with `nvidia-smi`); elsewhere, read a report with --from".to_string()),
-        ),
-        other => Error::invalid(other.to_string(), Some("check `nvidia-smi`".to_string())),
-    })
+    let mut host = gpuplan_probe::read_host().map_err(probe_error)?;
+    if !args.facts_only {
+        let devices = u32::try_from(host.devices.len()).unwrap_or(u32::MAX);
+        let settings = gpuplan_probe::benchmarks::BenchSettings::default();
+        host.benchmarks = Some(gpuplan_probe::measure(devices, &settings).map_err(probe_error)?);
+    }
+    Ok(host)
+}
+
+fn probe_error(e: gpuplan_probe::ProbeError) -> Error {
+    use gpuplan_probe::ProbeError;
+    let hint = match &e {
+        ProbeError::NoDriver(_) => {
+            "run probe on a machine with NVIDIA GPUs and their driver installed (Debian: `apt install nvidia-driver`; check with `nvidia-smi`); elsewhere, read a report with --from"
+        }
+        ProbeError::NoCudaLibrary(_) => {
+            "install the CUDA runtime libraries (`apt install libcublas12`, or run in an NGC container), or pass --facts-only"
+        }
+        ProbeError::Driver(_) | ProbeError::Cuda(_) => "check `nvidia-smi`; --facts-only skips the measurements",
+    };
+    Error::invalid(e.to_string(), Some(hint.to_string()))
+}
+
+/// Reads a calibration file (`--calibration`).
+pub(crate) fn read_calibration(path: &std::path::Path) -> Result<gpuplan::model::CalibrationProfile, Error> {
+    let hint = "give a file written by `gpuplan probe --calibration-out`";
+    let text = crate::input_file::read("--calibration", path, MAX_REPORT_BYTES, hint)?;
+    serde_json::from_str(&text)
+        .map_err(|e| Error::invalid(format!("--calibration {}: {e}", path.display()), Some(hint.to_string())))
+}
+
+fn write_json(flag: &str, path: &std::path::Path, value: &impl serde::Serialize) -> Result<(), Error> {
+    let json = serde_json::to_string_pretty(value).map_err(|e| Error::invalid(format!("{flag}: {e}"), None))?;
+    std::fs::write(path, json + "\n").map_err(|e| Error::invalid(format!("{flag} {}: {e}", path.display()), None))
 }
 
 pub fn run(catalog: &Catalog, args: &ProbeArgs, format: OutputFormat) -> Result<ExitStatus, Error> {
     let host = facts(args)?;
     if let Some(path) = &args.out {
-        let json = serde_json::to_string_pretty(&host).map_err(|e| Error::invalid(format!("the report: {e}"), None))?;
-        std::fs::write(path, json + "\n")
-            .map_err(|e| Error::invalid(format!("--out {}: {e}", path.display()), None))?;
+        write_json("--out", path, &host)?;
     }
     let answer = check_probe(catalog, host)?;
+    if let Some(path) = &args.calibration_out {
+        let Some(calibration) = &answer.calibration else {
+            return Err(Error::invalid(
+                "--calibration-out: the report has no measurements",
+                Some("run `gpuplan probe` without --facts-only on the GPU machine".to_string()),
+            ));
+        };
+        write_json("--calibration-out", path, calibration)?;
+    }
     let mut table = Table::new([
         "#",
         "name",
@@ -81,13 +115,59 @@ pub fn run(catalog: &Catalog, args: &ProbeArgs, format: OutputFormat) -> Result<
             for link in &answer.host.links {
                 let _ = writeln!(text, "GPU {} ↔ GPU {}: {}", link.from, link.to, link.level);
             }
+            measurements(&mut text, &answer);
             if let Some(path) = &args.out {
                 let _ = writeln!(text, "report written to {}", path.display());
             }
-            let _ = writeln!(text, "not measured: {}", answer.not_measured.join("; "));
+            if let Some(path) = &args.calibration_out {
+                let _ = writeln!(text, "calibration written to {}", path.display());
+            }
+            if !answer.not_measured.is_empty() {
+                let _ = writeln!(text, "not measured: {}", answer.not_measured.join("; "));
+            }
             output::text(&text);
         }
         _ => output::listing(format, &table, &answer)?,
     }
     Ok(ExitStatus::Success)
+}
+
+/// The measured figures per GPU, the all-reduce, and the calibration they give.
+fn measurements(text: &mut String, answer: &gpuplan::ProbeAnswer) {
+    let Some(benchmarks) = &answer.host.benchmarks else {
+        return;
+    };
+    for device in &benchmarks.devices {
+        let gemm: Vec<String> = device
+            .gemm
+            .iter()
+            .map(|g| format!("{} {:.1}", g.precision, g.tflops))
+            .collect();
+        let _ = writeln!(
+            text,
+            "GPU {}: GEMM TFLOPS {}; memory copy {}",
+            device.index,
+            gemm.join(", "),
+            device
+                .memory_copy_gb_per_s
+                .map_or("–".to_string(), |rate| format!("{rate:.0} GB/s"))
+        );
+    }
+    if let Some(all_reduce) = &benchmarks.all_reduce {
+        let _ = writeln!(
+            text,
+            "all-reduce across {} GPUs: bus bandwidth {:.0} GB/s ({} MiB per GPU)",
+            all_reduce.gpus,
+            all_reduce.bus_gb_per_s,
+            all_reduce.bytes >> 20
+        );
+    }
+    if let Some(calibration) = &answer.calibration {
+        for gpu in &calibration.gpus {
+            let _ = writeln!(text, "calibration {}", gpu.summary());
+            for line in &gpu.evidence {
+                let _ = writeln!(text, "  {line}");
+            }
+        }
+    }
 }
