@@ -1216,6 +1216,52 @@ pub struct ProbeArgs {
     /// Write the calibration the measurements give, for `estimate` and `plan --calibration`.
     #[arg(long, value_name = "FILE", conflicts_with = "facts_only")]
     pub calibration_out: Option<PathBuf>,
+
+    /// Run the proof of concept instead: a short training and decode benchmark of --model's
+    /// shape in this machine's PyTorch, on one GPU and on --gpus, against the estimates
+    /// (--out writes its report, --from reads one back).
+    #[arg(long, conflicts_with_all = ["facts_only", "calibration_out"], help_heading = "Proof of concept")]
+    pub poc: bool,
+
+    /// The catalog model whose shape the proof of concept runs.
+    #[arg(long, requires = "poc", help_heading = "Proof of concept")]
+    pub model: Option<String>,
+
+    /// pretrain, finetune (full training) or lora (default).
+    #[arg(long, requires = "poc", help_heading = "Proof of concept")]
+    pub task: Option<String>,
+
+    /// GPUs for the data-parallel run (default: every GPU the driver reports).
+    #[arg(long, requires = "poc", help_heading = "Proof of concept")]
+    pub gpus: Option<u32>,
+
+    /// Tokens per sequence (default 2048).
+    #[arg(long, requires = "poc", help_heading = "Proof of concept")]
+    pub seq: Option<u64>,
+
+    /// Sequences per GPU per step (default 1).
+    #[arg(long, requires = "poc", help_heading = "Proof of concept")]
+    pub micro_batch: Option<u64>,
+
+    /// LoRA rank (default 16).
+    #[arg(long, requires = "poc", help_heading = "Proof of concept")]
+    pub lora_rank: Option<u64>,
+
+    /// Recompute each layer in the backward pass.
+    #[arg(long, requires = "poc", help_heading = "Proof of concept")]
+    pub checkpointing: bool,
+
+    /// Timed training steps (default 10).
+    #[arg(long, requires = "poc", help_heading = "Proof of concept")]
+    pub steps: Option<u64>,
+
+    /// The Python with PyTorch to run the benchmark (default python3).
+    #[arg(long, requires = "poc", help_heading = "Proof of concept")]
+    pub python: Option<String>,
+
+    /// Also compare with the estimates on this calibration (`probe --calibration-out`).
+    #[arg(long, value_name = "FILE", requires = "poc", help_heading = "Proof of concept")]
+    pub calibration: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -245,8 +245,8 @@ fn estimate() {
             "--precision int4 does not train weights",
         ),
         (
-            "estimate --model llama-3.1-8b --task pretrain --gpu H100-SXM5-80GB --framework jax",
-            "--framework: unknown framework `jax` (expected o",
+            "estimate --model llama-3.1-8b --task pretrain --gpu H100-SXM5-80GB --framework keras",
+            "--framework: unknown framework `keras` (expected o",
         ),
         (
             "estimate --model llama-3.1-8b --task inference --gpu H100-SXM5-80GB --framework torchtitan",

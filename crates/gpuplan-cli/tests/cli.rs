@@ -983,7 +983,7 @@ mod estimate {
             "--gpu",
             "A100-SXM4-80GB",
             "--framework",
-            "jax",
+            "keras",
         ]);
         assert_eq!(run.code, 2);
         assert!(

@@ -201,3 +201,93 @@ fn a_calibration_needs_measurements_and_a_readable_file() {
     let (code, _, stderr) = gpuplan(&["probe", "--from", facts_only, "--facts-only"]);
     assert_eq!(code, 2, "{stderr}");
 }
+
+const POC: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/fixtures/probe/example-poc-llama-3.1-8b-lora.json"
+);
+
+#[test]
+fn a_proof_of_concept_is_compared_with_the_estimates_and_the_calibration_moves_them_toward_it() {
+    let calibration = temp("poc.calibration.json");
+    let (code, _, stderr) = gpuplan(&[
+        "probe",
+        "--from",
+        CAPPED,
+        "--calibration-out",
+        calibration.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let (code, stdout, stderr) = gpuplan(&[
+        "probe",
+        "--poc",
+        "--from",
+        POC,
+        "--calibration",
+        calibration.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let answer: Value = serde_json::from_str(&stdout).unwrap();
+    let runs = answer["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    for run in runs {
+        let throughput = run["figures"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["what"] == "training throughput")
+            .unwrap();
+        let measured = throughput["measured"].as_f64().unwrap();
+        let estimated = throughput["estimated"].as_f64().unwrap();
+        let calibrated = throughput["calibrated"].as_f64().unwrap();
+        assert!(
+            (measured - calibrated).abs() < (measured - estimated).abs(),
+            "{} GPUs: measured {measured}, datasheet {estimated}, calibrated {calibrated}",
+            run["gpus"]
+        );
+    }
+    let decode = runs[0]["figures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["what"] == "decode time per token (batch 1)")
+        .unwrap();
+    assert_eq!(decode["unit"], "ms");
+    let (measured, estimated) = (
+        answer["scaling_efficiency"][0].as_f64().unwrap(),
+        answer["scaling_efficiency"][1].as_f64().unwrap(),
+    );
+    assert!((measured - 60681.0 / 8.0 / 8192.0).abs() < 1e-9, "{measured}");
+    assert!(estimated > 0.5 && estimated <= 1.0, "{estimated}");
+}
+
+#[test]
+fn a_proof_of_concept_says_what_it_cannot_run() {
+    let (code, _, stderr) = gpuplan(&["probe", "--poc", "--model", "mixtral-8x7b", "--gpus", "1"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("mixture-of-experts"), "{stderr}");
+    let (code, _, stderr) = gpuplan(&[
+        "probe",
+        "--poc",
+        "--model",
+        "llama-3.1-8b",
+        "--gpus",
+        "1",
+        "--python",
+        "gpuplan-no-such-python",
+    ]);
+    assert_eq!(code, 2);
+    assert!(
+        stderr.contains("`gpuplan-no-such-python` not found") && stderr.contains("PyTorch"),
+        "{stderr}"
+    );
+    // Its flags need --poc.
+    let (code, _, stderr) = gpuplan(&["probe", "--model", "llama-3.1-8b"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--poc"), "{stderr}");
+    let (code, _, stderr) = gpuplan(&["probe", "--poc", "--gpus", "1"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("--poc needs --model"), "{stderr}");
+}

@@ -4,6 +4,7 @@
 
 #[allow(unsafe_code)]
 pub mod benchmarks;
+pub mod poc;
 
 use gpuplan_telemetry::{DeviceFacts, DeviceLink, HostFacts};
 use nvml_wrapper::Nvml;
@@ -21,6 +22,10 @@ pub enum ProbeError {
     NoCudaLibrary(&'static str),
     #[error("CUDA: {0}")]
     Cuda(String),
+    #[error("`{0}` not found")]
+    NoPython(String),
+    #[error("proof of concept: {0}")]
+    Poc(String),
 }
 
 /// Measures this machine's GPUs ([`benchmarks::run`]); a panic inside the CUDA libraries'

@@ -412,3 +412,33 @@ async fn repeated_requests_get_the_same_answer() {
         .await
         .problem(StatusCode::BAD_REQUEST, 2);
 }
+
+/// A calibration travels inline in the options, as `probe --calibration-out` writes it.
+#[tokio::test]
+async fn an_estimate_on_a_calibrated_gpu_follows_the_measurement() {
+    let body = json!({"model": "llama-3.1-8b", "task": "lora", "gpu": "H100", "seq": 2048, "batch": 8});
+    let datasheet = post("/api/v1/estimate", body.to_string()).await.json();
+    let mut calibrated = body.clone();
+    calibrated["calibration"] = json!({
+        "measured_on": "driver 550.54.15, 1× NVIDIA H100 80GB HBM3",
+        "method": "example",
+        "gpus": [{"gpu": "H100-SXM5-80GB", "compute": {"bf16": 0.5}, "compute_other": 0.5,
+                  "memory_bandwidth": 1.0, "evidence": [], "sources": []}]
+    });
+    let answer = post("/api/v1/estimate", calibrated.to_string()).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.text());
+    let answer = answer.json();
+    let rate = |e: &Value| e["training"]["tokens_per_second"].as_f64().unwrap();
+    assert!((rate(&answer) / rate(&datasheet) - 0.5).abs() < 0.01);
+    assert!(
+        answer["defaults"]
+            .to_string()
+            .contains("calibrated on driver 550.54.15")
+    );
+    conforms(&calibrated, "EstimateOptions").await;
+    // A GPU the catalog does not know is bad input.
+    calibrated["calibration"]["gpus"][0]["gpu"] = json!("H900");
+    post("/api/v1/estimate", calibrated.to_string())
+        .await
+        .problem(StatusCode::BAD_REQUEST, 2);
+}

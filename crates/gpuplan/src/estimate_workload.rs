@@ -258,6 +258,9 @@ fn estimate_on(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateA
         defaults::check_offload(offload, task, request.zero)?;
     }
     if !request.framework_builds.is_empty() {
+        if request.framework.is_none() && task.is_training() {
+            defaults.push(crate::software_fit::no_recipe_line(&request.framework_builds));
+        }
         let mut checked = Vec::new();
         let outside = crate::software_fit::not_running(catalog, None, &request.framework_builds, &mut checked)?;
         if outside.contains(&accelerator.id) {

@@ -287,6 +287,9 @@ fn plan_on(catalog: &Catalog, query: &PlanQuery) -> Result<Result<PlanAnswer, Bo
     };
     let gpus = resolve_gpus(&query.gpus)?;
     let mut excluded = resolve_gpus(&query.exclude_gpus)?;
+    if query.framework.is_none() && task.is_training() && !query.framework_builds.is_empty() {
+        defaults.push(crate::software_fit::no_recipe_line(&query.framework_builds));
+    }
     if query.cuda.is_some() || !query.framework_builds.is_empty() {
         let outside =
             crate::software_fit::not_running(catalog, query.cuda.as_deref(), &query.framework_builds, &mut defaults)?;

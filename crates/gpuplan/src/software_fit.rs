@@ -23,6 +23,16 @@ impl std::fmt::Display for SoftwareBuild {
     }
 }
 
+/// The line a training answer carries when `--framework` named builds but no recipe.
+pub fn no_recipe_line(builds: &[SoftwareBuild]) -> String {
+    let named: Vec<String> = builds.iter().map(ToString::to_string).collect();
+    format!(
+        "--framework {} only limits the GPUs to those it runs on; memory and speed are modelled without a \
+         training recipe's defaults (add one: torchtune, megatron, …)",
+        named.join(",")
+    )
+}
+
 fn facts() -> Result<Compatibility, Error> {
     Compatibility::embedded().map_err(|e| Error::invalid(e, None))
 }

@@ -44,6 +44,9 @@ fn probe_error(e: gpuplan_probe::ProbeError) -> Error {
             "install the CUDA runtime libraries (`apt install libcublas12`, or run in an NGC container), or pass --facts-only"
         }
         ProbeError::Driver(_) | ProbeError::Cuda(_) => "check `nvidia-smi`; --facts-only skips the measurements",
+        ProbeError::NoPython(_) | ProbeError::Poc(_) => {
+            "check that `python3 -c 'import torch; print(torch.cuda.is_available())'` prints True"
+        }
     };
     Error::invalid(e.to_string(), Some(hint.to_string()))
 }
@@ -62,6 +65,9 @@ fn write_json(flag: &str, path: &std::path::Path, value: &impl serde::Serialize)
 }
 
 pub fn run(catalog: &Catalog, args: &ProbeArgs, format: OutputFormat) -> Result<ExitStatus, Error> {
+    if args.poc {
+        return run_poc(catalog, args, format);
+    }
     let host = facts(args)?;
     if let Some(path) = &args.out {
         write_json("--out", path, &host)?;
@@ -170,4 +176,132 @@ fn measurements(text: &mut String, answer: &gpuplan::ProbeAnswer) {
             }
         }
     }
+}
+
+/// `probe --poc`: runs (or, with --from, reads) the proof of concept and compares it with the
+/// estimates.
+pub fn run_poc(catalog: &Catalog, args: &ProbeArgs, format: OutputFormat) -> Result<ExitStatus, Error> {
+    let report = match &args.from {
+        Some(path) => {
+            let hint = "give a report written by `gpuplan probe --poc --out`";
+            let text = crate::input_file::read("--from", path, MAX_REPORT_BYTES, hint)?;
+            serde_json::from_str(&text)
+                .map_err(|e| Error::invalid(format!("--from {}: {e}", path.display()), Some(hint.to_string())))?
+        }
+        None => run_poc_here(catalog, args)?,
+    };
+    if let Some(path) = &args.out {
+        write_json("--out", path, &report)?;
+    }
+    let calibration = args.calibration.as_deref().map(read_calibration).transpose()?;
+    let answer = gpuplan::compare_poc(catalog, report, calibration.as_ref())?;
+    let mut table = Table::new([
+        "GPUs",
+        "GPU",
+        "what",
+        "measured",
+        "estimated",
+        "calibrated",
+        "measured ÷ estimated",
+    ])
+    .right_aligned(&["GPUs", "measured", "estimated", "calibrated", "measured ÷ estimated"]);
+    for run in &answer.runs {
+        if run.oom {
+            table.push_row([
+                run.gpus.to_string(),
+                run.gpu.clone(),
+                "training".to_string(),
+                "out of memory".to_string(),
+                if run.estimated_fit { "fits" } else { "does not fit" }.to_string(),
+                "–".to_string(),
+                "–".to_string(),
+            ]);
+        }
+        for f in &run.figures {
+            table.push_row([
+                run.gpus.to_string(),
+                run.gpu.clone(),
+                format!("{} ({})", f.what, f.unit),
+                format!("{:.1}", f.measured),
+                format!("{:.1}", f.estimated),
+                f.calibrated.map_or("–".to_string(), |c| format!("{c:.1}")),
+                format!("{:.2}", f.measured / f.estimated),
+            ]);
+        }
+    }
+    match format {
+        OutputFormat::Json => output::json(&answer)?,
+        OutputFormat::Table => {
+            let first = answer.report.runs.first();
+            let mut text = format!(
+                "proof of concept: {} · {} · PyTorch {}\n",
+                answer.report.model,
+                answer.report.task,
+                first.map_or("–", |r| r.torch.as_str())
+            );
+            text.push_str(&gpuplan::emit::TerminalExporter.export_table(&table));
+            if let Some((measured, estimated)) = answer.scaling_efficiency {
+                let _ = writeln!(
+                    text,
+                    "scaling efficiency: measured {:.0} %, estimated {:.0} %",
+                    measured * 100.0,
+                    estimated * 100.0
+                );
+            }
+            for note in &answer.notes {
+                let _ = writeln!(text, "note: {note}");
+            }
+            if let Some(path) = &args.out {
+                let _ = writeln!(text, "report written to {}", path.display());
+            }
+            output::text(&text);
+        }
+        _ => output::listing(format, &table, &answer)?,
+    }
+    Ok(ExitStatus::Success)
+}
+
+fn run_poc_here(catalog: &Catalog, args: &ProbeArgs) -> Result<gpuplan::telemetry::PocReport, Error> {
+    let model = args.model.clone().ok_or_else(|| {
+        Error::invalid(
+            "--poc needs --model",
+            Some("name a catalog model (`gpuplan models`), or read a report with --from".to_string()),
+        )
+    })?;
+    let task_name = args.task.clone().unwrap_or_else(|| "lora".to_string());
+    let task: gpuplan::model::Task = task_name
+        .parse()
+        .map_err(|e| Error::invalid(format!("--task: {e}"), Some("pretrain, finetune or lora".to_string())))?;
+    let request = gpuplan::PocRequest {
+        model: model.clone(),
+        task,
+        seq: args.seq,
+        micro_batch: args.micro_batch,
+        lora_rank: args.lora_rank,
+        checkpointing: args.checkpointing,
+        steps: args.steps,
+    };
+    let shape = gpuplan::poc_shape(catalog, &request)?;
+    let gpus = match args.gpus {
+        Some(0) => return Err(Error::invalid("--gpus must be at least 1", None)),
+        Some(n) => n,
+        None => u32::try_from(gpuplan_probe::read_host().map_err(probe_error)?.devices.len()).unwrap_or(1),
+    };
+    let python = args.python.as_deref().unwrap_or("python3");
+    let runs = gpuplan_probe::poc::run(python, &shape, gpus).map_err(|e| match e {
+        gpuplan_probe::ProbeError::NoPython(_) => Error::invalid(
+            e.to_string(),
+            Some(
+                "install Python with PyTorch (or run in an NGC PyTorch container), or name it with --python"
+                    .to_string(),
+            ),
+        ),
+        other => probe_error(other),
+    })?;
+    Ok(gpuplan::telemetry::PocReport {
+        model,
+        task: task_name,
+        shape,
+        runs,
+    })
 }
