@@ -38,7 +38,13 @@ pub fn calibration_note(catalog: &Catalog, only: Option<&AcceleratorId>) -> Opti
         .filter(|g| only.is_none_or(|id| &g.gpu == id))
         .map(GpuCalibration::summary)
         .collect();
-    (!gpus.is_empty()).then(|| format!("calibrated on {}: {}", profile.measured_on, gpus.join("; ")))
+    (!gpus.is_empty()).then(|| {
+        format!(
+            "calibrated on {}: {} (MFU is against the measured peaks)",
+            profile.measured_on,
+            gpus.join("; ")
+        )
+    })
 }
 
 fn median(mut values: Vec<f64>) -> Option<f64> {

@@ -8,7 +8,7 @@ use crate::Error;
 use crate::estimate_workload::{ModelSource, WorkloadRequest, estimate_workload};
 use gpuplan_catalog::Catalog;
 use gpuplan_model::{
-    Architecture, CalibrationProfile, Checkpointing, LoraTargets, Optimizer, Precision, Task, TransformerSpec,
+    Architecture, CalibrationProfile, Checkpointing, Engine, LoraTargets, Optimizer, Precision, Task, TransformerSpec,
 };
 use gpuplan_telemetry::{PocReport, PocRun, PocShape, scaling_efficiency};
 use serde::Serialize;
@@ -141,6 +141,8 @@ fn estimate(
     request.precision = Some(Precision::Bf16);
     request.calibration = calibration.cloned();
     if task == Task::Inference {
+        // The benchmark decodes in eager PyTorch: a kernel launch per operation, no CUDA graphs.
+        request.engine = Some(Engine::Pytorch);
         request.batch = Some(1);
         request.seq = Some(shape.prompt_tokens);
         request.output_tokens = Some(shape.decode_tokens);
