@@ -134,15 +134,27 @@ def synchronize(device):
         torch.cuda.synchronize(device)
 
 
+def build(s, device, dtype):
+    """The model made on the device in `dtype` (no host copy, no fp32 detour)."""
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)
+    try:
+        with torch.device(device):
+            return Decoder(s)
+    finally:
+        torch.set_default_dtype(previous)
+
+
 def train(s, device, world):
     dtype = torch.bfloat16 if s["precision"] == "bf16" else torch.float16
-    model = Decoder(s)
     if s["task"] == "lora":
-        model = model.to(dtype)
+        model = build(s, device, dtype)
         for p in model.parameters():
             p.requires_grad_(False)
-        add_lora(model, s["lora_targets"], s["lora_rank"])
-    model = model.to(device)
+        with torch.device(device):
+            add_lora(model, s["lora_targets"], s["lora_rank"])
+    else:
+        model = build(s, device, torch.float32)
     trainable = [p for p in model.parameters() if p.requires_grad]
     for p in trainable:
         p.data = p.data.float()
@@ -153,6 +165,8 @@ def train(s, device, world):
     tokens = torch.randint(0, s["vocab"], (s["micro_batch"], s["seq"] + 1), device=device)
     positions = torch.arange(s["seq"], device=device)
     model.train()
+    if device.type == "cuda":
+        torch.cuda.reset_peak_memory_stats(device)
 
     def step():
         with torch.autocast(device.type, dtype=dtype):
@@ -179,7 +193,7 @@ def train(s, device, world):
 @torch.no_grad()
 def decode(s, device):
     dtype = torch.bfloat16 if s["precision"] == "bf16" else torch.float16
-    model = Decoder(s).to(dtype).to(device).eval()
+    model = build(s, device, dtype).eval()
     caches = [{"k": None, "v": None} for _ in range(s["layers"])]
     prompt = torch.randint(0, s["vocab"], (1, s["prompt_tokens"]), device=device)
     logits = model(prompt, torch.arange(s["prompt_tokens"], device=device), caches)
