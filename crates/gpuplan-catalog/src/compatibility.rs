@@ -304,4 +304,40 @@ mod tests {
             assert!(row.source.starts_with("https://"), "{}", row.cuda);
         }
     }
+
+    #[test]
+    fn every_fact_names_its_source_and_every_container_what_it_ships() {
+        let facts = Compatibility::embedded().unwrap();
+        let sources = facts
+            .cuda_driver
+            .iter()
+            .map(|r| &r.source)
+            .chain(facts.cuda_compute.iter().map(|r| &r.source))
+            .chain(facts.framework.iter().map(|r| &r.source))
+            .chain(facts.feature.iter().map(|r| &r.source))
+            .chain(facts.ngc_container.iter().map(|r| &r.source));
+        for source in sources {
+            assert!(source.starts_with("https://"), "{source}");
+        }
+        assert!(facts.ngc_container.len() >= 40);
+        for container in &facts.ngc_container {
+            assert!(container.image.starts_with("nvcr.io/nvidia/"), "{}", container.image);
+            assert!(
+                !container.frameworks.is_empty() || container.image.contains("tritonserver"),
+                "{}",
+                container.image
+            );
+        }
+        for name in [
+            "pytorch",
+            "tensorflow",
+            "jax",
+            "vllm",
+            "tensorrt",
+            "tensorrt-llm",
+            "onnxruntime",
+        ] {
+            assert!(facts.knows_framework(name), "{name}");
+        }
+    }
 }

@@ -94,6 +94,14 @@ fn containers_are_those_that_ship_the_framework_asked_and_run_on_the_driver() {
         containers[0].starts_with("nvcr.io/nvidia/tritonserver:25.12-trtllm-python-py3"),
         "{containers:?}"
     );
+    // PyTorch 2.5 shipped in the 24.08 to 24.10 PyTorch containers, newest first.
+    let (_, stdout, _) = gpuplan(&["compat", "--framework", "pytorch==2.5", "--format", "json"]);
+    let answer: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let first = answer["containers"][0].as_str().unwrap();
+    assert!(
+        first.starts_with("nvcr.io/nvidia/pytorch:24.10-py3 (CUDA 12.6.2"),
+        "{first}"
+    );
     // A 535 driver is too old for that container's CUDA 13.0: no container is offered.
     let (_, stdout, _) = gpuplan(&[
         "compat",

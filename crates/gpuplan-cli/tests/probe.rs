@@ -112,6 +112,11 @@ fn measurements_give_a_calibration_that_slows_the_estimates_of_a_slow_machine() 
         stdout.contains("all-reduce across 8 GPUs: bus bandwidth 352 GB/s"),
         "{stdout}"
     );
+    // Against the 360 GB/s the estimates assume for 8 H100s on NVLink (450 GB/s a direction × 0.8).
+    assert!(
+        stdout.contains("the estimates assume 360 on NVLink → ×0.98"),
+        "{stdout}"
+    );
     let profile: Value = serde_json::from_str(&std::fs::read_to_string(&calibration).unwrap()).unwrap();
     let bf16 = profile["gpus"][0]["compute"]["bf16"].as_f64().unwrap();
     assert!((bf16 - 0.79).abs() < 0.01, "{bf16}");

@@ -20,6 +20,10 @@ pub struct GpuCalibration {
     pub compute_other: Option<f64>,
     /// Factor on the memory bandwidth.
     pub memory_bandwidth: Option<f64>,
+    /// Factor on the NVLink bandwidth: the measured all-reduce bus bandwidth over the one the
+    /// estimates assume.
+    #[serde(default)]
+    pub interconnect: Option<f64>,
     /// How each factor was found, one line each.
     pub evidence: Vec<String>,
     /// Where the published figures compared with come from.
@@ -56,6 +60,9 @@ impl GpuCalibration {
         if let (Some(factor), Some(bandwidth)) = (self.memory_bandwidth, accelerator.memory_bandwidth) {
             accelerator.memory_bandwidth = Some(BytesPerSecond(bandwidth.0 * factor));
         }
+        if let (Some(factor), Some(link)) = (self.interconnect, accelerator.nvlink.as_mut()) {
+            link.bandwidth = BytesPerSecond(link.bandwidth.0 * factor);
+        }
     }
 
     /// One line: `H100-SXM5-80GB: compute ×0.78 (bf16), memory ×0.95`.
@@ -72,6 +79,9 @@ impl GpuCalibration {
         if let Some(memory) = self.memory_bandwidth {
             parts.push(format!("memory bandwidth ×{memory:.2}"));
         }
+        if let Some(link) = self.interconnect {
+            parts.push(format!("NVLink ×{link:.2}"));
+        }
         format!("{}: {}", self.gpu, parts.join(", "))
     }
 }
@@ -84,7 +94,7 @@ mod tests {
         let json = r#"{"id":"X1","name":"X1","vendor":"v","architecture":"Hopper","compute_capability":"9.0",
             "form_factor":null,"release_year":null,"memory":80000000000,"reported_memory":null,
             "memory_type":null,"memory_bandwidth":3.35e12,"tdp":null,"pcie_generation":null,
-            "nvlink":null,"interconnect":null,"aliases":[],"dense":{"bf16":9.89e14,"fp8":1.979e15},
+            "nvlink":{"generation":4,"bandwidth":9e11},"interconnect":null,"aliases":[],"dense":{"bf16":9.89e14,"fp8":1.979e15},
             "sparse":{"bf16":1.979e15},"sources":[]}"#;
         serde_json::from_str(json).unwrap()
     }
@@ -96,6 +106,7 @@ mod tests {
             compute: [(Precision::Bf16, 0.8)].into_iter().collect(),
             compute_other: Some(0.8),
             memory_bandwidth: Some(0.9),
+            interconnect: Some(0.5),
             evidence: Vec::new(),
             sources: Vec::new(),
         };
@@ -106,9 +117,10 @@ mod tests {
         assert!(close(a.dense.get(Precision::Fp8).unwrap().0, 0.8 * 1.979e15));
         assert!(close(a.sparse.get(Precision::Bf16).unwrap().0, 0.8 * 1.979e15));
         assert!(close(a.memory_bandwidth.unwrap().0, 0.9 * 3.35e12));
+        assert!(close(a.nvlink.unwrap().bandwidth.0, 0.5 * 9e11));
         assert_eq!(
             calibration.summary(),
-            "X1: compute bf16 ×0.80, other precisions ×0.80, memory bandwidth ×0.90"
+            "X1: compute bf16 ×0.80, other precisions ×0.80, memory bandwidth ×0.90, NVLink ×0.50"
         );
     }
 
@@ -119,6 +131,7 @@ mod tests {
             compute: [(Precision::Bf16, 0.5)].into_iter().collect(),
             compute_other: None,
             memory_bandwidth: None,
+            interconnect: None,
             evidence: Vec::new(),
             sources: Vec::new(),
         };
@@ -126,5 +139,6 @@ mod tests {
         calibration.apply(&mut a);
         assert_eq!(a.dense.get(Precision::Fp8), gpu().dense.get(Precision::Fp8));
         assert_eq!(a.memory_bandwidth, gpu().memory_bandwidth);
+        assert_eq!(a.nvlink, gpu().nvlink);
     }
 }

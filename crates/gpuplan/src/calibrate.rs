@@ -183,9 +183,41 @@ fn calibrate_gpu(
         compute,
         compute_other,
         memory_bandwidth,
+        interconnect: None,
         evidence,
         sources: sources.into_iter().collect(),
     }
+}
+
+/// The NVLink factor from the machine's all-reduce: its bus bandwidth over the intra-node
+/// collective bandwidth the estimates assume for that many GPUs of `gpu` on NVLink (the
+/// link's rate per direction times nccl-tests' share of it). PCIe machines are reported, not
+/// applied: the estimates' PCIe figure is per PCIe generation, not per GPU.
+fn interconnect_factor(host: &HostFacts, gpu: &Accelerator, evidence: &mut Vec<String>) -> Option<f64> {
+    let measured = host.benchmarks.as_ref()?.all_reduce.as_ref()?;
+    let on_nvlink = gpu.nvlink.is_some() && host.devices.iter().all(|d| d.nvlinks_active.is_some_and(|n| n > 0));
+    if !on_nvlink {
+        evidence.push(format!(
+            "all-reduce {:.0} GB/s bus bandwidth on {} GPUs without NVLink: not applied",
+            measured.bus_gb_per_s, measured.gpus
+        ));
+        return None;
+    }
+    let assumed = gpuplan_estimate::Cluster::new(
+        gpu,
+        measured.gpus,
+        measured.gpus,
+        Some(gpuplan_model::GpuInterconnect::Nvlink),
+        None,
+    )
+    .intra_node
+    .as_gb_per_s();
+    let factor = measured.bus_gb_per_s / assumed;
+    evidence.push(format!(
+        "all-reduce {:.0} GB/s bus bandwidth on {} GPUs; the estimates assume {assumed:.0} on NVLink → ×{factor:.2}",
+        measured.bus_gb_per_s, measured.gpus
+    ));
+    Some(factor)
 }
 
 /// The calibration `host`'s measurements give, one entry per GPU type the catalog knows.
@@ -222,11 +254,17 @@ pub fn calibrate(catalog: &Catalog, host: &HostFacts) -> Result<CalibrationProfi
             Some("`gpuplan gpus` lists the GPUs a calibration can apply to".to_string()),
         ));
     }
+    let one_type = by_gpu.len() == 1;
     let gpus = by_gpu
         .into_iter()
         .filter_map(|(id, (gemm, copies, devices))| {
             let gpu = catalog.accelerators().get(id.as_str())?;
-            Some(calibrate_gpu(catalog, &published, gpu, &gemm, copies, devices))
+            let mut calibration = calibrate_gpu(catalog, &published, gpu, &gemm, copies, devices);
+            // The all-reduce spans every GPU of the machine: it speaks for one GPU type only.
+            if one_type {
+                calibration.interconnect = interconnect_factor(host, gpu, &mut calibration.evidence);
+            }
+            Some(calibration)
         })
         .collect();
     let names: BTreeMap<&str, usize> = host.devices.iter().fold(BTreeMap::new(), |mut counts, d| {
