@@ -97,7 +97,8 @@ pub enum Command {
     /// used, what to change, and what it saves a month.
     Rightsize(RightsizeArgs),
     /// Read this machine's NVIDIA GPUs through the driver (NVML) and compare them with the
-    /// catalog: memory, power limit, compute capability, MIG, ECC, NVLink.
+    /// catalog; measure GEMM, memory and all-reduce rates (CUDA) against published figures for a
+    /// calibration the estimates apply; or run a proof of concept of a model (--poc).
     Probe(ProbeArgs),
     /// Will a GPU, driver, CUDA release and framework build run together? OK, or what breaks
     /// and the fix, with sources; and what the GPU's compute capability supports.
