@@ -318,4 +318,71 @@ mod tests {
         assert!(figure > 0.6 * peak && figure < 0.9 * peak, "{figure} of {peak}");
         assert!(how.contains("Hopper GPUs reach"), "{how}");
     }
+
+    fn host(name: &str, nvlinks: u32, bf16_tflops: f64, bus_gb_per_s: f64) -> HostFacts {
+        let device = |index| gpuplan_telemetry::DeviceFacts {
+            index,
+            name: name.to_string(),
+            uuid: format!("GPU-{index}"),
+            memory_total_bytes: 80 << 30,
+            compute_capability: Some("9.0".to_string()),
+            max_sm_clock_mhz: None,
+            max_memory_clock_mhz: None,
+            power_limit_watts: None,
+            mig_enabled: None,
+            ecc_enabled: None,
+            nvlinks_active: Some(nvlinks),
+        };
+        let measured = |index| gpuplan_telemetry::DeviceBenchmark {
+            index,
+            gemm: vec![gpuplan_telemetry::GemmMeasurement {
+                precision: "bf16".to_string(),
+                size: 8192,
+                tflops: bf16_tflops,
+            }],
+            memory_copy_gb_per_s: None,
+        };
+        HostFacts {
+            driver_version: "550.54.15".to_string(),
+            cuda_driver_version: "12.4".to_string(),
+            devices: vec![device(0), device(1)],
+            links: Vec::new(),
+            benchmarks: Some(gpuplan_telemetry::HostBenchmarks {
+                method: "test".to_string(),
+                devices: vec![measured(0), measured(1)],
+                all_reduce: Some(gpuplan_telemetry::AllReduceMeasurement {
+                    gpus: 2,
+                    bytes: 1 << 28,
+                    bus_gb_per_s,
+                }),
+                skipped: Vec::new(),
+            }),
+        }
+    }
+
+    #[test]
+    fn the_all_reduce_scales_nvlink_and_is_only_reported_over_pcie() {
+        let catalog = Catalog::embedded().unwrap();
+        let nvlink = calibrate(&catalog, &host("NVIDIA H100 80GB HBM3", 18, 796.0, 180.0)).unwrap();
+        let h100 = &nvlink.gpus[0];
+        // 796 TFLOPS is the published median: ×1.
+        assert!((h100.compute[&Precision::Bf16] - 1.0).abs() < 0.01, "{h100:?}");
+        // The estimates assume 450 GB/s a direction × 0.8 = 360 on NVLink.
+        assert!((h100.interconnect.unwrap() - 0.5).abs() < 0.01, "{h100:?}");
+        let pcie = calibrate(&catalog, &host("NVIDIA H100 PCIe", 0, 500.0, 20.0)).unwrap();
+        let h100_pcie = &pcie.gpus[0];
+        assert_eq!(h100_pcie.gpu.as_str(), "H100-PCIE-80GB");
+        assert_eq!(h100_pcie.interconnect, None);
+        assert!(
+            h100_pcie
+                .evidence
+                .iter()
+                .any(|e| e.contains("without NVLink: not applied")),
+            "{h100_pcie:?}"
+        );
+        // A report without measurements gives no calibration.
+        let mut facts_only = host("NVIDIA H100 80GB HBM3", 18, 796.0, 180.0);
+        facts_only.benchmarks = None;
+        assert!(calibrate(&catalog, &facts_only).is_err());
+    }
 }
