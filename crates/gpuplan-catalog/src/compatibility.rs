@@ -192,10 +192,14 @@ pub struct Compatibility {
 
 const EMBEDDED: &str = include_str!("../data/compat/compatibility.toml");
 
+/// The embedded facts, parsed once.
+static PARSED: std::sync::LazyLock<Result<Compatibility, String>> =
+    std::sync::LazyLock::new(|| toml::from_str(EMBEDDED).map_err(|e| format!("data/compat/compatibility.toml: {e}")));
+
 impl Compatibility {
-    /// The facts built into the binary.
-    pub fn embedded() -> Result<Compatibility, String> {
-        toml::from_str(EMBEDDED).map_err(|e| format!("data/compat/compatibility.toml: {e}"))
+    /// The facts built into the binary (parsed on first use).
+    pub fn embedded() -> Result<&'static Compatibility, String> {
+        PARSED.as_ref().map_err(Clone::clone)
     }
 
     /// The driver a CUDA release needs (by major.minor), and the minor-version-compatibility

@@ -40,10 +40,25 @@ pub struct PublishedBenchmarks {
     pub measurement: Vec<PublishedMeasurement>,
 }
 
+/// The embedded measurements, parsed once.
+static PARSED: std::sync::LazyLock<Result<PublishedBenchmarks, String>> =
+    std::sync::LazyLock::new(|| toml::from_str(EMBEDDED).map_err(|e| format!("data/benchmarks/published.toml: {e}")));
+
 impl PublishedBenchmarks {
-    /// The measurements built into the binary.
-    pub fn embedded() -> Result<PublishedBenchmarks, String> {
-        toml::from_str(EMBEDDED).map_err(|e| format!("data/benchmarks/published.toml: {e}"))
+    /// The measurements built into the binary (parsed on first use).
+    pub fn embedded() -> Result<&'static PublishedBenchmarks, String> {
+        PARSED.as_ref().map_err(Clone::clone)
+    }
+
+    /// The rows of `what` (and, for a GEMM, `precision`), on any GPU.
+    pub fn measuring(
+        &self,
+        what: Measured,
+        precision: Option<Precision>,
+    ) -> impl Iterator<Item = &PublishedMeasurement> {
+        self.measurement
+            .iter()
+            .filter(move |m| m.what == what && (what != Measured::Gemm || m.precision == precision))
     }
 
     /// The rows of `what` (and, for a GEMM, `precision`) measured on `gpu`.
@@ -53,9 +68,7 @@ impl PublishedBenchmarks {
         what: Measured,
         precision: Option<Precision>,
     ) -> impl Iterator<Item = &'a PublishedMeasurement> + 'a {
-        self.measurement
-            .iter()
-            .filter(move |m| &m.gpu == gpu && m.what == what && (what != Measured::Gemm || m.precision == precision))
+        self.measuring(what, precision).filter(move |m| &m.gpu == gpu)
     }
 }
 

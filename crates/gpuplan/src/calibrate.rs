@@ -107,9 +107,7 @@ fn reference(
     let own = datasheet(gpu, what, precision)?;
     let fraction = |filter: &dyn Fn(&Accelerator) -> bool| {
         let ratios: Vec<f64> = published
-            .measurement
-            .iter()
-            .filter(|m| m.what == what && (what != Measured::Gemm || m.precision == precision))
+            .measuring(what, precision)
             .filter_map(|m| {
                 let peer = catalog.accelerators().get(m.gpu.as_str())?;
                 filter(peer).then(|| datasheet(peer, what, precision).map(|d| m.measured / d))?
@@ -259,7 +257,7 @@ pub fn calibrate(catalog: &Catalog, host: &HostFacts) -> Result<CalibrationProfi
         .into_iter()
         .filter_map(|(id, (gemm, copies, devices))| {
             let gpu = catalog.accelerators().get(id.as_str())?;
-            let mut calibration = calibrate_gpu(catalog, &published, gpu, &gemm, copies, devices);
+            let mut calibration = calibrate_gpu(catalog, published, gpu, &gemm, copies, devices);
             // The all-reduce spans every GPU of the machine: it speaks for one GPU type only.
             if one_type {
                 calibration.interconnect = interconnect_factor(host, gpu, &mut calibration.evidence);
@@ -296,13 +294,13 @@ mod tests {
         let published = PublishedBenchmarks::embedded().unwrap();
         let h100 = catalog.accelerators().get("H100-SXM5-80GB").unwrap();
         let (figure, how, sources) =
-            reference(&catalog, &published, h100, Measured::Gemm, Some(Precision::Bf16)).unwrap();
+            reference(&catalog, published, h100, Measured::Gemm, Some(Precision::Bf16)).unwrap();
         // Two published bf16 rows, 794.5 and 797.5 TFLOPS.
         assert!((figure - 796.0).abs() < 1.0, "{figure}");
         assert_eq!(how, "published 796 (median of 2 runs)");
         assert_eq!(sources.len(), 2);
         // None at fp16, which runs at the bf16 rate.
-        let (figure, how, _) = reference(&catalog, &published, h100, Measured::Gemm, Some(Precision::Fp16)).unwrap();
+        let (figure, how, _) = reference(&catalog, published, h100, Measured::Gemm, Some(Precision::Fp16)).unwrap();
         assert!((figure - 796.0).abs() < 1.0, "{figure}");
         assert_eq!(how, "published 796 at bf16 (median of 2 runs)");
     }
@@ -312,8 +310,7 @@ mod tests {
         let catalog = Catalog::embedded().unwrap();
         let published = PublishedBenchmarks::embedded().unwrap();
         let h100_nvl = catalog.accelerators().get("H100-NVL-94GB").unwrap();
-        let (figure, how, _) =
-            reference(&catalog, &published, h100_nvl, Measured::Gemm, Some(Precision::Bf16)).unwrap();
+        let (figure, how, _) = reference(&catalog, published, h100_nvl, Measured::Gemm, Some(Precision::Bf16)).unwrap();
         let peak = h100_nvl.dense.get(Precision::Bf16).unwrap().0 / TERA;
         assert!(figure > 0.6 * peak && figure < 0.9 * peak, "{figure} of {peak}");
         assert!(how.contains("Hopper GPUs reach"), "{how}");

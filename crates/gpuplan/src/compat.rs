@@ -99,7 +99,7 @@ pub fn compat(catalog: &Catalog, query: &CompatQuery) -> Result<CompatAnswer, Er
     };
     let mut checks = Vec::new();
     if let Some(cuda) = &cuda {
-        checks.extend(cuda_checks(&facts, cuda, driver.as_ref(), capability.as_ref()));
+        checks.extend(cuda_checks(facts, cuda, driver.as_ref(), capability.as_ref()));
     } else if let Some(driver) = &driver {
         if let Some(newest) = facts.newest_cuda_for(driver) {
             checks.push(check(
@@ -113,7 +113,7 @@ pub fn compat(catalog: &Catalog, query: &CompatQuery) -> Result<CompatAnswer, Er
     }
     if let Some(name) = &framework {
         checks.extend(framework_checks(
-            &facts,
+            facts,
             name,
             framework_version.as_ref(),
             cuda.as_ref(),
@@ -141,7 +141,7 @@ pub fn compat(catalog: &Catalog, query: &CompatQuery) -> Result<CompatAnswer, Er
             .collect()
     });
     let containers = containers(
-        &facts,
+        facts,
         framework.as_deref(),
         framework_version.as_ref(),
         cuda.as_ref(),

@@ -33,7 +33,7 @@ pub fn no_recipe_line(builds: &[SoftwareBuild]) -> String {
     )
 }
 
-fn facts() -> Result<Compatibility, Error> {
+fn facts() -> Result<&'static Compatibility, Error> {
     Compatibility::embedded().map_err(|e| Error::invalid(e, None))
 }
 
@@ -52,7 +52,7 @@ pub fn split_framework(text: &Option<String>) -> Result<(Option<Framework>, Vec<
             .split_once("==")
             .map_or((item, None), |(n, v)| (n.trim(), Some(v.trim())));
         if version.is_some() || facts.knows_framework(name) {
-            builds.push(build(&facts, name, version)?);
+            builds.push(build(facts, name, version)?);
         } else if recipe.is_some() {
             return Err(Error::invalid(
                 format!("--framework {text}: more than one training framework"),
@@ -165,7 +165,7 @@ pub fn not_running(
         .transpose()?;
     let rows: Vec<Vec<&FrameworkBuild>> = builds
         .iter()
-        .map(|b| usable_rows(&facts, b, cuda.as_ref()))
+        .map(|b| usable_rows(facts, b, cuda.as_ref()))
         .collect::<Result<_, _>>()?;
     let runs = |a: &Accelerator| {
         capability(a).is_some_and(|cc| {
