@@ -10,20 +10,16 @@ use std::fmt::Write as _;
 /// Largest report read back.
 const MAX_REPORT_BYTES: u64 = 16 * 1024 * 1024;
 
+/// Reads a JSON file `probe` wrote (`flag` names it in errors; `hint` says what to give).
+fn read_json<T: serde::de::DeserializeOwned>(flag: &str, path: &std::path::Path, hint: &str) -> Result<T, Error> {
+    let text = crate::input_file::read(flag, path, MAX_REPORT_BYTES, hint)?;
+    serde_json::from_str(&text)
+        .map_err(|e| Error::invalid(format!("{flag} {}: {e}", path.display()), Some(hint.to_string())))
+}
+
 fn facts(args: &ProbeArgs) -> Result<HostFacts, Error> {
     if let Some(path) = &args.from {
-        let text = crate::input_file::read(
-            "--from",
-            path,
-            MAX_REPORT_BYTES,
-            "give a report written by `gpuplan probe --out`",
-        )?;
-        return serde_json::from_str(&text).map_err(|e| {
-            Error::invalid(
-                format!("--from {}: {e}", path.display()),
-                Some("give a report written by `gpuplan probe --out`".to_string()),
-            )
-        });
+        return read_json("--from", path, "give a report written by `gpuplan probe --out`");
     }
     let mut host = gpuplan_probe::read_host().map_err(probe_error)?;
     if !args.facts_only {
@@ -44,19 +40,21 @@ fn probe_error(e: gpuplan_probe::ProbeError) -> Error {
             "install the CUDA runtime libraries (`apt install libcublas12`, or run in an NGC container), or pass --facts-only"
         }
         ProbeError::Driver(_) | ProbeError::Cuda(_) => "check `nvidia-smi`; --facts-only skips the measurements",
-        ProbeError::NoPython(_) | ProbeError::Poc(_) => {
-            "check that `python3 -c 'import torch; print(torch.cuda.is_available())'` prints True"
+        ProbeError::NoPython(_) => {
+            "install Python with PyTorch (or run in an NGC PyTorch container), or name it with --python"
         }
+        ProbeError::Poc(_) => "check that `python3 -c 'import torch; print(torch.cuda.is_available())'` prints True",
     };
     Error::invalid(e.to_string(), Some(hint.to_string()))
 }
 
 /// Reads a calibration file (`--calibration`).
 pub(crate) fn read_calibration(path: &std::path::Path) -> Result<gpuplan::model::CalibrationProfile, Error> {
-    let hint = "give a file written by `gpuplan probe --calibration-out`";
-    let text = crate::input_file::read("--calibration", path, MAX_REPORT_BYTES, hint)?;
-    serde_json::from_str(&text)
-        .map_err(|e| Error::invalid(format!("--calibration {}: {e}", path.display()), Some(hint.to_string())))
+    read_json(
+        "--calibration",
+        path,
+        "give a file written by `gpuplan probe --calibration-out`",
+    )
 }
 
 fn write_json(flag: &str, path: &std::path::Path, value: &impl serde::Serialize) -> Result<(), Error> {
@@ -182,12 +180,7 @@ fn measurements(text: &mut String, answer: &gpuplan::ProbeAnswer) {
 /// estimates.
 pub fn run_poc(catalog: &Catalog, args: &ProbeArgs, format: OutputFormat) -> Result<ExitStatus, Error> {
     let report = match &args.from {
-        Some(path) => {
-            let hint = "give a report written by `gpuplan probe --poc --out`";
-            let text = crate::input_file::read("--from", path, MAX_REPORT_BYTES, hint)?;
-            serde_json::from_str(&text)
-                .map_err(|e| Error::invalid(format!("--from {}: {e}", path.display()), Some(hint.to_string())))?
-        }
+        Some(path) => read_json("--from", path, "give a report written by `gpuplan probe --poc --out`")?,
         None => run_poc_here(catalog, args)?,
     };
     if let Some(path) = &args.out {
@@ -288,16 +281,7 @@ fn run_poc_here(catalog: &Catalog, args: &ProbeArgs) -> Result<gpuplan::telemetr
         None => u32::try_from(gpuplan_probe::read_host().map_err(probe_error)?.devices.len()).unwrap_or(1),
     };
     let python = args.python.as_deref().unwrap_or("python3");
-    let runs = gpuplan_probe::poc::run(python, &shape, gpus).map_err(|e| match e {
-        gpuplan_probe::ProbeError::NoPython(_) => Error::invalid(
-            e.to_string(),
-            Some(
-                "install Python with PyTorch (or run in an NGC PyTorch container), or name it with --python"
-                    .to_string(),
-            ),
-        ),
-        other => probe_error(other),
-    })?;
+    let runs = gpuplan_probe::poc::run(python, &shape, gpus).map_err(probe_error)?;
     Ok(gpuplan::telemetry::PocReport {
         model,
         task: task_name,
