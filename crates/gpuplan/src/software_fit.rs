@@ -201,26 +201,14 @@ fn kept_line(
         ));
     }
     for (build, rows) in builds.iter().zip(rows) {
-        // The lowest compute capability any matching release runs on (none stated: any).
-        let lowest = rows
-            .iter()
-            .map(|r| r.min_compute_capability.clone())
-            .min_by(|a, b| match (a, b) {
-                (Some(a), Some(b)) => a.cmp(b),
-                (None, _) => std::cmp::Ordering::Less,
-                (_, None) => std::cmp::Ordering::Greater,
-            })
-            .flatten();
-        // The highest any runs on (one without a ceiling: none).
+        // The lowest compute capability any matching release runs on (`None`, no floor, orders
+        // first), and the highest (any release without a ceiling: none).
+        let lowest = rows.iter().map(|r| r.min_compute_capability.clone()).min().flatten();
         let highest = rows
             .iter()
             .map(|r| r.max_compute_capability.clone())
-            .max_by(|a, b| match (a, b) {
-                (Some(a), Some(b)) => a.cmp(b),
-                (None, _) => std::cmp::Ordering::Greater,
-                (_, None) => std::cmp::Ordering::Less,
-            })
-            .flatten();
+            .collect::<Option<Vec<_>>>()
+            .and_then(|ceilings| ceilings.into_iter().max());
         what.push(match (lowest, highest) {
             (Some(min), Some(max)) => format!("{build} runs on compute capability {min}–{max}"),
             (Some(min), None) => format!("{build} runs on compute capability {min}+"),
