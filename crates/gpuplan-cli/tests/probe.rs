@@ -72,6 +72,21 @@ fn temp(name: &str) -> std::path::PathBuf {
     dir.join(name)
 }
 
+/// Writes the capped example machine's calibration to a temporary `name`; its path and what
+/// `probe` printed.
+fn calibrate_capped(name: &str) -> (std::path::PathBuf, String) {
+    let calibration = temp(name);
+    let (code, stdout, stderr) = gpuplan(&[
+        "probe",
+        "--from",
+        CAPPED,
+        "--calibration-out",
+        calibration.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    (calibration, stdout)
+}
+
 fn training_seconds(extra: &[&str]) -> f64 {
     let args = [
         "estimate",
@@ -94,15 +109,7 @@ fn training_seconds(extra: &[&str]) -> f64 {
 
 #[test]
 fn measurements_give_a_calibration_that_slows_the_estimates_of_a_slow_machine() {
-    let calibration = temp("capped.calibration.json");
-    let (code, stdout, stderr) = gpuplan(&[
-        "probe",
-        "--from",
-        CAPPED,
-        "--calibration-out",
-        calibration.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{stderr}");
+    let (calibration, stdout) = calibrate_capped("capped.calibration.json");
     // Measured 631 TFLOPS bf16 against the published 796 of a 700 W H100 SXM.
     assert!(
         stdout.contains("bf16 GEMM 631 TFLOPS measured (median of 8 GPUs); published 796 (median of 2 runs) → ×0.79"),
@@ -214,15 +221,7 @@ const POC: &str = concat!(
 
 #[test]
 fn a_proof_of_concept_is_compared_with_the_estimates_and_the_calibration_moves_them_toward_it() {
-    let calibration = temp("poc.calibration.json");
-    let (code, _, stderr) = gpuplan(&[
-        "probe",
-        "--from",
-        CAPPED,
-        "--calibration-out",
-        calibration.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{stderr}");
+    let (calibration, _) = calibrate_capped("poc.calibration.json");
     let (code, stdout, stderr) = gpuplan(&[
         "probe",
         "--poc",
