@@ -5,6 +5,7 @@
 
 mod args;
 mod catalog_source;
+mod catalog_target;
 mod commands;
 mod input_file;
 mod output;

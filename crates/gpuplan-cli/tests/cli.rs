@@ -771,6 +771,90 @@ mod catalog {
         );
     }
 
+    /// Every file of `folder`, with its bytes, in name order.
+    fn contents(folder: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+        let mut files: Vec<_> = walk(folder)
+            .into_iter()
+            .map(|p| {
+                let bytes = std::fs::read(&p).unwrap();
+                (p, bytes)
+            })
+            .collect();
+        files.sort();
+        files
+    }
+
+    /// A refresh never replaces what is not a catalog an earlier refresh wrote: a folder of the
+    /// user's files, a plain file, the recorded answers themselves, or the current folder; each
+    /// is refused with exit 2 and left byte-identical, with no staging folder left behind.
+    #[test]
+    fn into_refuses_whatever_is_not_a_gpuplan_catalog() {
+        let root = scratch("refuse");
+        std::fs::create_dir_all(root.join("notes")).unwrap();
+        std::fs::write(root.join("notes/notes.txt"), "precious").unwrap();
+        std::fs::write(root.join("file.txt"), "also precious").unwrap();
+        let pages = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../gpuplan-catalog/tests/fixtures/refresh/azure"
+        );
+        let recorded = contents(std::path::Path::new(pages));
+        let before = contents(&root);
+        for into in [
+            root.join("notes"),
+            root.join("file.txt"),
+            root.join("missing/parent"),
+            std::path::PathBuf::from(pages),
+            std::path::PathBuf::from(pages).join("inside"),
+        ] {
+            let run = gpuplan(&[
+                "catalog",
+                "refresh",
+                "--provider",
+                "azure",
+                "--from",
+                pages,
+                "--into",
+                into.to_str().unwrap(),
+            ]);
+            assert_eq!(run.code, 2, "{}: {}", into.display(), run.stderr);
+            assert!(
+                run.stderr.contains("--into") && run.stderr.contains("nothing was written"),
+                "{}",
+                run.stderr
+            );
+        }
+        let here = Command::new(env!("CARGO_BIN_EXE_gpuplan"))
+            .args([
+                "catalog",
+                "refresh",
+                "--provider",
+                "azure",
+                "--from",
+                pages,
+                "--into",
+                ".",
+            ])
+            .current_dir(&root)
+            .output()
+            .unwrap();
+        assert_eq!(here.status.code(), Some(2));
+        assert_eq!(contents(&root), before, "the folders are untouched");
+        assert_eq!(
+            contents(std::path::Path::new(pages)),
+            recorded,
+            "the recorded answers are untouched"
+        );
+        let names: Vec<String> = std::fs::read_dir(&root)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(
+            names.iter().all(|n| !n.starts_with('.')),
+            "no staging folder is left: {names:?}"
+        );
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
     #[test]
     fn a_provider_whose_endpoint_is_not_read_is_refused() {
         let run = gpuplan(&["catalog", "refresh", "--provider", "runpod", "--from", "."]);

@@ -87,11 +87,39 @@ fn stream(files: &[ManifestFile]) -> String {
     text
 }
 
+/// Writes the files into `folder`: created if missing (its parent must exist), an existing
+/// one only where it is a folder; a file in it is replaced only where it is a plain file, never
+/// through a link.
 fn write_folder(folder: &std::path::Path, files: &[ManifestFile]) -> Result<ExitStatus, Error> {
-    let refuse = |e: std::io::Error| Error::invalid(format!("--out {}: {e}", folder.display()), None);
-    std::fs::create_dir_all(folder).map_err(refuse)?;
+    let refuse =
+        |why: String, hint: &str| Error::invalid(format!("--out {}: {why}", folder.display()), Some(hint.to_string()));
+    match std::fs::symlink_metadata(folder) {
+        Ok(meta) if meta.is_dir() => {}
+        Ok(_) => return Err(refuse("is not a folder".into(), "give a folder for the exported files")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let parent = folder
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(std::path::Path::new("."));
+            if !parent.is_dir() {
+                return Err(refuse(
+                    format!("its folder {} does not exist", parent.display()),
+                    "create the parent folder first, or give another --out",
+                ));
+            }
+            std::fs::create_dir(folder).map_err(|e| refuse(e.to_string(), "check the folder's permissions"))?;
+        }
+        Err(e) => return Err(refuse(e.to_string(), "give a folder gpuplan can read")),
+    }
     for file in files {
-        std::fs::write(folder.join(&file.name), &file.yaml).map_err(refuse)?;
+        let path = folder.join(&file.name);
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_file()) {
+            return Err(refuse(
+                format!("{} exists and is not a plain file", file.name),
+                "remove it, or give another --out",
+            ));
+        }
+        std::fs::write(&path, &file.yaml).map_err(|e| refuse(e.to_string(), "check the folder's permissions"))?;
     }
     let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
     output::text(&format!("wrote {} to {}\n", names.join(", "), folder.display()));

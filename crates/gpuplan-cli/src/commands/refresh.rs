@@ -2,6 +2,7 @@
 //! pages), applied to the catalog in use, validated, and written atomically to the cache.
 
 use crate::args::RefreshArgs;
+use crate::catalog_target::Target;
 use crate::output;
 use gpuplan::catalog::refresh::{PriceQuote, QuoteBilling, Refreshed, apply_quotes, aws, azure, gcp, lambda};
 use gpuplan::model::Date;
@@ -78,6 +79,11 @@ pub fn run(base: Vec<CatalogFile>, args: &RefreshArgs) -> Result<ExitStatus, Err
         .iter()
         .map(|name| Endpoint::parse(name))
         .collect::<Result<_, _>>()?;
+    // Where the catalog goes is checked before anything is fetched.
+    let target = match &args.into {
+        Some(path) => Target::check(path, args.from.as_deref(), false)?,
+        None => Target::check(&cache_folder()?, args.from.as_deref(), true)?,
+    };
     let today = today()?;
     let mut files = base;
     let mut reports = Vec::new();
@@ -114,15 +120,11 @@ pub fn run(base: Vec<CatalogFile>, args: &RefreshArgs) -> Result<ExitStatus, Err
         files = refreshed.files.clone();
         reports.push(report(endpoint.provider(), &refreshed));
     }
-    let target = match &args.into {
-        Some(path) => path.clone(),
-        None => cache_folder()?,
-    };
-    write_atomically(&target, &files)?;
+    target.write(&files)?;
     let mut text = reports.concat();
     text.push_str(&format!(
         "written to {}; use it with --catalog {0} (or GPUPLAN_CATALOG)\n",
-        target.display()
+        target.path().display()
     ));
     output::text(&text);
     Ok(ExitStatus::Success)
@@ -373,41 +375,6 @@ fn cache_folder() -> Result<PathBuf, Error> {
             )
         })?;
     Ok(base.join("gpuplan").join("catalog"))
-}
-
-/// Writes `files` into a fresh sibling folder and swaps it in by renames, so that `target` is
-/// always either the previous catalog or the whole new one.
-fn write_atomically(target: &Path, files: &[CatalogFile]) -> Result<(), Error> {
-    let fail = |what: &str, path: &Path, e: std::io::Error| invalid(format!("{what} {}: {e}", path.display()), None);
-    let parent = target.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent).map_err(|e| fail("cannot create", parent, e))?;
-    let name = target
-        .file_name()
-        .map_or("catalog".into(), |n| n.to_string_lossy().into_owned());
-    let staging = parent.join(format!(".{name}.new-{}", std::process::id()));
-    let previous = parent.join(format!(".{name}.old-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&staging);
-    for file in files {
-        let path = staging.join(&file.path);
-        if let Some(folder) = path.parent() {
-            std::fs::create_dir_all(folder).map_err(|e| fail("cannot create", folder, e))?;
-        }
-        std::fs::write(&path, &file.text).map_err(|e| fail("cannot write", &path, e))?;
-    }
-    let had_previous = target.exists();
-    if had_previous {
-        std::fs::rename(target, &previous).map_err(|e| fail("cannot move aside", target, e))?;
-    }
-    if let Err(e) = std::fs::rename(&staging, target) {
-        if had_previous {
-            let _ = std::fs::rename(&previous, target);
-        }
-        return Err(fail("cannot move into place", target, e));
-    }
-    if had_previous {
-        let _ = std::fs::remove_dir_all(&previous);
-    }
-    Ok(())
 }
 
 /// What a refresh changed: one line per instance type and price change, naming its region, or
