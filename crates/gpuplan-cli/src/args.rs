@@ -646,6 +646,11 @@ pub struct PlanArgs {
     #[arg(long)]
     pub peak_qps: Option<f64>,
 
+    /// Share of each serving replica's goodput kept free for bursts and forecast error
+    /// (0 to 0.9; default 0.1): replicas are planned at goodput × (1 − headroom).
+    #[arg(long)]
+    pub headroom: Option<f64>,
+
     /// Time-to-first-token target at a percentile (`p90:800ms`, `p99:2s`; a bare `1s` is p90).
     #[arg(long, value_parser = latency_target, value_name = "[pNN:]DURATION")]
     pub ttft: Option<LatencyTarget>,

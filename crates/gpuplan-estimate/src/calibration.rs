@@ -96,6 +96,8 @@ scalar_constants!(
     qlora_activation_factor: f64,
     serving_prefill_chunk_tokens: u64,
     low_precision_decode_factor: f64,
+    serving_gemm_half_tokens: f64,
+    serving_eight_bit_gemm_factor: f64,
     cnn_inference_activation_share: f64,
     fp32_share_of_tensor_rate: f64,
     cnn_activation_bytes_per_forward_flop: f64,
@@ -211,6 +213,11 @@ pub fn calibrated_cases() -> std::collections::BTreeSet<&'static str> {
         .flat_map(|c| &c.calibrated_on)
         .chain(&data.training_peak_fraction.calibrated_on)
         .chain(data.engines.values().flat_map(|e| &e.calibrated_on))
+        .chain(
+            data.engines
+                .values()
+                .flat_map(|e| e.serving.iter().flat_map(|s| &s.calibrated_on)),
+        )
         .chain(&data.diffusion_unet_peak_fraction.calibrated_on)
         .chain(data.frameworks.values().flat_map(|f| &f.calibrated_on))
         .map(String::as_str)

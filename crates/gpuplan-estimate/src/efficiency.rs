@@ -27,6 +27,19 @@ pub fn training_peak_fraction(accelerator: &Accelerator, precision: Precision) -
     (fraction, table.evidence.as_str())
 }
 
+/// How hard an architecture's tensor cores are to keep busy, relative to Hopper, on which the
+/// serving engines' GEMM fractions were set: the ratio of the training table's 16-bit
+/// fractions (A100 ≈ 1.3×, CDNA ≈ 0.66×), the only cross-architecture evidence in the data.
+pub fn serving_architecture_factor(accelerator: &Accelerator) -> f64 {
+    let table = &calibration().training_peak_fraction;
+    let hopper = table
+        .architectures
+        .iter()
+        .find(|entry| entry.matches.iter().any(|m| m == "hopper"))
+        .map_or(table.other, |entry| entry.sixteen_bit);
+    training_peak_fraction(accelerator, Precision::Bf16).0 / hopper
+}
+
 /// Effective PCIe bandwidth per GPU for collectives, GB/s per direction (Gen4 x16 is 32 GB/s
 /// on paper; nccl-tests on PCIe-only servers reach ≈ 20 GB/s; Gen5 ≈ 40).
 pub fn pcie_bandwidth_gb_per_s(generation: Option<u8>) -> f64 {
@@ -77,6 +90,44 @@ pub struct EngineProfile {
     /// Validation cases the numbers were set from.
     #[serde(default)]
     pub calibrated_on: Vec<String>,
+    /// How the engine's continuous-batching iterations scale with the work in them; engines
+    /// without one (eager PyTorch, compiled graphs) are timed from the fields above.
+    #[serde(default)]
+    pub serving: Option<ServingProfile>,
+}
+
+/// One continuous-batching iteration of an engine: a fixed cost, a cost per running
+/// sequence, and the efficiency its matrix multiplications reach when many tokens share them.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServingProfile {
+    /// Fraction of the dense 16-bit peak the iteration's GEMMs reach with many tokens in them
+    /// (the efficiency at M tokens is this × M / (M + `serving_gemm_half_tokens`)).
+    pub gemm_peak_fraction: f64,
+    /// Time every iteration costs whatever it holds: scheduling, sampling, launches, seconds.
+    pub step_seconds: f64,
+    /// Host time per running sequence per iteration (detokenising, sampling, bookkeeping),
+    /// seconds.
+    pub seconds_per_sequence: f64,
+    pub evidence: String,
+    pub sources: Vec<String>,
+    /// Validation cases the numbers were set from.
+    #[serde(default)]
+    pub calibrated_on: Vec<String>,
+}
+
+impl EngineProfile {
+    /// The continuous-batching profile, or one read from the batch-1 fields.
+    pub fn serving_profile(&self, layers: f64) -> ServingProfile {
+        self.serving.clone().unwrap_or_else(|| ServingProfile {
+            gemm_peak_fraction: self.decode_peak_fraction,
+            step_seconds: self.step_overhead_seconds + self.per_layer_overhead_seconds * layers,
+            seconds_per_sequence: 0.0,
+            evidence: self.evidence.clone(),
+            sources: self.sources.clone(),
+            calibrated_on: Vec::new(),
+        })
+    }
 }
 
 /// The measured behaviour of `engine`, from the calibration data.

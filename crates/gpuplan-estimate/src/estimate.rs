@@ -310,12 +310,18 @@ fn transformer(
     });
 
     if workload.task == Task::Inference {
-        // TensorRT-LLM's fp8 recipes quantise the KV cache to fp8 as well (its performance
-        // tables are measured so); other engines keep it in 16-bit unless told otherwise.
+        // TensorRT-LLM's fp8 and fp4 recipes quantise the KV cache to fp8 as well (its
+        // performance tables and NVIDIA's MLPerf submissions are measured so); other engines
+        // keep it in 16-bit unless told otherwise.
         let kv_value_bytes = match workload.kv_cache {
             KvCacheDtype::Eight => 1.0,
             KvCacheDtype::Half => 2.0,
-            KvCacheDtype::Auto if workload.precision == Precision::Fp8 && workload.engine == Engine::TensorrtLlm => 1.0,
+            KvCacheDtype::Auto
+                if matches!(workload.precision, Precision::Fp8 | Precision::Fp4)
+                    && workload.engine == Engine::TensorrtLlm =>
+            {
+                1.0
+            }
             KvCacheDtype::Auto => 2.0,
         };
         let kv_gpu =

@@ -23,7 +23,10 @@
 //! stalls); Zhong et al. 2024 (DistServe, goodput under TTFT/TPOT targets); Kleinrock 1975,
 //! Queueing Systems vol. 1, §5.6 (M/G/1 waiting time) and Kingman's exponential tail.
 
-use crate::efficiency::{all_reduce_latency_seconds, engine_profile, low_precision_decode_factor};
+use crate::efficiency::{
+    all_reduce_latency_seconds, engine_profile, serving_architecture_factor, serving_eight_bit_gemm_factor,
+    serving_gemm_half_tokens,
+};
 use crate::inference::InferenceShape;
 use gpuplan_model::{Accelerator, Engine, FlopsPerSecond, LatencyTarget, Precision, RequestMix};
 use serde::Serialize;
@@ -138,18 +141,27 @@ pub fn scheduler(engine: Engine, accelerator: &Accelerator) -> Scheduler {
 }
 
 /// The cost of one iteration on one replica, from the model's shape and the hardware.
+///
+/// An iteration runs its kernels one after another, so their times add: the GEMMs (each at
+/// the slower of reading its weights and computing its tokens, at an efficiency that rises
+/// with the tokens sharing them: `e·M/(M + M½)`, which makes the compute time
+/// `(M + M½)·flops/(peak·e)`), attention (reading every running sequence's KV cache, and
+/// the prompt chunks' attention FLOPs), the tensor-parallel all-reduces, and the engine's
+/// fixed and per-sequence host time. Overlapping the GEMMs' compute with the attention's
+/// memory traffic, as a single roofline over the whole step would, under-states mid-size
+/// batches; an efficiency fixed at its small-batch value over-states large ones.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StepCost {
     fixed_seconds: f64,
+    seconds_per_sequence: f64,
     prefill_fixed_seconds: f64,
     dense_weight_seconds: f64,
     expert_weight_seconds: f64,
     expert_share: f64,
     kv_seconds_per_token: f64,
-    decode_seconds_per_token: f64,
-    decode_attention_seconds_per_context: f64,
-    prefill_seconds_per_token: f64,
-    prefill_attention_seconds_per_context: f64,
+    gemm_seconds_per_token: f64,
+    gemm_half_tokens: f64,
+    attention_seconds_per_context: f64,
     sync_seconds_per_token: f64,
     /// KV-cache bytes per token on each GPU (what a disaggregated prefill hands over).
     pub kv_bytes_per_token: f64,
@@ -172,16 +184,17 @@ impl StepCost {
         let profile = engine_profile(engine);
         let tp = f64::from(tp.max(1));
         let layers = shape.layers as f64;
+        let serving = profile.serving_profile(layers);
         let bandwidth = accelerator.memory_bandwidth.map_or(f64::INFINITY, |b| b.0) * profile.decode_bandwidth_fraction;
-        let low_precision = matches!(precision, Precision::Fp8 | Precision::Int8);
-        let decode_fraction = profile.decode_peak_fraction
+        let low_precision = precision.bits() <= 8;
+        let gemm_fraction = serving.gemm_peak_fraction
+            * serving_architecture_factor(accelerator)
             * if low_precision {
-                low_precision_decode_factor()
+                serving_eight_bit_gemm_factor()
             } else {
                 1.0
             };
-        let decode_rate = peak.0 * decode_fraction;
-        let prefill_rate = peak.0 * profile.prefill_peak_fraction;
+        let gemm_rate = peak.0 * gemm_fraction;
         let matmul = 2.0 * shape.matmul_parameters / tp;
         let attention = shape.attention_flops_per_token_per_context / tp;
         let (sync_fixed, sync_per_token) = if tp > 1.0 {
@@ -193,16 +206,16 @@ impl StepCost {
             (0.0, 0.0)
         };
         StepCost {
-            fixed_seconds: profile.step_overhead_seconds + profile.per_layer_overhead_seconds * layers + sync_fixed,
+            fixed_seconds: serving.step_seconds + sync_fixed,
+            seconds_per_sequence: serving.seconds_per_sequence,
             prefill_fixed_seconds: profile.prefill_per_layer_overhead_seconds * layers,
             dense_weight_seconds: (shape.weight_bytes_gpu - shape.expert_bytes_gpu) / bandwidth,
             expert_weight_seconds: shape.expert_bytes_gpu / bandwidth,
             expert_share: shape.expert_share_per_token,
             kv_seconds_per_token: shape.kv_bytes_per_token_gpu / bandwidth,
-            decode_seconds_per_token: matmul / decode_rate,
-            decode_attention_seconds_per_context: attention / decode_rate,
-            prefill_seconds_per_token: matmul / prefill_rate,
-            prefill_attention_seconds_per_context: attention / prefill_rate,
+            gemm_seconds_per_token: matmul / gemm_rate,
+            gemm_half_tokens: serving_gemm_half_tokens(),
+            attention_seconds_per_context: attention / gemm_rate,
             sync_seconds_per_token: sync_per_token,
             kv_bytes_per_token: shape.kv_bytes_per_token_gpu,
             link_bytes_per_second: shape.tensor_parallel_bandwidth,
@@ -221,16 +234,18 @@ impl StepCost {
     fn step(&self, decodes: f64, context: f64, prefill_tokens: f64, prompt: f64, prefill_share: f64) -> f64 {
         let tokens = decodes + prefill_tokens;
         let touched = 1.0 - (1.0 - self.expert_share).powf(tokens.max(1.0));
-        let memory = self.dense_weight_seconds
-            + self.expert_weight_seconds * touched
-            + (decodes * context + prefill_tokens) * self.kv_seconds_per_token;
-        let compute = decodes * (self.decode_seconds_per_token + self.decode_attention_seconds_per_context * context)
-            + prefill_tokens
-                * (self.prefill_seconds_per_token + self.prefill_attention_seconds_per_context * prompt / 2.0);
+        let weights = self.dense_weight_seconds + self.expert_weight_seconds * touched;
+        let gemms = weights.max((tokens + self.gemm_half_tokens) * self.gemm_seconds_per_token);
+        let decode_attention = decodes * context * self.kv_seconds_per_token.max(self.attention_seconds_per_context);
+        let prefill_attention =
+            prefill_tokens * (self.kv_seconds_per_token + self.attention_seconds_per_context * prompt / 2.0);
         self.fixed_seconds
+            + self.seconds_per_sequence * decodes
             + self.prefill_fixed_seconds * prefill_share.min(1.0)
             + self.sync_seconds_per_token * tokens
-            + memory.max(compute)
+            + gemms
+            + decode_attention
+            + prefill_attention
     }
 
     /// Engines that prefill on their own: with prompts arriving at `rate` and decode

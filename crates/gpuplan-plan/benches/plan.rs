@@ -89,6 +89,7 @@ fn plan_serving(bencher: divan::Bencher) {
                 ttft: Some(LatencyTarget::at_default_percentile(1.0).unwrap()),
                 tpot: Some(LatencyTarget::at_default_percentile(0.05).unwrap()),
                 requests: None,
+                headroom: None,
             },
             ..Constraints::default()
         },

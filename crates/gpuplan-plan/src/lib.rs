@@ -36,10 +36,10 @@ pub use pareto::pareto_front;
 pub use plan::{HOURS_PER_MONTH, Infeasible, Plan, PlanError, SERVING_TARGET_UTILISATION, plan};
 pub use recommendation::{Batching, Percentiles, Recommendation, Serving, ServingLatency, candidate_label};
 pub use rejection::{Constraint, Rejection};
-pub use replica::{SERVING_HEADROOM, SplitPools};
+pub use replica::SplitPools;
 pub use request::{
-    Constraints, DEFAULT_MAX_GPUS, DEFAULT_MAX_NODES, DEFAULT_MEMORY_MARGIN, Objective, Operational, PlanRequest,
-    ServingTargets,
+    Constraints, DEFAULT_MAX_GPUS, DEFAULT_MAX_NODES, DEFAULT_MEMORY_MARGIN, DEFAULT_SERVING_HEADROOM, Objective,
+    Operational, PlanRequest, ServingTargets,
 };
 pub use startup::{
     CHECKPOINT_BYTES_PER_TRAINABLE_PARAMETER, DEFAULT_CHECKPOINT_INTERVAL_HOURS, FALLBACK_IMAGE_GB,

@@ -8,8 +8,8 @@ use crate::pareto::pareto_front;
 use crate::recommendation::{Batching, Percentiles, Recommendation, Serving, ServingLatency, candidate_label};
 use crate::rejection::{Constraint, Rejection};
 use crate::replica::{
-    ContinuousReplica, Refusal, SERVING_HEADROOM, SplitPools, dynamic_batch_latency, dynamic_batch_meets, latency_at,
-    size_continuous, split_pools,
+    ContinuousReplica, Refusal, SplitPools, dynamic_batch_latency, dynamic_batch_meets, latency_at, size_continuous,
+    split_pools,
 };
 use crate::request::{Objective, Operational, PlanRequest};
 use crate::startup::{Startup, startup};
@@ -1257,10 +1257,10 @@ fn evaluate_serving(
         }
         if let (Some(goodput), Some(limit)) = (latency.goodput_per_replica, latency.goodput_limit) {
             why.push(format!(
-                "goodput {goodput:.2} req/s per replica, bounded by {}; planned at {:.2} (at most {:.0} % of saturation)",
+                "goodput {goodput:.2} req/s per replica, bounded by {}; planned at {:.2} ({:.0} % headroom)",
                 limit,
                 sized.planned,
-                SERVING_HEADROOM * 100.0
+                targets.headroom() * 100.0
             ));
         }
         match (&split, &split_option) {

@@ -2,8 +2,9 @@
 //!
 //! - Continuous-batching engines (vLLM, SGLang, TensorRT-LLM, TGI) serving generative
 //!   models: the replica's goodput is the highest Poisson load whose TTFT and TPOT
-//!   percentiles meet the targets ([`gpuplan_estimate::serving`]); it is planned at that
-//!   goodput, and at most at [`SERVING_HEADROOM`] of its saturation throughput.
+//!   percentiles meet the targets ([`gpuplan_estimate::serving`]), or its saturation
+//!   throughput without targets; it is planned at that goodput less the stated headroom
+//!   ([`ServingTargets::headroom`]), and at nothing else.
 //! - Other engines and models (CNNs, encoders, diffusion; eager PyTorch): dynamic batching
 //!   as Triton's dynamic batcher does. A batch of B takes L(B); with the queue delay bounded
 //!   by the time B requests take to arrive at the planned load, a request waits at most
@@ -19,11 +20,6 @@ use gpuplan_estimate::serving::{
 };
 use gpuplan_model::{LatencyTarget, RequestMix};
 use serde::Serialize;
-
-/// Share of its saturation throughput a continuous-batching replica is planned to carry at
-/// most: room for bursts beyond Poisson arrivals and for forecast error (the usual 70–80 %
-/// autoscaling set points). Latency targets that bind earlier plan at their goodput.
-pub const SERVING_HEADROOM: f64 = 0.8;
 
 /// Why a replica size does not serve.
 #[derive(Debug, Clone, PartialEq)]
@@ -112,14 +108,11 @@ pub fn size_continuous(
             },
         });
     };
-    // Headroom is kept against saturation, not against a goodput the latency targets already
-    // hold below it: a tight target plans at its goodput, a loose one at 80 % of capacity.
-    let capacity = closed_loop(cost, mix, None).requests_per_second;
     Ok(ContinuousReplica {
         cost: *cost,
         goodput: found.requests_per_second,
         limit: Some(found.limit),
-        planned: found.requests_per_second.min(capacity * SERVING_HEADROOM),
+        planned: found.requests_per_second * (1.0 - targets.headroom()),
     })
 }
 
@@ -200,8 +193,8 @@ pub fn split_pools(
 ) -> Option<SplitPools> {
     let cost = &replica.cost;
     let pools = disaggregated(cost, mix, targets.ttft, targets.tpot, transfer_bytes_per_second)?;
-    let prefill = pools.prefill_goodput.min(pools.prefill_capacity * SERVING_HEADROOM);
-    let decode = pools.decode_goodput.min(pools.decode_capacity * SERVING_HEADROOM);
+    let prefill = pools.prefill_goodput * (1.0 - targets.headroom());
+    let decode = pools.decode_goodput * (1.0 - targets.headroom());
     if prefill <= 0.0 || decode <= 0.0 {
         return None;
     }

@@ -46,6 +46,21 @@ pub struct ServingTargets {
     /// Prompt and output lengths of the traffic; `None`: every request at the template's
     /// `seq` and `output_tokens`.
     pub requests: Option<RequestMix>,
+    /// Share of a replica's goodput kept free for bursts beyond Poisson arrivals and for
+    /// forecast error; `None`: [`DEFAULT_SERVING_HEADROOM`].
+    pub headroom: Option<f64>,
+}
+
+/// Share of each replica's goodput a serving plan keeps free unless told otherwise: the
+/// model's own error on held-out published loads is about this size, so a plan at goodput
+/// minus it meets its targets on the systems measured.
+pub const DEFAULT_SERVING_HEADROOM: f64 = 0.1;
+
+impl ServingTargets {
+    /// The headroom in force.
+    pub fn headroom(&self) -> f64 {
+        self.headroom.unwrap_or(DEFAULT_SERVING_HEADROOM)
+    }
 }
 
 /// Everything a configuration must satisfy.

@@ -22,6 +22,7 @@ pub(crate) fn check_plan_query(query: &PlanQuery, model: &ModelSpec) -> Result<(
     let serving = [
         Given("--qps", query.serving.qps.is_some()),
         Given("--peak-qps", query.serving.peak_qps.is_some()),
+        Given("--headroom", query.serving.headroom.is_some()),
         Given("--ttft", query.serving.ttft.is_some()),
         Given("--tpot", query.serving.tpot.is_some()),
         Given("--output-tokens", query.output_tokens.is_some()),

@@ -151,6 +151,9 @@ pub struct PlanOptions {
     pub budget: Option<f64>,
     #[serde(default)]
     pub peak_qps: Option<f64>,
+    /// Share of each serving replica's goodput kept free (0 to 0.9; default 0.1).
+    #[serde(default)]
+    pub headroom: Option<f64>,
     #[serde(default)]
     pub providers: Vec<String>,
     #[serde(default)]
@@ -227,6 +230,7 @@ impl Default for PlanOptions {
             deadline: None,
             budget: None,
             peak_qps: None,
+            headroom: None,
             providers: Vec::new(),
             regions: Vec::new(),
             gpu: Vec::new(),
@@ -536,6 +540,7 @@ impl PlanOptions {
             ttft: w.ttft,
             tpot: w.tpot,
             requests: w.requests.clone(),
+            headroom: self.headroom,
         };
         query.prefix_cache_hit = w.prefix_cache_hit;
         query.providers = self.providers.clone();

@@ -225,6 +225,13 @@ fn plan_on(catalog: &Catalog, query: &PlanQuery) -> Result<Result<PlanAnswer, Bo
     if task == Task::Inference && query.serving.qps.is_none() && query.dataset_size.is_none() {
         defaults.push("no --qps: one replica".to_string());
     }
+    if task == Task::Inference && query.serving.qps.is_some() && query.serving.headroom.is_none() {
+        defaults.push(format!(
+            "--headroom {}: each replica planned at {:.0} % of its goodput",
+            gpuplan_plan::DEFAULT_SERVING_HEADROOM,
+            (1.0 - gpuplan_plan::DEFAULT_SERVING_HEADROOM) * 100.0
+        ));
+    }
     for (flag, target) in [("--ttft", query.serving.ttft), ("--tpot", query.serving.tpot)] {
         if let Some(target) = target {
             if target.percentile == gpuplan_model::DEFAULT_TARGET_PERCENTILE {
@@ -241,6 +248,14 @@ fn plan_on(catalog: &Catalog, query: &PlanQuery) -> Result<Result<PlanAnswer, Bo
         ("--tpot", query.serving.tpot.map(|t| t.seconds)),
     ] {
         defaults::require_positive(flag, value)?;
+    }
+    if let Some(headroom) = query.serving.headroom {
+        if !(0.0..=0.9).contains(&headroom) {
+            return Err(Error::invalid(
+                format!("--headroom {headroom} is outside 0 to 0.9"),
+                Some("the share of each replica's goodput kept free: 0.1 plans at 90 % of goodput".to_string()),
+            ));
+        }
     }
     if let (Some(qps), Some(peak)) = (query.serving.qps, query.serving.peak_qps) {
         if peak < qps {

@@ -308,9 +308,14 @@ mod validation {
         ] {
             ids.extend(toml::from_str::<Cases>(table).unwrap().case.into_iter().map(|c| c.id));
         }
-        let serving: toml::Table = toml::from_str(include_str!("validation/serving.toml")).unwrap();
-        for case in serving["case"].as_array().unwrap() {
-            ids.insert(case["id"].as_str().unwrap().to_string());
+        for table in [
+            include_str!("validation/serving.toml"),
+            include_str!("validation/serving-mlperf.toml"),
+        ] {
+            let serving: toml::Table = toml::from_str(table).unwrap();
+            for case in serving["case"].as_array().unwrap() {
+                ids.insert(case["id"].as_str().unwrap().to_string());
+            }
         }
         for id in gpuplan::estimator::calibration::calibrated_cases() {
             assert!(

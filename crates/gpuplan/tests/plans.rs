@@ -50,6 +50,7 @@ fn seven_b_inference_at_modest_qps_does_not_pick_an_eight_h100_node() {
         ttft: Some(LatencyTarget::at_default_percentile(2.0).unwrap()),
         tpot: Some(LatencyTarget::at_default_percentile(0.1).unwrap()),
         requests: None,
+        headroom: None,
     };
     q.seq = Some(1000);
     q.output_tokens = Some(200);
@@ -69,6 +70,7 @@ fn serving_meets_its_latency_targets() {
         ttft: Some(LatencyTarget::at_default_percentile(1.0).unwrap()),
         tpot: Some(LatencyTarget::at_default_percentile(0.05).unwrap()),
         requests: None,
+        headroom: None,
     };
     q.seq = Some(1000);
     q.output_tokens = Some(200);
@@ -132,6 +134,7 @@ fn contradictory_or_bad_constraints_are_errors() {
         ttft: None,
         tpot: None,
         requests: None,
+        headroom: None,
     };
     assert!(
         plan_workload(catalog(), &q)

@@ -80,13 +80,17 @@ fn one_8_h100_node_serves_llama_70b_at_10_qps_1000_in_200_out() {
     );
 }
 
+/// 60 prompts/s of 1,000 tokens are 870 TFLOP/s of prefill alone for a 7B model, 1.5 H100s at
+/// 60 % of their bf16 peak before a token is decoded; with 50 ms TPOT, three or four.
 #[test]
-fn mistral_7b_at_60_qps_needs_two_or_three_h100s_not_eight() {
+fn mistral_7b_at_60_qps_needs_three_or_four_h100s_not_eight() {
     let mut q = h100(serving("mistral-7b", 60.0, 1000, 200, "1s", "50ms"));
     q.providers = vec!["aws".into()];
+    // At the limit: the default 10 % headroom is a policy on top of what the GPUs can carry.
+    q.serving.headroom = Some(0.0);
     let p = plan(&q);
     let r = best(&p);
-    assert!(f(&r["gpus"]) <= 3.0, "{} GPUs", r["gpus"]);
+    assert!((3.0..=4.0).contains(&f(&r["gpus"])), "{} GPUs", r["gpus"]);
     assert_eq!(f(&r["serving"]["gpus_per_replica"]), 1.0);
 }
 
@@ -299,4 +303,36 @@ fn an_fp8_kv_cache_holds_twice_the_sequences() {
         eight.memory.kv_cache.as_u64() * 2 == half.memory.kv_cache.as_u64()
             || (eight.memory.kv_cache.as_gib() * 2.0 - half.memory.kv_cache.as_gib()).abs() < 0.01
     );
+}
+
+/// Headroom is stated, not hidden: a replica is planned at its goodput less the share asked
+/// for, so keeping 40 % free needs more replicas than planning at the limit, the default
+/// 10 % is named among the defaults, and a share outside 0–0.9 is refused.
+#[test]
+fn headroom_is_a_stated_share_of_goodput() {
+    let at = |headroom: Option<f64>| {
+        let mut q = h100(serving("llama-3.1-8b", 40.0, 1000, 200, "1s", "50ms"));
+        q.providers = vec!["aws".into()];
+        q.serving.headroom = headroom;
+        plan(&q)
+    };
+    let (limit, spare) = (at(Some(0.0)), at(Some(0.4)));
+    let replicas = |p: &Value| f(&best(p)["serving"]["replicas"]);
+    let planned = |p: &Value| f(&best(p)["serving"]["requests_per_second_per_replica"]);
+    let goodput = |p: &Value| f(&best(p)["serving"]["goodput_per_replica"]);
+    assert!(
+        replicas(&spare) > replicas(&limit),
+        "{} vs {}",
+        replicas(&spare),
+        replicas(&limit)
+    );
+    assert!((planned(&limit) - goodput(&limit)).abs() < 1e-9);
+    assert!((planned(&spare) - 0.6 * goodput(&spare)).abs() < 1e-6 * goodput(&spare));
+    let defaults = at(None)["defaults"].to_string();
+    assert!(defaults.contains("--headroom 0.1"), "{defaults}");
+    let mut q = serving("llama-3.1-8b", 4.0, 500, 200, "1s", "100ms");
+    for bad in [0.95, -0.1, f64::NAN] {
+        q.serving.headroom = Some(bad);
+        assert!(plan_workload(catalog(), &q).is_err(), "{bad} accepted");
+    }
 }

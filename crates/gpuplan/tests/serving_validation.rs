@@ -3,16 +3,17 @@
 //! an offered request rate, and TTFT / TPOT / ITL percentiles.
 //!
 //! Calibration is kept apart from validation. The constants the serving model uses were set
-//! from the cases its calibration data lists in `calibrated_on` (the engine profiles' fp8 decode factor from
-//! TensorRT-LLM's fp8 throughput tables on H100/H200); the targets are asserted on every
-//! other case.
+//! from the cases its calibration data lists in `calibrated_on` (the engines' iteration
+//! profiles from NVIDIA's own MLPerf v4.0/v4.1 submissions and two A100 light-load rows); the
+//! targets are asserted on every other case, MLPerf Server and Interactive runs by their
+//! goodput within the scenario's limits.
 //!
 //! `cargo test -p gpuplan --test serving_validation -- --nocapture` prints the table.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
 use gpuplan::estimator::serving::{self, StepCost, closed_loop};
-use gpuplan::model::{Engine, Precision, RequestMix, Task};
+use gpuplan::model::{Engine, LatencyTarget, Precision, RequestMix, Task};
 use gpuplan::{Catalog, ModelSource, WorkloadRequest, estimate_workload};
 use serde::Deserialize;
 use std::sync::OnceLock;
@@ -28,6 +29,12 @@ fn catalog() -> &'static Catalog {
 /// latency percentiles.
 const THROUGHPUT_TARGET: f64 = 0.15;
 const LATENCY_TARGET: f64 = 0.20;
+/// Median relative error allowed on the highest load held-out MLPerf Server and Interactive
+/// runs passed, against the model's goodput within the same limits.
+const GOODPUT_TARGET: f64 = 0.12;
+/// Where the model's p99 TTFT and TPOT at those loads stand today (a bar against regressions,
+/// not a target met).
+const LIMIT_PERCENTILE_BAR: f64 = 0.60;
 
 #[derive(Debug, Deserialize)]
 struct Table {
@@ -45,8 +52,9 @@ struct Case {
     tp: u32,
     precision: String,
     engine: String,
-    input_tokens: Option<u64>,
-    output_tokens: Option<u64>,
+    input_tokens: Option<f64>,
+    /// A mean, fractional where it was derived from a run's totals.
+    output_tokens: Option<f64>,
     request_rate: Option<f64>,
     max_concurrency: Option<f64>,
     /// Iterations scheduled at once, where the benchmark set it (vLLM 0.6 multi-step).
@@ -54,11 +62,33 @@ struct Case {
     /// Whether the benchmark's engine mixed prompt chunks into decode steps, where its
     /// configuration says (vLLM 0.6 with a 4k context did not).
     chunked_prefill: Option<bool>,
+    /// MLPerf scenario: `server` and `interactive` runs passed their latency limits at
+    /// `request_rate`, the highest load the submitter found to pass.
+    scenario: Option<String>,
     measured: f64,
 }
 
+impl Case {
+    /// The latency limits of an MLPerf scenario (LoadGen `mlperf.conf`, llama2-70b): p99 TTFT
+    /// and p99 TPOT.
+    fn limits(&self) -> Option<(LatencyTarget, LatencyTarget)> {
+        let p99 = |seconds: f64| LatencyTarget {
+            seconds,
+            percentile: 99.0,
+        };
+        match self.scenario.as_deref() {
+            Some("server") => Some((p99(2.0), p99(0.2))),
+            Some("interactive") => Some((p99(0.45), p99(0.04))),
+            _ => None,
+        }
+    }
+}
+
 fn table() -> Table {
-    toml::from_str(include_str!("validation/serving.toml")).unwrap()
+    let mut table: Table = toml::from_str(include_str!("validation/serving.toml")).unwrap();
+    let mlperf: Table = toml::from_str(include_str!("validation/serving-mlperf.toml")).unwrap();
+    table.case.extend(mlperf.case);
+    table
 }
 
 fn step_cost(case: &Case, input: u64, output: u64) -> Option<StepCost> {
@@ -84,6 +114,7 @@ fn predict(case: &Case) -> Result<f64, String> {
     let (Some(input), Some(output)) = (case.input_tokens, case.output_tokens) else {
         return Err("input length unstated".to_string());
     };
+    let (input, output) = (input.round() as u64, output.round() as u64);
     let mut cost = step_cost(case, input, output).ok_or("does not fit")?;
     if let Some(steps) = case.scheduler_steps {
         cost.scheduler.steps_per_schedule = steps;
@@ -98,6 +129,26 @@ fn predict(case: &Case) -> Result<f64, String> {
     let concurrency = case.max_concurrency.map(|c| c / replicas);
     let closed = closed_loop(&cost, &mix, concurrency);
     let point = per_replica_rate.map(|rate| serving::at_load(&cost, rate, &mix));
+    // An MLPerf Server or Interactive run: the load it passed is compared with the highest load
+    // the model finds within the same limits (its goodput), not with the offered load itself.
+    if let (Some((ttft, tpot)), true) = (case.limits(), is_throughput(case)) {
+        let found = serving::goodput(&cost, &mix, Some(ttft), Some(tpot)).ok_or("no load meets the limits")?;
+        if std::env::var_os("GPUPLAN_SERVING_TRACE").is_some() {
+            let at = serving::at_load(&cost, found.requests_per_second, &mix).ok();
+            println!(
+                "  {}: limit {}, step {:.1} ms, decode {:.1} ms, {:.0} sequences, KV cap {:.0}, TTFT p99 {:.0} ms, TPOT p99 {:.0} ms",
+                case.id,
+                found.limit,
+                at.map_or(0.0, |p| p.step_seconds * 1e3),
+                at.map_or(0.0, |p| p.decode_step_seconds * 1e3),
+                at.map_or(0.0, |p| p.sequences),
+                cost.max_sequences(&mix),
+                at.map_or(0.0, |p| p.ttft_at(0.99) * 1e3),
+                at.map_or(0.0, |p| p.tpot_at(0.99) * 1e3),
+            );
+        }
+        return Ok(replicas * found.requests_per_second * output as f64);
+    }
     if is_throughput(case) {
         let (tokens, requests) = match point {
             Some(Ok(p)) => (p.output_tokens_per_second(), p.requests_per_second),
@@ -141,6 +192,55 @@ fn predict(case: &Case) -> Result<f64, String> {
     Ok(seconds * 1e3)
 }
 
+/// GPUs a plan at an MLPerf Server or Interactive run's load asks for: replicas of the
+/// submission's tensor-parallel size, each carrying the model's goodput within the scenario's
+/// limits, with no headroom (the submission ran at its limit too).
+fn planned_gpus(case: &Case) -> Option<u32> {
+    let (ttft, tpot) = case.limits()?;
+    let (input, output) = (case.input_tokens?.round() as u64, case.output_tokens?.round() as u64);
+    let cost = step_cost(case, input, output)?;
+    let mix = RequestMix::fixed(input, output);
+    let per_replica = serving::goodput(&cost, &mix, Some(ttft), Some(tpot))?.requests_per_second;
+    let replicas = (case.request_rate? / per_replica).ceil() as u32;
+    Some(replicas.max(1) * case.tp.max(1))
+}
+
+/// Every MLPerf Server and Interactive run's load, planned: about the GPUs the submission
+/// used on the held-out runs (a plan is no longer the 1.25–2.25× over-provisioned answer it
+/// was), with the spread printed.
+#[test]
+fn plans_at_mlperf_loads_use_about_the_gpus_the_submissions_used() {
+    let calibrated = gpuplan::estimator::calibration::calibrated_cases();
+    let mut ratios = Vec::new();
+    for case in table().case.iter().filter(|c| c.limits().is_some() && is_throughput(c)) {
+        let Some(gpus) = planned_gpus(case) else {
+            panic!("{}: no plan", case.id);
+        };
+        let ratio = f64::from(gpus) / f64::from(case.gpus);
+        println!(
+            "{:<64} {:>3} GPUs planned, {:>3} used: {ratio:.2}×",
+            case.id, gpus, case.gpus
+        );
+        if !calibrated.contains(case.id.as_str()) {
+            ratios.push((ratio, case.id.clone()));
+        }
+    }
+    ratios.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let over: Vec<_> = ratios.iter().filter(|(r, _)| *r > 1.15).collect();
+    let median = ratios[ratios.len() / 2].0;
+    println!(
+        "held out: {} runs, median {median:.2}×, {} above 1.15×",
+        ratios.len(),
+        over.len()
+    );
+    assert!(ratios.len() >= 30, "{}", ratios.len());
+    assert!(median <= 1.0, "median {median:.2}×");
+    // Not yet every run: the newest TensorRT-LLM releases on H200 (v5.x, +13 % over v4.1 on
+    // the same GPUs), MI325X Server and whole-replica steps of TP4 L40S ask for 1.25–2×.
+    assert!(over.len() <= 11, "plans above 1.15× the submission's GPUs: {over:?}");
+    assert!(ratios.last().is_some_and(|r| r.0 <= 2.0), "{:?}", ratios.last());
+}
+
 fn median(mut values: Vec<f64>) -> f64 {
     values.sort_by(f64::total_cmp);
     if values.is_empty() {
@@ -171,6 +271,8 @@ fn the_table_has_enough_cases_across_gpus_and_engines() {
 fn held_out_serving_errors_meet_the_targets() {
     let mut throughput = Vec::new();
     let mut latency = Vec::new();
+    let mut goodput = Vec::new();
+    let mut limit_percentiles = Vec::new();
     let mut skipped = Vec::new();
     let calibrated = gpuplan::estimator::calibration::calibrated_cases();
     println!("{:<64} {:>10} {:>10} {:>8}  role", "case", "measured", "model", "error");
@@ -188,10 +290,11 @@ fn held_out_serving_errors_meet_the_targets() {
                     if calibration { "calibration" } else { "held out" }
                 );
                 if !calibration {
-                    if is_throughput(&case) {
-                        throughput.push(error.abs());
-                    } else {
-                        latency.push(error.abs());
+                    match (is_throughput(&case), case.limits().is_some()) {
+                        (true, true) => goodput.push(error.abs()),
+                        (true, false) => throughput.push(error.abs()),
+                        (false, true) => limit_percentiles.push(error.abs()),
+                        (false, false) => latency.push(error.abs()),
                     }
                 }
             }
@@ -202,15 +305,25 @@ fn held_out_serving_errors_meet_the_targets() {
         }
     }
     let (t, l) = (median(throughput.clone()), median(latency.clone()));
+    let (g, p) = (median(goodput.clone()), median(limit_percentiles.clone()));
     println!(
-        "held out: throughput median |error| {:.1} % over {} cases; latency {:.1} % over {}; {} not evaluated",
+        "held out: throughput median |error| {:.1} % over {} cases; latency {:.1} % over {}; MLPerf goodput {:.1} % over {}; MLPerf p99 TTFT/TPOT at the passed load {:.1} % over {}; {} not evaluated",
         t * 100.0,
         throughput.len(),
         l * 100.0,
         latency.len(),
+        g * 100.0,
+        goodput.len(),
+        p * 100.0,
+        limit_percentiles.len(),
         skipped.len()
     );
     assert!(throughput.len() + latency.len() >= 25);
     assert!(t <= THROUGHPUT_TARGET, "throughput median error {:.1} %", t * 100.0);
     assert!(l <= LATENCY_TARGET, "latency median error {:.1} %", l * 100.0);
+    assert!(goodput.len() >= 30, "{}", goodput.len());
+    assert!(g <= GOODPUT_TARGET, "MLPerf goodput median error {:.1} %", g * 100.0);
+    // The tails at the passed load are not yet within their target (15 %): near its limit the
+    // model's step grows more slowly than the measured systems'. Held to today's level.
+    assert!(p <= LIMIT_PERCENTILE_BAR, "MLPerf p99 median error {:.1} %", p * 100.0);
 }

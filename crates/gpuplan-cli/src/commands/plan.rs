@@ -72,6 +72,7 @@ fn options(args: &PlanArgs, model: &str, task: &str) -> Result<PlanOptions, Erro
         deadline: args.deadline,
         budget: args.budget,
         peak_qps: args.peak_qps,
+        headroom: args.headroom,
         providers: args.providers.clone(),
         regions: args.regions.clone(),
         gpu: args.gpu.clone(),
