@@ -606,9 +606,13 @@ pub struct PlanArgs {
     #[arg(long)]
     pub lora_targets: Option<String>,
 
-    /// Inference engine (default vllm when planning serving).
+    /// Inference engine (default vllm when planning serving); a release after `@` applies
+    /// that release's defaults and overheads (`vllm@0.6`).
     #[arg(long)]
     pub engine: Option<String>,
+
+    #[command(flatten)]
+    pub knobs: gpuplan::EngineKnobs,
 
     /// Serving: how the engine stores the KV cache: auto (the engine's default), 16-bit or fp8
     /// (vLLM's and SGLang's `--kv-cache-dtype`).
@@ -913,9 +917,13 @@ pub struct EstimateArgs {
     #[arg(long, value_parser = count)]
     pub dataset_size: Option<f64>,
 
-    /// Inference engine: pytorch, torch-compile, vllm, tensorrt-llm, tensorrt or onnxruntime.
+    /// Inference engine: pytorch, torch-compile, vllm, sglang, tensorrt-llm, tgi, tensorrt or
+    /// onnxruntime; a release after `@` applies that release's defaults (`vllm@0.6`).
     #[arg(long)]
     pub engine: Option<String>,
+
+    #[command(flatten)]
+    pub knobs: gpuplan::EngineKnobs,
 
     /// Serving: how the engine stores the KV cache: auto (the engine's default), 16-bit or fp8
     /// (vLLM's and SGLang's `--kv-cache-dtype`).

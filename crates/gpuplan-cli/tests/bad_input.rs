@@ -1,4 +1,4 @@
-//! Bad input, as a hostile or careless user gives it, to every command (181 cases): each must end
+//! Bad input, as a hostile or careless user gives it, to every command (192 cases): each must end
 //! with exit 2, a message on standard error naming what was wrong, and no panic. The cases
 //! cover every row of the reliability reports that found them (integer wraps, NaN, negative
 //! numbers, impossible shapes, flags that do not apply, unreadable files).
@@ -478,6 +478,50 @@ fn plan() {
         (
             "plan --model llama-3.1-8b --task inference --qps 10 --peak-qps 5",
             "--peak-qps 5 is below --qps 10",
+        ),
+        (
+            "plan --model llama-3.1-8b --task inference --qps 10 --headroom 0.95",
+            "--headroom 0.95 is outside 0 to 0.9",
+        ),
+        (
+            "plan --model llama-3.1-8b --task inference --qps 10 --headroom NaN",
+            "--headroom NaN is outside 0 to 0.9",
+        ),
+        (
+            "plan --model llama-3.1-8b --task lora --tokens 1e8 --headroom 0.2",
+            "--headroom applies to --task inference",
+        ),
+        (
+            "plan --model llama-3.1-8b --task inference --qps 10 --concurrency 50",
+            "--qps and --concurrency are two ways to state the load",
+        ),
+        (
+            "plan --model llama-3.1-8b --task inference --concurrency 0",
+            "--concurrency 0 is not a number of users",
+        ),
+        (
+            "plan --model resnet-50 --task inference --concurrency 10",
+            "--concurrency applies to text generation",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task inference --gpu H100 --max-num-seqs 0",
+            "--max-num-seqs must be at least 1",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task lora --gpu H100 --scheduler-steps 4",
+            "--scheduler-steps applies to serving (--task inference)",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task inference --gpu H100 --engine vllm@next",
+            "`next` is not a release line",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task inference --gpu H100 --engine pytorch --max-num-seqs 8",
+            "apply to generative models served by a continuous-batching engine",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task inference --gpu H100 --qps 2 --concurrency 8",
+            "--qps and --concurrency are two ways to state the load",
         ),
         (
             "plan --model llama-3.1-8b --task inference --qps 10 --ttft p90:-1s",

@@ -177,6 +177,9 @@ pub struct Calibration {
     pub training_peak_fraction: TrainingPeakFraction,
     /// Inference engine profiles, by engine name.
     pub engines: BTreeMap<String, EngineProfile>,
+    /// Release ranges of engines whose defaults or overheads differ from the current release.
+    #[serde(default)]
+    pub engine_releases: Vec<crate::efficiency::ReleaseProfile>,
     pub diffusion_unet_peak_fraction: DiffusionPeakFraction,
     /// By engine name; engines not listed pay PyTorch eager's.
     pub diffusion_seconds_per_operator: BTreeMap<String, OperatorTime>,

@@ -130,6 +130,44 @@ impl EngineProfile {
     }
 }
 
+/// How a range of an engine's releases differs from its current one: defaults and host
+/// overheads that changed when its scheduler was rewritten.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReleaseProfile {
+    pub engine: String,
+    /// First and last release lines (`0.4`, `0.5`) the profile covers.
+    pub from: String,
+    pub through: String,
+    #[serde(default)]
+    pub step_seconds: Option<f64>,
+    #[serde(default)]
+    pub seconds_per_sequence: Option<f64>,
+    #[serde(default)]
+    pub chunked_prefill: Option<bool>,
+    #[serde(default)]
+    pub max_num_seqs: Option<f64>,
+    pub evidence: String,
+    pub sources: Vec<String>,
+    #[serde(default)]
+    pub calibrated_on: Vec<String>,
+}
+
+impl ReleaseProfile {
+    /// Whether `release` of `engine` falls in this profile's range.
+    pub fn covers(&self, engine: Engine, release: gpuplan_model::EngineRelease) -> bool {
+        let bound = |text: &str| gpuplan_model::EngineRelease::parse(text);
+        self.engine == engine.name()
+            && bound(&self.from).is_some_and(|from| from <= release)
+            && bound(&self.through).is_some_and(|through| release <= through)
+    }
+}
+
+/// The profile of `engine`'s `release`, where it differs from the current release.
+pub fn release_profile(engine: Engine, release: gpuplan_model::EngineRelease) -> Option<&'static ReleaseProfile> {
+    calibration().engine_releases.iter().find(|p| p.covers(engine, release))
+}
+
 /// The measured behaviour of `engine`, from the calibration data.
 pub fn engine_profile(engine: Engine) -> &'static EngineProfile {
     calibration()

@@ -357,6 +357,7 @@ fn transformer(
                 request.accelerator,
                 peak,
                 workload.engine,
+                &workload.engine_settings,
                 workload.precision,
                 workload.layout.tp,
                 &shape,

@@ -38,6 +38,7 @@ pub mod op_checkpointing;
 pub mod parameters;
 pub mod precision_bytes;
 pub mod serving;
+pub mod serving_users;
 pub mod spot;
 #[cfg(test)]
 mod test_specs;

@@ -24,11 +24,11 @@
 //! Queueing Systems vol. 1, §5.6 (M/G/1 waiting time) and Kingman's exponential tail.
 
 use crate::efficiency::{
-    all_reduce_latency_seconds, engine_profile, serving_architecture_factor, serving_eight_bit_gemm_factor,
-    serving_gemm_half_tokens,
+    all_reduce_latency_seconds, engine_profile, release_profile, serving_architecture_factor,
+    serving_eight_bit_gemm_factor, serving_gemm_half_tokens,
 };
 use crate::inference::InferenceShape;
-use gpuplan_model::{Accelerator, Engine, FlopsPerSecond, LatencyTarget, Precision, RequestMix};
+use gpuplan_model::{Accelerator, Engine, EngineSettings, FlopsPerSecond, LatencyTarget, Precision, RequestMix};
 use serde::Serialize;
 
 /// What an engine's scheduler allows per iteration by default.
@@ -55,6 +55,66 @@ pub struct Scheduler {
     /// without chunked prefill).
     pub mixes_prefill: bool,
     pub evidence: &'static str,
+    /// The release and knobs the user gave, applied over the defaults above.
+    pub given: EngineSettings,
+}
+
+impl Scheduler {
+    /// The release's defaults, then the knobs given.
+    fn with(mut self, engine: Engine, given: &EngineSettings) -> Scheduler {
+        if let Some(profile) = given.release.and_then(|r| release_profile(engine, r)) {
+            if let Some(chunked) = profile.chunked_prefill {
+                self.mixes_prefill = chunked;
+            }
+            if let Some(seqs) = profile.max_num_seqs {
+                self.max_sequences = seqs;
+            }
+        }
+        if let Some(seqs) = given.max_num_seqs {
+            self.max_sequences = f64::from(seqs);
+        }
+        if let Some(tokens) = given.max_num_batched_tokens {
+            self.token_budget = f64::from(tokens);
+        }
+        if let Some(steps) = given.scheduler_steps {
+            self.steps_per_schedule = f64::from(steps.max(1));
+        }
+        if let Some(chunked) = given.chunked_prefill {
+            self.mixes_prefill = chunked;
+        }
+        self.given = *given;
+        self
+    }
+
+    /// What the scheduler runs with, for the answer: the defaults' evidence, the release's, and
+    /// the values in force where the user changed any.
+    pub fn describe(&self, engine: Engine) -> String {
+        let mut text = self.evidence.to_string();
+        if let Some(release) = self.given.release {
+            match release_profile(engine, release) {
+                Some(profile) => text.push_str(&format!("; {engine} {release}: {}", profile.evidence)),
+                None => text.push_str(&format!("; {engine} {release}: the current release's defaults")),
+            }
+        }
+        if self.given.max_num_seqs.is_some()
+            || self.given.max_num_batched_tokens.is_some()
+            || self.given.scheduler_steps.is_some()
+            || self.given.chunked_prefill.is_some()
+        {
+            text.push_str(&format!(
+                "; in force: {:.0} sequences, {:.0} tokens per iteration, {:.0} scheduler step(s), prompts {}",
+                self.max_sequences,
+                self.token_budget,
+                self.steps_per_schedule,
+                if self.mixes_prefill {
+                    "chunked into the decode iterations"
+                } else {
+                    "in prefill-only iterations"
+                }
+            ));
+        }
+        text
+    }
 }
 
 /// GPU memory from which vLLM and SGLang raise their batch defaults, GiB.
@@ -81,7 +141,12 @@ const SGLANG_RESERVED_GIB: f64 = 10.0;
 /// - TGI 3.3 `launcher/src/main.rs`: `max_concurrent_requests` 128, `max_batch_prefill_tokens`
 ///   4096 (when no compute estimate), `waiting_served_ratio` 0.3, `max_waiting_tokens` 20,
 ///   KV cache in 90 % of free memory.
-pub fn scheduler(engine: Engine, accelerator: &Accelerator) -> Scheduler {
+pub fn scheduler(engine: Engine, accelerator: &Accelerator, given: &EngineSettings) -> Scheduler {
+    default_scheduler(engine, accelerator).with(engine, given)
+}
+
+/// The current release's default scheduler of `engine` on `accelerator`.
+fn default_scheduler(engine: Engine, accelerator: &Accelerator) -> Scheduler {
     let memory_gib = accelerator.memory.as_gib();
     let large = memory_gib >= LARGE_GPU_GIB;
     match engine {
@@ -102,6 +167,7 @@ pub fn scheduler(engine: Engine, accelerator: &Accelerator) -> Scheduler {
             batch_wait: None,
             steps_per_schedule: 1.0,
             mixes_prefill: false,
+            given: EngineSettings::default(),
             evidence: "SGLang defaults: chunked prefill 2048–16384 tokens by GPU memory in prefill-only iterations (mixed chunks off), up to 4096 running requests, ≥ 10 GB kept out of the pool on large GPUs",
         },
         Engine::TensorrtLlm => Scheduler {
@@ -112,6 +178,7 @@ pub fn scheduler(engine: Engine, accelerator: &Accelerator) -> Scheduler {
             batch_wait: None,
             steps_per_schedule: 1.0,
             mixes_prefill: true,
+            given: EngineSettings::default(),
             evidence: "TensorRT-LLM defaults: max_num_tokens 8192, max_batch_size 2048, KV cache in 90 % of free memory reserved per sequence (GUARANTEED_NO_EVICT)",
         },
         Engine::Tgi => Scheduler {
@@ -122,6 +189,7 @@ pub fn scheduler(engine: Engine, accelerator: &Accelerator) -> Scheduler {
             batch_wait: Some((0.3, 20.0)),
             steps_per_schedule: 1.0,
             mixes_prefill: false,
+            given: EngineSettings::default(),
             evidence: "TGI defaults: max_batch_prefill_tokens 4096 in prefill-only iterations, max_concurrent_requests 128, new prompts join when 30 % of the running batch or after 20 steps",
         },
         _ => {
@@ -134,6 +202,7 @@ pub fn scheduler(engine: Engine, accelerator: &Accelerator) -> Scheduler {
                 batch_wait: None,
                 steps_per_schedule: 1.0,
                 mixes_prefill: true,
+                given: EngineSettings::default(),
                 evidence: "vLLM defaults: max_num_batched_tokens 8192 and max_num_seqs 1024 on ≥ 70 GiB GPUs other than A100 (2048 and 256 otherwise), gpu_memory_utilization 0.9",
             }
         }
@@ -170,6 +239,7 @@ pub struct StepCost {
     /// KV-cache tokens the replica holds.
     pub kv_capacity_tokens: f64,
     pub scheduler: Scheduler,
+    pub engine: Engine,
 }
 
 impl StepCost {
@@ -177,6 +247,7 @@ impl StepCost {
         accelerator: &Accelerator,
         peak: FlopsPerSecond,
         engine: Engine,
+        settings: &EngineSettings,
         precision: Precision,
         tp: u32,
         shape: &InferenceShape,
@@ -184,7 +255,11 @@ impl StepCost {
         let profile = engine_profile(engine);
         let tp = f64::from(tp.max(1));
         let layers = shape.layers as f64;
-        let serving = profile.serving_profile(layers);
+        let mut serving = profile.serving_profile(layers);
+        if let Some(release) = settings.release.and_then(|r| release_profile(engine, r)) {
+            serving.step_seconds = release.step_seconds.unwrap_or(serving.step_seconds);
+            serving.seconds_per_sequence = release.seconds_per_sequence.unwrap_or(serving.seconds_per_sequence);
+        }
         let bandwidth = accelerator.memory_bandwidth.map_or(f64::INFINITY, |b| b.0) * profile.decode_bandwidth_fraction;
         let low_precision = precision.bits() <= 8;
         let gemm_fraction = serving.gemm_peak_fraction
@@ -224,14 +299,15 @@ impl StepCost {
             } else {
                 0.0
             },
-            scheduler: scheduler(engine, accelerator),
+            scheduler: scheduler(engine, accelerator, settings),
+            engine,
         }
     }
 
     /// One iteration with `decodes` sequences at mean context `context` and
     /// `prefill_tokens` prompt tokens at mean prompt length `prompt`; `prefill_share` of
     /// the iterations carry a prompt chunk.
-    fn step(&self, decodes: f64, context: f64, prefill_tokens: f64, prompt: f64, prefill_share: f64) -> f64 {
+    pub(crate) fn step(&self, decodes: f64, context: f64, prefill_tokens: f64, prompt: f64, prefill_share: f64) -> f64 {
         let tokens = decodes + prefill_tokens;
         let touched = 1.0 - (1.0 - self.expert_share).powf(tokens.max(1.0));
         let weights = self.dense_weight_seconds + self.expert_weight_seconds * touched;
@@ -909,21 +985,39 @@ pub struct LoadReport {
     pub tpot: Option<Percentiles>,
     pub concurrent_sequences: Option<f64>,
     pub kv_cache_utilisation: Option<f64>,
+    /// The most users in a closed loop whose percentiles meet the targets; `None` without
+    /// targets.
+    pub users_within_targets: Option<f64>,
+    /// The replica with the closed-loop users asked for (`concurrency`).
+    pub closed_loop: Option<crate::serving_users::UsersPoint>,
     pub scheduler: String,
 }
 
-/// The serving figures of one replica for `mix` at `load` requests/s (if given) within the
-/// targets (if given).
+/// The load a question states: an open one of Poisson arrivals, or a closed loop of users.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Load {
+    /// Requests/s.
+    pub rate: Option<f64>,
+    /// Users each sending the next request when the last ends.
+    pub users: Option<f64>,
+}
+
+/// The serving figures of one replica for `mix` at `load` (if given) within the targets (if
+/// given).
 pub fn report(
     cost: &StepCost,
     mix: &RequestMix,
-    load: Option<f64>,
+    load: Load,
     ttft: Option<LatencyTarget>,
     tpot: Option<LatencyTarget>,
 ) -> LoadReport {
+    use crate::serving_users::{at_users, users_within};
     let capacity = closed_loop(cost, mix, None);
     let targeted = ttft.is_some() || tpot.is_some();
     let found = targeted.then(|| goodput(cost, mix, ttft, tpot)).flatten();
+    let users_within_targets = targeted.then(|| users_within(cost, mix, ttft, tpot).unwrap_or(0.0));
+    let closed = load.users.map(|users| at_users(cost, mix, users));
+    let load = load.rate;
     let point = load.map(|rate| at_load(cost, rate, mix));
     let at = point.and_then(Result::ok);
     LoadReport {
@@ -941,7 +1035,9 @@ pub fn report(
         tpot: at.map(|p| p.tpot()),
         concurrent_sequences: at.map(|p| p.sequences),
         kv_cache_utilisation: at.map(|p| p.kv_utilisation),
-        scheduler: cost.scheduler.evidence.to_string(),
+        users_within_targets,
+        closed_loop: closed,
+        scheduler: cost.scheduler.describe(cost.engine),
     }
 }
 

@@ -223,6 +223,9 @@ pub struct Workload {
     /// Fused attention that never materialises the score matrix (FlashAttention).
     pub flash_attention: bool,
     pub engine: Engine,
+    /// The serving engine's release and scheduler knobs.
+    #[serde(default)]
+    pub engine_settings: crate::EngineSettings,
     /// The training framework, whose defaults and kernels the estimate follows; `None`: no
     /// particular one (Megatron-style selective recomputation, fp32 logits for the loss).
     #[serde(default)]

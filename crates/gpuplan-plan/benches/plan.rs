@@ -38,6 +38,7 @@ fn template(task: Task, batch: Option<u64>, seq: u64, output_tokens: u64, engine
         flash_attention: true,
         engine,
         framework: None,
+        engine_settings: gpuplan_model::EngineSettings::default(),
         kv_cache: gpuplan_model::KvCacheDtype::Auto,
         lora_targets: gpuplan_model::LoraTargets::AllLinear,
         offload: gpuplan_model::Offload::NONE,
@@ -90,6 +91,7 @@ fn plan_serving(bencher: divan::Bencher) {
                 tpot: Some(LatencyTarget::at_default_percentile(0.05).unwrap()),
                 requests: None,
                 headroom: None,
+                concurrency: None,
             },
             ..Constraints::default()
         },

@@ -8,10 +8,10 @@ use crate::pareto::pareto_front;
 use crate::recommendation::{Batching, Percentiles, Recommendation, Serving, ServingLatency, candidate_label};
 use crate::rejection::{Constraint, Rejection};
 use crate::replica::{
-    ContinuousReplica, Refusal, SplitPools, dynamic_batch_latency, dynamic_batch_meets, latency_at, size_continuous,
-    split_pools,
+    ContinuousReplica, Refusal, SplitPools, dynamic_batch_latency, dynamic_batch_meets, latency_at, latency_with_users,
+    size_continuous, split_pools,
 };
-use crate::request::{Objective, Operational, PlanRequest};
+use crate::request::{Objective, Operational, PlanRequest, ServingTargets};
 use crate::startup::{Startup, startup};
 use gpuplan_catalog::fold_zones;
 use gpuplan_estimate::cost::billed_hours;
@@ -1088,7 +1088,18 @@ fn size_replica(
 }
 
 /// What the plan says of a replica's latency at its share of the load.
-fn serving_latency(sized: &SizedReplica, rate: f64, mix: &RequestMix) -> ServingLatency {
+/// The load in requests/s: `qps`, or for a closed loop of users the rate they send at the
+/// users planned per replica.
+fn offered_rate(targets: &ServingTargets, sized: &SizedReplica) -> Option<f64> {
+    targets.qps.or_else(|| {
+        let users = targets.concurrency?;
+        let per_replica = sized.continuous.as_ref()?.users?;
+        Some(users * sized.planned / per_replica.planned)
+    })
+}
+
+/// The latency at `rate` requests/s per replica, or with `users` per replica in a closed loop.
+fn serving_latency(sized: &SizedReplica, rate: f64, users: Option<f64>, mix: &RequestMix) -> ServingLatency {
     let Some(replica) = &sized.continuous else {
         let inference = sized.configured.estimate.inference;
         return ServingLatency {
@@ -1102,9 +1113,27 @@ fn serving_latency(sized: &SizedReplica, rate: f64, mix: &RequestMix) -> Serving
                 .map(|i| Percentiles::flat(i.tpot_seconds)),
             concurrent_sequences: None,
             kv_cache_utilisation: None,
+            users_within_targets_per_replica: None,
+            users_per_replica: None,
             request_latency_seconds: inference.map_or(0.0, |i| dynamic_batch_latency(i.request_latency_seconds)),
         };
     };
+    if let Some(users) = users.filter(|_| replica.users.is_some()) {
+        let point = latency_with_users(replica, users, mix);
+        return ServingLatency {
+            batching: Batching::Continuous,
+            goodput_per_replica: Some(replica.goodput),
+            goodput_limit: replica.limit,
+            load_per_replica: point.requests_per_second,
+            ttft: Some(point.ttft),
+            tpot: Some(point.tpot),
+            concurrent_sequences: Some(point.sequences),
+            kv_cache_utilisation: None,
+            users_within_targets_per_replica: replica.users.map(|u| u.within),
+            users_per_replica: Some(users),
+            request_latency_seconds: point.ttft.mean + point.tpot.mean * (mix.mean_output() - 1.0).max(0.0),
+        };
+    }
     let point = latency_at(replica, rate, mix);
     ServingLatency {
         batching: Batching::Continuous,
@@ -1115,6 +1144,8 @@ fn serving_latency(sized: &SizedReplica, rate: f64, mix: &RequestMix) -> Serving
         tpot: point.map(|p| p.tpot()),
         concurrent_sequences: point.map(|p| p.sequences),
         kv_cache_utilisation: point.map(|p| p.kv_utilisation),
+        users_within_targets_per_replica: None,
+        users_per_replica: None,
         request_latency_seconds: point.map_or(f64::INFINITY, |p| p.e2e_mean()),
     }
 }
@@ -1206,7 +1237,8 @@ fn evaluate_serving(
         return;
     }
     let replicas_for = |qps: f64| ((qps / sized.planned).ceil() as u32).max(1);
-    let replicas = targets.qps.map_or(1, replicas_for);
+    let asked = offered_rate(targets, &sized);
+    let replicas = asked.map_or(1, replicas_for);
     let colocated = replicas.div_ceil(replicas_per_instance);
     let split_option = split_for_load(evaluator, &sized, &mix, offering, precision);
     let split = split_option.filter(|(_, n)| *n < colocated).map(|(split, _)| split);
@@ -1223,10 +1255,9 @@ fn evaluate_serving(
     }
     // Every replica of the instances serves: the load spreads over all of them.
     let serving_replicas = split.map_or(instances * replicas_per_instance, |s| s.replicas());
-    let load = targets
-        .qps
-        .map_or(sized.planned, |qps| qps / f64::from(serving_replicas));
-    let mut latency = serving_latency(&sized, load, &mix);
+    let load = asked.map_or(sized.planned, |qps| qps / f64::from(serving_replicas));
+    let users = targets.concurrency.map(|n| n / f64::from(serving_replicas));
+    let mut latency = serving_latency(&sized, load, users, &mix);
     if let Some(split) = &split {
         latency.ttft = Some(split.ttft);
         latency.tpot = Some(split.tpot);
@@ -1240,14 +1271,13 @@ fn evaluate_serving(
         .peak_qps
         .map_or(serving_replicas, replicas_for)
         .max(serving_replicas);
-    let min_replicas = targets
-        .qps
+    let min_replicas = asked
         .map_or(1, |qps| replicas_for(qps * AUTOSCALE_FLOOR_SHARE))
         .min(max_replicas);
     let warnings: Vec<String> = capacity_warning(evaluator.source, offering, instances * per_node)
         .into_iter()
         .collect();
-    let served = targets.qps.unwrap_or(sized.planned);
+    let served = asked.unwrap_or(sized.planned);
     let output_tokens_per_hour = served * mix.mean_output() * 3600.0;
     for (billing, price, note) in priced {
         let hourly = price * f64::from(instances);
@@ -1255,7 +1285,17 @@ fn evaluate_serving(
         if let Some(note) = note {
             why.push(note.clone());
         }
-        if let (Some(goodput), Some(limit)) = (latency.goodput_per_replica, latency.goodput_limit) {
+        if let (Some(within), Some(users), Some(limit)) = (
+            latency.users_within_targets_per_replica,
+            sized.continuous.and_then(|c| c.users),
+            latency.goodput_limit,
+        ) {
+            why.push(format!(
+                "{within:.0} concurrent users per replica within the targets, bounded by {limit}; planned for {:.0} ({:.0} % headroom)",
+                users.planned,
+                targets.headroom() * 100.0
+            ));
+        } else if let (Some(goodput), Some(limit)) = (latency.goodput_per_replica, latency.goodput_limit) {
             why.push(format!(
                 "goodput {goodput:.2} req/s per replica, bounded by {}; planned at {:.2} ({:.0} % headroom)",
                 limit,

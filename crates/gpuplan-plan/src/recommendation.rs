@@ -95,6 +95,10 @@ pub struct ServingLatency {
     pub concurrent_sequences: Option<f64>,
     /// Share of the KV cache in use.
     pub kv_cache_utilisation: Option<f64>,
+    /// A closed loop (`concurrency`): the users one replica takes within the targets, and
+    /// those each replica carries in the plan.
+    pub users_within_targets_per_replica: Option<f64>,
+    pub users_per_replica: Option<f64>,
     /// Mean end-to-end latency of a request, seconds.
     #[serde(skip)]
     pub request_latency_seconds: f64,
@@ -112,6 +116,8 @@ impl ServingLatency {
             tpot: None,
             concurrent_sequences: None,
             kv_cache_utilisation: None,
+            users_within_targets_per_replica: None,
+            users_per_replica: None,
             request_latency_seconds: 0.0,
         }
     }

@@ -18,6 +18,7 @@ use gpuplan_estimate::InferenceEstimate;
 use gpuplan_estimate::serving::{
     GoodputLimit, LoadPoint, Percentiles, StepCost, at_load, closed_loop, disaggregated, goodput, prefill_ttft,
 };
+use gpuplan_estimate::serving_users::{UsersPoint, at_users, users_within};
 use gpuplan_model::{LatencyTarget, RequestMix};
 use serde::Serialize;
 
@@ -38,6 +39,16 @@ pub struct ContinuousReplica {
     pub goodput: f64,
     pub limit: Option<GoodputLimit>,
     /// Load planned per replica, requests/s.
+    pub planned: f64,
+    /// A closed loop of users: those one replica takes within the targets, and those it is
+    /// planned for (less the headroom).
+    pub users: Option<Users>,
+}
+
+/// Closed-loop users of one replica.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Users {
+    pub within: f64,
     pub planned: f64,
 }
 
@@ -95,7 +106,11 @@ pub fn size_continuous(
             goodput: throughput,
             limit: None,
             planned: throughput,
+            users: None,
         });
+    }
+    if targets.concurrency.is_some() {
+        return size_for_users(cost, mix, targets);
     }
     let Some(found) = goodput(cost, mix, targets.ttft, targets.tpot) else {
         return Err(match at_load(cost, 1e-6, mix) {
@@ -113,12 +128,72 @@ pub fn size_continuous(
         goodput: found.requests_per_second,
         limit: Some(found.limit),
         planned: found.requests_per_second * (1.0 - targets.headroom()),
+        users: None,
+    })
+}
+
+/// A replica sized by the closed-loop users it takes within the targets, less the headroom.
+fn size_for_users(cost: &StepCost, mix: &RequestMix, targets: &ServingTargets) -> Result<ContinuousReplica, Refusal> {
+    let Some(within) = users_within(cost, mix, targets.ttft, targets.tpot) else {
+        let one = at_users(cost, mix, 1.0);
+        let late = |target: LatencyTarget, p: &Percentiles, what: &str| {
+            let value = if target.percentile <= 50.0 {
+                p.p50
+            } else if target.percentile <= 90.0 {
+                p.p90
+            } else {
+                p.p99
+            };
+            Refusal {
+                constraint: Constraint::Latency,
+                reason: format!(
+                    "{what} p{} {:.0} ms with a single user, target {:.0} ms",
+                    target.percentile,
+                    value * 1e3,
+                    target.seconds * 1e3
+                ),
+                shortfall: value / target.seconds,
+                needed: Some(value),
+            }
+        };
+        return Err(match (targets.ttft, targets.tpot) {
+            (Some(t), _) if !one.meets(Some(t), None) => late(t, &one.ttft, "time to first token"),
+            (_, Some(t)) => late(t, &one.tpot, "time per output token"),
+            _ => Refusal {
+                constraint: Constraint::Latency,
+                reason: "latency targets missed with a single user".to_string(),
+                shortfall: 1.0,
+                needed: None,
+            },
+        });
+    };
+    let planned_users = (within * (1.0 - targets.headroom())).max(1.0);
+    let next = at_users(cost, mix, within + 1.0);
+    let limit = match (targets.ttft, targets.tpot) {
+        (None, None) => GoodputLimit::Saturation(gpuplan_estimate::serving::Saturation::KvCache),
+        (ttft, _) if !next.meets(ttft, None) => GoodputLimit::TimeToFirstToken,
+        _ => GoodputLimit::TimePerOutputToken,
+    };
+    Ok(ContinuousReplica {
+        cost: *cost,
+        goodput: at_users(cost, mix, within).requests_per_second,
+        limit: Some(limit),
+        planned: at_users(cost, mix, planned_users).requests_per_second,
+        users: Some(Users {
+            within,
+            planned: planned_users,
+        }),
     })
 }
 
 /// The replica's latency distribution at `rate` requests/s (its share of the load).
 pub fn latency_at(replica: &ContinuousReplica, rate: f64, mix: &RequestMix) -> Option<LoadPoint> {
     at_load(&replica.cost, rate.max(1e-6), mix).ok()
+}
+
+/// The replica with `users` in a closed loop (its share of the users).
+pub fn latency_with_users(replica: &ContinuousReplica, users: f64, mix: &RequestMix) -> UsersPoint {
+    at_users(&replica.cost, mix, users)
 }
 
 /// Dynamic batching: the worst-case latency of a request in a batch whose forward pass (or

@@ -49,6 +49,9 @@ pub struct ServingTargets {
     /// Share of a replica's goodput kept free for bursts beyond Poisson arrivals and for
     /// forecast error; `None`: [`DEFAULT_SERVING_HEADROOM`].
     pub headroom: Option<f64>,
+    /// A closed-loop load instead of `qps`: this many users, each sending the next request
+    /// when the last one ends; replicas are sized by the users each takes within the targets.
+    pub concurrency: Option<f64>,
 }
 
 /// Share of each replica's goodput a serving plan keeps free unless told otherwise: the

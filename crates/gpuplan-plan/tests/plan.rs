@@ -88,6 +88,7 @@ fn template() -> WorkloadTemplate {
         flash_attention: false,
         engine: Engine::Pytorch,
         framework: None,
+        engine_settings: gpuplan_model::EngineSettings::default(),
         kv_cache: gpuplan_model::KvCacheDtype::Auto,
         lora_targets: gpuplan_model::LoraTargets::AllLinear,
         offload: gpuplan_model::Offload::NONE,

@@ -10,8 +10,8 @@ use gpuplan::emit::wire::{
     CatalogSummaryJson, EstimateJson, GpuJson, InfeasibleJson, InstanceJson, ModelSummaryJson, PlanJson,
 };
 use gpuplan::{
-    CostAnswer, CostOptions, EnergyAnswer, EnergyOptions, EstimateOptions, ForecastAnswer, ForecastOptions,
-    PlanOptions, WorkloadOptions,
+    CostAnswer, CostOptions, EnergyAnswer, EnergyOptions, EngineKnobs, EstimateOptions, ForecastAnswer,
+    ForecastOptions, PlanOptions, WorkloadOptions,
 };
 use utoipa::OpenApi;
 
@@ -43,6 +43,7 @@ use utoipa::OpenApi;
         EstimateOptions,
         PlanOptions,
         WorkloadOptions,
+        EngineKnobs,
         CostOptions,
         EnergyOptions,
         ForecastOptions,

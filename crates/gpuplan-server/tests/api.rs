@@ -173,6 +173,19 @@ async fn an_estimate_is_the_cli_estimate() {
     let serving = post("/api/v1/estimate", body.to_string()).await;
     assert_eq!(serving.status, StatusCode::OK, "{}", serving.text());
     conforms(&serving.json(), "EstimateJson").await;
+    // The engine's release, scheduler knobs and a closed loop are the same fields the job files
+    // take, and the answer says which were in force.
+    let body = json!({"model": "llama-3.1-8b", "task": "inference", "gpu": "H100", "engine": "vllm@0.6",
+                      "max_num_seqs": 64, "concurrency": 32, "tpot": {"seconds": 0.05, "percentile": 90.0}});
+    let knobs = post("/api/v1/estimate", body.to_string()).await;
+    assert_eq!(knobs.status, StatusCode::OK, "{}", knobs.text());
+    let report = &knobs.json()["serving"];
+    assert_eq!(report["max_concurrent_sequences"], 64.0);
+    assert_eq!(report["closed_loop"]["users"], 32.0);
+    assert!(report["scheduler"].as_str().unwrap().contains("vllm 0.6"), "{report}");
+    conforms(&body, "EstimateOptions").await;
+    let typo = json!({"model": "llama-3.1-8b", "task": "inference", "gpu": "H100", "max_num_seq": 64});
+    assert_eq!(post("/api/v1/estimate", typo.to_string()).await.status, StatusCode::BAD_REQUEST);
 }
 
 #[tokio::test]

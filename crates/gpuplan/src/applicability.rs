@@ -68,8 +68,25 @@ pub(crate) fn check_plan_query(query: &PlanQuery, model: &ModelSpec) -> Result<(
                 "give --dataset-size (requests to process) with --deadline, or size online serving with --qps",
             ));
         }
+        if query.serving.qps.is_some() && query.serving.concurrency.is_some() {
+            return Err(Error::invalid(
+                "--qps and --concurrency are two ways to state the load; give one",
+                Some(
+                    "--qps is an open load of Poisson arrivals; --concurrency N is N users in a closed loop"
+                        .to_string(),
+                ),
+            ));
+        }
+        if query.serving.peak_qps.is_some() && query.serving.concurrency.is_some() {
+            return Err(refuse(
+                "--peak-qps",
+                "a load given as --qps",
+                "with --concurrency the replicas are sized for that many users; drop --peak-qps",
+            ));
+        }
         let online = [
             Given("--qps", query.serving.qps.is_some()),
+            Given("--concurrency", query.serving.concurrency.is_some()),
             Given("--peak-qps", query.serving.peak_qps.is_some()),
             Given("--ttft", query.serving.ttft.is_some()),
             Given("--tpot", query.serving.tpot.is_some()),
@@ -171,9 +188,16 @@ fn check_image_flags(query: &PlanQuery, model: &ModelSpec) -> Result<(), Error> 
 fn check_request_shape_flags(query: &PlanQuery, model: &ModelSpec) -> Result<(), Error> {
     let generates = matches!(&model.architecture, Architecture::Transformer(spec) if spec.generates());
     let continuous = query.engine.is_none_or(|engine| engine.continuous_batching());
+    let settings = &query.engine_settings;
     let shapes = [
         Given("--requests", query.serving.requests.is_some()),
         Given("--prefix-cache-hit", query.prefix_cache_hit.is_some()),
+        Given("--concurrency", query.serving.concurrency.is_some()),
+        Given("--max-num-seqs", settings.max_num_seqs.is_some()),
+        Given("--max-num-batched-tokens", settings.max_num_batched_tokens.is_some()),
+        Given("--scheduler-steps", settings.scheduler_steps.is_some()),
+        Given("--chunked-prefill", settings.chunked_prefill.is_some()),
+        Given("--engine NAME@RELEASE", settings.release.is_some()),
     ];
     match first_given(&shapes) {
         Some(flag) if !(generates && continuous) => Err(refuse(

@@ -62,6 +62,8 @@ pub struct WorkloadRequest {
     pub calibration: Option<gpuplan_model::CalibrationProfile>,
     /// Storage of the serving engine's KV cache (inference).
     pub kv_cache: Option<KvCacheDtype>,
+    /// The serving engine's release and scheduler knobs (inference).
+    pub engine_settings: gpuplan_model::EngineSettings,
     /// Image size, denoising steps and guidance (image models).
     pub image: ImageSettings,
     pub tokens: Option<f64>,
@@ -82,6 +84,8 @@ pub struct WorkloadRequest {
 pub struct ServingQuestion {
     /// Offered load, requests/s (Poisson arrivals).
     pub qps: Option<f64>,
+    /// Closed-loop load: users each sending the next request when the last ends.
+    pub concurrency: Option<f64>,
     pub ttft: Option<LatencyTarget>,
     pub tpot: Option<LatencyTarget>,
     /// Prompt and output lengths; `None`: `seq` and `output_tokens` for every request.
@@ -93,6 +97,7 @@ pub struct ServingQuestion {
 impl ServingQuestion {
     pub fn is_asked(&self) -> bool {
         self.qps.is_some()
+            || self.concurrency.is_some()
             || self.ttft.is_some()
             || self.tpot.is_some()
             || self.requests.is_some()
@@ -132,6 +137,7 @@ impl WorkloadRequest {
             framework_builds: Vec::new(),
             calibration: None,
             kv_cache: None,
+            engine_settings: gpuplan_model::EngineSettings::default(),
             image: ImageSettings::default(),
             tokens: None,
             epochs: None,
@@ -376,6 +382,7 @@ fn estimate_on(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateA
         flash_attention,
         engine,
         framework: request.framework,
+        engine_settings: request.engine_settings,
         kv_cache: request.kv_cache.unwrap_or(KvCacheDtype::Auto),
         image: request.image,
     };
@@ -546,10 +553,16 @@ fn serving_report(
     estimate: &gpuplan_estimate::Estimate,
 ) -> Result<Option<LoadReport>, Error> {
     let question = &request.serving;
+    if question.qps.is_some() && question.concurrency.is_some() {
+        return Err(Error::invalid(
+            "--qps and --concurrency are two ways to state the load; give one",
+            Some("--qps is an open load of Poisson arrivals; --concurrency N is N users in a closed loop".to_string()),
+        ));
+    }
     let Some(cost) = estimate.serving_cost else {
-        if question.is_asked() {
+        if question.is_asked() || workload.engine_settings.any() {
             return Err(Error::invalid(
-                "--qps, --ttft, --tpot, --requests and --prefix-cache-hit apply to generative models served by a continuous-batching engine",
+                "--qps, --concurrency, --ttft, --tpot, --requests, --prefix-cache-hit, an engine release and the engine's scheduler knobs apply to generative models served by a continuous-batching engine",
                 Some(
                     "use --task inference with --engine vllm, sglang, tensorrt-llm or tgi on a text-generation model"
                         .to_string(),
@@ -570,7 +583,10 @@ fn serving_report(
     Ok(Some(serving::report(
         &cost,
         &mix,
-        question.qps,
+        serving::Load {
+            rate: question.qps,
+            users: question.concurrency,
+        },
         question.ttft,
         question.tpot,
     )))

@@ -146,7 +146,7 @@ fn key_position(text: &str, key: &str) -> Option<(usize, usize)> {
 pub fn job_schema() -> Value {
     use utoipa::OpenApi;
     #[derive(OpenApi)]
-    #[openapi(components(schemas(PlanOptions, crate::options::WorkloadOptions)))]
+    #[openapi(components(schemas(PlanOptions, crate::options::WorkloadOptions, crate::EngineKnobs)))]
     struct JobFileSchema;
     let components = serde_json::to_value(JobFileSchema::openapi().components).unwrap_or(Value::Null);
     let mut definitions = components.get("schemas").cloned().unwrap_or(Value::Null);

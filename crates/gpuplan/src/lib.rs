@@ -20,6 +20,7 @@ mod compat;
 mod cost_job;
 mod cost_options;
 mod defaults;
+mod engine_knobs;
 mod error;
 mod estimate_workload;
 mod export_plan;
@@ -44,6 +45,7 @@ pub use cost_job::{
     cost_job, energy_of,
 };
 pub use cost_options::{CostOptions, EnergyOptions, PriceTier};
+pub use engine_knobs::EngineKnobs;
 pub use error::{Error, ExitStatus};
 pub use estimate_workload::{EstimateAnswer, ModelSource, ServingQuestion, WorkloadRequest, estimate_workload};
 pub use export_plan::{ExportSettings, ExportTarget, SavedPlan, export_plan, read_saved_plan};

@@ -105,6 +105,9 @@ pub struct WorkloadOptions {
 pub struct EstimateOptions {
     #[serde(flatten)]
     pub workload: WorkloadOptions,
+    /// The serving engine's scheduler knobs and a closed-loop load.
+    #[serde(flatten)]
+    pub knobs: crate::EngineKnobs,
     /// Fields no option claims: refused.
     #[serde(flatten, skip_serializing)]
     #[schema(ignore)]
@@ -136,6 +139,9 @@ pub struct EstimateOptions {
 pub struct PlanOptions {
     #[serde(flatten)]
     pub workload: WorkloadOptions,
+    /// The serving engine's scheduler knobs and a closed-loop load.
+    #[serde(flatten)]
+    pub knobs: crate::EngineKnobs,
     /// Fields no option claims: refused.
     #[serde(flatten, skip_serializing)]
     #[schema(ignore)]
@@ -225,6 +231,7 @@ impl Default for PlanOptions {
     fn default() -> Self {
         PlanOptions {
             workload: WorkloadOptions::default(),
+            knobs: crate::EngineKnobs::default(),
             unknown: BTreeMap::new(),
             precision: Vec::new(),
             deadline: None,
@@ -473,7 +480,9 @@ macro_rules! fill_workload {
         $target.optimizer = parse("optimizer", &w.optimizer)?;
         $target.lora_rank = w.lora_rank;
         $target.lora_targets = parse("lora-targets", &w.lora_targets)?;
-        $target.engine = parse("engine", &w.engine)?;
+        let (engine, release) = crate::engine_knobs::split_release(&w.engine)?;
+        $target.engine = parse("engine", &engine)?;
+        $target.engine_settings.release = release;
         $target.image = w.image();
         $target.tokens = amount("--tokens", w.tokens)?;
         $target.epochs = amount("--epochs", w.epochs)?;
@@ -504,8 +513,11 @@ impl EstimateOptions {
         request.ep = self.ep;
         request.zero = self.zero;
         request.flash_attention = self.flash_attention;
+        self.knobs.check_task(request.task)?;
+        request.engine_settings = self.knobs.settings(request.engine_settings.release)?;
         request.serving = ServingQuestion {
             qps: w.qps,
+            concurrency: self.knobs.concurrency,
             ttft: w.ttft,
             tpot: w.tpot,
             requests: w.requests.clone(),
@@ -541,7 +553,10 @@ impl PlanOptions {
             tpot: w.tpot,
             requests: w.requests.clone(),
             headroom: self.headroom,
+            concurrency: self.knobs.concurrency,
         };
+        self.knobs.check_task(query.task)?;
+        query.engine_settings = self.knobs.settings(query.engine_settings.release)?;
         query.prefix_cache_hit = w.prefix_cache_hit;
         query.providers = self.providers.clone();
         query.regions = self.regions.clone();

@@ -43,6 +43,8 @@ pub struct PlanQuery {
     pub calibration: Option<gpuplan_model::CalibrationProfile>,
     /// Storage of the serving engine's KV cache (inference).
     pub kv_cache: Option<KvCacheDtype>,
+    /// The serving engine's release and scheduler knobs (inference).
+    pub engine_settings: gpuplan_model::EngineSettings,
     /// Image size, denoising steps and guidance (image models).
     pub image: ImageSettings,
     pub tokens: Option<f64>,
@@ -93,6 +95,7 @@ impl PlanQuery {
             framework_builds: Vec::new(),
             calibration: None,
             kv_cache: None,
+            engine_settings: gpuplan_model::EngineSettings::default(),
             image: ImageSettings::default(),
             tokens: None,
             epochs: None,
@@ -222,10 +225,15 @@ fn plan_on(catalog: &Catalog, query: &PlanQuery) -> Result<Result<PlanAnswer, Bo
     if task.is_training() && amount.is_none() {
         defaults.push("no --tokens or --epochs: ranked by cost per token, no total".to_string());
     }
-    if task == Task::Inference && query.serving.qps.is_none() && query.dataset_size.is_none() {
+    if task == Task::Inference
+        && query.serving.qps.is_none()
+        && query.serving.concurrency.is_none()
+        && query.dataset_size.is_none()
+    {
         defaults.push("no --qps: one replica".to_string());
     }
-    if task == Task::Inference && query.serving.qps.is_some() && query.serving.headroom.is_none() {
+    let online_load = query.serving.qps.is_some() || query.serving.concurrency.is_some();
+    if task == Task::Inference && online_load && query.serving.headroom.is_none() {
         defaults.push(format!(
             "--headroom {}: each replica planned at {:.0} % of its goodput",
             gpuplan_plan::DEFAULT_SERVING_HEADROOM,
@@ -362,6 +370,7 @@ fn plan_on(catalog: &Catalog, query: &PlanQuery) -> Result<Result<PlanAnswer, Bo
         flash_attention: transformer.is_some() || crate::defaults::is_diffusion(&model),
         engine,
         framework: query.framework,
+        engine_settings: query.engine_settings,
         kv_cache: query.kv_cache.unwrap_or(KvCacheDtype::Auto),
         image: query.image,
     };

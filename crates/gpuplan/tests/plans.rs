@@ -51,6 +51,7 @@ fn seven_b_inference_at_modest_qps_does_not_pick_an_eight_h100_node() {
         tpot: Some(LatencyTarget::at_default_percentile(0.1).unwrap()),
         requests: None,
         headroom: None,
+        concurrency: None,
     };
     q.seq = Some(1000);
     q.output_tokens = Some(200);
@@ -71,6 +72,7 @@ fn serving_meets_its_latency_targets() {
         tpot: Some(LatencyTarget::at_default_percentile(0.05).unwrap()),
         requests: None,
         headroom: None,
+        concurrency: None,
     };
     q.seq = Some(1000);
     q.output_tokens = Some(200);
@@ -135,6 +137,7 @@ fn contradictory_or_bad_constraints_are_errors() {
         tpot: None,
         requests: None,
         headroom: None,
+        concurrency: None,
     };
     assert!(
         plan_workload(catalog(), &q)

@@ -336,3 +336,120 @@ fn headroom_is_a_stated_share_of_goodput() {
         assert!(plan_workload(catalog(), &q).is_err(), "{bad} accepted");
     }
 }
+
+/// An 8B model on one H100 with 1,000-token prompts and 200-token answers, as `estimate` asks it.
+fn llama_8b_h100(engine: &str, settings: gpuplan::model::EngineSettings) -> WorkloadRequest {
+    let mut r = WorkloadRequest::new(
+        ModelSource::BuiltIn("llama-3.1-8b".to_string()),
+        Task::Inference,
+        "H100-SXM5-80GB",
+    );
+    (r.seq, r.output_tokens) = (Some(1000), Some(200));
+    r.engine = Some(engine.parse().unwrap());
+    r.engine_settings = settings;
+    r
+}
+
+fn serving_of(r: &WorkloadRequest) -> gpuplan::estimator::serving::LoadReport {
+    estimate_workload(catalog(), r).unwrap().serving.unwrap()
+}
+
+/// vLLM 0.5's V0 engine spent most of each decode iteration on the CPU (the v0.6.0 release
+/// post: 38 % GPU time on Llama 3 8B on an H100), so at the same load its time per token is
+/// longer, and its capacity lower, than the current engine's; the answer names the release.
+#[test]
+fn an_old_vllm_release_decodes_slower_than_the_current_one() {
+    use gpuplan::model::{EngineRelease, EngineSettings};
+    let at = |release: Option<EngineRelease>| {
+        let mut r = llama_8b_h100(
+            "vllm",
+            EngineSettings {
+                release,
+                ..EngineSettings::default()
+            },
+        );
+        r.serving.qps = Some(4.0);
+        serving_of(&r)
+    };
+    let (old, current) = (at(Some(EngineRelease::new(0, 5))), at(None));
+    assert!(old.tpot.unwrap().p50 > current.tpot.unwrap().p50 * 1.1);
+    assert!(old.capacity_requests_per_second < current.capacity_requests_per_second);
+    assert!(old.scheduler.contains("vllm 0.5"), "{}", old.scheduler);
+    assert!(old.max_concurrent_sequences <= 256.0);
+}
+
+/// The scheduler knobs change the answer the way the engines' docs say: ten scheduler steps
+/// make a new prompt wait for the running ones (longer TTFT); a lower `--max-num-seqs` caps
+/// the sequences and so the capacity; without chunked prefill, prompts stall the decodes.
+#[test]
+fn scheduler_knobs_move_the_answer_in_the_documented_direction() {
+    use gpuplan::model::EngineSettings;
+    let at = |settings: EngineSettings| {
+        let mut r = llama_8b_h100("vllm", settings);
+        r.serving.qps = Some(4.0);
+        serving_of(&r)
+    };
+    let default = at(EngineSettings::default());
+    let multi_step = at(EngineSettings {
+        scheduler_steps: Some(10),
+        ..EngineSettings::default()
+    });
+    assert!(multi_step.ttft.unwrap().p90 > default.ttft.unwrap().p90);
+    let capped = at(EngineSettings {
+        max_num_seqs: Some(16),
+        ..EngineSettings::default()
+    });
+    assert_eq!(capped.max_concurrent_sequences, 16.0);
+    assert!(capped.capacity_requests_per_second < default.capacity_requests_per_second * 0.5);
+    assert!(
+        capped.scheduler.contains("in force: 16 sequences"),
+        "{}",
+        capped.scheduler
+    );
+    let separate = at(EngineSettings {
+        chunked_prefill: Some(false),
+        ..EngineSettings::default()
+    });
+    assert!(separate.tpot.unwrap().p90 > default.tpot.unwrap().p90);
+}
+
+/// A closed loop of users, as `vllm bench serve --max-concurrency` runs: more users give more
+/// throughput and longer tokens until the engine is full; the users one replica takes within
+/// the targets is a number an engineer can check against such a sweep; and a plan for twice
+/// the users needs at least as many replicas.
+#[test]
+fn a_closed_loop_of_users_is_sized_by_the_users_each_replica_takes() {
+    let at = |users: f64| {
+        let mut r = llama_8b_h100("vllm", Default::default());
+        r.serving.concurrency = Some(users);
+        (r.serving.ttft, r.serving.tpot) = (Some(target("1s")), Some(target("50ms")));
+        serving_of(&r)
+    };
+    let (few, many) = (at(8.0), at(128.0));
+    let (few_loop, many_loop) = (few.closed_loop.unwrap(), many.closed_loop.unwrap());
+    assert!(many_loop.requests_per_second > few_loop.requests_per_second * 4.0);
+    assert!(many_loop.tpot.p50 > few_loop.tpot.p50);
+    let users = few.users_within_targets.unwrap();
+    assert!((50.0..=1000.0).contains(&users), "{users} users within 1 s / 50 ms");
+    let plan_for = |users: f64| {
+        let mut q = h100(serving("llama-3.1-8b", 1.0, 1000, 200, "1s", "50ms"));
+        q.serving.qps = None;
+        q.serving.concurrency = Some(users);
+        q.providers = vec!["aws".into()];
+        plan(&q)
+    };
+    let (small, large) = (plan_for(200.0), plan_for(2000.0));
+    let replicas = |p: &Value| f(&best(p)["serving"]["replicas"]);
+    assert!(
+        replicas(&large) >= replicas(&small) * 5.0,
+        "{} {}",
+        replicas(&large),
+        replicas(&small)
+    );
+    let per_replica = f(&best(&large)["serving"]["users_per_replica"]);
+    let within = f(&best(&large)["serving"]["users_within_targets_per_replica"]);
+    assert!(
+        per_replica <= within * 0.9 + 1.0,
+        "{per_replica} users planned of {within}"
+    );
+}

@@ -13,7 +13,8 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 
 use gpuplan::estimator::serving::{self, StepCost, closed_loop};
-use gpuplan::model::{Engine, LatencyTarget, Precision, RequestMix, Task};
+use gpuplan::estimator::serving_users::{at_users, burst_ttft};
+use gpuplan::model::{Engine, EngineRelease, EngineSettings, LatencyTarget, Precision, RequestMix, Task};
 use gpuplan::{Catalog, ModelSource, WorkloadRequest, estimate_workload};
 use serde::Deserialize;
 use std::sync::OnceLock;
@@ -57,6 +58,10 @@ struct Case {
     output_tokens: Option<f64>,
     request_rate: Option<f64>,
     max_concurrency: Option<f64>,
+    /// Requests the benchmark sent in all.
+    num_prompts: Option<f64>,
+    /// The engine release the benchmark ran, where stated (`0.6.0`).
+    engine_version: Option<String>,
     /// Iterations scheduled at once, where the benchmark set it (vLLM 0.6 multi-step).
     scheduler_steps: Option<f64>,
     /// Whether the benchmark's engine mixed prompt chunks into decode steps, where its
@@ -100,6 +105,13 @@ fn step_cost(case: &Case, input: u64, output: u64) -> Option<StepCost> {
     request.seq = Some(input);
     request.output_tokens = Some(output);
     request.batch = Some(1);
+    // The release the benchmark ran and the scheduler settings it states.
+    request.engine_settings = EngineSettings {
+        release: case.engine_version.as_deref().and_then(EngineRelease::parse),
+        scheduler_steps: case.scheduler_steps.map(|s| s as u32),
+        chunked_prefill: case.chunked_prefill,
+        ..EngineSettings::default()
+    };
     estimate_workload(catalog(), &request).ok()?.estimate.serving_cost
 }
 
@@ -115,14 +127,7 @@ fn predict(case: &Case) -> Result<f64, String> {
         return Err("input length unstated".to_string());
     };
     let (input, output) = (input.round() as u64, output.round() as u64);
-    let mut cost = step_cost(case, input, output).ok_or("does not fit")?;
-    if let Some(steps) = case.scheduler_steps {
-        cost.scheduler.steps_per_schedule = steps;
-    }
-    // Where the benchmark ran without chunked prefill, prompts ran in prefill-only iterations.
-    if case.chunked_prefill == Some(false) {
-        cost.scheduler.mixes_prefill = false;
-    }
+    let cost = step_cost(case, input, output).ok_or("does not fit")?;
     let mix = RequestMix::fixed(input, output);
     let replicas = f64::from(case.gpus / case.tp.max(1));
     let per_replica_rate = case.request_rate.map(|r| r / replicas);
@@ -181,10 +186,16 @@ fn predict(case: &Case) -> Result<f64, String> {
         Some(Err(saturation)) => return Err(format!("saturated: {saturation:?}")),
         None => match case.kind.as_str() {
             "tpot" | "itl" => closed.step_seconds,
+            // Every prompt sent at once: one burst, no steady state.
+            "ttft" if case.num_prompts.is_some_and(|n| Some(n) <= case.max_concurrency) => {
+                burst_ttft(&cost, &mix, case.num_prompts.unwrap_or(1.0) / replicas)
+            }
             "ttft" => {
-                let p =
-                    serving::at_load(&cost, closed.requests_per_second * 0.9, &mix).map_err(|s| format!("{s:?}"))?;
-                p.ttft_mean()
+                let users = at_users(&cost, &mix, concurrency.unwrap_or(closed.sequences));
+                match q {
+                    Some(_) => users.ttft.p50,
+                    None => users.ttft.mean,
+                }
             }
             kind => return Err(format!("{kind} without a load")),
         },

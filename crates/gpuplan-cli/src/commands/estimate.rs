@@ -31,6 +31,7 @@ pub(crate) fn model_and_config(model: &str) -> Result<(String, Option<serde_json
 fn options(args: &EstimateArgs) -> Result<EstimateOptions, Error> {
     Ok(EstimateOptions {
         workload: workload_options!(args, &args.model, &args.task),
+        knobs: args.knobs,
         unknown: Default::default(),
         gpu: args.gpu.clone(),
         gpus: args.gpus,

@@ -67,6 +67,7 @@ fn options(args: &PlanArgs, model: &str, task: &str) -> Result<PlanOptions, Erro
     let operations = &args.operations;
     Ok(PlanOptions {
         workload: workload_options!(args, model, task),
+        knobs: args.knobs,
         unknown: Default::default(),
         precision: args.precision.clone(),
         deadline: args.deadline,

@@ -254,6 +254,25 @@ fn serving_section(text: &mut String, s: &LoadReport) {
             });
         let _ = writeln!(text, "  {:<18} {} requests/s ({limit})", "goodput", rate(goodput));
     }
+    if let Some(users) = s.users_within_targets {
+        let _ = writeln!(
+            text,
+            "  {:<18} {users:.0} concurrent users within the targets (closed loop)",
+            "users"
+        );
+    }
+    if let Some(closed) = &s.closed_loop {
+        let _ = writeln!(
+            text,
+            "  with {:.0} users in a closed loop: {} requests/s, {} output tokens/s, {:.0} sequences running",
+            closed.users,
+            rate(closed.requests_per_second),
+            rate(closed.output_tokens_per_second),
+            closed.sequences
+        );
+        let _ = writeln!(text, "  {:<18} {}", "time to first token", percentiles(&closed.ttft));
+        let _ = writeln!(text, "  {:<18} {}", "time per token", percentiles(&closed.tpot));
+    }
     if let Some(load) = s.load_requests_per_second {
         match (s.saturated, &s.ttft, &s.tpot) {
             (Some(saturation), _, _) => {

@@ -179,7 +179,9 @@ fn serving_summary(serving: &Serving, money: &Money) -> String {
         "  serving: {} replicas of {} GPU(s), {how}; {:.2} requests/s planned per replica",
         serving.replicas, serving.gpus_per_replica, serving.requests_per_second_per_replica
     );
-    if let Some(goodput) = latency.goodput_per_replica {
+    if let Some(within) = latency.users_within_targets_per_replica {
+        let _ = write!(text, " ({within:.0} concurrent users within the targets)");
+    } else if let Some(goodput) = latency.goodput_per_replica {
         let _ = write!(text, " (goodput {goodput:.2} within the targets)");
     }
     let mut at_load = Vec::new();
@@ -195,13 +197,24 @@ fn serving_summary(serving: &Serving, money: &Money) -> String {
     if let Some(kv) = latency.kv_cache_utilisation {
         at_load.push(format!("KV cache {:.0} % used", kv * 100.0));
     }
-    if !at_load.is_empty() {
-        let _ = write!(
-            text,
-            "\n  at {:.2} requests/s per replica: {}",
-            latency.load_per_replica,
-            at_load.join(", ")
-        );
+    match (at_load.is_empty(), latency.users_per_replica) {
+        (true, _) => {}
+        (false, Some(users)) => {
+            let _ = write!(
+                text,
+                "\n  with {users:.0} users per replica ({:.2} requests/s): {}",
+                latency.load_per_replica,
+                at_load.join(", ")
+            );
+        }
+        (false, None) => {
+            let _ = write!(
+                text,
+                "\n  at {:.2} requests/s per replica: {}",
+                latency.load_per_replica,
+                at_load.join(", ")
+            );
+        }
     }
     let _ = write!(
         text,

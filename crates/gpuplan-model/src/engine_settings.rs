@@ -1,0 +1,87 @@
+//! What a serving engine is told beyond its name: the release it is (`vllm@0.6`), and the
+//! scheduler knobs that change its answers. Unset knobs keep the release's defaults.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A serving engine's release line, `major.minor` (`0.6`, `1.0`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct EngineRelease {
+    pub major: u16,
+    pub minor: u16,
+}
+
+impl EngineRelease {
+    pub const fn new(major: u16, minor: u16) -> EngineRelease {
+        EngineRelease { major, minor }
+    }
+
+    /// `0.6`, `0.6.3` (the patch is not a scheduling change and is dropped) or `3`.
+    pub fn parse(text: &str) -> Option<EngineRelease> {
+        let mut parts = text.trim().trim_start_matches('v').split('.');
+        let major = parts.next()?.parse().ok()?;
+        let minor = match parts.next() {
+            Some(minor) => minor.parse().ok()?,
+            None => 0,
+        };
+        match parts.next() {
+            Some(patch) if !patch.chars().all(|c| c.is_ascii_alphanumeric()) => None,
+            _ => Some(EngineRelease { major, minor }),
+        }
+    }
+}
+
+impl fmt::Display for EngineRelease {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}", self.major, self.minor)
+    }
+}
+
+/// The scheduler knobs of a continuous-batching engine; `None` keeps the release's default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct EngineSettings {
+    /// The engine release whose defaults and host overheads apply; `None`: the current one.
+    #[serde(default)]
+    pub release: Option<EngineRelease>,
+    /// Sequences running at once at most (vLLM `--max-num-seqs`, SGLang
+    /// `--max-running-requests`, TensorRT-LLM `max_batch_size`, TGI
+    /// `--max-concurrent-requests`).
+    #[serde(default)]
+    pub max_num_seqs: Option<u32>,
+    /// Tokens one iteration processes at most (vLLM `--max-num-batched-tokens`, SGLang
+    /// `--chunked-prefill-size`, TensorRT-LLM `max_num_tokens`, TGI
+    /// `--max-batch-prefill-tokens`).
+    #[serde(default)]
+    pub max_num_batched_tokens: Option<u32>,
+    /// Iterations scheduled at once (vLLM 0.5–0.7 `--num-scheduler-steps`).
+    #[serde(default)]
+    pub scheduler_steps: Option<u32>,
+    /// Whether prompt chunks share iterations with decoding (`--enable-chunked-prefill`,
+    /// SGLang `--enable-mixed-chunk`, TensorRT-LLM `enable_chunked_context`).
+    #[serde(default)]
+    pub chunked_prefill: Option<bool>,
+}
+
+impl EngineSettings {
+    /// Whether any knob or release was given.
+    pub fn any(&self) -> bool {
+        *self != EngineSettings::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn releases_parse_to_their_line() {
+        assert_eq!(EngineRelease::parse("0.6"), Some(EngineRelease::new(0, 6)));
+        assert_eq!(EngineRelease::parse("0.6.3"), Some(EngineRelease::new(0, 6)));
+        assert_eq!(EngineRelease::parse("v1.0"), Some(EngineRelease::new(1, 0)));
+        assert_eq!(EngineRelease::parse("3"), Some(EngineRelease::new(3, 0)));
+        assert_eq!(EngineRelease::parse("latest"), None);
+        assert_eq!(EngineRelease::parse("0.x"), None);
+        assert!(EngineRelease::new(0, 6) < EngineRelease::new(0, 10));
+        assert_eq!(EngineRelease::new(0, 10).to_string(), "0.10");
+    }
+}

@@ -1,0 +1,146 @@
+//! The serving engine's scheduler knobs and closed-loop load, declared once: the same struct
+//! is the command line's flags (`--max-num-seqs`), a job file's keys and the API's JSON fields
+//! (`max_num_seqs`). Unset knobs keep the engine release's defaults, and the answer says which
+//! were in force.
+
+use crate::Error;
+use gpuplan_model::{EngineRelease, EngineSettings};
+use serde::{Deserialize, Serialize};
+
+/// Scheduler knobs of a continuous-batching engine, and a closed-loop load.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
+#[cfg_attr(feature = "cli", derive(clap::Args))]
+pub struct EngineKnobs {
+    /// Sequences the engine runs at once at most (vLLM --max-num-seqs, SGLang
+    /// --max-running-requests, TensorRT-LLM max_batch_size, TGI --max-concurrent-requests).
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long, help_heading = "Serving engine"))]
+    pub max_num_seqs: Option<u32>,
+    /// Tokens one engine iteration processes at most (vLLM --max-num-batched-tokens, SGLang
+    /// --chunked-prefill-size, TensorRT-LLM max_num_tokens, TGI --max-batch-prefill-tokens).
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long, help_heading = "Serving engine"))]
+    pub max_num_batched_tokens: Option<u32>,
+    /// Iterations the engine schedules at once (vLLM 0.5–0.7 --num-scheduler-steps): new
+    /// prompts join only between such runs.
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long, help_heading = "Serving engine"))]
+    pub scheduler_steps: Option<u32>,
+    /// Whether prompt chunks share iterations with decoding (true) or run in prefill-only
+    /// iterations every decoding sequence waits for (false).
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long, help_heading = "Serving engine"))]
+    pub chunked_prefill: Option<bool>,
+    /// Closed-loop load: this many users, each sending its next request when the last one
+    /// ends (as `vllm bench serve --max-concurrency` and genai-perf do), instead of a Poisson
+    /// `qps`. `plan` sizes replicas for this many users in total.
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long, help_heading = "Serving engine"))]
+    pub concurrency: Option<f64>,
+}
+
+/// The release in `vllm@0.6`, if any, with the engine name alone.
+pub(crate) fn split_release(text: &Option<String>) -> Result<(Option<String>, Option<EngineRelease>), Error> {
+    let Some(text) = text else {
+        return Ok((None, None));
+    };
+    let Some((name, release)) = text.split_once('@') else {
+        return Ok((Some(text.clone()), None));
+    };
+    let parsed = EngineRelease::parse(release).ok_or_else(|| {
+        Error::invalid(
+            format!("--engine {text}: `{release}` is not a release line"),
+            Some("give the engine's release as MAJOR.MINOR, e.g. --engine vllm@0.6".to_string()),
+        )
+    })?;
+    Ok((Some(name.to_string()), Some(parsed)))
+}
+
+impl EngineKnobs {
+    /// The knobs as the estimator takes them, checked; `release` from `--engine NAME@RELEASE`.
+    pub(crate) fn settings(&self, release: Option<EngineRelease>) -> Result<EngineSettings, Error> {
+        for (flag, value) in [
+            ("--max-num-seqs", self.max_num_seqs),
+            ("--max-num-batched-tokens", self.max_num_batched_tokens),
+            ("--scheduler-steps", self.scheduler_steps),
+        ] {
+            if value == Some(0) {
+                return Err(Error::invalid(format!("{flag} must be at least 1"), None));
+            }
+        }
+        if let Some(users) = self.concurrency {
+            if !(1.0..=1e7).contains(&users) {
+                return Err(Error::invalid(
+                    format!("--concurrency {users} is not a number of users from 1 to 10 million"),
+                    None,
+                ));
+            }
+        }
+        Ok(EngineSettings {
+            release,
+            max_num_seqs: self.max_num_seqs,
+            max_num_batched_tokens: self.max_num_batched_tokens,
+            scheduler_steps: self.scheduler_steps,
+            chunked_prefill: self.chunked_prefill,
+        })
+    }
+
+    /// Knobs of a serving engine mean nothing to training.
+    pub(crate) fn check_task(&self, task: gpuplan_model::Task) -> Result<(), Error> {
+        match self.given().into_iter().find(|(_, g)| *g) {
+            Some((flag, _)) if task.is_training() => Err(Error::invalid(
+                format!("{flag} applies to serving (--task inference), not {task}"),
+                Some("drop it, or ask about inference".to_string()),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// The flags given, by name, for the checks that refuse them where they do not apply.
+    pub(crate) fn given(&self) -> [(&'static str, bool); 5] {
+        [
+            ("--max-num-seqs", self.max_num_seqs.is_some()),
+            ("--max-num-batched-tokens", self.max_num_batched_tokens.is_some()),
+            ("--scheduler-steps", self.scheduler_steps.is_some()),
+            ("--chunked-prefill", self.chunked_prefill.is_some()),
+            ("--concurrency", self.concurrency.is_some()),
+        ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_release_is_split_from_the_engine_and_checked() {
+        let (name, release) = split_release(&Some("vllm@0.6.3".into())).unwrap();
+        assert_eq!(name.as_deref(), Some("vllm"));
+        assert_eq!(release, Some(EngineRelease::new(0, 6)));
+        assert_eq!(split_release(&Some("sglang".into())).unwrap().1, None);
+        assert!(split_release(&Some("vllm@latest".into())).is_err());
+    }
+
+    #[test]
+    fn zero_and_impossible_knobs_are_refused() {
+        let knobs = EngineKnobs {
+            max_num_seqs: Some(0),
+            ..EngineKnobs::default()
+        };
+        assert!(knobs.settings(None).is_err());
+        for users in [0.0, f64::NAN, f64::INFINITY, 1e9] {
+            let knobs = EngineKnobs {
+                concurrency: Some(users),
+                ..EngineKnobs::default()
+            };
+            assert!(knobs.settings(None).is_err(), "{users}");
+        }
+        let given = EngineKnobs {
+            scheduler_steps: Some(10),
+            ..EngineKnobs::default()
+        };
+        assert_eq!(given.settings(None).unwrap().scheduler_steps, Some(10));
+        assert!(given.check_task(gpuplan_model::Task::Lora).is_err());
+        assert!(given.check_task(gpuplan_model::Task::Inference).is_ok());
+    }
+}
