@@ -1,4 +1,4 @@
-//! Bad input, as a hostile or careless user gives it, to every command (192 cases): each must end
+//! Bad input, as a hostile or careless user gives it, to every command (195 cases): each must end
 //! with exit 2, a message on standard error naming what was wrong, and no panic. The cases
 //! cover every row of the reliability reports that found them (integer wraps, NaN, negative
 //! numbers, impossible shapes, flags that do not apply, unreadable files).
@@ -522,6 +522,18 @@ fn plan() {
         (
             "estimate --model llama-3.1-8b --task inference --gpu H100 --qps 2 --concurrency 8",
             "--qps and --concurrency are two ways to state the load",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task inference --gpu H100 --precision int8:bnb-nf4",
+            "the bnb-nf4 kernel does not run int8 weights",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task inference --gpu H100 --precision int4:turbo",
+            "unknown weight kernel `turbo`",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task lora --gpu H100 --precision int4:marlin",
+            "names an inference kernel; lora does not run one",
         ),
         (
             "plan --model llama-3.1-8b --task inference --qps 10 --ttft p90:-1s",

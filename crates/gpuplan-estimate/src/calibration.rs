@@ -180,6 +180,8 @@ pub struct Calibration {
     /// Release ranges of engines whose defaults or overheads differ from the current release.
     #[serde(default)]
     pub engine_releases: Vec<crate::efficiency::ReleaseProfile>,
+    /// Quantised-weight kernels, by name.
+    pub weight_kernels: BTreeMap<String, crate::efficiency::WeightKernelProfile>,
     pub diffusion_unet_peak_fraction: DiffusionPeakFraction,
     /// By engine name; engines not listed pay PyTorch eager's.
     pub diffusion_seconds_per_operator: BTreeMap<String, OperatorTime>,
@@ -250,6 +252,19 @@ mod tests {
             parsed.frameworks.len(),
             Framework::ALL.len(),
             "a profile for an unknown framework"
+        );
+    }
+
+    #[test]
+    fn every_weight_kernel_has_a_profile() {
+        for kernel in gpuplan_model::WeightKernel::ALL {
+            let profile = crate::efficiency::weight_kernel_profile(*kernel);
+            assert!(profile.weight_time_factor_batch1 > 0.0 && profile.weight_time_factor > 0.0);
+            assert!(profile.gemm_factor > 0.0 && profile.gemm_factor <= 1.0);
+        }
+        assert_eq!(
+            calibration().weight_kernels.len(),
+            gpuplan_model::WeightKernel::ALL.len()
         );
     }
 

@@ -168,6 +168,32 @@ pub fn release_profile(engine: Engine, release: gpuplan_model::EngineRelease) ->
     calibration().engine_releases.iter().find(|p| p.covers(engine, release))
 }
 
+/// What a quantised-weight kernel costs beyond its bytes.
+#[derive(Debug, Clone, PartialEq, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WeightKernelProfile {
+    /// Time to stream (and dequantise) the weights once at batch 1, as a multiple of reading
+    /// them at their stored size.
+    pub weight_time_factor_batch1: f64,
+    /// The same with more than one token per step.
+    pub weight_time_factor: f64,
+    /// GEMM efficiency with many tokens, as a share of the engine's 16-bit (or the precision's
+    /// own) efficiency.
+    pub gemm_factor: f64,
+    pub evidence: String,
+    pub sources: Vec<String>,
+    #[serde(default)]
+    pub calibrated_on: Vec<String>,
+}
+
+/// The profile of `kernel`.
+pub fn weight_kernel_profile(kernel: gpuplan_model::WeightKernel) -> &'static WeightKernelProfile {
+    calibration()
+        .weight_kernels
+        .get(kernel.name())
+        .expect("every weight kernel has a profile (a unit test checks it)")
+}
+
 /// The measured behaviour of `engine`, from the calibration data.
 pub fn engine_profile(engine: Engine) -> &'static EngineProfile {
     calibration()

@@ -17,7 +17,7 @@ use crate::training::{TrainingEstimate, TrainingShape};
 use crate::{flops, inference, kv_cache, training};
 use gpuplan_model::{
     Accelerator, Architecture, Bytes, CitedSpec, Engine, FlopsPerSecond, KvCacheDtype, ModelSpec, Precision, Task,
-    TransformerSpec, Workload,
+    TransformerSpec, WeightKernel, Workload,
 };
 use serde::Serialize;
 
@@ -96,6 +96,15 @@ const MAX_BATCH: u64 = 100_000_000;
 const MAX_GPUS: u32 = 1_000_000;
 
 /// The dense peak the workload computes at, falling back where the format only stores weights.
+/// The kernel for the workload's weights: the one asked for where it serves the precision,
+/// else the engine's default.
+pub fn weight_kernel(workload: &Workload) -> WeightKernel {
+    workload
+        .weight_kernel
+        .filter(|k| k.precisions().contains(&workload.precision))
+        .unwrap_or_else(|| WeightKernel::default_for(workload.engine, workload.precision))
+}
+
 fn compute_peak(accelerator: &Accelerator, workload: &Workload) -> Result<(Precision, FlopsPerSecond), EstimateError> {
     let wanted = match (workload.task, workload.precision) {
         // Weight-only quantisation: int4 weights are dequantised to 16-bit for the matmul.
@@ -106,7 +115,12 @@ fn compute_peak(accelerator: &Accelerator, workload: &Workload) -> Result<(Preci
                 Precision::Fp16
             }
         }
-        (Task::Inference, Precision::Int8) if accelerator.peak(Precision::Int8).is_none() => Precision::Fp16,
+        // Weight-only int8 kernels (bitsandbytes, Marlin-class) multiply in 16 bits.
+        (Task::Inference, Precision::Int8)
+            if accelerator.peak(Precision::Int8).is_none() || weight_kernel(workload) != WeightKernel::Native =>
+        {
+            Precision::Fp16
+        }
         // QLoRA computes in 16-bit.
         (Task::Qlora, _) => Precision::Bf16,
         (_, precision) => precision,
@@ -337,6 +351,16 @@ fn transformer(
             None => 0.0,
         };
         let reserved = memory.weights + memory.activations + memory.overhead;
+        let kernel = weight_kernel(workload);
+        let kernel_profile = crate::efficiency::weight_kernel_profile(kernel);
+        if kernel != WeightKernel::Native {
+            assumptions.add(|| {
+                format!(
+                    "{} weights through the {kernel} kernel: {}",
+                    workload.precision, kernel_profile.evidence
+                )
+            });
+        }
         let shape = InferenceShape {
             layers: spec.layers + spec.decoder_layers,
             hidden: spec.hidden,
@@ -350,6 +374,9 @@ fn transformer(
             tensor_parallel_bandwidth: request.cluster.group_bandwidth(workload.layout.tp, 1).0,
             activation_bytes_per_sequence: memory.activations.as_u64() as f64 / workload.batch.max(1) as f64,
             generates: spec.generates(),
+            weight_time_factor_batch1: kernel_profile.weight_time_factor_batch1,
+            weight_time_factor: kernel_profile.weight_time_factor,
+            gemm_factor: kernel_profile.gemm_factor,
         };
         let estimate = inference::estimate(request.accelerator, peak, workload, &shape, &mut assumptions);
         let serving_cost = (workload.engine.continuous_batching() && shape.generates).then(|| {

@@ -65,6 +65,23 @@ pub struct InferenceShape {
     /// Collective bandwidth between the GPUs of a tensor-parallel group, bytes/s.
     pub tensor_parallel_bandwidth: f64,
     pub generates: bool,
+    /// What the quantised-weight kernel costs beyond the bytes: the weight phase as a multiple
+    /// of reading the weights at their size, at one token and at several, and its GEMMs'
+    /// efficiency as a share of the engine's.
+    pub weight_time_factor_batch1: f64,
+    pub weight_time_factor: f64,
+    pub gemm_factor: f64,
+}
+
+impl InferenceShape {
+    /// The weight phase's multiple of the bytes' read time with `tokens` per step.
+    pub fn weight_factor(&self, tokens: f64) -> f64 {
+        if tokens <= 1.0 {
+            self.weight_time_factor_batch1
+        } else {
+            self.weight_time_factor
+        }
+    }
 }
 
 pub fn estimate(
@@ -102,8 +119,9 @@ pub fn estimate(
     } else {
         encoder_fraction(accelerator, workload, batch * seq, notes)
     };
-    let prefill_compute = prefill_flops / (peak.0 * prefill_fraction);
-    let prefill_memory = shape.weight_bytes_gpu / (bandwidth * profile.decode_bandwidth_fraction);
+    let prefill_compute = prefill_flops / (peak.0 * prefill_fraction * shape.gemm_factor);
+    let prefill_memory =
+        shape.weight_bytes_gpu * shape.weight_factor(batch * seq) / (bandwidth * profile.decode_bandwidth_fraction);
     let ttft = prefill_compute.max(prefill_memory)
         + profile.step_overhead_seconds
         + profile.prefill_per_layer_overhead_seconds * layers
@@ -112,7 +130,8 @@ pub fn estimate(
     // Decode at the average context of the generation.
     let context = seq + out / 2.0;
     let experts_touched = 1.0 - (1.0 - shape.expert_share_per_token).powf(batch);
-    let weight_bytes = shape.weight_bytes_gpu - shape.expert_bytes_gpu * (1.0 - experts_touched);
+    let weight_bytes =
+        (shape.weight_bytes_gpu - shape.expert_bytes_gpu * (1.0 - experts_touched)) * shape.weight_factor(batch);
     let traffic = weight_bytes + batch * context * shape.kv_bytes_per_token_gpu;
     let decode_memory = traffic / (bandwidth * profile.decode_bandwidth_fraction);
     let decode_flops =
@@ -127,7 +146,7 @@ pub fn estimate(
         } else {
             1.0
         };
-    let decode_compute = decode_flops / (peak.0 * decode_fraction);
+    let decode_compute = decode_flops / (peak.0 * decode_fraction * shape.gemm_factor);
     let (decode_core, bound) = if decode_memory >= decode_compute {
         (decode_memory, Bound::Memory)
     } else {

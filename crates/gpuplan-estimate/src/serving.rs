@@ -227,6 +227,8 @@ pub struct StepCost {
     dense_weight_seconds: f64,
     expert_weight_seconds: f64,
     expert_share: f64,
+    /// The quantised-weight kernel's weight phase at one token per step, relative to more.
+    batch1_weight_ratio: f64,
     kv_seconds_per_token: f64,
     gemm_seconds_per_token: f64,
     gemm_half_tokens: f64,
@@ -269,7 +271,8 @@ impl StepCost {
             } else {
                 1.0
             };
-        let gemm_rate = peak.0 * gemm_fraction;
+        let gemm_rate = peak.0 * gemm_fraction * shape.gemm_factor;
+        let weight_factor = shape.weight_time_factor;
         let matmul = 2.0 * shape.matmul_parameters / tp;
         let attention = shape.attention_flops_per_token_per_context / tp;
         let (sync_fixed, sync_per_token) = if tp > 1.0 {
@@ -284,9 +287,10 @@ impl StepCost {
             fixed_seconds: serving.step_seconds + sync_fixed,
             seconds_per_sequence: serving.seconds_per_sequence,
             prefill_fixed_seconds: profile.prefill_per_layer_overhead_seconds * layers,
-            dense_weight_seconds: (shape.weight_bytes_gpu - shape.expert_bytes_gpu) / bandwidth,
-            expert_weight_seconds: shape.expert_bytes_gpu / bandwidth,
+            dense_weight_seconds: (shape.weight_bytes_gpu - shape.expert_bytes_gpu) * weight_factor / bandwidth,
+            expert_weight_seconds: shape.expert_bytes_gpu * weight_factor / bandwidth,
             expert_share: shape.expert_share_per_token,
+            batch1_weight_ratio: shape.weight_time_factor_batch1 / weight_factor,
             kv_seconds_per_token: shape.kv_bytes_per_token_gpu / bandwidth,
             gemm_seconds_per_token: matmul / gemm_rate,
             gemm_half_tokens: serving_gemm_half_tokens(),
@@ -310,7 +314,8 @@ impl StepCost {
     pub(crate) fn step(&self, decodes: f64, context: f64, prefill_tokens: f64, prompt: f64, prefill_share: f64) -> f64 {
         let tokens = decodes + prefill_tokens;
         let touched = 1.0 - (1.0 - self.expert_share).powf(tokens.max(1.0));
-        let weights = self.dense_weight_seconds + self.expert_weight_seconds * touched;
+        let single = if tokens <= 1.0 { self.batch1_weight_ratio } else { 1.0 };
+        let weights = (self.dense_weight_seconds + self.expert_weight_seconds * touched) * single;
         let gemms = weights.max((tokens + self.gemm_half_tokens) * self.gemm_seconds_per_token);
         let decode_attention = decodes * context * self.kv_seconds_per_token.max(self.attention_seconds_per_context);
         let prefill_attention =

@@ -69,5 +69,6 @@ pub use storage_pricing::StoragePricing;
 pub use suggestion::did_you_mean;
 pub use units::{Bytes, BytesPerSecond, FlopsPerSecond, GigabitsPerSecond, UsdPerHour, Watts};
 pub use workload::{
-    Checkpointing, Engine, ImageSettings, KvCacheDtype, LoraTargets, Optimizer, ParallelLayout, Task, Workload,
+    Checkpointing, Engine, ImageSettings, KvCacheDtype, LoraTargets, Optimizer, ParallelLayout, Task, WeightKernel,
+    Workload,
 };

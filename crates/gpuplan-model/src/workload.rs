@@ -111,6 +111,55 @@ named_enum!(
     }
 );
 
+named_enum!(
+    /// The kernel that multiplies by quantised weights: how fast a 4- or 8-bit checkpoint runs
+    /// depends on it as much as on its bytes.
+    WeightKernel, "weight kernel" {
+        /// The precision's own tensor-core path: fp8, int8 W8A8 (SmoothQuant), fp4 on
+        /// Blackwell, 16-bit.
+        Native => "native" | "smoothquant" | "w8a8",
+        /// A fused weight-only kernel that dequantises in registers, at close to the bytes'
+        /// speed in decode (Marlin and Machete for AWQ/GPTQ in vLLM and SGLang, TensorRT-LLM's
+        /// W4A16, gpt-fast's int4/int8).
+        Marlin => "marlin" | "machete" | "w4a16" | "awq-marlin" | "gptq-marlin",
+        /// AutoAWQ's GEMM kernel: dequantises per tile; faster than 16-bit only at small batch.
+        AwqGemm => "awq-gemm" | "awq",
+        /// ExLlamaV2's GPTQ kernel as Transformers runs it.
+        Exllamav2 => "exllamav2" | "exllama",
+        /// bitsandbytes 4-bit (NF4/FP4, `load_in_4bit`): weights dequantised to 16 bits before
+        /// each matmul.
+        BnbNf4 => "bnb-nf4" | "nf4" | "bnb-fp4" | "bnb-4bit",
+        /// bitsandbytes LLM.int8() (`load_in_8bit`): int8 matmul with 16-bit outlier columns.
+        BnbInt8 => "bnb-int8" | "llm.int8" | "bnb-8bit",
+    }
+);
+
+impl WeightKernel {
+    /// The kernel a precision runs with on `engine` unless told otherwise: the serving engines
+    /// and compiled graphs use fused kernels; Transformers' eager 4- and 8-bit loading is
+    /// bitsandbytes.
+    pub fn default_for(engine: Engine, precision: crate::Precision) -> WeightKernel {
+        use crate::Precision::{Int4, Int8};
+        match (engine, precision) {
+            (Engine::Pytorch, Int4) => WeightKernel::BnbNf4,
+            (Engine::Pytorch, Int8) => WeightKernel::BnbInt8,
+            (Engine::TorchCompile, Int8) | (_, Int4) => WeightKernel::Marlin,
+            _ => WeightKernel::Native,
+        }
+    }
+
+    /// The weight formats the kernel serves; empty: every precision's own path.
+    pub fn precisions(self) -> &'static [crate::Precision] {
+        use crate::Precision::{Int4, Int8};
+        match self {
+            WeightKernel::Native => &[],
+            WeightKernel::Marlin => &[Int4, Int8],
+            WeightKernel::AwqGemm | WeightKernel::Exllamav2 | WeightKernel::BnbNf4 => &[Int4],
+            WeightKernel::BnbInt8 => &[Int8],
+        }
+    }
+}
+
 impl Engine {
     /// Engines that schedule per iteration (continuous batching) with a paged KV cache.
     pub fn continuous_batching(self) -> bool {
@@ -226,6 +275,10 @@ pub struct Workload {
     /// The serving engine's release and scheduler knobs.
     #[serde(default)]
     pub engine_settings: crate::EngineSettings,
+    /// The kernel that multiplies by quantised weights (inference); `None`: the engine's
+    /// default for the precision ([`WeightKernel::default_for`]).
+    #[serde(default)]
+    pub weight_kernel: Option<WeightKernel>,
     /// The training framework, whose defaults and kernels the estimate follows; `None`: no
     /// particular one (Megatron-style selective recomputation, fp32 logits for the loss).
     #[serde(default)]

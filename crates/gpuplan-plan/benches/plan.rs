@@ -39,6 +39,7 @@ fn template(task: Task, batch: Option<u64>, seq: u64, output_tokens: u64, engine
         engine,
         framework: None,
         engine_settings: gpuplan_model::EngineSettings::default(),
+        weight_kernel: None,
         kv_cache: gpuplan_model::KvCacheDtype::Auto,
         lora_targets: gpuplan_model::LoraTargets::AllLinear,
         offload: gpuplan_model::Offload::NONE,

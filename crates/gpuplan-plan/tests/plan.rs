@@ -89,6 +89,7 @@ fn template() -> WorkloadTemplate {
         engine: Engine::Pytorch,
         framework: None,
         engine_settings: gpuplan_model::EngineSettings::default(),
+        weight_kernel: None,
         kv_cache: gpuplan_model::KvCacheDtype::Auto,
         lora_targets: gpuplan_model::LoraTargets::AllLinear,
         offload: gpuplan_model::Offload::NONE,

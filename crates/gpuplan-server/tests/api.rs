@@ -185,7 +185,10 @@ async fn an_estimate_is_the_cli_estimate() {
     assert!(report["scheduler"].as_str().unwrap().contains("vllm 0.6"), "{report}");
     conforms(&body, "EstimateOptions").await;
     let typo = json!({"model": "llama-3.1-8b", "task": "inference", "gpu": "H100", "max_num_seq": 64});
-    assert_eq!(post("/api/v1/estimate", typo.to_string()).await.status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        post("/api/v1/estimate", typo.to_string()).await.status,
+        StatusCode::BAD_REQUEST
+    );
 }
 
 #[tokio::test]

@@ -64,6 +64,8 @@ pub struct WorkloadRequest {
     pub kv_cache: Option<KvCacheDtype>,
     /// The serving engine's release and scheduler knobs (inference).
     pub engine_settings: gpuplan_model::EngineSettings,
+    /// The kernel for quantised weights, from `--precision int4:awq-gemm` (inference).
+    pub weight_kernel: Option<gpuplan_model::WeightKernel>,
     /// Image size, denoising steps and guidance (image models).
     pub image: ImageSettings,
     pub tokens: Option<f64>,
@@ -138,6 +140,7 @@ impl WorkloadRequest {
             calibration: None,
             kv_cache: None,
             engine_settings: gpuplan_model::EngineSettings::default(),
+            weight_kernel: None,
             image: ImageSettings::default(),
             tokens: None,
             epochs: None,
@@ -383,6 +386,7 @@ fn estimate_on(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateA
         engine,
         framework: request.framework,
         engine_settings: request.engine_settings,
+        weight_kernel: request.weight_kernel,
         kv_cache: request.kv_cache.unwrap_or(KvCacheDtype::Auto),
         image: request.image,
     };

@@ -32,6 +32,7 @@ mod job_file;
 mod options;
 mod plan_workload;
 mod poc;
+mod precision_kernel;
 mod probe_check;
 mod request_log;
 mod resolve;

@@ -505,8 +505,16 @@ impl EstimateOptions {
         let mut request = WorkloadRequest::new(w.model_source(), w.task()?, &self.gpu);
         request.gpus = self.gpus;
         request.gpus_per_node = self.gpus_per_node;
-        request.precision = parse("precision", &self.precision)?;
+        let (precision, kernel) = self
+            .precision
+            .as_deref()
+            .map(crate::precision_kernel::parse)
+            .transpose()?
+            .unzip();
+        request.precision = precision;
+        request.weight_kernel = kernel.flatten();
         fill_workload!(request, w);
+        crate::precision_kernel::check_task(request.weight_kernel, request.task)?;
         request.tp = self.tp;
         request.pp = self.pp;
         request.cp = self.cp;
@@ -538,12 +546,23 @@ impl PlanOptions {
         self.check_fields()?;
         let w = &self.workload;
         let mut query = PlanQuery::new(w.model_source(), w.task()?);
-        query.precisions = self
+        let parsed: Vec<_> = self
             .precision
             .iter()
-            .map(|p| parse_one("precision", p))
+            .map(|p| crate::precision_kernel::parse(p))
             .collect::<Result<_, _>>()?;
+        query.precisions = parsed.iter().map(|(p, _)| *p).collect();
+        let mut kernels: Vec<_> = parsed.iter().filter_map(|(_, k)| *k).collect();
+        kernels.dedup();
+        if kernels.len() > 1 {
+            return Err(Error::invalid(
+                "--precision names more than one weight kernel",
+                Some("name the kernel once, on the precision it runs (int4:marlin)".to_string()),
+            ));
+        }
+        query.weight_kernel = kernels.first().copied();
         fill_workload!(query, w);
+        crate::precision_kernel::check_task(query.weight_kernel, query.task)?;
         query.deadline_hours = positive("--deadline", self.deadline)?;
         query.budget_usd = self.budget;
         query.serving = ServingTargets {

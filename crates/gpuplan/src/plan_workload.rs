@@ -45,6 +45,8 @@ pub struct PlanQuery {
     pub kv_cache: Option<KvCacheDtype>,
     /// The serving engine's release and scheduler knobs (inference).
     pub engine_settings: gpuplan_model::EngineSettings,
+    /// The kernel for quantised weights, from `--precision int4:awq-gemm` (inference).
+    pub weight_kernel: Option<gpuplan_model::WeightKernel>,
     /// Image size, denoising steps and guidance (image models).
     pub image: ImageSettings,
     pub tokens: Option<f64>,
@@ -96,6 +98,7 @@ impl PlanQuery {
             calibration: None,
             kv_cache: None,
             engine_settings: gpuplan_model::EngineSettings::default(),
+            weight_kernel: None,
             image: ImageSettings::default(),
             tokens: None,
             epochs: None,
@@ -371,6 +374,7 @@ fn plan_on(catalog: &Catalog, query: &PlanQuery) -> Result<Result<PlanAnswer, Bo
         engine,
         framework: query.framework,
         engine_settings: query.engine_settings,
+        weight_kernel: query.weight_kernel,
         kv_cache: query.kv_cache.unwrap_or(KvCacheDtype::Auto),
         image: query.image,
     };

@@ -133,6 +133,8 @@ mod validation {
         input_tokens: Option<u64>,
         output_tokens: Option<u64>,
         engine: Option<String>,
+        /// The kernel that ran quantised weights (`bnb-nf4`, `exllamav2`, `marlin` …).
+        weight_kernel: Option<String>,
         measured: f64,
         unit: String,
         /// Why this case is not held to its kind's tolerance (it stays in the report). The one
@@ -230,6 +232,7 @@ mod validation {
                 mean_tokens,
             });
         request.engine = engine(case.engine.as_deref());
+        request.weight_kernel = case.weight_kernel.as_deref().map(|k| k.parse().unwrap());
         request.tokens = case.tokens;
         request.node_network_gbps = case.node_network_gbps;
         request.flash_attention = case.flash_attention;

@@ -453,3 +453,41 @@ fn a_closed_loop_of_users_is_sized_by_the_users_each_replica_takes() {
         "{per_replica} users planned of {within}"
     );
 }
+
+/// The kernel, not only the bytes: with bitsandbytes (Transformers' `load_in_4bit`) NF4
+/// decodes slower than bf16 at batch 1 on an A100 (LitGPT: 20 against 31 tokens/s), while the
+/// same 4-bit weights through a fused Marlin kernel in vLLM decode faster than bf16; and
+/// AutoAWQ's GEMM kernel loses to 16-bit at large batch.
+#[test]
+fn nf4_decodes_slower_than_bf16_with_bitsandbytes_and_faster_with_marlin() {
+    use gpuplan::model::{Engine, Precision, WeightKernel};
+    let tokens = |engine: Engine, precision: Precision, kernel: Option<WeightKernel>, batch: u64| {
+        let mut r = WorkloadRequest::new(
+            ModelSource::BuiltIn("llama-2-7b".to_string()),
+            Task::Inference,
+            "A100-SXM4-40GB",
+        );
+        (r.seq, r.output_tokens, r.batch) = (Some(8), Some(50), Some(batch));
+        (r.engine, r.precision, r.weight_kernel) = (Some(engine), Some(precision), kernel);
+        let answer = estimate_workload(catalog(), &r).unwrap();
+        answer.estimate.inference.unwrap().output_tokens_per_second
+    };
+    let bf16 = tokens(Engine::Pytorch, Precision::Bf16, None, 1);
+    let nf4 = tokens(Engine::Pytorch, Precision::Int4, None, 1);
+    assert!(
+        nf4 < bf16 * 0.85,
+        "bitsandbytes NF4 {nf4:.1} against bf16 {bf16:.1} tokens/s"
+    );
+    let vllm_bf16 = tokens(Engine::Vllm, Precision::Bf16, None, 1);
+    let marlin = tokens(Engine::Vllm, Precision::Int4, None, 1);
+    assert!(
+        marlin > vllm_bf16 * 1.5,
+        "Marlin {marlin:.1} against bf16 {vllm_bf16:.1} tokens/s"
+    );
+    let awq_large = tokens(Engine::Vllm, Precision::Int4, Some(WeightKernel::AwqGemm), 256);
+    let bf16_large = tokens(Engine::Vllm, Precision::Bf16, None, 256);
+    assert!(
+        awq_large < bf16_large,
+        "AWQ GEMM {awq_large:.0} against bf16 {bf16_large:.0} at batch 256"
+    );
+}
