@@ -115,8 +115,35 @@ impl Fields<'_> {
         }
     }
 
-    fn flag(&self, name: &str) -> Option<bool> {
-        self.config.get(name).and_then(Value::as_bool)
+    /// A boolean field: `true` or `false`, never a word that looks like one.
+    fn flag(&self, name: &str) -> Result<Option<bool>, ModelConfigError> {
+        match self.config.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(other) => Err(invalid(name, format!("expected true or false, found {other}"))),
+        }
+    }
+
+    /// An optional size that, when given, must be positive (`max_position_embeddings: 0` is
+    /// no context at all).
+    fn opt_positive(&self, names: &[&str]) -> Result<Option<u64>, ModelConfigError> {
+        match self.opt(names)? {
+            Some(0) => Err(invalid(names[0], "must be positive".to_string())),
+            other => Ok(other),
+        }
+    }
+
+    /// The width of one attention head: `head_dim` where given, else the hidden size over the
+    /// heads, which must then divide it.
+    fn head_dim(&self, hidden: u64, heads: u64) -> Result<u64, ModelConfigError> {
+        match self.opt(&["head_dim"])? {
+            Some(dim) => Ok(dim),
+            None if heads > 0 && hidden % heads != 0 => Err(invalid(
+                "num_attention_heads",
+                format!("{heads} heads do not divide the hidden size {hidden} (and no head_dim is given)"),
+            )),
+            None => Ok(hidden / heads.max(1)),
+        }
     }
 
     fn text(&self, name: &str) -> Option<&str> {
@@ -274,22 +301,22 @@ fn llama_like(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
     spec.layers = f.req(&["num_hidden_layers"])?;
     spec.heads = heads;
     spec.kv_heads = f.opt(&["num_key_value_heads"])?.unwrap_or(heads);
-    spec.head_dim = f.opt(&["head_dim"])?.unwrap_or(hidden / heads);
+    spec.head_dim = f.head_dim(hidden, heads)?;
     spec.ffn = f.req(&["intermediate_size"])?;
     spec.gated_ffn = true;
     spec.vocab = f.req(&["vocab_size"])?;
     let tie_default = matches!(f.model_type, "gemma" | "gemma2");
-    spec.tied_embeddings = f.flag("tie_word_embeddings").unwrap_or(tie_default);
+    spec.tied_embeddings = f.flag("tie_word_embeddings")?.unwrap_or(tie_default);
     spec.norm = Norm::RmsNorm;
     // Gemma 2 adds a norm after attention and after the MLP: four per layer.
     spec.norms_per_layer = if f.model_type == "gemma2" { 4 } else { 2 };
-    spec.attention_bias = match (f.model_type, f.flag("attention_bias")) {
+    spec.attention_bias = match (f.model_type, f.flag("attention_bias")?) {
         ("qwen2" | "qwen2_moe", _) => AttentionBias::Qkv,
         (_, Some(true)) => AttentionBias::All,
         _ => AttentionBias::None,
     };
-    spec.mlp_bias = f.flag("mlp_bias").unwrap_or(false);
-    spec.max_context = f.opt(&["max_position_embeddings"])?.unwrap_or(0);
+    spec.mlp_bias = f.flag("mlp_bias")?.unwrap_or(false);
+    spec.max_context = f.opt_positive(&["max_position_embeddings"])?.unwrap_or(0);
     match f.model_type {
         "mixtral" => {
             spec.moe = Some(MoeSpec {
@@ -325,6 +352,12 @@ fn llama_like(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
                 shared_ffn: shared * expert_ffn,
                 dense_layers: f.opt(&["first_k_dense_replace"])?.unwrap_or(0),
             });
+            if spec.moe.is_some_and(|m| m.dense_layers > spec.layers) {
+                return Err(invalid(
+                    "first_k_dense_replace",
+                    format!("more dense layers than the model's {} layers", spec.layers),
+                ));
+            }
             let mla = MlaSpec {
                 q_lora_rank: f.opt(&["q_lora_rank"])?.unwrap_or(0),
                 kv_lora_rank: f.req(&["kv_lora_rank"])?,
@@ -353,7 +386,7 @@ fn gpt2(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
     spec.layers = f.req(&["n_layer", "num_hidden_layers"])?;
     spec.heads = heads;
     spec.kv_heads = heads;
-    spec.head_dim = hidden / heads;
+    spec.head_dim = f.head_dim(hidden, heads)?;
     spec.ffn = f.opt(&["n_inner"])?.unwrap_or(4 * hidden);
     spec.vocab = f.req(&["vocab_size"])?;
     spec.learned_positions = f.req(&["n_positions", "max_position_embeddings"])?;
@@ -364,7 +397,7 @@ fn gpt2(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
 fn gptj(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
     let mut spec = gpt2(f)?;
     spec.learned_positions = 0;
-    spec.tied_embeddings = f.flag("tie_word_embeddings").unwrap_or(false);
+    spec.tied_embeddings = f.flag("tie_word_embeddings")?.unwrap_or(false);
     spec.norms_per_layer = 1;
     spec.attention_bias = AttentionBias::None;
     // GPT-J's output layer has a bias.
@@ -380,11 +413,11 @@ fn gpt_neox(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
     spec.layers = f.req(&["num_hidden_layers"])?;
     spec.heads = heads;
     spec.kv_heads = heads;
-    spec.head_dim = hidden / heads;
+    spec.head_dim = f.head_dim(hidden, heads)?;
     spec.ffn = f.req(&["intermediate_size"])?;
     spec.vocab = f.req(&["vocab_size"])?;
-    spec.tied_embeddings = f.flag("tie_word_embeddings").unwrap_or(false);
-    spec.max_context = f.opt(&["max_position_embeddings"])?.unwrap_or(0);
+    spec.tied_embeddings = f.flag("tie_word_embeddings")?.unwrap_or(false);
+    spec.max_context = f.opt_positive(&["max_position_embeddings"])?.unwrap_or(0);
     Ok(spec)
 }
 
@@ -396,10 +429,10 @@ fn opt(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
     spec.layers = f.req(&["num_hidden_layers"])?;
     spec.heads = heads;
     spec.kv_heads = heads;
-    spec.head_dim = hidden / heads;
+    spec.head_dim = f.head_dim(hidden, heads)?;
     spec.ffn = f.req(&["ffn_dim"])?;
     spec.vocab = f.req(&["vocab_size"])?;
-    spec.tied_embeddings = f.flag("tie_word_embeddings").unwrap_or(true);
+    spec.tied_embeddings = f.flag("tie_word_embeddings")?.unwrap_or(true);
     let positions = f.req(&["max_position_embeddings"])?;
     // OPT's learned positions are offset by 2 rows.
     spec.learned_positions = positions + 2;
@@ -415,7 +448,7 @@ fn bloom(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
     spec.layers = f.req(&["n_layer", "num_hidden_layers"])?;
     spec.heads = heads;
     spec.kv_heads = heads;
-    spec.head_dim = hidden / heads;
+    spec.head_dim = f.head_dim(hidden, heads)?;
     spec.ffn = 4 * hidden;
     spec.vocab = f.req(&["vocab_size"])?;
     spec.max_context = f.opt(&["seq_length"])?.unwrap_or(2048);
@@ -427,26 +460,26 @@ fn bloom(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
 fn falcon(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
     let hidden = f.req(&["hidden_size"])?;
     let heads = f.req(&["num_attention_heads", "n_head"])?;
-    let new_architecture = f.flag("new_decoder_architecture").unwrap_or(false);
+    let new_architecture = f.flag("new_decoder_architecture")?.unwrap_or(false);
     let mut spec = base(f.model_type, Stacks::DecoderOnly);
     spec.hidden = hidden;
     spec.layers = f.req(&["num_hidden_layers", "n_layer"])?;
     spec.heads = heads;
     spec.kv_heads = if new_architecture {
         f.req(&["num_kv_heads", "n_head_kv"])?
-    } else if f.flag("multi_query").unwrap_or(true) {
+    } else if f.flag("multi_query")?.unwrap_or(true) {
         1
     } else {
         heads
     };
-    spec.head_dim = hidden / heads;
+    spec.head_dim = f.head_dim(hidden, heads)?;
     spec.ffn = f.opt(&["ffn_hidden_size"])?.unwrap_or(4 * hidden);
     spec.vocab = f.req(&["vocab_size"])?;
     spec.norms_per_layer = if new_architecture { 2 } else { 1 };
-    let bias = f.flag("bias").unwrap_or(false);
+    let bias = f.flag("bias")?.unwrap_or(false);
     spec.attention_bias = if bias { AttentionBias::All } else { AttentionBias::None };
     spec.mlp_bias = bias;
-    spec.max_context = f.opt(&["max_position_embeddings"])?.unwrap_or(2048);
+    spec.max_context = f.opt_positive(&["max_position_embeddings"])?.unwrap_or(2048);
     Ok(spec)
 }
 
@@ -458,10 +491,10 @@ fn mpt(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
     spec.layers = f.req(&["n_layers"])?;
     spec.heads = heads;
     spec.kv_heads = heads;
-    spec.head_dim = hidden / heads;
+    spec.head_dim = f.head_dim(hidden, heads)?;
     spec.ffn = f.opt(&["expansion_ratio"])?.unwrap_or(4) * hidden;
     spec.vocab = f.req(&["vocab_size"])?;
-    let no_bias = f.flag("no_bias").unwrap_or(true);
+    let no_bias = f.flag("no_bias")?.unwrap_or(true);
     spec.attention_bias = if no_bias {
         AttentionBias::None
     } else {
@@ -484,7 +517,7 @@ fn bert(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
     spec.layers = f.req(&["num_hidden_layers"])?;
     spec.heads = heads;
     spec.kv_heads = heads;
-    spec.head_dim = hidden / heads;
+    spec.head_dim = f.head_dim(hidden, heads)?;
     spec.ffn = f.req(&["intermediate_size"])?;
     spec.vocab = f.req(&["vocab_size"])?;
     spec.learned_positions = f.req(&["max_position_embeddings"])?;
@@ -506,7 +539,7 @@ fn t5(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
     let mut spec = base(f.model_type, Stacks::EncoderDecoder);
     spec.hidden = hidden;
     spec.layers = layers;
-    spec.decoder_layers = f.opt(&["num_decoder_layers"])?.unwrap_or(layers);
+    spec.decoder_layers = f.opt_positive(&["num_decoder_layers"])?.unwrap_or(layers);
     spec.heads = heads;
     spec.kv_heads = heads;
     spec.head_dim = f.req(&["d_kv"])?;
@@ -515,7 +548,7 @@ fn t5(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
         .text("feed_forward_proj")
         .is_some_and(|proj| proj.starts_with("gated"));
     spec.vocab = f.req(&["vocab_size"])?;
-    spec.tied_embeddings = f.flag("tie_word_embeddings").unwrap_or(true);
+    spec.tied_embeddings = f.flag("tie_word_embeddings")?.unwrap_or(true);
     spec.norm = Norm::RmsNorm;
     spec.attention_bias = AttentionBias::None;
     spec.mlp_bias = false;
@@ -535,7 +568,7 @@ fn whisper(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
     spec.decoder_layers = f.req(&["decoder_layers"])?;
     spec.heads = heads;
     spec.kv_heads = heads;
-    spec.head_dim = hidden / heads;
+    spec.head_dim = f.head_dim(hidden, heads)?;
     spec.ffn = f.req(&["encoder_ffn_dim"])?;
     spec.vocab = f.req(&["vocab_size"])?;
     let mel_bins = f.opt(&["num_mel_bins"])?.unwrap_or(80);
@@ -567,7 +600,7 @@ fn vit(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
     spec.layers = f.req(&["num_hidden_layers"])?;
     spec.heads = heads;
     spec.kv_heads = heads;
-    spec.head_dim = hidden / heads;
+    spec.head_dim = f.head_dim(hidden, heads)?;
     spec.ffn = f.req(&["intermediate_size"])?;
     spec.vocab = 0;
     let patches = (image / patch.max(1)).pow(2);

@@ -1,4 +1,4 @@
-//! Bad input, as a hostile or careless user gives it, to every command (195 cases): each must end
+//! Bad input, as a hostile or careless user gives it, to every command (217 cases): each must end
 //! with exit 2, a message on standard error naming what was wrong, and no panic. The cases
 //! cover every row of the reliability reports that found them (integer wraps, NaN, negative
 //! numbers, impossible shapes, flags that do not apply, unreadable files).
@@ -30,10 +30,39 @@ fn scratch() -> &'static PathBuf {
             ("bert_tv.json", "{\"architectures\":[\"BertForMaskedLM\"],\"model_type\":\"bert\",\"hidden_size\":768,\"intermediate_size\":3072,\"num_hidden_layers\":12,\"num_attention_heads\":12,\"vocab_size\":30522,\"max_position_embeddings\":512,\"type_vocab_size\":4611686018427387904}"),
             ("vit_img.json", "{\"architectures\":[\"ViTForImageClassification\"],\"model_type\":\"vit\",\"hidden_size\":768,\"intermediate_size\":3072,\"num_hidden_layers\":12,\"num_attention_heads\":12,\"image_size\":1099511627776,\"patch_size\":16,\"num_channels\":3}"),
             ("vit_patch0.json", "{\"architectures\":[\"ViTForImageClassification\"],\"model_type\":\"vit\",\"hidden_size\":768,\"intermediate_size\":3072,\"num_hidden_layers\":12,\"num_attention_heads\":12,\"image_size\":224,\"patch_size\":0,\"num_channels\":3}"),
+            ("nan_tokens.yaml", "model: llama-3.1-8b\ntask: lora\ntokens: .nan\n"),
+            ("inf_budget.yaml", "model: llama-3.1-8b\ntask: lora\ntokens: 1e8\nbudget: .inf\n"),
+            ("good_lora.yaml", "model: llama-3.1-8b\ntask: lora\ntokens: 1e8\n"),
+            ("nested_extra.yaml", "model: llama-3.1-8b\ntask: inference\nqps: 2\nttft: {seconds: 1, extra: 3}\n"),
+            ("percentile_150.yaml", "model: llama-3.1-8b\ntask: inference\nqps: 2\nttft: {seconds: 1, percentile: 150}\n"),
+            ("util_1000.csv", "timestamp, index, name, uuid, utilization.gpu [%], utilization.memory [%], memory.used [MiB], memory.total [MiB], power.draw [W]\n2024/05/01 12:00:00.000, 0, NVIDIA A100-SXM4-80GB, GPU-a, 1000 %, 40 %, 100 MiB, 81920 MiB, 300 W\n"),
+            ("mem_over.csv", "timestamp, index, name, uuid, utilization.gpu [%], utilization.memory [%], memory.used [MiB], memory.total [MiB], power.draw [W]\n2024/05/01 12:00:00.000, 0, NVIDIA A100-SXM4-80GB, GPU-a, 50 %, 40 %, 99999 MiB, 81920 MiB, 300 W\n"),
+            ("truncated.csv", "timestamp, index, name, uuid, utilization.gpu [%], utilization.memory [%], memory.used [MiB], memory.total [MiB], power.draw [W]\n2024/05/01 12:00:00.000, 0, NVIDIA A100-SXM4-80GB, GPU-a, 50 %, 40 %, 100 MiB, 81920 MiB, 300 W\n2024/05/01 12:00:05.000, 0, NVIDIA A1\n"),
+            ("good_smi.csv", "timestamp, index, name, uuid, utilization.gpu [%], utilization.memory [%], memory.used [MiB], memory.total [MiB], power.draw [W]\n2024/05/01 12:00:00.000, 0, NVIDIA A100-SXM4-80GB, GPU-a, 50 %, 40 %, 100 MiB, 81920 MiB, 300 W\n"),
+            ("heads_30.json", "{\"architectures\":[\"LlamaForCausalLM\"],\"model_type\":\"llama\",\"hidden_size\":4096,\"intermediate_size\":11008,\"num_hidden_layers\":32,\"num_attention_heads\":30,\"num_key_value_heads\":30,\"vocab_size\":32000}"),
+            ("context_0.json", "{\"architectures\":[\"LlamaForCausalLM\"],\"model_type\":\"llama\",\"hidden_size\":4096,\"intermediate_size\":11008,\"num_hidden_layers\":32,\"num_attention_heads\":32,\"vocab_size\":32000,\"max_position_embeddings\":0}"),
+            ("tie_yes.json", "{\"architectures\":[\"LlamaForCausalLM\"],\"model_type\":\"llama\",\"hidden_size\":4096,\"intermediate_size\":11008,\"num_hidden_layers\":32,\"num_attention_heads\":32,\"vocab_size\":32000,\"tie_word_embeddings\":\"yes\"}"),
+            ("t5_no_decoder.json", "{\"architectures\":[\"T5ForConditionalGeneration\"],\"model_type\":\"t5\",\"d_model\":512,\"d_ff\":2048,\"num_layers\":6,\"num_decoder_layers\":0,\"num_heads\":8,\"d_kv\":64,\"vocab_size\":32128}"),
         ];
         for (name, text) in files {
             std::fs::write(dir.join(name), text).unwrap();
         }
+        std::fs::write(dir.join("deep.yaml"), format!("model: [{}{}]\n", "[".repeat(5000), "]".repeat(5000))).unwrap();
+        let monthly = |years: std::ops::Range<u32>| {
+            let mut text = "date,value\n".to_string();
+            for (i, year) in years.flat_map(|y| std::iter::repeat_n(y, 12)).enumerate() {
+                text.push_str(&format!("{year}-{:02}-01,{}\n", i % 12 + 1, 100 + i));
+            }
+            text
+        };
+        std::fs::write(dir.join("late.csv"), monthly(9998..10000)).unwrap();
+        let mut sparse = "date,value\n".to_string();
+        for year in [2020, 9020] {
+            for day in 1..=10 {
+                sparse.push_str(&format!("{year}-01-{day:02},{day}\n"));
+            }
+        }
+        std::fs::write(dir.join("sparse.csv"), sparse).unwrap();
         dir
     })
 }
@@ -524,6 +553,76 @@ fn plan() {
             "--qps and --concurrency are two ways to state the load",
         ),
         (
+            "plan -f {tmp}/nan_tokens.yaml",
+            "`tokens`: NaN is not a number a job can use",
+        ),
+        (
+            "plan -f {tmp}/inf_budget.yaml",
+            "`budget`: inf is not a number a job can use",
+        ),
+        (
+            "plan -f {tmp}/good_lora.yaml --budget NaN",
+            "--budget: not a finite number",
+        ),
+        ("plan -f {tmp}/nested_extra.yaml", "unknown field `extra`"),
+        (
+            "plan -f {tmp}/percentile_150.yaml",
+            "a percentile lies strictly between 0 and 100",
+        ),
+        ("plan -f {tmp}/deep.yaml", "brackets nested more than 16 deep"),
+        (
+            "rightsize --nvidia-smi {tmp}/util_1000.csv",
+            "utilisation 1000 % is not a share of time",
+        ),
+        (
+            "rightsize --nvidia-smi {tmp}/mem_over.csv",
+            "MiB of memory used on a GPU of 81920 MiB",
+        ),
+        ("rightsize --nvidia-smi {tmp}/truncated.csv", "a truncated row"),
+        (
+            "rightsize --nvidia-smi {tmp}/good_smi.csv --price NaN",
+            "--price must be a positive rate per GPU-hour",
+        ),
+        ("forecast --history {tmp}/late.csv --horizon 12", "past the year 9999"),
+        (
+            "forecast --history {tmp}/sparse.csv --horizon 5",
+            "too many gaps to fill",
+        ),
+        (
+            "estimate --model {tmp}/heads_30.json --task inference --gpu H100",
+            "30 heads do not divide the hidden size 4096",
+        ),
+        (
+            "estimate --model {tmp}/context_0.json --task inference --gpu H100",
+            "`max_position_embeddings`: must be positive",
+        ),
+        (
+            "estimate --model {tmp}/tie_yes.json --task inference --gpu H100",
+            "expected true or false",
+        ),
+        (
+            "estimate --model {tmp}/t5_no_decoder.json --task inference --gpu H100",
+            "`num_decoder_layers`: must be positive",
+        ),
+        (
+            "compat --driver 0.0",
+            "older than any driver the compatibility data covers",
+        ),
+        ("compat --cuda 99.9", "not a release the compatibility data knows"),
+        ("energy --gpu H100 --hours 5e8", "--hours 5e8 is more than a century"),
+        (
+            "cost --instance p5.48xlarge --hours 1 --egress-gb 1e308",
+            "--egress-gb 1e308 is beyond any job's traffic",
+        ),
+        (
+            "plan --model llama-3.1-8b --task inference --qps 1e-320",
+            "--qps 1e-320 is outside the loads a service is sized for",
+        ),
+        (
+            "cost --instance p5.48xlarge --hours 1 --savings-discount NaN",
+            "--savings-discount applies with --savings-plan",
+        ),
+        (
             "estimate --model llama-3.1-8b --task inference --gpu H100 --precision int8:bnb-nf4",
             "the bnb-nf4 kernel does not run int8 weights",
         ),
@@ -866,7 +965,7 @@ fn model_configs_and_consistency() {
         ),
         (
             "estimate --model {tmp}/heads_notdiv.json --task inference --gpu A100-SXM4-80GB",
-            "does not divide the 30 attention heads",
+            "30 heads do not divide the hidden size",
         ),
         (
             "estimate --model {tmp}/headdim0.json --task inference --gpu A100-SXM4-80GB",

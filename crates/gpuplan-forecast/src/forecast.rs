@@ -66,6 +66,8 @@ pub enum ForecastError {
     Horizon,
     #[error("a horizon of {horizon} periods reaches beyond what the history supports (at most {longest})")]
     TooFar { horizon: usize, longest: usize },
+    #[error("the forecast would run past the year 9999, beyond the calendar dates can be written in")]
+    PastCalendar,
     #[error("the interval level must be between 0 and 1")]
     Level,
     #[error("no model could be fitted: {0}")]
@@ -357,6 +359,9 @@ pub fn forecast(series: &Series, horizon: usize, level: f64) -> Result<Forecast,
     let longest = (series.values.len() * MAX_HORIZON_OVER_HISTORY).min(MAX_HORIZON);
     if horizon > longest {
         return Err(ForecastError::TooFar { horizon, longest });
+    }
+    if !crate::history::calendar_holds(series, horizon) {
+        return Err(ForecastError::PastCalendar);
     }
     if !(level > 0.0 && level < 1.0) {
         return Err(ForecastError::Level);

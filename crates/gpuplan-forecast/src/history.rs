@@ -76,11 +76,19 @@ pub enum HistoryError {
     Irregular(i64),
     #[error("not valid JSON: {0}")]
     Json(String),
+    #[error("the history spans {periods} periods but holds {observed} observations: too many gaps to fill")]
+    TooSparse { periods: i64, observed: usize },
     #[error("an hourly forecast needs timestamps with a time of day; this history has dates only")]
     NoTimeOfDay,
 }
 
 const CIVIL_EPOCH: jiff::civil::Date = jiff::civil::Date::constant(1970, 1, 1);
+
+/// Most periods a history may span once its gaps are filled (23 years of hours).
+const MAX_PERIODS: i64 = 200_000;
+
+/// Most periods a history may span per observation: at most three in four filled.
+const MAX_FILL_FACTOR: i64 = 4;
 
 fn civil(date: Date) -> jiff::civil::Date {
     // Every `Date` is a valid calendar date within jiff's range (years up to 9999).
@@ -390,6 +398,15 @@ pub fn regular(rows: Vec<(u64, PeriodStart, f64)>) -> Result<Series, HistoryErro
     let observed: BTreeMap<i64, f64> = rows.iter().map(|(_, start, value)| (index(*start), *value)).collect();
     let first = *observed.keys().next().unwrap_or(&0);
     let last = *observed.keys().next_back().unwrap_or(&0);
+    // Gaps are filled, not invented: a history mostly of gaps is refused before the filling
+    // makes it millions of periods.
+    let periods = last - first + 1;
+    if periods > MAX_PERIODS || periods > MAX_FILL_FACTOR * rows.len() as i64 {
+        return Err(HistoryError::TooSparse {
+            periods,
+            observed: rows.len(),
+        });
+    }
     let (mut starts, mut values, mut filled) = (Vec::new(), Vec::new(), Vec::new());
     let start_day = days(rows[0].1.date());
     for i in first..=last {
@@ -421,6 +438,24 @@ pub fn regular(rows: Vec<(u64, PeriodStart, f64)>) -> Result<Series, HistoryErro
         frequency,
         filled,
     })
+}
+
+/// Whether the period `steps` after the last one of `series` is still a calendar date (up to
+/// 9999-12-31): the forecast's periods are written as dates.
+pub fn calendar_holds(series: &Series, steps: usize) -> bool {
+    let Some(last) = series.starts.last() else {
+        return true;
+    };
+    let end = days(Date::new(9999, 12, 31).unwrap_or(Date::EPOCH));
+    let steps = steps as i64;
+    match series.frequency {
+        Frequency::Monthly => {
+            month_index(last.date()) + steps <= month_index(Date::new(9999, 12, 1).unwrap_or(Date::EPOCH))
+        }
+        Frequency::Weekly => days(last.date()) + 7 * steps <= end,
+        Frequency::Daily => days(last.date()) + steps <= end,
+        Frequency::Hourly => hours(*last) + steps < (end + 1) * HOURS_PER_DAY,
+    }
 }
 
 /// The start of the period `steps` periods after the last one of `series`.

@@ -8,8 +8,10 @@ use std::fmt;
 /// SGLang's benchmark reports and MLPerf's server scenario state tail percentiles).
 pub const DEFAULT_TARGET_PERCENTILE: f64 = 90.0;
 
-/// A latency bound on a percentile of requests: `p90:800ms`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+/// A latency bound on a percentile of requests: `p90:800ms`. Read from a job file or an API
+/// body as the same text the command line takes (`"p90:800ms"`, `"1s"`, a bare number of
+/// seconds) or as `{"seconds": 0.8, "percentile": 90}`; checked either way.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct LatencyTarget {
     pub seconds: f64,
     /// 0 < percentile < 100.
@@ -51,6 +53,65 @@ impl LatencyTarget {
             }
             None => LatencyTarget::at_default_percentile(duration(text)?),
         }
+    }
+}
+
+/// `800ms`, `0.8s`, `1.5` (seconds), `250us`.
+pub fn parse_latency(text: &str) -> Result<f64, String> {
+    let text = text.trim();
+    let (number, scale) = if let Some(n) = text.strip_suffix("ms") {
+        (n, 1e-3)
+    } else if let Some(n) = text.strip_suffix("us").or_else(|| text.strip_suffix("µs")) {
+        (n, 1e-6)
+    } else if let Some(n) = text.strip_suffix('s') {
+        (n, 1.0)
+    } else {
+        (text, 1.0)
+    };
+    let value: f64 = number
+        .trim()
+        .parse()
+        .map_err(|_| format!("`{text}` is not a duration (800ms, 1.5s)"))?;
+    Ok(value * scale)
+}
+
+impl<'de> Deserialize<'de> for LatencyTarget {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::{Error, MapAccess, Visitor};
+        struct Target;
+        impl<'de> Visitor<'de> for Target {
+            type Value = LatencyTarget;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a latency target: \"p90:800ms\", \"1s\", or {\"seconds\": 0.8, \"percentile\": 90}")
+            }
+            fn visit_str<E: Error>(self, text: &str) -> Result<LatencyTarget, E> {
+                LatencyTarget::parse_with(text, parse_latency).map_err(E::custom)
+            }
+            fn visit_f64<E: Error>(self, seconds: f64) -> Result<LatencyTarget, E> {
+                LatencyTarget::at_default_percentile(seconds).map_err(E::custom)
+            }
+            fn visit_u64<E: Error>(self, seconds: u64) -> Result<LatencyTarget, E> {
+                self.visit_f64(seconds as f64)
+            }
+            fn visit_i64<E: Error>(self, seconds: i64) -> Result<LatencyTarget, E> {
+                self.visit_f64(seconds as f64)
+            }
+            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<LatencyTarget, M::Error> {
+                let (mut seconds, mut percentile) = (None, None);
+                while let Some(key) = map.next_key::<String>()? {
+                    match key.as_str() {
+                        "seconds" => seconds = Some(map.next_value::<f64>()?),
+                        "percentile" => percentile = Some(map.next_value::<f64>()?),
+                        other => {
+                            return Err(M::Error::unknown_field(other, &["seconds", "percentile"]));
+                        }
+                    }
+                }
+                let seconds = seconds.ok_or_else(|| M::Error::missing_field("seconds"))?;
+                LatencyTarget::new(seconds, percentile.unwrap_or(DEFAULT_TARGET_PERCENTILE)).map_err(M::Error::custom)
+            }
+        }
+        deserializer.deserialize_any(Target)
     }
 }
 
@@ -194,6 +255,28 @@ impl RequestMix {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_target_reads_as_text_or_fields_and_is_checked() {
+        let read = |json: &str| serde_json::from_str::<LatencyTarget>(json);
+        assert_eq!(read(r#""p99:60ms""#).unwrap(), LatencyTarget::new(0.06, 99.0).unwrap());
+        assert_eq!(read(r#""1s""#).unwrap(), LatencyTarget::new(1.0, 90.0).unwrap());
+        assert_eq!(read("0.5").unwrap(), LatencyTarget::new(0.5, 90.0).unwrap());
+        assert_eq!(
+            read(r#"{"seconds": 2}"#).unwrap(),
+            LatencyTarget::new(2.0, 90.0).unwrap()
+        );
+        for bad in [
+            r#"{"seconds": 1, "percentile": 0}"#,
+            r#"{"seconds": 1, "percentile": 150}"#,
+            r#"{"seconds": 1, "extra": 3}"#,
+            r#""p90:-1s""#,
+            r#""soon""#,
+            "-2",
+        ] {
+            assert!(read(bad).is_err(), "{bad}");
+        }
+    }
 
     fn ms(text: &str) -> Result<f64, String> {
         text.trim_end_matches("ms")

@@ -21,5 +21,5 @@ pub use nvidia_smi::parse_nvidia_smi_csv;
 pub use nvidia_smi_xml::parse_nvidia_smi_xml;
 pub use poc::{PocReport, PocRun, PocShape, scaling_efficiency};
 pub use prometheus::{DCGM_METRICS, parse_query_ranges};
-pub use sample::{GpuKey, Sample, TelemetryError};
+pub use sample::{GpuKey, Sample, TelemetryError, check_samples};
 pub use summary::{GpuSummary, IDLE_UTILISATION, JobSummary, summarise, summarise_jobs, usage_per_hour};

@@ -31,7 +31,11 @@ pub fn parse_nvidia_smi_csv(text: &str) -> Result<Vec<Sample>, TelemetryError> {
             line,
             message: "a row before the header (the log starts with `timestamp, index, …`)".to_string(),
         })?;
-        samples.push(columns.sample(&record, line)?);
+        let sample = columns.sample(&record, line)?;
+        if let Some(why) = sample.impossible() {
+            return Err(TelemetryError::Line { line, message: why });
+        }
+        samples.push(sample);
     }
     if samples.is_empty() {
         return Err(TelemetryError::Empty);
@@ -66,7 +70,31 @@ impl Columns {
         })
     }
 
+    /// Fields a row must have: up to the last column the header names.
+    fn width(&self) -> usize {
+        [
+            Some(self.timestamp),
+            Some(self.index),
+            Some(self.name),
+            self.uuid,
+            Some(self.utilisation),
+            Some(self.memory_used),
+            Some(self.memory_total),
+            self.power,
+        ]
+        .into_iter()
+        .flatten()
+        .max()
+        .map_or(0, |i| i + 1)
+    }
+
     fn sample(&self, record: &csv::StringRecord, line: u64) -> Result<Sample, TelemetryError> {
+        if record.len() < self.width() {
+            return Err(TelemetryError::Line {
+                line,
+                message: format!("a truncated row: {} of {} fields", record.len(), self.width()),
+            });
+        }
         let field = |i: usize| record.get(i).unwrap_or("");
         let bad = |what: &str, text: &str| TelemetryError::Line {
             line,
@@ -95,7 +123,7 @@ impl Columns {
             }),
             name: field(self.name).to_string(),
             job: None,
-            utilisation: number(self.utilisation, "utilization.gpu")?.map(|p| (p / 100.0).min(1.0)),
+            utilisation: number(self.utilisation, "utilization.gpu")?.map(|p| p / 100.0),
             sm_active: None,
             tensor_active: None,
             memory_used_bytes: number(self.memory_used, "memory.used")?.map(|m| (m * MIB as f64) as u64),

@@ -63,6 +63,15 @@ fn check(check: &str, ok: bool, detail: String, fix: Option<String>, source: Opt
     }
 }
 
+/// `11.0 to 13.1`: the CUDA releases the data covers.
+fn known_cuda_range(facts: &Compatibility) -> String {
+    let versions = facts.cuda_driver.iter().map(|d| d.cuda.truncated(2));
+    match (versions.clone().min(), versions.max()) {
+        (Some(low), Some(high)) => format!("the data covers {low} to {high}"),
+        _ => "the data covers none".to_string(),
+    }
+}
+
 pub fn compat(catalog: &Catalog, query: &CompatQuery) -> Result<CompatAnswer, Error> {
     let facts = Compatibility::embedded().map_err(|e| Error::invalid(e, None))?;
     if query.gpu.is_none() && query.framework.is_none() && query.cuda.is_none() && query.driver.is_none() {
@@ -97,6 +106,33 @@ pub fn compat(catalog: &Catalog, query: &CompatQuery) -> Result<CompatAnswer, Er
             )
         }
     };
+    // Unknown is not broken: a release or driver the data does not cover is a question we
+    // cannot answer (exit 2), never a failed check.
+    if let Some(cuda) = &cuda {
+        if facts.driver_for(cuda).is_none() {
+            let known = known_cuda_range(facts);
+            return Err(Error::invalid(
+                format!("--cuda {cuda}: not a release the compatibility data knows"),
+                Some(format!("give a released CUDA version ({known})")),
+            ));
+        }
+    }
+    if let Some(driver) = &driver {
+        let oldest = facts
+            .cuda_driver
+            .iter()
+            .flat_map(|d| std::iter::once(&d.min_driver).chain(d.minor_compat_min_driver.as_ref()))
+            .min();
+        if oldest.is_some_and(|oldest| driver < oldest) {
+            return Err(Error::invalid(
+                format!(
+                    "--driver {driver}: older than any driver the compatibility data covers (from {})",
+                    oldest.map_or(String::new(), ToString::to_string)
+                ),
+                Some("give the version nvidia-smi prints, e.g. 535.104.05".to_string()),
+            ));
+        }
+    }
     let mut checks = Vec::new();
     if let Some(cuda) = &cuda {
         checks.extend(cuda_checks(facts, cuda, driver.as_ref(), capability.as_ref()));

@@ -224,6 +224,9 @@ fn choose_offering(catalog: &Catalog, query: &CostQuery) -> Result<Option<Offeri
 /// Longest job costed, hours: a century.
 const MAX_HOURS: f64 = 876_000.0;
 
+/// Most internet egress costed, GB: an exabyte.
+const MAX_EGRESS_GB: f64 = 1e9;
+
 /// Highest hourly price accepted: far above the largest rentable cluster's.
 const MAX_USD_PER_HOUR: f64 = 100_000.0;
 
@@ -267,6 +270,15 @@ pub fn cost_job(catalog: &Catalog, query: &CostQuery) -> Result<CostAnswer, Erro
     }
     crate::defaults::require_non_negative("--storage-gb × --storage-months", Some(query.storage_gb_months))?;
     crate::defaults::require_non_negative("--egress-gb", Some(query.egress_gb))?;
+    if query.egress_gb > MAX_EGRESS_GB {
+        return Err(Error::invalid(
+            format!(
+                "--egress-gb {} is beyond any job's traffic (at most 1e9 GB, an exabyte)",
+                crate::defaults::shown(query.egress_gb)
+            ),
+            None,
+        ));
+    }
     if query.billing.is_empty() {
         return Err(Error::invalid(
             "no billing mode given",
@@ -638,6 +650,15 @@ pub fn energy_of(catalog: &Catalog, query: &EnergyQuery) -> Result<EnergyAnswer,
         price_per_kwh: query.price_per_kwh,
     };
     crate::defaults::require_positive("--hours", Some(query.hours))?;
+    if query.hours > MAX_HOURS {
+        return Err(Error::invalid(
+            format!(
+                "--hours {} is more than a century of running",
+                crate::defaults::shown(query.hours)
+            ),
+            Some(format!("give at most {MAX_HOURS} hours")),
+        ));
+    }
     crate::defaults::require_positive("--price-kwh", query.price_per_kwh)?;
     if query.gpus == 0 {
         return Err(Error::invalid("--gpus must be at least 1", None));

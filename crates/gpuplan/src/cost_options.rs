@@ -190,7 +190,18 @@ impl CostOptions {
             storage_gb_months: self.storage_gb * self.storage_months,
             egress_gb: self.egress_gb,
             tiers: self.tiers.iter().map(|t| (t.from_hour, t.usd_per_hour)).collect(),
-            savings_plan: self.savings_plan.map(|commitment| (commitment, self.savings_discount)),
+            savings_plan: match (self.savings_plan, self.savings_discount) {
+                (None, Some(_)) => {
+                    return Err(Error::invalid(
+                        "--savings-discount applies with --savings-plan",
+                        Some(
+                            "give the commitment with --savings-plan USD_PER_HOUR, or drop --savings-discount"
+                                .to_string(),
+                        ),
+                    ));
+                }
+                (plan, discount) => plan.map(|commitment| (commitment, discount)),
+            },
             minimum_hours: self.minimum_hours,
             utilisation: self.utilisation,
         })

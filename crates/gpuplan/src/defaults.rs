@@ -188,6 +188,34 @@ pub fn require_positive(flag: &str, value: Option<f64>) -> Result<(), Error> {
     }
 }
 
+/// Fewest requests per second a service is sized for: one a day and a half (below it every
+/// per-request figure is the whole replica's rent), and the most: ten million.
+const LOAD_RANGE: std::ops::RangeInclusive<f64> = 1e-5..=1e7;
+
+/// A number as a person reads it in a message: `5e8` rather than 500000000, `1e-320` rather
+/// than three hundred zeros.
+pub fn shown(value: f64) -> String {
+    if value != 0.0 && (value.abs() >= 1e6 || value.abs() < 1e-3) {
+        format!("{value:e}")
+    } else {
+        format!("{value}")
+    }
+}
+
+/// `--qps` within [`LOAD_RANGE`].
+pub fn require_plausible_load(qps: Option<f64>) -> Result<(), Error> {
+    match qps {
+        Some(q) if !LOAD_RANGE.contains(&q) => Err(Error::invalid(
+            format!(
+                "--qps {} is outside the loads a service is sized for (1e-5 to 1e7 requests/s)",
+                shown(q)
+            ),
+            Some("for a handful of requests a day, serverless endpoints or a batch job fit better".to_string()),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// `value` of `flag`, which must be zero or a positive finite number.
 pub fn require_non_negative(flag: &str, value: Option<f64>) -> Result<(), Error> {
     match value {

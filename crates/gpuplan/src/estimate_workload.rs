@@ -257,6 +257,7 @@ fn estimate_on(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateA
         return Err(Error::invalid("--cp and --ep must be at least 1", None));
     }
     defaults::require_positive("--qps", request.serving.qps)?;
+    defaults::require_plausible_load(request.serving.qps)?;
     if request.lora_targets.is_some() && !matches!(task, Task::Lora | Task::Qlora) {
         return Err(Error::invalid(
             "--lora-targets applies to --task lora or qlora",

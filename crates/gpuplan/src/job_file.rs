@@ -33,20 +33,34 @@ pub const EXAMPLE_SERVING_JOB: &str = include_str!("../assets/job.serving.yaml")
 /// The options a job file sets, checked key by key: each is one of the plan's options and
 /// holds a value of its type. `name` names the file in messages.
 pub fn parse_job(text: &str, format: JobFormat, name: &str) -> Result<Map<String, Value>, Error> {
+    check_nesting(text, name)?;
     let value: Value = match format {
-        JobFormat::Yaml => serde_yaml_ng::from_str(text).map_err(|e| {
-            let at = e.location().map(|l| (l.line(), l.column()));
-            located(name, at, &e.to_string(), "check the YAML syntax")
-        })?,
-        JobFormat::Toml => toml::from_str(text).map_err(|e| {
-            let at = e.span().map(|span| line_and_column(text, span.start));
-            located(
+        JobFormat::Yaml => {
+            let raw: serde_yaml_ng::Value = serde_yaml_ng::from_str(text).map_err(|e| {
+                let at = e.location().map(|l| (l.line(), l.column()));
+                located(name, at, &e.to_string(), "check the YAML syntax")
+            })?;
+            check_finite(
+                &serde_yaml_ng::from_value::<NumbersOf>(raw.clone()).unwrap_or_default(),
+                text,
                 name,
-                at,
-                &e.message().trim().replace('\n', "; "),
-                "check the TOML syntax",
-            )
-        })?,
+            )?;
+            serde_yaml_ng::from_value(raw).map_err(|e| located(name, None, &e.to_string(), "check the YAML syntax"))?
+        }
+        JobFormat::Toml => {
+            let raw: toml::Value = toml::from_str(text).map_err(|e| {
+                let at = e.span().map(|span| line_and_column(text, span.start));
+                located(
+                    name,
+                    at,
+                    &e.message().trim().replace('\n', "; "),
+                    "check the TOML syntax",
+                )
+            })?;
+            check_finite(&NumbersOf::from_toml(&raw), text, name)?;
+            raw.try_into()
+                .map_err(|e: toml::de::Error| located(name, None, e.message(), "check the TOML syntax"))?
+        }
     };
     let map = match value {
         Value::Object(map) => map,
@@ -80,6 +94,113 @@ pub fn parse_job(text: &str, format: JobFormat, name: &str) -> Result<Map<String
         }
     }
     Ok(map)
+}
+
+/// Deepest nesting of brackets a job file may have: options are at most a list of mappings
+/// deep, and a parser given thousands of levels takes quadratic time.
+const MAX_NESTING: usize = 16;
+
+/// Refuses a file whose flow collections (`[`, `{`) or indentation nest deeper than any job
+/// file needs, before a parser sees it.
+fn check_nesting(text: &str, name: &str) -> Result<(), Error> {
+    let (mut depth, mut deepest, mut quote) = (0usize, 0usize, None::<char>);
+    for (line_index, line) in text.lines().enumerate() {
+        let indent = line.len() - line.trim_start_matches([' ', '-']).len();
+        if indent / 2 > MAX_NESTING * 2 {
+            return Err(located(
+                name,
+                Some((line_index + 1, 1)),
+                "nested deeper than any job file needs",
+                "options are at most a list of mappings deep",
+            ));
+        }
+        for c in line.chars() {
+            match (quote, c) {
+                (Some(q), c) if c == q => quote = None,
+                (Some(_), _) => {}
+                (None, '"' | '\'') => quote = Some(c),
+                (None, '#') => break,
+                (None, '[' | '{') => depth += 1,
+                (None, ']' | '}') => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            deepest = deepest.max(depth);
+            if deepest > MAX_NESTING {
+                return Err(located(
+                    name,
+                    Some((line_index + 1, 1)),
+                    &format!("brackets nested more than {MAX_NESTING} deep"),
+                    "options are at most a list of mappings deep",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every number of a parsed file with the top-level key it sits under: NaN and infinity have no
+/// place in a job (JSON cannot hold them, so they would otherwise vanish).
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(transparent)]
+struct NumbersOf(std::collections::BTreeMap<String, Numbers>);
+
+/// The floats found under one key, at any depth.
+#[derive(Debug, Default)]
+struct Numbers(Vec<f64>);
+
+impl<'de> serde::Deserialize<'de> for Numbers {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = serde_yaml_ng::Value::deserialize(deserializer)?;
+        let mut found = Vec::new();
+        collect_yaml(&value, &mut found);
+        Ok(Numbers(found))
+    }
+}
+
+fn collect_yaml(value: &serde_yaml_ng::Value, found: &mut Vec<f64>) {
+    match value {
+        serde_yaml_ng::Value::Number(n) => found.extend(n.as_f64()),
+        serde_yaml_ng::Value::Sequence(items) => items.iter().for_each(|v| collect_yaml(v, found)),
+        serde_yaml_ng::Value::Mapping(map) => map.values().for_each(|v| collect_yaml(v, found)),
+        serde_yaml_ng::Value::Tagged(tagged) => collect_yaml(&tagged.value, found),
+        _ => {}
+    }
+}
+
+impl NumbersOf {
+    fn from_toml(value: &toml::Value) -> NumbersOf {
+        fn collect(value: &toml::Value, found: &mut Vec<f64>) {
+            match value {
+                toml::Value::Float(f) => found.push(*f),
+                toml::Value::Array(items) => items.iter().for_each(|v| collect(v, found)),
+                toml::Value::Table(table) => table.values().for_each(|v| collect(v, found)),
+                _ => {}
+            }
+        }
+        let mut numbers = std::collections::BTreeMap::new();
+        if let toml::Value::Table(table) = value {
+            for (key, value) in table {
+                let mut found = Vec::new();
+                collect(value, &mut found);
+                numbers.insert(key.clone(), Numbers(found));
+            }
+        }
+        NumbersOf(numbers)
+    }
+}
+
+fn check_finite(numbers: &NumbersOf, text: &str, name: &str) -> Result<(), Error> {
+    for (key, Numbers(values)) in &numbers.0 {
+        if let Some(bad) = values.iter().find(|v| !v.is_finite()) {
+            return Err(located(
+                name,
+                key_position(text, key),
+                &format!("`{key}`: {bad} is not a number a job can use"),
+                "give a finite number",
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The names of the plan's options: the keys a job file may hold.

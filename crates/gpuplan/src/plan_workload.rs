@@ -260,6 +260,7 @@ fn plan_on(catalog: &Catalog, query: &PlanQuery) -> Result<Result<PlanAnswer, Bo
     ] {
         defaults::require_positive(flag, value)?;
     }
+    defaults::require_plausible_load(query.serving.qps)?;
     if let Some(headroom) = query.serving.headroom {
         if !(0.0..=0.9).contains(&headroom) {
             return Err(Error::invalid(

@@ -19,6 +19,9 @@ const BUSY_UTILISATION: f64 = 0.5;
 const CONSOLIDATE_BELOW: f64 = 0.3;
 /// Utilisation aimed at when packing a job onto fewer GPUs.
 const TARGET_UTILISATION: f64 = 0.7;
+
+/// Observation needed before a month of savings is extrapolated from it, hours.
+const MIN_OBSERVED_HOURS: f64 = 1.0;
 /// MIG slices per GPU offered (A100/H100: 1g, 2g, 3g, 4g, 7g of 7 compute slices).
 const MIG_SLICES: [u32; 3] = [7, 3, 2];
 /// Accelerators with Multi-Instance GPU (NVIDIA MIG user guide: A30, A100, H100, H200, B200).
@@ -139,6 +142,18 @@ pub fn rightsize(catalog: &Catalog, query: &RightsizeQuery) -> Result<RightsizeA
             Some("give nvidia-smi logs or DCGM scrapes".to_string()),
         ));
     }
+    gpuplan_telemetry::check_samples(&query.samples).map_err(|e| {
+        Error::invalid(
+            e.to_string(),
+            Some("check the log: a truncated or edited file reads as impossible values".to_string()),
+        )
+    })?;
+    if let Some(rate) = query.price_per_gpu_hour.filter(|r| !(r.is_finite() && *r > 0.0)) {
+        return Err(Error::invalid(
+            format!("--price must be a positive rate per GPU-hour, found {rate}"),
+            None,
+        ));
+    }
     let providers = resolve::providers(catalog, &query.providers)?;
     let summaries = summarise(&query.samples);
     let job_summaries = summarise_jobs(&query.samples, &summaries);
@@ -157,6 +172,13 @@ pub fn rightsize(catalog: &Catalog, query: &RightsizeQuery) -> Result<RightsizeA
         Some(rate) => format!("every GPU priced at the rate given, ${rate:.2} per GPU-hour"),
         None => "GPUs priced at the catalog's cheapest on-demand rate per GPU for their type".to_string(),
     });
+    let brief = summaries.iter().filter(|s| s.hours < MIN_OBSERVED_HOURS).count();
+    if brief > 0 {
+        assumptions.push(format!(
+            "{brief} GPU{} observed for under an hour: findings without monthly savings (too little to extrapolate)",
+            if brief == 1 { "" } else { "s" }
+        ));
+    }
     let mut findings = Vec::new();
     let gpus: Vec<GpuUse> = summaries
         .iter()
@@ -256,7 +278,11 @@ fn gpu_findings(
     let mut findings = Vec::new();
     let subject = format!("{} ({})", s.gpu.0, s.name);
     let covers = vec![s.gpu.0.clone()];
-    let monthly = |share: f64| rate.map(|r| r * HOURS_PER_MONTH * share);
+    // A month's savings are extrapolated only from an hour of observation or more.
+    let monthly = |share: f64| {
+        rate.filter(|_| s.hours >= MIN_OBSERVED_HOURS)
+            .map(|r| r * HOURS_PER_MONTH * share)
+    };
     if s.hours > 0.0 && s.idle_hours / s.hours > IDLE_SHARE {
         findings.push(Finding {
             kind: "idle",

@@ -188,6 +188,14 @@ fn plan_options(args: &PlanArgs) -> Result<PlanOptions, Error> {
     )?;
     let flags = serde_json::to_value(&from_flags).map_err(|e| Error::invalid(format!("the flags: {e}"), None))?;
     for id in &args.given {
+        // A given number that JSON cannot hold (NaN, infinity) serialises to null: refused
+        // here as it is without a file, never dropped.
+        if flags.get(id.as_str()).is_some_and(serde_json::Value::is_null) && id != "model" {
+            return Err(Error::invalid(
+                format!("--{}: not a finite number", id.replace('_', "-")),
+                Some("give a finite number".to_string()),
+            ));
+        }
         let key = if id == "model" { "model_config" } else { id.as_str() };
         for key in [id.as_str(), key] {
             if let Some(value) = flags.get(key) {
