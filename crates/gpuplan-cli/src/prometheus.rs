@@ -11,10 +11,38 @@ use std::time::Duration;
 const MAX_POINTS: f64 = 10_000.0;
 /// Finest step asked: the DCGM exporter's usual scrape interval is 15–60 s.
 const MIN_STEP_SECONDS: f64 = 60.0;
-/// Time one query may take.
-const QUERY_TIMEOUT: Duration = Duration::from_secs(120);
+/// Time one query may take, answer included.
+const QUERY_TIMEOUT: Duration = Duration::from_secs(60);
+/// Time to connect to the server.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Largest answer read.
 const MAX_ANSWER_BYTES: u64 = 512 * 1024 * 1024;
+
+/// A request that failed, in words that say which limit ran out, with its causes.
+fn failed(url: &str, error: reqwest::Error) -> Error {
+    let mut causes = Vec::new();
+    let mut source = std::error::Error::source(&error);
+    while let Some(cause) = source {
+        causes.push(cause.to_string());
+        source = cause.source();
+    }
+    let what = if error.is_timeout() {
+        format!("no answer within {} s (the query timeout)", QUERY_TIMEOUT.as_secs())
+    } else if error.is_connect() {
+        format!("cannot connect (within {} s)", CONNECT_TIMEOUT.as_secs())
+    } else {
+        error.without_url().to_string()
+    };
+    let because = if causes.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", causes.join(": "))
+    };
+    Error::invalid(
+        format!("--prometheus {url}: {what}{because}"),
+        Some("check the address (the server's, e.g. http://prometheus:9090) and that it answers".to_string()),
+    )
+}
 
 /// The DCGM samples matching `selector` from `since_hours` before `until` (seconds) to `until`.
 pub fn read(url: &str, selector: &str, since_hours: f64, until: i64) -> Result<Vec<Sample>, Error> {
@@ -31,6 +59,7 @@ pub fn read(url: &str, selector: &str, since_hours: f64, until: i64) -> Result<V
     let step = (span / MAX_POINTS).max(MIN_STEP_SECONDS).ceil();
     let client = reqwest::blocking::Client::builder()
         .timeout(QUERY_TIMEOUT)
+        .connect_timeout(CONNECT_TIMEOUT)
         .user_agent(concat!("gpuplan/", env!("CARGO_PKG_VERSION")))
         .build()
         .map_err(|e| Error::invalid(format!("cannot start an HTTP client: {e}"), None))?;
@@ -47,17 +76,23 @@ pub fn read(url: &str, selector: &str, since_hours: f64, until: i64) -> Result<V
                 ("step", &format!("{step:.0}")),
             ])
             .send()
-            .map_err(|e| {
-                Error::invalid(
-                    format!("--prometheus {url}: {}", e.without_url()),
-                    Some("check the address (the server's, e.g. http://prometheus:9090)".to_string()),
-                )
-            })?;
+            .map_err(|e| failed(url, e))?;
         let mut text = String::new();
-        response
-            .take(MAX_ANSWER_BYTES)
-            .read_to_string(&mut text)
-            .map_err(|e| Error::invalid(format!("--prometheus {url}: reading the answer: {e}"), None))?;
+        response.take(MAX_ANSWER_BYTES).read_to_string(&mut text).map_err(|e| {
+            let timeout = e.kind() == std::io::ErrorKind::TimedOut
+                || std::error::Error::source(&e).is_some_and(|s| s.to_string().contains("timed out"));
+            Error::invalid(
+                if timeout {
+                    format!(
+                        "--prometheus {url}: the answer did not arrive within {} s (the query timeout)",
+                        QUERY_TIMEOUT.as_secs()
+                    )
+                } else {
+                    format!("--prometheus {url}: reading the answer: {e}")
+                },
+                None,
+            )
+        })?;
         answers.push(text);
     }
     let texts: Vec<&str> = answers.iter().map(String::as_str).collect();

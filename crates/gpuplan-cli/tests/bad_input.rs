@@ -1,4 +1,4 @@
-//! Bad input, as a hostile or careless user gives it, to every command (217 cases): each must end
+//! Bad input, as a hostile or careless user gives it, to every command (219 cases): each must end
 //! with exit 2, a message on standard error naming what was wrong, and no panic. The cases
 //! cover every row of the reliability reports that found them (integer wraps, NaN, negative
 //! numbers, impossible shapes, flags that do not apply, unreadable files).
@@ -617,6 +617,14 @@ fn plan() {
         (
             "plan --model llama-3.1-8b --task inference --qps 1e-320",
             "--qps 1e-320 is outside the loads a service is sized for",
+        ),
+        (
+            "rightsize --prometheus http://127.0.0.1:1",
+            "cannot connect (within 10 s)",
+        ),
+        (
+            "cost --instance p5.48xlarge --hours 10000 --billing spot --checkpoint-minutes 1 --monte-carlo 1000000",
+            "over 50 million",
         ),
         (
             "cost --instance p5.48xlarge --hours 1 --savings-discount NaN",

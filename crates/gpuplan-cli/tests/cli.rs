@@ -2199,6 +2199,13 @@ mod serve {
         );
         assert!(estimate.starts_with("HTTP/1.1 200"), "{estimate}");
         assert!(estimate.contains("\"per_gpu_bytes\""), "{estimate}");
+        assert!(
+            health.to_lowercase().contains("x-content-type-options: nosniff"),
+            "{health}"
+        );
+        // A client in the middle of its headers does not keep the server from exiting.
+        let mut pending = std::net::TcpStream::connect(&address).unwrap();
+        std::io::Write::write_all(&mut pending, b"GET /healthz HTTP/1.1\r\nhost: x\r\n").unwrap();
         let killed = Command::new("kill")
             .args(["-TERM", &server.id().to_string()])
             .status()
@@ -2206,6 +2213,7 @@ mod serve {
         assert!(killed.success());
         let status = server.wait().unwrap();
         assert_eq!(status.code(), Some(0));
+        drop(pending);
         let mut rest = String::new();
         log.read_to_string(&mut rest).unwrap();
         assert!(rest.contains("shutting down"), "{rest}");

@@ -56,16 +56,20 @@ pub struct SpotSimulation {
     pub p90_cost_usd: f64,
 }
 
-/// Invalid spot input.
+/// Spot input that cannot be simulated.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0} must be a non-negative number (work and price positive)")]
-pub struct SpotError(pub &'static str);
+pub enum SpotError {
+    #[error("{0} must be a non-negative number (work and price positive)")]
+    Invalid(&'static str),
+    #[error("{0}")]
+    TooLarge(&'static str),
+}
 
 fn validate(job: &SpotJob) -> Result<(), SpotError> {
     let positive = [("work hours", job.work_hours), ("spot price", job.spot_usd_per_hour)];
     for (what, value) in positive {
         if !(value > 0.0 && value.is_finite()) {
-            return Err(SpotError(what));
+            return Err(SpotError::Invalid(what));
         }
     }
     let non_negative = [
@@ -75,14 +79,14 @@ fn validate(job: &SpotJob) -> Result<(), SpotError> {
     ];
     for (what, value) in non_negative {
         if !(value >= 0.0 && value.is_finite()) {
-            return Err(SpotError(what));
+            return Err(SpotError::Invalid(what));
         }
     }
     if job
         .checkpoint_interval_hours
         .is_some_and(|t| !(t > 0.0 && t.is_finite()))
     {
-        return Err(SpotError("checkpoint interval"));
+        return Err(SpotError::Invalid("checkpoint interval"));
     }
     Ok(())
 }
@@ -132,16 +136,28 @@ pub fn expected(job: &SpotJob) -> Result<SpotEstimate, SpotError> {
     })
 }
 
+/// Segments and interruptions a simulation may step through in all (about a second).
+const MAX_SIMULATED_STEPS: f64 = 5e7;
+
 /// Simulates `runs` executions with interruptions drawn from a seeded generator.
 pub fn simulate(job: &SpotJob, runs: u32, seed: u64) -> Result<SpotSimulation, SpotError> {
     validate(job)?;
     if runs == 0 {
-        return Err(SpotError("number of runs"));
+        return Err(SpotError::Invalid("number of runs"));
     }
     let interval = job
         .checkpoint_interval_hours
         .unwrap_or_else(|| optimal_interval(job))
         .min(job.work_hours);
+    // Bounded up front: each run takes a step per checkpoint segment and per interruption.
+    let segments = (job.work_hours / interval.max(f64::MIN_POSITIVE)).ceil();
+    let interruptions = job.interruption_rate * job.work_hours * 2.0;
+    let steps = f64::from(runs) * (segments + interruptions);
+    if steps.is_nan() || steps > MAX_SIMULATED_STEPS {
+        return Err(SpotError::TooLarge(
+            "runs × (checkpoints + interruptions) over 50 million: fewer runs, or a longer checkpoint interval",
+        ));
+    }
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
     let mut walls = Vec::with_capacity(runs as usize);
     for _ in 0..runs {

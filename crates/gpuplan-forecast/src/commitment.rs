@@ -76,6 +76,23 @@ fn expected_excess(mean: f64, sd: f64, k: f64) -> f64 {
     sd * normal_pdf(z) + (mean - k) * (1.0 - normal_cdf(z))
 }
 
+/// The reservation from 0 to `most` GPUs with the least expected cost (the smallest where
+/// several tie). The cost is convex in the reservation — a linear rent plus the expected excess
+/// demand, convex in it — so the smallest reservation from which one more GPU stops paying is
+/// the optimum: found by bisection in log time, whatever the demand.
+fn cheapest_reservation(cost: &dyn Fn(f64) -> f64, most: u64) -> u64 {
+    let (mut low, mut high) = (0u64, most);
+    while low < high {
+        let mid = low + (high - low) / 2;
+        if cost((mid + 1) as f64) >= cost(mid as f64) {
+            high = mid;
+        } else {
+            low = mid + 1;
+        }
+    }
+    low
+}
+
 pub fn plan_commitment(forecast: &Forecast, prices: &CommitmentPrices) -> Result<Commitment, CommitmentError> {
     let p = prices;
     if !(p.on_demand_usd_per_gpu_hour > 0.0 && p.reserved_usd_per_gpu_hour > 0.0 && p.hours_per_period > 0.0) {
@@ -104,10 +121,8 @@ pub fn plan_commitment(forecast: &Forecast, prices: &CommitmentPrices) -> Result
     };
     let peak_p90 = forecast.points.iter().map(|pt| pt.upper).fold(0.0, f64::max);
     let max_gpus = (peak_p90 / p.hours_per_period).floor() as u64;
-    let (best, best_cost) = (0..=max_gpus)
-        .map(|g| (g, cost(g as f64)))
-        .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)))
-        .unwrap_or((0, cost(0.0)));
+    let best = cheapest_reservation(&cost, max_gpus);
+    let best_cost = cost(best as f64);
     let deterministic = |pick: &dyn Fn(&crate::forecast::ForecastPoint) -> f64| -> f64 {
         forecast
             .points
@@ -152,6 +167,26 @@ pub fn plan_commitment(forecast: &Forecast, prices: &CommitmentPrices) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_bisection_finds_what_a_scan_finds() {
+        for (mean, sd, rent) in [
+            (2000.0, 400.0, 24.0 * 1.6),
+            (50.0, 0.0, 10.0),
+            (0.0, 5.0, 1.0),
+            (1e6, 3e5, 30.0),
+        ] {
+            let cost = |g: f64| g * rent + expected_excess(mean, sd, g * 24.0) * 2.5;
+            let scan = (0..=2000u64)
+                .map(|g| (g, cost(g as f64)))
+                .min_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)))
+                .unwrap();
+            assert_eq!(cheapest_reservation(&cost, 2000), scan.0, "{mean} {sd}");
+        }
+        // A demand of a trillion GPU-hours is answered at once.
+        let huge = |g: f64| g * 40.0 + expected_excess(1e12, 1e9, g * 24.0) * 2.5;
+        assert!(cheapest_reservation(&huge, u64::MAX) > 0);
+    }
 
     #[test]
     fn normal_tables() {

@@ -20,6 +20,7 @@ mod json_body;
 mod metrics;
 pub mod openapi;
 mod routes;
+mod security;
 
 pub use answers::{AnswerCache, CACHED_ANSWERS, CatalogReads};
 pub use error::{ApiError, ProblemJson};
@@ -31,7 +32,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tower::ServiceBuilder;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
-use tower_http::trace::{DefaultOnResponse, TraceLayer};
+use tower_http::trace::TraceLayer;
 
 /// Largest request body taken: a Hugging Face config inline fits many times over.
 pub const MAX_BODY_BYTES: usize = 1024 * 1024;
@@ -84,23 +85,122 @@ pub fn app(state: AppState) -> Router {
                         .unwrap_or("-");
                     tracing::info_span!("request", method = %request.method(), path = %request.uri().path(), id)
                 })
-                .on_response(DefaultOnResponse::new().level(tracing::Level::INFO)),
+                .on_response(log_response),
         )
         .layer(PropagateRequestIdLayer::new(request_id))
+        .layer(axum::middleware::from_fn(security::headers))
         .layer(axum::middleware::from_fn_with_state(state.clone(), metrics::record))
         .layer(axum::error_handling::HandleErrorLayer::new(error::overloaded))
         .timeout(REQUEST_TIMEOUT)
         // One semaphore for every route: the limit is the server's, not each route's.
         .layer(tower::limit::GlobalConcurrencyLimitLayer::new(MAX_CONCURRENT_REQUESTS))
-        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES));
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(BODY_READ_TIMEOUT));
     routes::router().layer(layers).with_state(state)
 }
 
-/// Serves [`app`] on `listener` until SIGTERM or Ctrl-C, then finishes the requests in flight.
+/// A request that took longer than this is logged at info level.
+const SLOW: Duration = Duration::from_secs(1);
+
+/// One line per answer: at debug level for the ordinary ones (at thousands of requests a second
+/// info-level lines would fill a disk in a day), at info for client errors and slow answers,
+/// at warn for server errors.
+fn log_response(response: &axum::http::Response<axum::body::Body>, latency: Duration, _span: &tracing::Span) {
+    let status = response.status().as_u16();
+    let ms = latency.as_secs_f64() * 1e3;
+    if status >= 500 {
+        tracing::warn!(status, latency_ms = ms, "answered");
+    } else if status >= 400 || latency >= SLOW {
+        tracing::info!(status, latency_ms = ms, "answered");
+    } else {
+        tracing::debug!(status, latency_ms = ms, "answered");
+    }
+}
+
+/// Connections served at once; one more is closed as soon as it is accepted.
+pub const MAX_CONNECTIONS: usize = 1024;
+
+/// Time a client has to send a request's headers, whatever it sends meanwhile (slow senders
+/// that drip a header byte at a time hold nothing longer).
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Time a request's body may take to arrive.
+pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// After SIGTERM, the time the requests in flight are given before the server exits anyway.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// What one server holds to: open connections, the time for a request's headers, and the
+/// grace after SIGTERM.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Limits {
+    pub connections: usize,
+    pub header_read_timeout: Duration,
+    pub shutdown_grace: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            connections: MAX_CONNECTIONS,
+            header_read_timeout: HEADER_READ_TIMEOUT,
+            shutdown_grace: SHUTDOWN_GRACE,
+        }
+    }
+}
+
+/// Serves [`app`] on `listener` until SIGTERM or Ctrl-C, then finishes the requests in flight
+/// for at most [`SHUTDOWN_GRACE`].
 pub async fn serve(listener: tokio::net::TcpListener, state: AppState) -> std::io::Result<()> {
-    axum::serve(listener, app(state))
-        .with_graceful_shutdown(shutdown_signal())
-        .await
+    serve_with(listener, state, Limits::default(), shutdown_signal()).await
+}
+
+/// [`serve`] with other limits, until `shutdown` completes.
+pub async fn serve_with(
+    listener: tokio::net::TcpListener,
+    state: AppState,
+    limits: Limits,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> std::io::Result<()> {
+    let app = app(state);
+    let connections = Arc::new(tokio::sync::Semaphore::new(limits.connections));
+    let graceful = hyper_util::server::graceful::GracefulShutdown::new();
+    let mut shutdown = std::pin::pin!(shutdown);
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(error) => {
+                    // Out of file descriptors, say: wait a moment rather than spin.
+                    tracing::warn!(%error, "accepting a connection failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = &mut shutdown => break,
+        };
+        let Ok(permit) = connections.clone().try_acquire_owned() else {
+            tracing::info!("connection refused: {} already open", limits.connections);
+            continue;
+        };
+        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        let connection = hyper::server::conn::http1::Builder::new()
+            .timer(hyper_util::rt::TokioTimer::new())
+            .header_read_timeout(limits.header_read_timeout)
+            .serve_connection(hyper_util::rt::TokioIo::new(stream), service);
+        let connection = graceful.watch(connection);
+        tokio::spawn(async move {
+            let _ = connection.await;
+            drop(permit);
+        });
+    }
+    tokio::select! {
+        () = graceful.shutdown() => {}
+        () = tokio::time::sleep(limits.shutdown_grace) => {
+            tracing::warn!("requests still in flight after {} s: exiting", limits.shutdown_grace.as_secs());
+        }
+    }
+    Ok(())
 }
 
 async fn shutdown_signal() {

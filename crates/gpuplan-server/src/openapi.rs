@@ -71,6 +71,11 @@ pub(crate) async fn openapi_json() -> Json<utoipa::openapi::OpenApi> {
     Json(document())
 }
 
-pub(crate) async fn reference_page() -> Html<&'static str> {
-    Html(include_str!("../assets/api.html"))
+pub(crate) async fn reference_page() -> impl axum::response::IntoResponse {
+    static PAGE: &str = include_str!("../assets/api.html");
+    static POLICY: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| crate::security::page_policy(PAGE));
+    (
+        [(axum::http::header::CONTENT_SECURITY_POLICY, POLICY.as_str())],
+        Html(PAGE),
+    )
 }

@@ -58,7 +58,16 @@ async fn many_requests_fail_none_and_leave_memory_flat() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let base = format!("http://{}", listener.local_addr().unwrap());
     let state = gpuplan_server::AppState::new(gpuplan::Catalog::embedded().unwrap());
-    tokio::spawn(async move { axum::serve(listener, gpuplan_server::app(state)).await.unwrap() });
+    tokio::spawn(async move {
+        gpuplan_server::serve_with(
+            listener,
+            state,
+            gpuplan_server::Limits::default(),
+            std::future::pending(),
+        )
+        .await
+        .unwrap()
+    });
 
     let plan = r#"{"model":"llama-3.1-8b","task":"lora","seq":4096,"batch":32,"tokens":5e8,"deadline":24,"top":5}"#;
     assert_eq!(hammer(&base, "/api/v1/plan", Some(plan), 40, 20).await, 0);
@@ -73,4 +82,84 @@ async fn many_requests_fail_none_and_leave_memory_flat() {
         growth_mib < 16.0,
         "memory grew {growth_mib:.1} MiB over 25,000 requests"
     );
+}
+
+/// A server on loopback with `limits`, stopped when the returned sender is dropped or sent to.
+async fn limited(limits: gpuplan_server::Limits) -> (String, tokio::sync::oneshot::Sender<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    let state = gpuplan_server::AppState::new(gpuplan::Catalog::embedded().unwrap());
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(async move {
+        gpuplan_server::serve_with(listener, state, limits, async {
+            let _ = stopped.await;
+        })
+        .await
+        .unwrap();
+    });
+    (address, stop)
+}
+
+/// Bytes read from `stream` until it closes or `within` passes; `None` if it stayed open.
+async fn read_until_closed(stream: &mut tokio::net::TcpStream, within: std::time::Duration) -> Option<Vec<u8>> {
+    use tokio::io::AsyncReadExt as _;
+    let mut bytes = Vec::new();
+    tokio::time::timeout(within, stream.read_to_end(&mut bytes))
+        .await
+        .ok()?
+        .ok()?;
+    Some(bytes)
+}
+
+/// A client that drips its headers is cut off once its time for them is up, and connections
+/// past the cap are closed as they arrive; the server goes on answering others.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_senders_and_connections_past_the_cap_are_closed() {
+    use tokio::io::AsyncWriteExt as _;
+    let limits = gpuplan_server::Limits {
+        connections: 2,
+        header_read_timeout: std::time::Duration::from_millis(300),
+        shutdown_grace: std::time::Duration::from_secs(1),
+    };
+    let (address, stop) = limited(limits).await;
+    let mut slow = tokio::net::TcpStream::connect(&address).await.unwrap();
+    slow.write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\n").await.unwrap();
+    // Never finishes its headers: closed well before ten times its limit.
+    assert!(
+        read_until_closed(&mut slow, std::time::Duration::from_secs(3))
+            .await
+            .is_some(),
+        "a slow sender held its connection"
+    );
+    let _first = tokio::net::TcpStream::connect(&address).await.unwrap();
+    let _second = tokio::net::TcpStream::connect(&address).await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let mut third = tokio::net::TcpStream::connect(&address).await.unwrap();
+    let closed = read_until_closed(&mut third, std::time::Duration::from_secs(3)).await;
+    assert_eq!(
+        closed,
+        Some(Vec::new()),
+        "a third connection past a cap of 2 was served"
+    );
+    drop((_first, _second));
+    let _ = stop.send(());
+}
+
+/// Every answer says how it may be read: no content sniffing, no framing, no referrer; the
+/// page's policy allows only its own script and style.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_carry_the_security_headers() {
+    let (address, stop) = limited(gpuplan_server::Limits::default()).await;
+    let client = reqwest::Client::new();
+    let health = client.get(format!("http://{address}/healthz")).send().await.unwrap();
+    assert_eq!(health.headers()["x-content-type-options"], "nosniff");
+    assert_eq!(health.headers()["x-frame-options"], "DENY");
+    let page = client.get(format!("http://{address}/")).send().await.unwrap();
+    let policy = page.headers()["content-security-policy"].to_str().unwrap().to_string();
+    assert!(
+        policy.contains("script-src 'sha256-") && policy.contains("frame-ancestors 'none'"),
+        "{policy}"
+    );
+    assert!(!policy.contains("unsafe-inline"), "{policy}");
+    let _ = stop.send(());
 }

@@ -21,7 +21,7 @@ pub fn run(catalog: Catalog, args: &ServeArgs) -> Result<ExitStatus, Error> {
             message: format!("cannot start the server's runtime: {e}"),
             hint: None,
         })?;
-    runtime.block_on(async {
+    let served = runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(args.addr)
             .await
             .map_err(|e| Error::InvalidInput {
@@ -36,6 +36,10 @@ pub fn run(catalog: Catalog, args: &ServeArgs) -> Result<ExitStatus, Error> {
                 message: format!("the server stopped: {e}"),
                 hint: None,
             })
-    })?;
+    });
+    // A computation cut off at its time limit may still be running on a blocking thread: the
+    // process exits without waiting for it.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    served?;
     Ok(ExitStatus::Success)
 }

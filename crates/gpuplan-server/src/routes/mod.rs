@@ -39,8 +39,13 @@ pub(crate) fn router() -> Router<AppState> {
 
 /// The page: forms for a plan, its ranked table and charts, all drawn from the API's answers.
 /// Embedded; it loads nothing from elsewhere.
-async fn page() -> axum::response::Html<&'static str> {
-    axum::response::Html(include_str!("../../assets/index.html"))
+async fn page() -> impl axum::response::IntoResponse {
+    static PAGE: &str = include_str!("../../assets/index.html");
+    static POLICY: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| crate::security::page_policy(PAGE));
+    (
+        [(axum::http::header::CONTENT_SECURITY_POLICY, POLICY.as_str())],
+        axum::response::Html(PAGE),
+    )
 }
 
 /// `value` as JSON; an error when a number in it is not finite, which JSON would print as
@@ -81,7 +86,7 @@ pub(crate) async fn blocking<T: Send + 'static>(
     state: &AppState,
     work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
-    let _permit = state.computing.clone().acquire_owned().await.map_err(|e| ApiError {
+    let permit = state.computing.clone().acquire_owned().await.map_err(|e| ApiError {
         status: axum::http::StatusCode::SERVICE_UNAVAILABLE,
         title: "unavailable",
         detail: format!("the server is shutting down: {e}"),
@@ -89,7 +94,15 @@ pub(crate) async fn blocking<T: Send + 'static>(
         exit_code: 2,
         extension: None,
     })?;
-    tokio::task::spawn_blocking(work).await.map_err(|e| ApiError {
+    // The permit goes with the work: a request cut off at its time limit keeps its core until
+    // the computation ends, so the cores are never shared by more computations than they hold.
+    tokio::task::spawn_blocking(move || {
+        let answer = work();
+        drop(permit);
+        answer
+    })
+    .await
+    .map_err(|e| ApiError {
         status: axum::http::StatusCode::INTERNAL_SERVER_ERROR,
         title: "internal error",
         detail: format!("the computation did not finish: {e}"),
