@@ -1033,15 +1033,22 @@ mod refresh {
         );
     }
 
+    /// A quote no instance can have (free, negative, not a number, $120 million an hour) never
+    /// reaches the catalog: it is skipped and named, and the catalog stays what it was.
     #[test]
-    fn a_refresh_that_would_break_the_catalog_is_refused() {
-        let broken = vec![gpuplan_catalog::refresh::PriceQuote {
+    fn a_quote_that_is_not_a_price_is_skipped_and_named() {
+        let quote = |usd_per_hour: f64| gpuplan_catalog::refresh::PriceQuote {
             instance_type: "Standard_NC4as_T4_v3".into(),
             region: "eastus".into(),
             billing: QuoteBilling::OnDemand,
-            usd_per_hour: 0.0,
-        }];
+            usd_per_hour,
+        };
         let today = Date::new(2026, 11, 23).unwrap();
-        assert!(apply_quotes(&Catalog::embedded_files(), "azure", &broken, today, azure::ENDPOINT).is_err());
+        let broken = vec![quote(0.0), quote(-1.0), quote(f64::NAN), quote(1.2e8)];
+        let refreshed = apply_quotes(&Catalog::embedded_files(), "azure", &broken, today, azure::ENDPOINT).unwrap();
+        assert!(refreshed.changes.is_empty());
+        assert_eq!(refreshed.skipped.len(), 4);
+        assert!(refreshed.skipped.iter().any(|s| s.why.contains("beyond any instance's price")));
+        assert_eq!(refreshed.files, Catalog::embedded_files());
     }
 }

@@ -1,4 +1,4 @@
-//! Bad input, as a hostile or careless user gives it, to every command (219 cases): each must end
+//! Bad input, as a hostile or careless user gives it, to every command (226 cases): each must end
 //! with exit 2, a message on standard error naming what was wrong, and no panic. The cases
 //! cover every row of the reliability reports that found them (integer wraps, NaN, negative
 //! numbers, impossible shapes, flags that do not apply, unreadable files).
@@ -56,6 +56,24 @@ fn scratch() -> &'static PathBuf {
             text
         };
         std::fs::write(dir.join("late.csv"), monthly(9998..10000)).unwrap();
+        std::fs::write(
+            dir.join("calibration_negative.json"),
+            r#"{"measured_on":"x","method":"y","gpus":[{"gpu":"H100-SXM5-80GB","compute":{"bf16":-1},"compute_other":null,"memory_bandwidth":null,"evidence":[]}]}"#,
+        )
+        .unwrap();
+        let saved = |gpus: u32, serving: &str| {
+            format!(
+                r#"{{"recommendations":[{{"provider":"aws","instance_type":"p5.48xlarge","region":"us-east-1","gpu":"H100-SXM5-80GB","gpus":{gpus},"gpus_per_node":8,"nodes":1,"interruptible":false,"time_seconds":null,"serving":{serving}}}],"request":null}}"#
+            )
+        };
+        std::fs::write(dir.join("plan_no_gpus.json"), saved(0, "null")).unwrap();
+        std::fs::write(
+            dir.join("plan_upside_down.json"),
+            saved(8, r#"{"gpus_per_replica":1,"replicas":8,"min_replicas":10,"max_replicas":1,"requests_per_second_per_replica":1.0}"#),
+        )
+        .unwrap();
+        let measured = include_str!("fixtures/probe/example-8xh100-capped-measured.json");
+        std::fs::write(dir.join("probe_zero.json"), measured.replace("\"tflops\": 642.9", "\"tflops\": 0")).unwrap();
         let mut sparse = "date,value\n".to_string();
         for year in [2020, 9020] {
             for day in 1..=10 {
@@ -617,6 +635,31 @@ fn plan() {
         (
             "plan --model llama-3.1-8b --task inference --qps 1e-320",
             "--qps 1e-320 is outside the loads a service is sized for",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task lora --gpu H100 --calibration {tmp}/calibration_negative.json",
+            "the bf16 compute factor ×-1 is not a measurement",
+        ),
+        (
+            "probe --from {tmp}/probe_zero.json --calibration-out {tmp}/never.json",
+            "GEMM of 0 TFLOPS is not a measurement",
+        ),
+        (
+            "export --to k8s {tmp}/plan_no_gpus.json",
+            "configuration 1: 0 GPUs, 8 per node on 1 nodes",
+        ),
+        (
+            "export --to k8s {tmp}/plan_upside_down.json",
+            "an autoscaling range of 10 to 1 replicas",
+        ),
+        (
+            "export --to k8s {tmp}/plan_upside_down.json --format json",
+            "--format does not apply to export",
+        ),
+        ("init {tmp}/never.yaml --format json", "--format does not apply to init"),
+        (
+            "catalog refresh --provider azure --from {tmp} --into {tmp}/never --format json",
+            "--format does not apply to catalog refresh",
         ),
         (
             "rightsize --prometheus http://127.0.0.1:1",

@@ -855,6 +855,62 @@ mod catalog {
         std::fs::remove_dir_all(&root).unwrap();
     }
 
+    /// Quotes no instance can have are left out and named, never written: a price of 1e308, a
+    /// negative one, one of $120 million an hour, and a meter priced per month.
+    #[test]
+    fn impossible_quotes_are_skipped_and_named() {
+        let pages = scratch("absurd-pages");
+        std::fs::create_dir_all(&pages).unwrap();
+        let meter = |price: &str, unit: &str, sku: &str| {
+            format!(
+                r#"{{"currencyCode":"USD","retailPrice":{price},"unitPrice":{price},"armRegionName":"eastus","location":"US East","meterName":"x","productName":"Virtual Machines NCasT4_v3 Series","skuName":"{sku}","serviceName":"Virtual Machines","unitOfMeasure":"{unit}","type":"Consumption","armSkuName":"Standard_NC4as_T4_v3"}}"#
+            )
+        };
+        let page = format!(
+            r#"{{"BillingCurrency":"USD","Items":[{},{},{},{},{}],"NextPageLink":null}}"#,
+            meter("1e308", "1 Hour", "NC4as T4 v3"),
+            meter("-3", "1 Hour", "NC4as T4 v3 Spot"),
+            meter("120000000", "1 Hour", "NC4as T4 v3"),
+            meter("380", "1 Month", "NC4as T4 v3"),
+            meter("0.51", "1 Hour", "NC4as T4 v3"),
+        );
+        std::fs::write(pages.join("page.json"), page).unwrap();
+        let into = scratch("absurd-into");
+        let run = gpuplan(&[
+            "catalog",
+            "refresh",
+            "--provider",
+            "azure",
+            "--from",
+            pages.to_str().unwrap(),
+            "--into",
+            into.to_str().unwrap(),
+        ]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(run.stdout.contains("4 quotes skipped"), "{}", run.stdout);
+        assert!(
+            run.stdout.contains("not a price") && run.stdout.contains("beyond any instance's price"),
+            "{}",
+            run.stdout
+        );
+        assert!(
+            run.stdout.contains("priced per `1 Month`, not per hour"),
+            "{}",
+            run.stdout
+        );
+        assert!(run.stdout.contains("0.5260 → 0.5100"), "{}", run.stdout);
+        let written = walk(&into)
+            .into_iter()
+            .map(|p| std::fs::read_to_string(p).unwrap_or_default())
+            .collect::<String>();
+        assert!(
+            !written.contains("1e308") && !written.contains("120000000"),
+            "an impossible price was written"
+        );
+        std::fs::remove_dir_all(&pages).unwrap();
+        std::fs::remove_dir_all(&into).unwrap();
+    }
+
     #[test]
     fn a_provider_whose_endpoint_is_not_read_is_refused() {
         let run = gpuplan(&["catalog", "refresh", "--provider", "runpod", "--from", "."]);

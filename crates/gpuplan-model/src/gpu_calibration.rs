@@ -31,6 +31,13 @@ pub struct GpuCalibration {
     pub sources: Vec<String>,
 }
 
+impl CalibrationProfile {
+    /// Every GPU's factors checked ([`GpuCalibration::check`]).
+    pub fn check(&self) -> Result<(), String> {
+        self.gpus.iter().try_for_each(GpuCalibration::check)
+    }
+}
+
 /// A calibration file: what was measured where, and the factors.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -42,7 +49,34 @@ pub struct CalibrationProfile {
     pub gpus: Vec<GpuCalibration>,
 }
 
+/// Largest factor a measured GPU may have on its datasheet figures: measurements above it are
+/// a broken benchmark, not a faster chip.
+pub const MAX_CALIBRATION_FACTOR: f64 = 2.0;
+
 impl GpuCalibration {
+    /// Every factor positive, finite and at most [`MAX_CALIBRATION_FACTOR`]; the first one
+    /// that is not, named.
+    pub fn check(&self) -> Result<(), String> {
+        let factors = self
+            .compute
+            .iter()
+            .map(|(p, f)| (format!("{p} compute"), Some(*f)))
+            .chain([
+                ("other compute".to_string(), self.compute_other),
+                ("memory bandwidth".to_string(), self.memory_bandwidth),
+                ("interconnect".to_string(), self.interconnect),
+            ]);
+        for (what, factor) in factors {
+            if let Some(f) = factor.filter(|f| !(*f > 0.0 && *f <= MAX_CALIBRATION_FACTOR)) {
+                return Err(format!(
+                    "{}: the {what} factor ×{f} is not a measurement (factors lie above 0 and at most ×{MAX_CALIBRATION_FACTOR})",
+                    self.gpu
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// The factor on `precision`'s peak.
     pub fn compute_factor(&self, precision: Precision) -> Option<f64> {
         self.compute.get(&precision).copied().or(self.compute_other)

@@ -239,9 +239,24 @@ pub fn calibrate(catalog: &Catalog, host: &HostFacts) -> Result<CalibrationProfi
         };
         let entry = by_gpu.entry(resolved.accelerator.id.clone()).or_default();
         for gemm in &measured.gemm {
+            if !(gemm.tflops.is_finite() && gemm.tflops > 0.0) {
+                return Err(Error::invalid(
+                    format!(
+                        "{}: a {} GEMM of {} TFLOPS is not a measurement",
+                        facts.name, gemm.precision, gemm.tflops
+                    ),
+                    Some("measure again with `gpuplan probe`".to_string()),
+                ));
+            }
             if let Ok(precision) = gemm.precision.parse::<Precision>() {
                 entry.0.entry(precision).or_default().push(gemm.tflops);
             }
+        }
+        if let Some(bad) = measured.memory_copy_gb_per_s.filter(|g| !(g.is_finite() && *g > 0.0)) {
+            return Err(Error::invalid(
+                format!("{}: a memory copy at {bad} GB/s is not a measurement", facts.name),
+                Some("measure again with `gpuplan probe`".to_string()),
+            ));
         }
         entry.1.extend(measured.memory_copy_gb_per_s);
         entry.2 += 1;
@@ -270,11 +285,18 @@ pub fn calibrate(catalog: &Catalog, host: &HostFacts) -> Result<CalibrationProfi
         counts
     });
     let machine: Vec<String> = names.iter().map(|(name, n)| format!("{n}× {name}")).collect();
-    Ok(CalibrationProfile {
+    let profile = CalibrationProfile {
         measured_on: format!("driver {}, {}", host.driver_version, machine.join(", ")),
         method: benchmarks.method.clone(),
         gpus,
-    })
+    };
+    profile.check().map_err(|e| {
+        Error::invalid(
+            format!("the measurements give {e}"),
+            Some("a benchmark that ran far beyond or below the datasheet is broken: measure again".to_string()),
+        )
+    })?;
+    Ok(profile)
 }
 
 #[cfg(test)]

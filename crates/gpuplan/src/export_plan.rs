@@ -72,12 +72,73 @@ const DISK_HEADROOM_GB: f64 = 100.0;
 
 /// A saved plan's text, read.
 pub fn read_saved_plan(text: &str, name: &str) -> Result<SavedPlan, Error> {
-    serde_json::from_str(text).map_err(|e| {
+    let plan: SavedPlan = serde_json::from_str(text).map_err(|e| {
         Error::invalid(
             format!("{name}: not a saved plan: {e}"),
             Some("save one with `gpuplan plan … --format json > plan.json`".to_string()),
         )
-    })
+    })?;
+    for (index, recommendation) in plan.recommendations.iter().enumerate() {
+        if let Some(why) = recommendation.impossible() {
+            return Err(Error::invalid(
+                format!("{name}: configuration {}: {why}", index + 1),
+                Some("the file was edited or damaged: plan again with --format json".to_string()),
+            ));
+        }
+    }
+    Ok(plan)
+}
+
+/// A Kubernetes object name: an RFC 1123 label.
+fn is_dns_label(text: &str) -> bool {
+    (1..=63).contains(&text.len())
+        && text
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !text.starts_with('-')
+        && !text.ends_with('-')
+}
+
+/// Most GPUs, nodes and replicas a saved configuration may name: beyond any cluster planned.
+const MAX_SAVED_GPUS: u32 = 1_000_000;
+
+impl SavedRecommendation {
+    /// What no plan writes: no GPUs, GPUs that do not add up to the nodes, a replica range
+    /// upside down, a time that is not one. A saved plan is checked as strictly as a request.
+    fn impossible(&self) -> Option<String> {
+        if self.gpus == 0 || self.gpus > MAX_SAVED_GPUS || self.gpus_per_node == 0 || self.nodes == 0 {
+            return Some(format!(
+                "{} GPUs, {} per node on {} nodes: a plan has at least one of each",
+                self.gpus, self.gpus_per_node, self.nodes
+            ));
+        }
+        if u64::from(self.gpus_per_node) * u64::from(self.nodes) != u64::from(self.gpus) {
+            return Some(format!(
+                "{} GPUs is not {} per node × {} nodes",
+                self.gpus, self.gpus_per_node, self.nodes
+            ));
+        }
+        if self.time_seconds.is_some_and(|t| !(t.is_finite() && t >= 0.0)) {
+            return Some("a time that is not a duration".to_string());
+        }
+        let serving = self.serving.as_ref()?;
+        if serving.gpus_per_replica == 0 || serving.replicas == 0 || serving.replicas > MAX_SAVED_GPUS {
+            return Some(format!(
+                "{} replicas of {} GPUs: a service has at least one of each",
+                serving.replicas, serving.gpus_per_replica
+            ));
+        }
+        if serving.min_replicas == 0 || serving.min_replicas > serving.max_replicas {
+            return Some(format!(
+                "an autoscaling range of {} to {} replicas",
+                serving.min_replicas, serving.max_replicas
+            ));
+        }
+        if !(serving.requests_per_second_per_replica.is_finite() && serving.requests_per_second_per_replica >= 0.0) {
+            return Some("a load per replica that is not a number".to_string());
+        }
+        None
+    }
 }
 
 /// The files of `target` for the configuration `settings.pick` of `plan`.
@@ -87,6 +148,27 @@ pub fn export_plan(
     target: ExportTarget,
     settings: &ExportSettings,
 ) -> Result<Vec<ManifestFile>, Error> {
+    if let Some(image) = settings
+        .image
+        .as_deref()
+        .filter(|i| i.trim().is_empty() || i.contains(char::is_whitespace))
+    {
+        return Err(Error::invalid(
+            format!("--image `{image}` is not a container image reference"),
+            Some("give a reference such as nvcr.io/nvidia/pytorch:24.10-py3".to_string()),
+        ));
+    }
+    for (what, text) in [
+        ("--name", settings.name.as_deref()),
+        ("--namespace", Some(settings.namespace.as_str())),
+    ] {
+        if let Some(text) = text.filter(|t| !is_dns_label(t)) {
+            return Err(Error::invalid(
+                format!("{what} `{text}` is not a Kubernetes name (lower-case letters, digits and `-`, at most 63)"),
+                None,
+            ));
+        }
+    }
     let request = plan.request.as_ref().ok_or_else(|| {
         Error::invalid(
             "the saved plan does not say what was asked (no `request`)",

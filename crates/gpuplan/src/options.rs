@@ -488,6 +488,14 @@ macro_rules! fill_workload {
         $target.epochs = amount("--epochs", w.epochs)?;
         $target.dataset_size = amount("--dataset-size", w.dataset_size)?;
         $target.memory_margin = w.memory_margin;
+        if let Some(calibration) = &w.calibration {
+            calibration.check().map_err(|e| {
+                Error::invalid(
+                    format!("--calibration: {e}"),
+                    Some("measure again with `gpuplan probe`".to_string()),
+                )
+            })?;
+        }
         $target.calibration = w.calibration.clone();
     }};
 }

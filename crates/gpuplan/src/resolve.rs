@@ -6,23 +6,22 @@ use gpuplan_catalog::{Catalog, parse_hf_config_text};
 use gpuplan_model::{Architecture, ModelSpec, ProviderId, did_you_mean};
 use std::collections::BTreeSet;
 
+/// Where the built-in models are listed and how another model is described, in words that
+/// hold for every front end: the API never reads a file path.
+const OTHER_MODELS: &str = "the built-in models are listed by `gpuplan models` (API: GET /api/v1/models); any other is described by its Hugging Face config.json (command line: its path as the model; API: its contents as `model_config`)";
+
 /// A built-in model or a user's config.json.
 pub fn model(catalog: &Catalog, source: &ModelSource) -> Result<ModelSpec, Error> {
     match source {
         ModelSource::BuiltIn(name) => catalog.models().get(name).cloned().map_err(|unknown| {
             Error::invalid(
                 unknown.to_string(),
-                Some(match unknown.suggestion {
-                    Some(near) => {
-                        format!(
-                            "did you mean `{near}`? (`gpuplan models` lists them; a path to a config.json works too)"
-                        )
-                    }
-                    None => {
-                        "`gpuplan models` lists the built-in models; a path to a Hugging Face config.json works too"
-                            .to_string()
-                    }
-                }),
+                Some(format!(
+                    "{}{OTHER_MODELS}",
+                    unknown
+                        .suggestion
+                        .map_or(String::new(), |near| format!("did you mean `{near}`? "))
+                )),
             )
         }),
         ModelSource::Config { name, text } => {

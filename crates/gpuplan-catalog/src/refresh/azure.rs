@@ -23,6 +23,8 @@ pub fn query_url(instance_type: &str) -> String {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Page {
     pub quotes: Vec<PriceQuote>,
+    /// Meters of a VM's on-demand or spot price left out, and why (a unit other than an hour).
+    pub skipped: Vec<super::SkippedQuote>,
     pub next: Option<String>,
 }
 
@@ -51,18 +53,28 @@ struct RawItem {
 pub fn parse_page(name: &str, json: &str) -> Result<Page, CatalogError> {
     let raw: RawPage = serde_json::from_str(json)
         .map_err(|e| CatalogError::new(name, format!("not an Azure Retail Prices page: {e}")))?;
-    let quotes = raw
+    // Windows, Batch low-priority and non-USD meters are other products, left out by design;
+    // a Linux VM meter not priced per hour is reported.
+    let (hourly, other): (Vec<RawItem>, Vec<RawItem>) = raw
         .items
         .into_iter()
         .filter(|i| {
             i.price_type == "Consumption"
                 && i.currency_code == "USD"
-                && i.unit_of_measure == "1 Hour"
                 && !i.product_name.contains("Windows")
                 && !i.sku_name.contains("Low Priority")
-                && i.retail_price.is_finite()
-                && i.retail_price > 0.0
         })
+        .partition(|i| i.unit_of_measure == "1 Hour");
+    let skipped = other
+        .into_iter()
+        .map(|i| super::SkippedQuote {
+            why: format!("priced per `{}`, not per hour", i.unit_of_measure),
+            instance_type: i.arm_sku_name,
+            region: i.arm_region_name,
+        })
+        .collect();
+    let quotes = hourly
+        .into_iter()
         .map(|i| PriceQuote {
             billing: if i.sku_name.ends_with("Spot") {
                 QuoteBilling::Spot
@@ -76,6 +88,7 @@ pub fn parse_page(name: &str, json: &str) -> Result<Page, CatalogError> {
         .collect();
     Ok(Page {
         quotes,
+        skipped,
         next: raw.next_page_link.filter(|l| !l.is_empty()),
     })
 }

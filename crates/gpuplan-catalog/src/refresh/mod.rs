@@ -44,11 +44,38 @@ pub struct PriceChange {
 pub struct Refreshed {
     pub files: Vec<CatalogFile>,
     pub changes: Vec<PriceChange>,
+    /// Quotes left out because their price is not one an instance can have, with why.
+    pub skipped: Vec<SkippedQuote>,
     /// Quotes for offerings the catalog does not have (new sizes or regions), left out: the
     /// catalog needs their specifications, which a price endpoint does not give.
     pub unmatched: usize,
     /// Offerings of the provider the endpoint returned no price for, left as they were.
     pub unquoted: usize,
+}
+
+/// A quote a refresh did not apply, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SkippedQuote {
+    pub instance_type: String,
+    pub region: String,
+    pub why: String,
+}
+
+/// Highest hourly price an instance is taken to have: above the largest GPU servers' list
+/// prices (8-GPU Blackwell servers run about $100 an hour on demand) by far.
+pub const MAX_INSTANCE_USD_PER_HOUR: f64 = 2_000.0;
+
+/// Why a quoted price cannot be an instance's hourly price, if it cannot.
+pub fn implausible(usd_per_hour: f64) -> Option<String> {
+    if !(usd_per_hour.is_finite() && usd_per_hour > 0.0) {
+        Some(format!("{usd_per_hour} is not a price"))
+    } else if usd_per_hour > MAX_INSTANCE_USD_PER_HOUR {
+        Some(format!(
+            "${usd_per_hour:.2}/h is beyond any instance's price (at most ${MAX_INSTANCE_USD_PER_HOUR:.0}/h)"
+        ))
+    } else {
+        None
+    }
 }
 
 /// Applies `quotes` for `provider` to the offerings files among `files`, dating the changed
@@ -60,6 +87,19 @@ pub fn apply_quotes(
     today: Date,
     source: &str,
 ) -> Result<Refreshed, CatalogError> {
+    let (quotes, skipped): (Vec<PriceQuote>, Vec<PriceQuote>) = quotes
+        .iter()
+        .cloned()
+        .partition(|q| implausible(q.usd_per_hour).is_none());
+    let skipped = skipped
+        .into_iter()
+        .map(|q| SkippedQuote {
+            why: implausible(q.usd_per_hour).unwrap_or_default(),
+            instance_type: q.instance_type,
+            region: q.region,
+        })
+        .collect();
+    let quotes = &quotes[..];
     let mut changes = Vec::new();
     let mut matched = vec![false; quotes.len()];
     let mut unquoted = 0;
@@ -84,6 +124,7 @@ pub fn apply_quotes(
     Ok(Refreshed {
         files: out,
         changes,
+        skipped,
         unmatched: matched.iter().filter(|m| !**m).count(),
         unquoted,
     })

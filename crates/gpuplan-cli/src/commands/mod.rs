@@ -70,7 +70,7 @@ use crate::catalog_source;
 use gpuplan::{Error, ExitStatus};
 
 /// `serve` answers JSON in USD, whatever the terminal flags say; giving them is a mistake.
-fn refuse_output_flags(cli: &Cli) -> Result<(), Error> {
+fn refuse_output_flags(cli: &Cli, command: &str, hint: &str) -> Result<(), Error> {
     let given = if cli.format != crate::args::Format::Table {
         Some("--format")
     } else if !cli.currency.eq_ignore_ascii_case("USD") {
@@ -80,8 +80,8 @@ fn refuse_output_flags(cli: &Cli) -> Result<(), Error> {
     };
     match given {
         Some(flag) => Err(Error::InvalidInput {
-            message: format!("{flag} does not apply to serve"),
-            hint: Some("the API always answers JSON with amounts in USD; drop the flag".to_string()),
+            message: format!("{flag} does not apply to {command}"),
+            hint: Some(hint.to_string()),
         }),
         None => Ok(()),
     }
@@ -91,18 +91,35 @@ fn refuse_output_flags(cli: &Cli) -> Result<(), Error> {
 pub fn run(cli: Cli) -> Result<ExitStatus, Error> {
     if let Command::Catalog(args) = &cli.command {
         if let Some(crate::args::CatalogAction::Refresh(refresh)) = &args.action {
+            refuse_output_flags(
+                &cli,
+                "catalog refresh",
+                "it writes a catalog folder and reports the changes as text; drop the flag",
+            )?;
             let base = catalog_source::files(cli.catalog.as_deref())?;
             return refresh::run(base, refresh);
         }
     }
     if let Command::Init(args) = &cli.command {
+        refuse_output_flags(&cli, "init", "it writes an example job file; drop the flag")?;
         return init::run(args);
+    }
+    if let Command::Export(_) = &cli.command {
+        refuse_output_flags(
+            &cli,
+            "export",
+            "it writes Kubernetes or SkyPilot YAML, to --out DIR or as one stream; drop the flag",
+        )?;
     }
     if let Command::Diff(args) = &cli.command {
         return diff::run(args, cli.output_format());
     }
     if let Command::Serve(_) = &cli.command {
-        refuse_output_flags(&cli)?;
+        refuse_output_flags(
+            &cli,
+            "serve",
+            "the API always answers JSON with amounts in USD; drop the flag",
+        )?;
     }
     let catalog = catalog_source::load(cli.catalog.as_deref())?;
     let catalog = catalog_source::with_prices(catalog, cli.prices.as_deref())?;

@@ -4,7 +4,9 @@
 use crate::args::RefreshArgs;
 use crate::catalog_target::Target;
 use crate::output;
-use gpuplan::catalog::refresh::{PriceQuote, QuoteBilling, Refreshed, apply_quotes, aws, azure, gcp, lambda};
+use gpuplan::catalog::refresh::{
+    PriceQuote, QuoteBilling, Refreshed, SkippedQuote, apply_quotes, aws, azure, gcp, lambda,
+};
 use gpuplan::model::Date;
 use gpuplan::{Catalog, CatalogFile, Error, ExitStatus};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -98,9 +100,10 @@ pub fn run(base: Vec<CatalogFile>, args: &RefreshArgs) -> Result<ExitStatus, Err
                 .collect()
         };
         let types = offered(|o| Some(o.instance_type.clone()));
+        let mut skipped = Vec::new();
         let quotes = match (endpoint, &args.from) {
-            (Endpoint::Azure, Some(folder)) => recorded_azure(&provider_folder(folder, endpoint, args)?)?,
-            (Endpoint::Azure, None) => fetched_azure(&types)?,
+            (Endpoint::Azure, Some(folder)) => recorded_azure(&provider_folder(folder, endpoint, args)?, &mut skipped)?,
+            (Endpoint::Azure, None) => fetched_azure(&types, &mut skipped)?,
             (Endpoint::Aws, Some(folder)) => recorded_aws(&provider_folder(folder, endpoint, args)?, &types)?,
             (Endpoint::Aws, None) => fetched_aws(&types, &offered(|o| o.region.clone()))?,
             (Endpoint::Gcp, Some(folder)) => gcp::quotes(
@@ -116,7 +119,8 @@ pub fn run(base: Vec<CatalogFile>, args: &RefreshArgs) -> Result<ExitStatus, Err
                 lambda::quotes(&fetched_lambda(args.lambda_api_key.as_deref())?, catalog.offerings())
             }
         };
-        let refreshed = apply_quotes(&files, endpoint.provider(), &quotes, today, endpoint.source())?;
+        let mut refreshed = apply_quotes(&files, endpoint.provider(), &quotes, today, endpoint.source())?;
+        refreshed.skipped.extend(skipped);
         files = refreshed.files.clone();
         reports.push(report(endpoint.provider(), &refreshed));
     }
@@ -172,15 +176,13 @@ fn recorded_files(folder: &Path) -> Result<Vec<PathBuf>, Error> {
     Ok(pages)
 }
 
-fn recorded_azure(folder: &Path) -> Result<Vec<PriceQuote>, Error> {
+fn recorded_azure(folder: &Path, skipped: &mut Vec<SkippedQuote>) -> Result<Vec<PriceQuote>, Error> {
     let mut quotes = Vec::new();
     for page in recorded_files(folder)? {
         let text = read_recorded(&page)?;
-        quotes.extend(
-            azure::parse_page(&page.display().to_string(), &text)
-                .map_err(response)?
-                .quotes,
-        );
+        let page = azure::parse_page(&page.display().to_string(), &text).map_err(response)?;
+        quotes.extend(page.quotes);
+        skipped.extend(page.skipped);
     }
     Ok(quotes)
 }
@@ -246,7 +248,7 @@ fn progress(len: usize, message: &'static str, unit: &str) -> ProgressBar {
     bar
 }
 
-fn fetched_azure(types: &BTreeSet<String>) -> Result<Vec<PriceQuote>, Error> {
+fn fetched_azure(types: &BTreeSet<String>, skipped: &mut Vec<SkippedQuote>) -> Result<Vec<PriceQuote>, Error> {
     let client = client(Some(REQUEST_TIMEOUT))?;
     let bar = progress(types.len(), "Azure Retail Prices API", "instance types");
     let mut quotes = Vec::new();
@@ -261,6 +263,7 @@ fn fetched_azure(types: &BTreeSet<String>) -> Result<Vec<PriceQuote>, Error> {
             let text = fetch_text(client.get(&next), &next)?;
             let page = azure::parse_page(&next, &text).map_err(response)?;
             quotes.extend(page.quotes);
+            skipped.extend(page.skipped);
             url = page.next;
         }
         bar.inc(1);
@@ -431,6 +434,26 @@ fn report(provider: &str, refreshed: &Refreshed) -> String {
     }
     if lines.len() > MAX_REPORTED {
         text.push_str(&format!("  … and {} more\n", lines.len() - MAX_REPORTED));
+    }
+    text.push_str(&skipped_report(&refreshed.skipped));
+    text
+}
+
+/// The quotes left out, counted by reason, with an example of each.
+fn skipped_report(skipped: &[SkippedQuote]) -> String {
+    if skipped.is_empty() {
+        return String::new();
+    }
+    let mut reasons: BTreeMap<&str, (usize, &SkippedQuote)> = BTreeMap::new();
+    for quote in skipped {
+        reasons.entry(quote.why.as_str()).or_insert((0, quote)).0 += 1;
+    }
+    let mut text = format!("  {} quotes skipped:\n", skipped.len());
+    for (why, (count, example)) in reasons {
+        text.push_str(&format!(
+            "    {count} × {why} (e.g. {} in {})\n",
+            example.instance_type, example.region
+        ));
     }
     text
 }
