@@ -1048,7 +1048,12 @@ mod refresh {
         let refreshed = apply_quotes(&Catalog::embedded_files(), "azure", &broken, today, azure::ENDPOINT).unwrap();
         assert!(refreshed.changes.is_empty());
         assert_eq!(refreshed.skipped.len(), 4);
-        assert!(refreshed.skipped.iter().any(|s| s.why.contains("beyond any instance's price")));
+        assert!(
+            refreshed
+                .skipped
+                .iter()
+                .any(|s| s.why.contains("beyond any instance's price"))
+        );
         assert_eq!(refreshed.files, Catalog::embedded_files());
     }
 }

@@ -68,7 +68,7 @@ fn record(sample: &mut Sample, metric: &str, value: f64) {
         // Total memory is what is used plus what is free and what the driver reserves; these
         // are added up as they come, and the used part once it is known (`complete`).
         "DCGM_FI_DEV_FB_FREE" | "DCGM_FI_DEV_FB_RESERVED" => {
-            sample.memory_total_bytes = Some(sample.memory_total_bytes.unwrap_or(0) + mib(value));
+            sample.memory_total_bytes = Some(sample.memory_total_bytes.unwrap_or(0).saturating_add(mib(value)));
         }
         "DCGM_FI_DEV_POWER_USAGE" => sample.power_watts = Some(value.max(0.0)),
         _ => {}
@@ -78,7 +78,7 @@ fn record(sample: &mut Sample, metric: &str, value: f64) {
 /// The total memory once the used part is known: free and reserved were added up alone.
 fn complete(mut sample: Sample) -> Sample {
     sample.memory_total_bytes = match (sample.memory_total_bytes, sample.memory_used_bytes) {
-        (Some(rest), Some(used)) => Some(rest + used),
+        (Some(rest), Some(used)) => Some(rest.saturating_add(used)),
         _ => None,
     };
     sample

@@ -82,6 +82,13 @@ const PRICES_CSV: &str =
 const AWS_OFFER: &str = include_str!("../../gpuplan-catalog/tests/fixtures/refresh/aws/us-east-1.json");
 const AZURE_PAGE: &str = r#"{"Items":[{"currencyCode":"USD","retailPrice":0.5,"armRegionName":"eastus","armSkuName":"Standard_NC4as_T4_v3","skuName":"NC4as T4 v3","productName":"Virtual Machines NCasT4_v3 Series","unitOfMeasure":"1 Hour","type":"Consumption"}],"NextPageLink":null}"#;
 const SDXL: &str = include_str!("../../gpuplan-catalog/data/models/sdxl.json");
+const JOB_YAML: &str = "model: llama-3.1-8b\ntask: inference\nqps: 4\nttft: p90:800ms\ntpot: {seconds: 0.05, percentile: 90}\nproviders: [aws, gcp]\nheadroom: 0.1\nmax_num_seqs: 128\n";
+const JOB_TOML: &str =
+    "model = \"llama-3.1-8b\"\ntask = \"lora\"\ntokens = 1e8\nbudget = 500.0\nproviders = [\"aws\"]\n";
+const NVIDIA_SMI: &str = "timestamp, index, name, uuid, utilization.gpu [%], utilization.memory [%], memory.used [MiB], memory.total [MiB], power.draw [W]\n2024/05/01 12:00:00.000, 0, NVIDIA A100-SXM4-80GB, GPU-a, 87 %, 40 %, 61440 MiB, 81920 MiB, 312.50 W\n2024/05/01 12:00:05.000, 0, NVIDIA A100-SXM4-80GB, GPU-a, 0 %, 0 %, 4 MiB, 81920 MiB, [N/A]\n";
+const DCGM: &str = "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-a\",modelName=\"NVIDIA H100 80GB HBM3\"} 87 1714564800000\nDCGM_FI_DEV_FB_USED{gpu=\"0\",UUID=\"GPU-a\",modelName=\"NVIDIA H100 80GB HBM3\"} 70000 1714564800000\nDCGM_FI_DEV_FB_FREE{gpu=\"0\",UUID=\"GPU-a\",modelName=\"NVIDIA H100 80GB HBM3\"} 11000 1714564800000\n";
+const CALIBRATION: &str = r#"{"measured_on":"driver 550.54.15, 8× NVIDIA H100 80GB HBM3","method":"m","gpus":[{"gpu":"H100-SXM5-80GB","compute":{"bf16":0.81,"fp16":0.8},"compute_other":0.81,"memory_bandwidth":0.9,"interconnect":0.95,"evidence":[]}]}"#;
+const SAVED_PLAN: &str = r#"{"recommendations":[{"provider":"aws","instance_type":"p5.48xlarge","region":"us-east-1","gpu":"H100-SXM5-80GB","gpus":8,"gpus_per_node":8,"nodes":1,"interruptible":false,"time_seconds":3600.0,"serving":{"gpus_per_replica":1,"replicas":8,"min_replicas":2,"max_replicas":8,"requests_per_second_per_replica":3.5}}],"request":{"model":"llama-3.1-8b","task":"inference","qps":20}}"#;
 const OFFERING_ROW: &str =
     "aws,g4dn.xlarge,us-east-1,,T4,1,16,4,16,125,25,none,ethernet,0.526,0.2,second,test,2026-11-22,";
 
@@ -174,6 +181,70 @@ proptest! {
                 if let Some(serde_json::Value::Object(vae)) = vision.get("vae_config") {
                     let _ = gpuplan::catalog::parse_vae_config(vae);
                 }
+            }
+        }
+    }
+
+    /// Job files in YAML and TOML, mutated: read into options or refused with the line, and
+    /// what reads is resolved or refused, never a panic or a silently dropped value.
+    #[test]
+    fn job_files_are_read_or_refused(yaml in mutated(JOB_YAML), toml in mutated(JOB_TOML)) {
+        for (text, format) in [(yaml, gpuplan::JobFormat::Yaml), (toml, gpuplan::JobFormat::Toml)] {
+            if let Ok(map) = gpuplan::parse_job(&text, format, "job") {
+                if let Ok(options) = serde_json::from_value::<gpuplan::PlanOptions>(serde_json::Value::Object(map)) {
+                    let _ = options.query();
+                }
+            }
+        }
+    }
+
+    /// GPU telemetry (nvidia-smi CSV and XML, DCGM text), mutated: samples or a typed error, and
+    /// samples that are read are possible ones.
+    #[test]
+    fn telemetry_is_read_or_refused(smi in mutated(NVIDIA_SMI), dcgm in mutated(DCGM), xml in "\\PC{0,300}") {
+        for samples in [
+            gpuplan::telemetry::parse_nvidia_smi_csv(&smi),
+            gpuplan::telemetry::parse_dcgm(&dcgm, 1_714_564_800),
+            gpuplan::telemetry::parse_nvidia_smi_xml(&xml),
+        ] {
+            if let Ok(samples) = samples {
+                if gpuplan::telemetry::check_samples(&samples).is_ok() {
+                    let _ = gpuplan::telemetry::summarise(&samples);
+                }
+            }
+        }
+    }
+
+    /// Calibration files, mutated: a profile whose factors pass the check applies to an
+    /// estimate; the others are refused.
+    #[test]
+    fn calibrations_are_checked(text in mutated(CALIBRATION)) {
+        if let Ok(profile) = serde_json::from_str::<gpuplan::model::CalibrationProfile>(&text) {
+            if profile.check().is_ok() {
+                let mut r = WorkloadRequest::new(ModelSource::BuiltIn("llama-3.1-8b".into()), Task::Lora, "H100-SXM5-80GB");
+                r.calibration = Some(profile);
+                if let Ok(answer) = estimate_workload(catalog(), &r) {
+                    if let Some(training) = answer.estimate.training {
+                        prop_assert!(training.mfu.is_finite() && training.mfu > 0.0 && training.mfu < 1.0);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Saved plans, mutated: read and checked, or refused; what is read exports or is refused.
+    #[test]
+    fn saved_plans_are_checked_before_export(text in mutated(SAVED_PLAN)) {
+        if let Ok(plan) = gpuplan::read_saved_plan(&text, "plan.json") {
+            for target in [gpuplan::ExportTarget::Kubernetes, gpuplan::ExportTarget::SkyPilot] {
+                let settings = gpuplan::ExportSettings {
+                    pick: 1,
+                    flavour: gpuplan::emit::manifest::TrainingFlavour::IndexedJob,
+                    image: None,
+                    name: None,
+                    namespace: "default".to_string(),
+                };
+                let _ = gpuplan::export_plan(catalog(), &plan, target, &settings);
             }
         }
     }
