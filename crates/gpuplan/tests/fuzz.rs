@@ -202,15 +202,14 @@ proptest! {
     /// samples that are read are possible ones.
     #[test]
     fn telemetry_is_read_or_refused(smi in mutated(NVIDIA_SMI), dcgm in mutated(DCGM), xml in "\\PC{0,300}") {
-        for samples in [
+        let read = [
             gpuplan::telemetry::parse_nvidia_smi_csv(&smi),
             gpuplan::telemetry::parse_dcgm(&dcgm, 1_714_564_800),
             gpuplan::telemetry::parse_nvidia_smi_xml(&xml),
-        ] {
-            if let Ok(samples) = samples {
-                if gpuplan::telemetry::check_samples(&samples).is_ok() {
-                    let _ = gpuplan::telemetry::summarise(&samples);
-                }
+        ];
+        for samples in read.into_iter().flatten() {
+            if gpuplan::telemetry::check_samples(&samples).is_ok() {
+                let _ = gpuplan::telemetry::summarise(&samples);
             }
         }
     }
