@@ -314,6 +314,7 @@ mod validation {
         for table in [
             include_str!("validation/serving.toml"),
             include_str!("validation/serving-mlperf.toml"),
+            include_str!("validation/serving-moe.toml"),
         ] {
             let serving: toml::Table = toml::from_str(table).unwrap();
             for case in serving["case"].as_array().unwrap() {

@@ -91,8 +91,13 @@ impl Case {
 
 fn table() -> Table {
     let mut table: Table = toml::from_str(include_str!("validation/serving.toml")).unwrap();
-    let mlperf: Table = toml::from_str(include_str!("validation/serving-mlperf.toml")).unwrap();
-    table.case.extend(mlperf.case);
+    for extra in [
+        include_str!("validation/serving-mlperf.toml"),
+        include_str!("validation/serving-moe.toml"),
+    ] {
+        let extra: Table = toml::from_str(extra).unwrap();
+        table.case.extend(extra.case);
+    }
     table
 }
 
