@@ -16,6 +16,7 @@
 mod accelerator;
 mod accelerator_id;
 mod billing;
+mod cancel;
 mod date;
 mod diffusion_spec;
 mod engine_settings;
@@ -43,6 +44,7 @@ mod workload;
 pub use accelerator::{Accelerator, NvLink, PeakTable};
 pub use accelerator_id::AcceleratorId;
 pub use billing::{BillingGranularity, BillingMode, CommitmentTerm, ReservedDiscount};
+pub use cancel::Cancel;
 pub use date::{Date, DateError};
 pub use diffusion_spec::{UnetBlockKind, UnetSpec, VaeDecoderSpec};
 pub use engine_settings::{EngineRelease, EngineSettings};

@@ -71,6 +71,7 @@ fn plan_lora_fine_tuning(bencher: divan::Bencher) {
         objective: Objective::Cost,
         top: 10,
         operational: Operational::default(),
+        cancel: Default::default(),
     };
     bencher.bench(|| plan(catalog(), &request).unwrap().evaluated);
 }
@@ -99,6 +100,7 @@ fn plan_serving(bencher: divan::Bencher) {
         objective: Objective::Cost,
         top: 10,
         operational: Operational::default(),
+        cancel: Default::default(),
     };
     bencher.bench(|| plan(catalog(), &request).unwrap().evaluated);
 }

@@ -111,6 +111,8 @@ pub enum PlanError {
     Infeasible(Box<Infeasible>),
     #[error("{0}")]
     Invalid(String),
+    #[error("the plan was cancelled: nobody waits for it")]
+    Cancelled,
 }
 
 /// The offerings of `source` the request allows, zones folded into regions.
@@ -374,6 +376,9 @@ pub fn plan(source: &impl OfferingSource, request: &PlanRequest) -> Result<Plan,
     let mut stacks: HashMap<Option<gpuplan_model::AcceleratorId>, Result<Option<SoftwareStack>, String>> =
         HashMap::new();
     for offering in eligible(source, request) {
+        if request.cancel.is_cancelled() {
+            return Err(PlanError::Cancelled);
+        }
         let per_node = offering.accelerator_count;
         if per_node == 0 {
             continue;

@@ -154,4 +154,6 @@ pub struct PlanRequest<'a> {
     /// Recommendations to return (the cheapest, fastest and Pareto-optimal are always kept).
     pub top: usize,
     pub operational: Operational,
+    /// Set by the asker when nobody waits for the answer any more: the search stops.
+    pub cancel: gpuplan_model::Cancel,
 }

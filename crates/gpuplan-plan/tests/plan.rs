@@ -114,6 +114,7 @@ fn request(constraints: Constraints, objective: Objective) -> PlanRequest<'stati
             interruption_rate: Some(0.0),
             ..Operational::default()
         },
+        cancel: Default::default(),
     }
 }
 

@@ -72,6 +72,11 @@ impl AppState {
 
 /// The whole API: routes, limits, request ids, tracing and metrics.
 pub fn app(state: AppState) -> Router {
+    app_with(state, REQUEST_TIMEOUT)
+}
+
+/// [`app`] with another time limit per request.
+pub fn app_with(state: AppState, request_timeout: Duration) -> Router {
     let request_id = axum::http::HeaderName::from_static("x-request-id");
     let layers = ServiceBuilder::new()
         .layer(SetRequestIdLayer::new(request_id.clone(), MakeRequestUuid))
@@ -91,7 +96,7 @@ pub fn app(state: AppState) -> Router {
         .layer(axum::middleware::from_fn(security::headers))
         .layer(axum::middleware::from_fn_with_state(state.clone(), metrics::record))
         .layer(axum::error_handling::HandleErrorLayer::new(error::overloaded))
-        .timeout(REQUEST_TIMEOUT)
+        .timeout(request_timeout)
         // One semaphore for every route: the limit is the server's, not each route's.
         .layer(tower::limit::GlobalConcurrencyLimitLayer::new(MAX_CONCURRENT_REQUESTS))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
@@ -135,6 +140,7 @@ pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Limits {
     pub connections: usize,
+    pub request_timeout: Duration,
     pub header_read_timeout: Duration,
     pub shutdown_grace: Duration,
 }
@@ -143,6 +149,7 @@ impl Default for Limits {
     fn default() -> Self {
         Limits {
             connections: MAX_CONNECTIONS,
+            request_timeout: REQUEST_TIMEOUT,
             header_read_timeout: HEADER_READ_TIMEOUT,
             shutdown_grace: SHUTDOWN_GRACE,
         }
@@ -162,7 +169,7 @@ pub async fn serve_with(
     limits: Limits,
     shutdown: impl std::future::Future<Output = ()>,
 ) -> std::io::Result<()> {
-    let app = app(state);
+    let app = app_with(state, limits.request_timeout);
     let connections = Arc::new(tokio::sync::Semaphore::new(limits.connections));
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut shutdown = std::pin::pin!(shutdown);

@@ -27,9 +27,16 @@ struct RouteFigures {
 #[derive(Debug, Default)]
 pub struct Metrics {
     routes: Mutex<BTreeMap<String, RouteFigures>>,
+    /// Computations stopped because nobody waited for them any more.
+    cancelled: std::sync::atomic::AtomicU64,
 }
 
 impl Metrics {
+    /// One more computation stopped for want of a client.
+    pub fn cancelled(&self) {
+        self.cancelled.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
     fn observe(&self, route: &str, status: u16, seconds: f64) {
         let Ok(mut routes) = self.routes.lock() else {
             return;
@@ -49,6 +56,13 @@ impl Metrics {
     pub fn render(&self) -> String {
         let routes = self.routes.lock().map(|r| r.clone()).unwrap_or_default();
         let mut text = String::new();
+        text.push_str("# HELP gpuplan_cancelled_computations_total Plans stopped because their request was cut off or its client left.\n");
+        text.push_str("# TYPE gpuplan_cancelled_computations_total counter\n");
+        let _ = writeln!(
+            text,
+            "gpuplan_cancelled_computations_total {}",
+            self.cancelled.load(std::sync::atomic::Ordering::Relaxed)
+        );
         text.push_str("# HELP gpuplan_http_requests_total Requests answered, by route and status.\n");
         text.push_str("# TYPE gpuplan_http_requests_total counter\n");
         for (route, figures) in &routes {

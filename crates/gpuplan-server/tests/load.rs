@@ -86,9 +86,19 @@ async fn many_requests_fail_none_and_leave_memory_flat() {
 
 /// A server on loopback with `limits`, stopped when the returned sender is dropped or sent to.
 async fn limited(limits: gpuplan_server::Limits) -> (String, tokio::sync::oneshot::Sender<()>) {
+    limited_with(
+        limits,
+        gpuplan_server::AppState::new(gpuplan::Catalog::embedded().unwrap()),
+    )
+    .await
+}
+
+async fn limited_with(
+    limits: gpuplan_server::Limits,
+    state: gpuplan_server::AppState,
+) -> (String, tokio::sync::oneshot::Sender<()>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap().to_string();
-    let state = gpuplan_server::AppState::new(gpuplan::Catalog::embedded().unwrap());
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(async move {
         gpuplan_server::serve_with(listener, state, limits, async {
@@ -118,6 +128,7 @@ async fn slow_senders_and_connections_past_the_cap_are_closed() {
     use tokio::io::AsyncWriteExt as _;
     let limits = gpuplan_server::Limits {
         connections: 2,
+        request_timeout: gpuplan_server::REQUEST_TIMEOUT,
         header_read_timeout: std::time::Duration::from_millis(300),
         shutdown_grace: std::time::Duration::from_secs(1),
     };
@@ -161,5 +172,48 @@ async fn answers_carry_the_security_headers() {
         "{policy}"
     );
     assert!(!policy.contains("unsafe-inline"), "{policy}");
+    let _ = stop.send(());
+}
+
+/// A plan cut off at the time limit is answered 503 and then stops: its search gives its core
+/// back at the next candidate, and the server counts it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plan_cut_off_at_its_limit_stops_and_frees_its_core() {
+    let mut state = gpuplan_server::AppState::new(gpuplan::Catalog::embedded().unwrap());
+    state.computing = Arc::new(tokio::sync::Semaphore::new(1));
+    let limits = gpuplan_server::Limits {
+        request_timeout: std::time::Duration::from_millis(20),
+        ..gpuplan_server::Limits::default()
+    };
+    let (address, stop) = limited_with(limits, state).await;
+    let client = reqwest::Client::new();
+    let plan =
+        r#"{"model":"llama-3.1-70b","task":"inference","qps":50,"ttft":"p90:1s","tpot":"p90:50ms","max_gpus":512}"#;
+    let cut = client
+        .post(format!("http://{address}/api/v1/plan"))
+        .header("content-type", "application/json")
+        .body(plan)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(cut.status(), reqwest::StatusCode::SERVICE_UNAVAILABLE);
+    // The search notices at its next candidate; counted once it has stopped.
+    let mut stopped = false;
+    for _ in 0..200 {
+        let metrics = client
+            .get(format!("http://{address}/metrics"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        if metrics.contains("gpuplan_cancelled_computations_total 1") {
+            stopped = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(stopped, "the cut-off plan kept computing");
     let _ = stop.send(());
 }

@@ -24,6 +24,9 @@ pub enum Error {
     /// off as "not applicable".
     #[error("the answer holds a value that is not a number at {path}")]
     NotANumber { path: String },
+    /// The asker stopped waiting (a server's client went away or its time ran out).
+    #[error("the question was cancelled before its answer was ready")]
+    Cancelled,
 }
 
 impl From<CatalogError> for Error {
@@ -51,6 +54,9 @@ impl Error {
             Error::NotANumber { .. } => Some(
                 "the inputs drive a formula outside its range (a zero or an extreme value); check them".to_string(),
             ),
+            Error::Cancelled => {
+                Some("ask again; a narrower question (fewer providers or GPUs) answers sooner".to_string())
+            }
         }
     }
 
@@ -62,6 +68,7 @@ impl Error {
             Error::Catalog(_) => "invalid_catalog",
             Error::InvalidInput { .. } => "invalid_input",
             Error::NotANumber { .. } => "not_a_number",
+            Error::Cancelled => "cancelled",
         }
     }
 

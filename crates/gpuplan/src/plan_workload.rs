@@ -45,6 +45,8 @@ pub struct PlanQuery {
     pub kv_cache: Option<KvCacheDtype>,
     /// The serving engine's release and scheduler knobs (inference).
     pub engine_settings: gpuplan_model::EngineSettings,
+    /// Set by the asker when the answer is no longer wanted: the search stops.
+    pub cancel: gpuplan_model::Cancel,
     /// The kernel for quantised weights, from `--precision int4:awq-gemm` (inference).
     pub weight_kernel: Option<gpuplan_model::WeightKernel>,
     /// Image size, denoising steps and guidance (image models).
@@ -98,6 +100,7 @@ impl PlanQuery {
             calibration: None,
             kv_cache: None,
             engine_settings: gpuplan_model::EngineSettings::default(),
+            cancel: gpuplan_model::Cancel::default(),
             weight_kernel: None,
             image: ImageSettings::default(),
             tokens: None,
@@ -388,6 +391,7 @@ fn plan_on(catalog: &Catalog, query: &PlanQuery) -> Result<Result<PlanAnswer, Bo
         objective: query.objective,
         top: query.top,
         operational,
+        cancel: query.cancel.clone(),
     };
     match gpuplan_plan::plan(catalog, &request) {
         Ok(plan) => Ok(Ok(PlanAnswer {
@@ -397,6 +401,7 @@ fn plan_on(catalog: &Catalog, query: &PlanQuery) -> Result<Result<PlanAnswer, Bo
         })),
         Err(PlanError::Infeasible(infeasible)) => Ok(Err(infeasible)),
         Err(PlanError::Invalid(message)) => Err(Error::invalid(message, None)),
+        Err(PlanError::Cancelled) => Err(Error::Cancelled),
     }
 }
 

@@ -9,6 +9,15 @@ use axum::response::Response;
 use gpuplan::PlanOptions;
 use gpuplan::emit::wire::{InfeasibleJson, PlanJson};
 
+/// Cancels a computation when the request that asked for it goes away.
+struct CancelOnDrop(gpuplan::model::Cancel);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
+}
+
 /// The best configurations over every offering, GPU count, layout and billing mode
 /// (`gpuplan plan --format json`).
 #[utoipa::path(post, path = "/api/v1/plan", tag = "planning", request_body = PlanOptions,
@@ -22,9 +31,19 @@ pub(crate) async fn plan(
     options.check_fields()?;
     let key = super::cache_key("plan", &options);
     let catalog = state.catalog.clone();
+    // Dropped with this request, answered or cut off at its time limit: the search then stops
+    // at its next candidate and gives its core back.
+    let cancel = gpuplan::model::Cancel::default();
+    let _stop = CancelOnDrop(cancel.clone());
+    let metrics = state.metrics.clone();
     super::computed(&state, key, move || {
-        let query = options.query()?;
-        match gpuplan::plan_workload(&catalog, &query)? {
+        let mut query = options.query()?;
+        query.cancel = cancel;
+        let planned = gpuplan::plan_workload(&catalog, &query);
+        if matches!(planned, Err(gpuplan::Error::Cancelled)) {
+            metrics.cancelled();
+        }
+        match planned? {
             Ok(answer) => Ok(PlanJson::new(&answer.plan, &answer.defaults)),
             Err(infeasible) => {
                 let report = InfeasibleJson::from(infeasible.as_ref());
