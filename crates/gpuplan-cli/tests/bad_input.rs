@@ -1,4 +1,4 @@
-//! Bad input, as a hostile or careless user gives it, to every command (226 cases): each must end
+//! Bad input, as a hostile or careless user gives it, to every command (227 cases): each must end
 //! with exit 2, a message on standard error naming what was wrong, and no panic. The cases
 //! cover every row of the reliability reports that found them (integer wraps, NaN, negative
 //! numbers, impossible shapes, flags that do not apply, unreadable files).
@@ -67,6 +67,11 @@ fn scratch() -> &'static PathBuf {
             )
         };
         std::fs::write(dir.join("plan_no_gpus.json"), saved(0, "null")).unwrap();
+        std::fs::write(
+            dir.join("plan_million_nodes.json"),
+            saved(8_000_000, "null").replace(r#""nodes":1"#, r#""nodes":1000000"#),
+        )
+        .unwrap();
         std::fs::write(
             dir.join("plan_upside_down.json"),
             saved(8, r#"{"gpus_per_replica":1,"replicas":8,"min_replicas":10,"max_replicas":1,"requests_per_second_per_replica":1.0}"#),
@@ -647,6 +652,10 @@ fn plan() {
         (
             "export --to k8s {tmp}/plan_no_gpus.json",
             "configuration 1: 0 GPUs, 8 per node on 1 nodes",
+        ),
+        (
+            "export --to k8s {tmp}/plan_million_nodes.json",
+            "8000000 GPUs, 8 per node on 1000000 nodes",
         ),
         (
             "export --to k8s {tmp}/plan_upside_down.json",

@@ -99,8 +99,12 @@ fn is_dns_label(text: &str) -> bool {
         && !text.ends_with('-')
 }
 
-/// Most GPUs, nodes and replicas a saved configuration may name: beyond any cluster planned.
-const MAX_SAVED_GPUS: u32 = 1_000_000;
+/// Most GPUs (and so nodes) a saved configuration may name: the largest clusters built hold
+/// about 100,000.
+const MAX_SAVED_GPUS: u32 = 100_000;
+
+/// Most replicas a saved service may name.
+const MAX_SAVED_REPLICAS: u32 = 10_000;
 
 impl SavedRecommendation {
     /// What no plan writes: no GPUs, GPUs that do not add up to the nodes, a replica range
@@ -122,7 +126,11 @@ impl SavedRecommendation {
             return Some("a time that is not a duration".to_string());
         }
         let serving = self.serving.as_ref()?;
-        if serving.gpus_per_replica == 0 || serving.replicas == 0 || serving.replicas > MAX_SAVED_GPUS {
+        if serving.gpus_per_replica == 0
+            || serving.replicas == 0
+            || serving.replicas > MAX_SAVED_REPLICAS
+            || serving.max_replicas > MAX_SAVED_REPLICAS
+        {
             return Some(format!(
                 "{} replicas of {} GPUs: a service has at least one of each",
                 serving.replicas, serving.gpus_per_replica
