@@ -59,6 +59,20 @@ impl Drop for Driver {
 struct Session {
     client: reqwest::blocking::Client,
     base: String,
+    /// The browser's profile folder, which names its processes.
+    profile: std::path::PathBuf,
+}
+
+/// Ends the session, which closes the browser; any of its processes still running (a crashed
+/// session) are stopped by their profile folder, so that none outlives the test.
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = self.client.delete(&self.base).send();
+        let _ = Command::new("pkill")
+            .args(["-f", &format!("--user-data-dir={}", self.profile.display())])
+            .status();
+        let _ = std::fs::remove_dir_all(&self.profile);
+    }
 }
 
 impl Session {
@@ -218,6 +232,7 @@ fn start_session() -> (Driver, Session) {
     let session = Session {
         client,
         base: format!("{root}/session/{id}"),
+        profile,
     };
     (driver, session)
 }
