@@ -458,3 +458,22 @@ async fn an_estimate_on_a_calibrated_gpu_follows_the_measurement() {
         .await
         .problem(StatusCode::BAD_REQUEST, 2);
 }
+
+/// Every operation of the OpenAPI document has its own id (validators and client generators
+/// refuse a document where two share one).
+#[tokio::test]
+async fn operation_ids_are_unique() {
+    let document = openapi().await;
+    let mut ids: Vec<String> = document["paths"]
+        .as_object()
+        .unwrap()
+        .values()
+        .flat_map(|methods| methods.as_object().unwrap().values())
+        .filter_map(|operation| operation["operationId"].as_str().map(str::to_string))
+        .collect();
+    let count = ids.len();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), count, "{ids:?}");
+    assert!(count >= 13, "{count} operations");
+}

@@ -8,13 +8,13 @@ use gpuplan::GpuAnswer;
 use gpuplan::emit::wire::GpuJson;
 
 /// Every accelerator with its specifications (`gpuplan gpus --format json`).
-#[utoipa::path(get, path = "/api/v1/gpus", tag = "catalog", responses((status = 200, body = Vec<GpuJson>)))]
+#[utoipa::path(get, path = "/api/v1/gpus", operation_id = "list_gpus", tag = "catalog", responses((status = 200, body = Vec<GpuJson>)))]
 pub(crate) async fn list(State(state): State<AppState>) -> Result<Response, ApiError> {
     state.reads.gpus.clone().map(crate::answers::respond)
 }
 
 /// One accelerator by id or alias, or the ones a family name matches (`gpuplan gpus H100`).
-#[utoipa::path(get, path = "/api/v1/gpus/{name}", tag = "catalog",
+#[utoipa::path(get, path = "/api/v1/gpus/{name}", operation_id = "get_gpu", tag = "catalog",
     params(("name" = String, Path, description = "an id or alias: H100, A100-80GB, rtx-4090")),
     responses((status = 200, body = GpuJson), (status = 400, body = crate::error::ProblemJson, content_type = "application/problem+json")))]
 pub(crate) async fn one(State(state): State<AppState>, Path(name): Path<String>) -> Result<Response, ApiError> {

@@ -10,7 +10,7 @@ use gpuplan::InstancesOptions;
 use gpuplan::emit::wire::InstanceJson;
 
 /// Cloud offerings: who rents a GPU, in which shape, at what price.
-#[utoipa::path(get, path = "/api/v1/instances", tag = "catalog", params(InstancesOptions),
+#[utoipa::path(get, path = "/api/v1/instances", operation_id = "list_instances", tag = "catalog", params(InstancesOptions),
     responses((status = 200, body = Vec<InstanceJson>),
               (status = 400, description = "bad input (the CLI's exit 2)", body = crate::error::ProblemJson, content_type = "application/problem+json")))]
 pub(crate) async fn list(
