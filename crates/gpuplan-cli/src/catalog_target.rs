@@ -106,7 +106,7 @@ impl Target {
     /// Writes `files` into a fresh sibling folder and swaps it in by renames, so that the
     /// target is always either the previous catalog or the whole new one.
     pub fn write(&self, files: &[gpuplan::CatalogFile]) -> Result<(), Error> {
-        let staging = Staging::create(&self.path)?;
+        let mut staging = Staging::create(&self.path)?;
         for file in files {
             staging.write(&file.path, &file.text)?;
         }
@@ -209,7 +209,7 @@ fn sibling(target: &Path, what: &str) -> PathBuf {
 /// A staging folder of our own making, removed when dropped unless kept.
 struct Staging {
     path: PathBuf,
-    kept: std::cell::Cell<bool>,
+    kept: bool,
 }
 
 impl Staging {
@@ -224,10 +224,7 @@ impl Staging {
             };
             match std::fs::create_dir(&path) {
                 Ok(()) => {
-                    return Ok(Staging {
-                        path,
-                        kept: std::cell::Cell::new(false),
-                    });
+                    return Ok(Staging { path, kept: false });
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
                 Err(e) => return Err(refuse(target, e, "check the folder's permissions")),
@@ -258,14 +255,14 @@ impl Staging {
         std::fs::write(&path, text).map_err(|e| Error::invalid(format!("cannot write {}: {e}", path.display()), None))
     }
 
-    fn keep(&self) {
-        self.kept.set(true);
+    fn keep(&mut self) {
+        self.kept = true;
     }
 }
 
 impl Drop for Staging {
     fn drop(&mut self) {
-        if !self.kept.get() {
+        if !self.kept {
             let _ = std::fs::remove_dir_all(&self.path);
         }
     }

@@ -672,6 +672,20 @@ mod catalog {
         dir
     }
 
+    /// `gpuplan catalog refresh --provider azure --from FROM --into INTO`.
+    fn refresh_azure(from: &str, into: &str) -> Run {
+        gpuplan(&[
+            "catalog",
+            "refresh",
+            "--provider",
+            "azure",
+            "--from",
+            from,
+            "--into",
+            into,
+        ])
+    }
+
     /// Recorded Azure pages in, a catalog folder out that every command can read, with the
     /// quoted prices changed; refreshing twice replaces the folder whole.
     #[test]
@@ -682,16 +696,7 @@ mod catalog {
             "/../gpuplan-catalog/tests/fixtures/refresh/azure"
         );
         for _ in 0..2 {
-            let run = gpuplan(&[
-                "catalog",
-                "refresh",
-                "--provider",
-                "azure",
-                "--from",
-                pages,
-                "--into",
-                into.to_str().unwrap(),
-            ]);
+            let run = refresh_azure(pages, into.to_str().unwrap());
             assert_eq!(run.code, 0, "{}", run.stderr);
             // Each refresh starts from the catalog in use (here the built-in one), so both
             // change the same three prices; the folder is replaced whole, not merged into.
@@ -806,16 +811,7 @@ mod catalog {
             std::path::PathBuf::from(pages),
             std::path::PathBuf::from(pages).join("inside"),
         ] {
-            let run = gpuplan(&[
-                "catalog",
-                "refresh",
-                "--provider",
-                "azure",
-                "--from",
-                pages,
-                "--into",
-                into.to_str().unwrap(),
-            ]);
+            let run = refresh_azure(pages, into.to_str().unwrap());
             assert_eq!(run.code, 2, "{}: {}", into.display(), run.stderr);
             assert!(
                 run.stderr.contains("--into") && run.stderr.contains("nothing was written"),
@@ -876,16 +872,7 @@ mod catalog {
         );
         std::fs::write(pages.join("page.json"), page).unwrap();
         let into = scratch("absurd-into");
-        let run = gpuplan(&[
-            "catalog",
-            "refresh",
-            "--provider",
-            "azure",
-            "--from",
-            pages.to_str().unwrap(),
-            "--into",
-            into.to_str().unwrap(),
-        ]);
+        let run = refresh_azure(pages.to_str().unwrap(), into.to_str().unwrap());
         assert_eq!(run.code, 0, "{}", run.stderr);
         assert!(run.stdout.contains("4 quotes skipped"), "{}", run.stdout);
         assert!(
@@ -929,16 +916,7 @@ mod catalog {
             env!("CARGO_MANIFEST_DIR"),
             "/../gpuplan-catalog/tests/fixtures/refresh/azure"
         );
-        let run = gpuplan(&[
-            "catalog",
-            "refresh",
-            "--provider",
-            "azure",
-            "--from",
-            pages,
-            "--into",
-            into.to_str().unwrap(),
-        ]);
+        let run = refresh_azure(pages, into.to_str().unwrap());
         assert_eq!(run.code, 0, "{}", run.stderr);
         // Age every offering's date.
         for entry in walk(&into.join("offerings")) {

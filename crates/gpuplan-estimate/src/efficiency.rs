@@ -116,17 +116,29 @@ pub struct ServingProfile {
     pub calibrated_on: Vec<String>,
 }
 
+/// The figures of a [`ServingProfile`] one iteration is timed with.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct IterationCosts {
+    pub gemm_peak_fraction: f64,
+    pub step_seconds: f64,
+    pub seconds_per_sequence: f64,
+}
+
 impl EngineProfile {
-    /// The continuous-batching profile, or one read from the batch-1 fields.
-    pub fn serving_profile(&self, layers: f64) -> ServingProfile {
-        self.serving.clone().unwrap_or_else(|| ServingProfile {
-            gemm_peak_fraction: self.decode_peak_fraction,
-            step_seconds: self.step_overhead_seconds + self.per_layer_overhead_seconds * layers,
-            seconds_per_sequence: 0.0,
-            evidence: self.evidence.clone(),
-            sources: self.sources.clone(),
-            calibrated_on: Vec::new(),
-        })
+    /// The continuous-batching figures, or ones read from the batch-1 fields.
+    pub fn iteration_costs(&self, layers: f64) -> IterationCosts {
+        match &self.serving {
+            Some(serving) => IterationCosts {
+                gemm_peak_fraction: serving.gemm_peak_fraction,
+                step_seconds: serving.step_seconds,
+                seconds_per_sequence: serving.seconds_per_sequence,
+            },
+            None => IterationCosts {
+                gemm_peak_fraction: self.decode_peak_fraction,
+                step_seconds: self.step_overhead_seconds + self.per_layer_overhead_seconds * layers,
+                seconds_per_sequence: 0.0,
+            },
+        }
     }
 }
 

@@ -257,7 +257,7 @@ impl StepCost {
         let profile = engine_profile(engine);
         let tp = f64::from(tp.max(1));
         let layers = shape.layers as f64;
-        let mut serving = profile.serving_profile(layers);
+        let mut serving = profile.iteration_costs(layers);
         if let Some(release) = settings.release.and_then(|r| release_profile(engine, r)) {
             serving.step_seconds = release.step_seconds.unwrap_or(serving.step_seconds);
             serving.seconds_per_sequence = release.seconds_per_sequence.unwrap_or(serving.seconds_per_sequence);
@@ -376,6 +376,33 @@ impl Percentiles {
             p99: seconds,
         }
     }
+
+    /// The value at `percentile` (0–100): the kept percentile at or above it.
+    pub fn at(&self, percentile: f64) -> f64 {
+        match percentile {
+            x if x <= 50.0 => self.p50,
+            x if x <= 90.0 => self.p90,
+            _ => self.p99,
+        }
+    }
+}
+
+/// The largest whole number from 1 to `most` for which `holds` is true, `holds` being true at
+/// 1 and, once false, false for every larger number.
+pub(crate) fn largest_holding(most: f64, mut holds: impl FnMut(f64) -> bool) -> f64 {
+    if holds(most) {
+        return most;
+    }
+    let (mut low, mut high) = (1.0, most);
+    while high - low > 1.0 {
+        let mid = (0.5 * (low + high)).floor();
+        if holds(mid) {
+            low = mid;
+        } else {
+            high = mid;
+        }
+    }
+    low
 }
 
 /// Why a replica cannot take a load.
@@ -939,20 +966,7 @@ pub fn disaggregated(
     if !meets(1.0) {
         return None;
     }
-    let sequences = if meets(most) {
-        most
-    } else {
-        let (mut low, mut high) = (1.0, most);
-        while high - low > 1.0 {
-            let mid = (0.5 * (low + high)).floor();
-            if meets(mid) {
-                low = mid;
-            } else {
-                high = mid;
-            }
-        }
-        low
-    };
+    let sequences = largest_holding(most, meets);
     let decode_step = cost.decode_step(sequences, context);
     Some(Disaggregated {
         prefill_goodput,

@@ -12,7 +12,7 @@
 //!   follow the prompt lengths.
 //! - Users within targets: the most users whose TTFT and TPOT percentiles meet the targets.
 
-use crate::serving::{ClosedLoop, Percentiles, StepCost, closed_loop};
+use crate::serving::{ClosedLoop, Percentiles, StepCost, closed_loop, largest_holding};
 use gpuplan_model::{LatencyTarget, RequestMix};
 use serde::Serialize;
 
@@ -73,13 +73,8 @@ pub fn at_users(cost: &StepCost, mix: &RequestMix, users: f64) -> UsersPoint {
 impl UsersPoint {
     /// Whether the percentiles meet the targets.
     pub fn meets(&self, ttft: Option<LatencyTarget>, tpot: Option<LatencyTarget>) -> bool {
-        let at = |p: &Percentiles, percentile: f64| match percentile {
-            x if x <= 50.0 => p.p50,
-            x if x <= 90.0 => p.p90,
-            _ => p.p99,
-        };
-        ttft.is_none_or(|t| at(&self.ttft, t.percentile) <= t.seconds)
-            && tpot.is_none_or(|t| at(&self.tpot, t.percentile) <= t.seconds)
+        ttft.is_none_or(|t| self.ttft.at(t.percentile) <= t.seconds)
+            && tpot.is_none_or(|t| self.tpot.at(t.percentile) <= t.seconds)
     }
 }
 
@@ -100,19 +95,7 @@ pub fn users_within(
         return None;
     }
     // Past the cap every extra user only waits longer: the answer lies below 4× the cap.
-    let (mut low, mut high) = (1.0, 4.0 * cap);
-    if meets(high) {
-        return Some(high);
-    }
-    while high - low > 1.0 {
-        let mid = (0.5 * (low + high)).floor();
-        if meets(mid) {
-            low = mid;
-        } else {
-            high = mid;
-        }
-    }
-    Some(low)
+    Some(largest_holding(4.0 * cap, meets))
 }
 
 /// Mean time to first token when `requests` arrive at once (a benchmark that sends all its

@@ -137,13 +137,7 @@ fn size_for_users(cost: &StepCost, mix: &RequestMix, targets: &ServingTargets) -
     let Some(within) = users_within(cost, mix, targets.ttft, targets.tpot) else {
         let one = at_users(cost, mix, 1.0);
         let late = |target: LatencyTarget, p: &Percentiles, what: &str| {
-            let value = if target.percentile <= 50.0 {
-                p.p50
-            } else if target.percentile <= 90.0 {
-                p.p90
-            } else {
-                p.p99
-            };
+            let value = p.at(target.percentile);
             Refusal {
                 constraint: Constraint::Latency,
                 reason: format!(

@@ -65,7 +65,6 @@ mod tests {
     fn the_policy_names_each_inline_block_by_its_hash() {
         let html = "<style>b{}</style><script>let a = 1;</script>";
         let policy = page_policy(html);
-        // printf 'let a = 1;' | openssl dgst -sha256 -binary | base64
         assert!(policy.contains("script-src 'sha256-"), "{policy}");
         assert!(policy.contains("frame-ancestors 'none'"));
         assert_eq!(blocks(html, "script"), vec!["let a = 1;"]);

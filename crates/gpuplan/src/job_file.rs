@@ -40,11 +40,10 @@ pub fn parse_job(text: &str, format: JobFormat, name: &str) -> Result<Map<String
                 let at = e.location().map(|l| (l.line(), l.column()));
                 located(name, at, &e.to_string(), "check the YAML syntax")
             })?;
-            check_finite(
-                &serde_yaml_ng::from_value::<NumbersOf>(raw.clone()).unwrap_or_default(),
-                text,
-                name,
-            )?;
+            if let serde_yaml_ng::Value::Mapping(map) = &raw {
+                let keyed = map.iter().filter_map(|(k, v)| Some((k.as_str()?, yaml_non_finite(v)?)));
+                check_finite(keyed, text, name)?;
+            }
             serde_yaml_ng::from_value(raw).map_err(|e| located(name, None, &e.to_string(), "check the YAML syntax"))?
         }
         JobFormat::Toml => {
@@ -57,7 +56,12 @@ pub fn parse_job(text: &str, format: JobFormat, name: &str) -> Result<Map<String
                     "check the TOML syntax",
                 )
             })?;
-            check_finite(&NumbersOf::from_toml(&raw), text, name)?;
+            if let toml::Value::Table(table) = &raw {
+                let keyed = table
+                    .iter()
+                    .filter_map(|(k, v)| Some((k.as_str(), toml_non_finite(v)?)));
+                check_finite(keyed, text, name)?;
+            }
             raw.try_into()
                 .map_err(|e: toml::de::Error| located(name, None, e.message(), "check the TOML syntax"))?
         }
@@ -138,69 +142,39 @@ fn check_nesting(text: &str, name: &str) -> Result<(), Error> {
     Ok(())
 }
 
-/// Every number of a parsed file with the top-level key it sits under: NaN and infinity have no
-/// place in a job (JSON cannot hold them, so they would otherwise vanish).
-#[derive(Debug, Default, serde::Deserialize)]
-#[serde(transparent)]
-struct NumbersOf(std::collections::BTreeMap<String, Numbers>);
-
-/// The floats found under one key, at any depth.
-#[derive(Debug, Default)]
-struct Numbers(Vec<f64>);
-
-impl<'de> serde::Deserialize<'de> for Numbers {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = serde_yaml_ng::Value::deserialize(deserializer)?;
-        let mut found = Vec::new();
-        collect_yaml(&value, &mut found);
-        Ok(Numbers(found))
-    }
-}
-
-fn collect_yaml(value: &serde_yaml_ng::Value, found: &mut Vec<f64>) {
+/// The first number under a YAML value that is NaN or infinite: JSON cannot hold them, so they
+/// would otherwise vanish into `null`.
+fn yaml_non_finite(value: &serde_yaml_ng::Value) -> Option<f64> {
     match value {
-        serde_yaml_ng::Value::Number(n) => found.extend(n.as_f64()),
-        serde_yaml_ng::Value::Sequence(items) => items.iter().for_each(|v| collect_yaml(v, found)),
-        serde_yaml_ng::Value::Mapping(map) => map.values().for_each(|v| collect_yaml(v, found)),
-        serde_yaml_ng::Value::Tagged(tagged) => collect_yaml(&tagged.value, found),
-        _ => {}
+        serde_yaml_ng::Value::Number(n) => n.as_f64().filter(|f| !f.is_finite()),
+        serde_yaml_ng::Value::Sequence(items) => items.iter().find_map(yaml_non_finite),
+        serde_yaml_ng::Value::Mapping(map) => map.values().find_map(yaml_non_finite),
+        serde_yaml_ng::Value::Tagged(tagged) => yaml_non_finite(&tagged.value),
+        _ => None,
     }
 }
 
-impl NumbersOf {
-    fn from_toml(value: &toml::Value) -> NumbersOf {
-        fn collect(value: &toml::Value, found: &mut Vec<f64>) {
-            match value {
-                toml::Value::Float(f) => found.push(*f),
-                toml::Value::Array(items) => items.iter().for_each(|v| collect(v, found)),
-                toml::Value::Table(table) => table.values().for_each(|v| collect(v, found)),
-                _ => {}
-            }
-        }
-        let mut numbers = std::collections::BTreeMap::new();
-        if let toml::Value::Table(table) = value {
-            for (key, value) in table {
-                let mut found = Vec::new();
-                collect(value, &mut found);
-                numbers.insert(key.clone(), Numbers(found));
-            }
-        }
-        NumbersOf(numbers)
+/// The same for TOML.
+fn toml_non_finite(value: &toml::Value) -> Option<f64> {
+    match value {
+        toml::Value::Float(f) => Some(*f).filter(|f| !f.is_finite()),
+        toml::Value::Array(items) => items.iter().find_map(toml_non_finite),
+        toml::Value::Table(table) => table.values().find_map(toml_non_finite),
+        _ => None,
     }
 }
 
-fn check_finite(numbers: &NumbersOf, text: &str, name: &str) -> Result<(), Error> {
-    for (key, Numbers(values)) in &numbers.0 {
-        if let Some(bad) = values.iter().find(|v| !v.is_finite()) {
-            return Err(located(
-                name,
-                key_position(text, key),
-                &format!("`{key}`: {bad} is not a number a job can use"),
-                "give a finite number",
-            ));
-        }
+/// Refuses the first top-level key holding a NaN or an infinity, at its line.
+fn check_finite<'a>(mut keyed: impl Iterator<Item = (&'a str, f64)>, text: &str, name: &str) -> Result<(), Error> {
+    match keyed.next() {
+        Some((key, bad)) => Err(located(
+            name,
+            key_position(text, key),
+            &format!("`{key}`: {bad} is not a number a job can use"),
+            "give a finite number",
+        )),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// The names of the plan's options: the keys a job file may hold.
