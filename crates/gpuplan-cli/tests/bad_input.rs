@@ -564,6 +564,14 @@ fn plan() {
             "--scheduler-steps applies to serving (--task inference)",
         ),
         (
+            "estimate --model llama-3.1-8b --task lora --gpu H100 --reserve-full-context false",
+            "--reserve-full-context applies to serving (--task inference)",
+        ),
+        (
+            "plan --model resnet-50 --task inference --reserve-full-context true",
+            "--reserve-full-context applies to text generation",
+        ),
+        (
             "estimate --model llama-3.1-8b --task inference --gpu H100 --engine vllm@next",
             "`next` is not a release line",
         ),

@@ -363,6 +363,7 @@ fn transformer(
         }
         let shape = InferenceShape {
             layers: spec.layers + spec.decoder_layers,
+            moe_layers: spec.moe.map_or(0, |m| spec.layers.saturating_sub(m.dense_layers)),
             hidden: spec.hidden,
             matmul_parameters: counts.active_matmul() as f64,
             attention_flops_per_token_per_context: flops::attention_forward_per_token(spec, 1),

@@ -9,7 +9,8 @@
 //!   the number of concurrent sequences is bounded by the memory left for the KV cache.
 
 use crate::efficiency::{
-    all_reduce_latency_seconds, engine_profile, low_precision_decode_factor, training_peak_fraction,
+    all_reduce_latency_seconds, engine_profile, low_precision_decode_factor, serving_moe_layer_seconds,
+    training_peak_fraction,
 };
 use crate::notes::Notes;
 use gpuplan_model::{Accelerator, Engine, FlopsPerSecond, Workload};
@@ -47,6 +48,8 @@ pub struct InferenceEstimate {
 #[derive(Debug, Clone, Copy)]
 pub struct InferenceShape {
     pub layers: u64,
+    /// Layers whose feed-forward is a routed mixture of experts (0 for a dense model).
+    pub moe_layers: u64,
     pub hidden: u64,
     /// Parameters in matmuls per token (active experts only), whole model.
     pub matmul_parameters: f64,
@@ -107,7 +110,9 @@ pub fn estimate(
             0.0
         }
     };
-    let fixed = profile.step_overhead_seconds + profile.per_layer_overhead_seconds * layers;
+    let fixed = profile.step_overhead_seconds
+        + profile.per_layer_overhead_seconds * layers
+        + serving_moe_layer_seconds() * shape.moe_layers as f64;
 
     // Prefill: every prompt token through every weight; causal attention averages half the
     // prompt, an encoder's bidirectional attention covers all of it.

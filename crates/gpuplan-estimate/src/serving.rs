@@ -25,7 +25,7 @@
 
 use crate::efficiency::{
     all_reduce_latency_seconds, engine_profile, release_profile, serving_architecture_factor,
-    serving_eight_bit_gemm_factor, serving_gemm_half_tokens,
+    serving_eight_bit_gemm_factor, serving_gemm_half_tokens, serving_moe_layer_seconds,
 };
 use crate::inference::InferenceShape;
 use gpuplan_model::{Accelerator, Engine, EngineSettings, FlopsPerSecond, LatencyTarget, Precision, RequestMix};
@@ -82,6 +82,9 @@ impl Scheduler {
         if let Some(chunked) = given.chunked_prefill {
             self.mixes_prefill = chunked;
         }
+        if let Some(reserve) = given.reserve_full_context {
+            self.reserves_full_context = reserve;
+        }
         self.given = *given;
         self
     }
@@ -100,9 +103,10 @@ impl Scheduler {
             || self.given.max_num_batched_tokens.is_some()
             || self.given.scheduler_steps.is_some()
             || self.given.chunked_prefill.is_some()
+            || self.given.reserve_full_context.is_some()
         {
             text.push_str(&format!(
-                "; in force: {:.0} sequences, {:.0} tokens per iteration, {:.0} scheduler step(s), prompts {}",
+                "; in force: {:.0} sequences, {:.0} tokens per iteration, {:.0} scheduler step(s), prompts {}, KV cache {}",
                 self.max_sequences,
                 self.token_budget,
                 self.steps_per_schedule,
@@ -110,6 +114,11 @@ impl Scheduler {
                     "chunked into the decode iterations"
                 } else {
                     "in prefill-only iterations"
+                },
+                if self.reserves_full_context {
+                    "reserved for each request's whole length on admission"
+                } else {
+                    "grown as requests generate"
                 }
             ));
         }
@@ -284,7 +293,7 @@ impl StepCost {
             (0.0, 0.0)
         };
         StepCost {
-            fixed_seconds: serving.step_seconds + sync_fixed,
+            fixed_seconds: serving.step_seconds + sync_fixed + serving_moe_layer_seconds() * shape.moe_layers as f64,
             seconds_per_sequence: serving.seconds_per_sequence,
             prefill_fixed_seconds: profile.prefill_per_layer_overhead_seconds * layers,
             dense_weight_seconds: (shape.weight_bytes_gpu - shape.expert_bytes_gpu) * weight_factor / bandwidth,
@@ -348,11 +357,7 @@ impl StepCost {
 
     /// Sequences the KV cache and the scheduler allow at once for requests of this mix.
     pub fn max_sequences(&self, mix: &RequestMix) -> f64 {
-        let per_sequence = if self.scheduler.reserves_full_context {
-            mix.mean_input() + mix.mean_output()
-        } else {
-            mix.mean_input() + mix.mean_output() / 2.0
-        };
+        let per_sequence = mix.kv_tokens_in_flight(self.scheduler.reserves_full_context);
         (self.kv_capacity_tokens / per_sequence.max(1.0)).min(self.scheduler.max_sequences)
     }
 }
@@ -440,7 +445,13 @@ pub struct LoadPoint {
     own_prefill: [f64; 3],
     own_prefill_mean: f64,
     batch_wait_window: f64,
+    /// Output lengths at evenly spaced quantiles of the requests, where they vary: a short
+    /// request spreads the prefills that stall it over few tokens.
+    outputs: Option<[f64; OUTPUT_POINTS]>,
 }
+
+/// Output-length quantiles a [`LoadPoint`] keeps for the TPOT percentiles of varied traffic.
+const OUTPUT_POINTS: usize = 32;
 
 /// Relative precision of the fixed points and quantiles solved by bisection (times).
 const STEP_TOLERANCE: f64 = 1e-5;
@@ -456,7 +467,7 @@ const LEVELS: [f64; 3] = [0.5, 0.9, 0.99];
 fn steady_state_step(cost: &StepCost, rate: f64, mix: &RequestMix) -> Option<f64> {
     let (input, output) = (mix.mean_input(), mix.mean_output().max(1.0));
     let computed = mix.mean_prefill();
-    let context = input + output / 2.0;
+    let context = mix.mean_context_in_flight();
     let budget = cost.scheduler.token_budget;
     let mixed = |s: f64| {
         let decodes = rate * output * s;
@@ -507,7 +518,7 @@ fn bisect(mut low: f64, mut high: f64, tolerance: f64, mut holds: impl FnMut(f64
 /// The replica at `rate` requests/s of `mix`, or why it saturates.
 pub fn at_load(cost: &StepCost, rate: f64, mix: &RequestMix) -> Result<LoadPoint, Saturation> {
     let (input, output) = (mix.mean_input(), mix.mean_output().max(1.0));
-    let context = input + output / 2.0;
+    let context = mix.mean_context_in_flight();
     let step = steady_state_step(cost, rate, mix).ok_or(Saturation::Throughput)?;
     let sequences = rate * output * step;
     let max_sequences = cost.max_sequences(mix);
@@ -576,6 +587,8 @@ pub fn at_load(cost: &StepCost, rate: f64, mix: &RequestMix) -> Result<LoadPoint
         own_prefill,
         own_prefill_mean,
         batch_wait_window,
+        outputs: (!mix.outputs_alike())
+            .then(|| std::array::from_fn(|j| mix.output_quantile((j as f64 + 0.5) / OUTPUT_POINTS as f64).max(1.0))),
     })
 }
 
@@ -605,7 +618,36 @@ impl LoadPoint {
         if self.stalls_per_request <= 0.0 {
             return self.step_seconds;
         }
-        self.decode_step_seconds + self.stall_seconds * poisson_quantile(self.stalls_per_request, q) / self.mean_output
+        match &self.outputs {
+            None => {
+                self.decode_step_seconds
+                    + self.stall_seconds * poisson_quantile(self.stalls_per_request, q) / self.mean_output
+            }
+            Some(outputs) => self.mixed_tpot_at(outputs, q),
+        }
+    }
+
+    /// TPOT at quantile `q` over requests of varied output lengths: a request of `o` tokens
+    /// meets a Poisson count of stalls of mean `stalls · o / mean output` and spreads them over
+    /// its `o` tokens; the quantile of the mixture over the kept output lengths.
+    fn mixed_tpot_at(&self, outputs: &[f64; OUTPUT_POINTS], q: f64) -> f64 {
+        let (decode, stall) = (self.decode_step_seconds, self.stall_seconds.max(1e-12));
+        let mean_stalls = |o: f64| self.stalls_per_request * o / self.mean_output;
+        let above = |t: f64| {
+            let share: f64 = outputs
+                .iter()
+                .map(|&o| poisson_above(mean_stalls(o), (t - decode) * o / stall))
+                .sum();
+            share / OUTPUT_POINTS as f64
+        };
+        let high = outputs
+            .iter()
+            .map(|&o| {
+                let m = mean_stalls(o);
+                decode + stall * (m + 12.0 * m.sqrt() + 12.0) / o
+            })
+            .fold(decode, f64::max);
+        bisect(decode, high, STEP_TOLERANCE, |t| above(t) > 1.0 - q).1
     }
 
     pub fn tpot_mean(&self) -> f64 {
@@ -693,6 +735,29 @@ fn poisson_quantile(mean: f64, q: f64) -> f64 {
     k
 }
 
+/// P(K > k) for K Poisson of mean `mean` (exact below a mean of 50, normal with a continuity
+/// correction above).
+fn poisson_above(mean: f64, k: f64) -> f64 {
+    if k < 0.0 {
+        return 1.0;
+    }
+    if mean > 50.0 {
+        return 0.5 * libm::erfc((k.floor() + 0.5 - mean) / (2.0 * mean).sqrt());
+    }
+    let mut probability = (-mean).exp();
+    let mut cumulative = probability;
+    let mut j = 0.0;
+    while j < k.floor() {
+        j += 1.0;
+        probability *= mean / j;
+        cumulative += probability;
+        if probability < 1e-15 && j > mean {
+            break;
+        }
+    }
+    (1.0 - cumulative).max(0.0)
+}
+
 /// Standard normal quantile (Acklam's rational approximation, relative error < 1.2e-9).
 fn normal_quantile(p: f64) -> f64 {
     const A: [f64; 6] = [
@@ -757,7 +822,7 @@ pub struct ClosedLoop {
 pub fn closed_loop(cost: &StepCost, mix: &RequestMix, concurrency: Option<f64>) -> ClosedLoop {
     let (input, output) = (mix.mean_input(), mix.mean_output().max(1.0));
     let computed = mix.mean_prefill();
-    let context = input + output / 2.0;
+    let context = mix.mean_context_in_flight();
     let cap = cost.max_sequences(mix).max(1.0);
     let mut sequences = concurrency.map_or(cap, |c| c.min(cap)).max(1.0);
     // Each iteration refills the sequences that finished: N·I/O prompt tokens.
@@ -960,7 +1025,7 @@ pub fn disaggregated(
     };
     // Decode pool: the most sequences whose decode-only step meets the TPOT target.
     let output = mix.mean_output().max(1.0);
-    let context = mix.mean_input() + output / 2.0;
+    let context = mix.mean_context_in_flight();
     let most = cost.max_sequences(mix).max(1.0).floor();
     let meets = |n: f64| tpot.is_none_or(|t| cost.decode_step(n, context) <= t.seconds);
     if !meets(1.0) {
@@ -1071,6 +1136,16 @@ mod tests {
         // Poisson(3): P(X ≤ 2) = 0.4232, P(X ≤ 3) = 0.6472.
         assert_eq!(poisson_quantile(3.0, 0.5), 3.0);
         assert_eq!(poisson_quantile(3.0, 0.4), 2.0);
+    }
+
+    #[test]
+    fn the_poisson_tail_matches_its_quantile() {
+        // Poisson(3): P(X > 2) = 0.5768, P(X > 3) = 0.3528.
+        assert!((poisson_above(3.0, 2.0) - 0.5768).abs() < 1e-4);
+        assert!((poisson_above(3.0, 3.0) - 0.3528).abs() < 1e-4);
+        assert_eq!(poisson_above(3.0, -1.0), 1.0);
+        // Normal approximation above a mean of 50: P(X > mean) is about a half.
+        assert!((poisson_above(400.0, 400.0) - 0.5).abs() < 0.02);
     }
 
     #[test]

@@ -41,7 +41,7 @@ pub fn at_users(cost: &StepCost, mix: &RequestMix, users: f64) -> UsersPoint {
     };
     let budget = cost.scheduler.token_budget;
     let left = (budget - running.sequences).max(1.0);
-    let context = mix.mean_input() + mix.mean_output() / 2.0;
+    let context = mix.mean_context_in_flight();
     // Each chunk of the prompt is an iteration of its own length: a full chunk beside the
     // running decodes (or alone, for engines that prefill on their own), at least the mean step.
     let own = |tokens: f64| {

@@ -60,6 +60,11 @@ pub struct EngineSettings {
     /// SGLang `--enable-mixed-chunk`, TensorRT-LLM `enable_chunked_context`).
     #[serde(default)]
     pub chunked_prefill: Option<bool>,
+    /// Whether a request's KV cache is reserved for its whole length when it is admitted
+    /// (TensorRT-LLM's GUARANTEED_NO_EVICT) rather than grown as it generates
+    /// (MAX_UTILIZATION, vLLM, SGLang, TGI).
+    #[serde(default)]
+    pub reserve_full_context: Option<bool>,
 }
 
 impl EngineSettings {

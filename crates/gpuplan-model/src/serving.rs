@@ -153,10 +153,19 @@ pub struct RequestMix {
     /// statistics of a large log's.
     #[serde(skip)]
     inputs: Vec<u64>,
+    /// Output lengths, sorted, kept the same way.
+    #[serde(skip)]
+    outputs: Vec<u64>,
     mean_input: f64,
     mean_output: f64,
     #[serde(skip)]
     mean_input_squared: f64,
+    /// Mean of output length squared and of prompt × output length: what the KV cache of the
+    /// sequences in flight holds depends on them (a long request stays long in the batch).
+    #[serde(skip)]
+    mean_output_squared: f64,
+    #[serde(skip)]
+    mean_input_output: f64,
     max_context: u64,
     /// Requests the mix describes.
     pub requests: usize,
@@ -172,9 +181,12 @@ impl RequestMix {
     pub fn fixed(input_tokens: u64, output_tokens: u64) -> RequestMix {
         RequestMix {
             inputs: vec![input_tokens],
+            outputs: vec![output_tokens],
             mean_input: input_tokens as f64,
             mean_output: output_tokens as f64,
             mean_input_squared: (input_tokens as f64).powi(2),
+            mean_output_squared: (output_tokens as f64).powi(2),
+            mean_input_output: input_tokens as f64 * output_tokens as f64,
             max_context: input_tokens + output_tokens,
             requests: 1,
             origin: "fixed".to_string(),
@@ -189,13 +201,19 @@ impl RequestMix {
         }
         let n = shapes.len() as f64;
         let mean = |f: fn(&RequestShape) -> f64| shapes.iter().map(f).sum::<f64>() / n;
-        let mut inputs: Vec<u64> = shapes.iter().map(|s| s.input_tokens).collect();
-        inputs.sort_unstable();
+        let sorted = |f: fn(&RequestShape) -> u64| {
+            let mut values: Vec<u64> = shapes.iter().map(f).collect();
+            values.sort_unstable();
+            quantile_sketch(values)
+        };
         Some(RequestMix {
-            inputs: quantile_sketch(inputs),
+            inputs: sorted(|s| s.input_tokens),
+            outputs: sorted(|s| s.output_tokens),
             mean_input: mean(|s| s.input_tokens as f64),
             mean_output: mean(|s| s.output_tokens as f64),
             mean_input_squared: mean(|s| (s.input_tokens as f64).powi(2)),
+            mean_output_squared: mean(|s| (s.output_tokens as f64).powi(2)),
+            mean_input_output: mean(|s| s.input_tokens as f64 * s.output_tokens as f64),
             max_context: shapes
                 .iter()
                 .map(|s| s.input_tokens + s.output_tokens)
@@ -263,10 +281,44 @@ impl RequestMix {
 
     /// The prompt length at quantile `q` (0–1) of the requests.
     pub fn input_quantile(&self, q: f64) -> f64 {
-        let last = self.inputs.len().saturating_sub(1);
-        let index = ((q.clamp(0.0, 1.0) * last as f64).round() as usize).min(last);
-        self.inputs.get(index).copied().unwrap_or(0) as f64
+        sketch_quantile(&self.inputs, q)
     }
+
+    /// The output length at quantile `q` (0–1) of the requests.
+    pub fn output_quantile(&self, q: f64) -> f64 {
+        sketch_quantile(&self.outputs, q)
+    }
+
+    /// Whether every request generates the same number of tokens.
+    pub fn outputs_alike(&self) -> bool {
+        self.outputs.first() == self.outputs.last()
+    }
+
+    /// Mean context (prompt and tokens generated so far) of a sequence in flight. Sequences are
+    /// in the batch for as many iterations as they generate tokens, so a long request weighs in
+    /// proportion to its output: E[I·O]/E[O] + E[O²]/(2·E[O]), which is I + O/2 when every
+    /// request is alike and more when outputs vary.
+    pub fn mean_context_in_flight(&self) -> f64 {
+        let output = self.mean_output.max(1.0);
+        (self.mean_input_output + self.mean_output_squared / 2.0) / output
+    }
+
+    /// KV-cache tokens a sequence in flight holds on average: its context so far, or, where
+    /// the engine reserves each request's whole length when it admits it, prompt and output.
+    pub fn kv_tokens_in_flight(&self, reserves_full_context: bool) -> f64 {
+        if reserves_full_context {
+            (self.mean_input_output + self.mean_output_squared) / self.mean_output.max(1.0)
+        } else {
+            self.mean_context_in_flight()
+        }
+    }
+}
+
+/// The value at quantile `q` (0–1) of sorted order statistics.
+fn sketch_quantile(sorted: &[u64], q: f64) -> f64 {
+    let last = sorted.len().saturating_sub(1);
+    let index = ((q.clamp(0.0, 1.0) * last as f64).round() as usize).min(last);
+    sorted.get(index).copied().unwrap_or(0) as f64
 }
 
 #[cfg(test)]
@@ -330,5 +382,30 @@ mod tests {
         assert_eq!(mix.input_quantile(0.9), 900.0);
         assert_eq!(mix.max_context(), 1100);
         assert!(RequestMix::from_shapes(Vec::new(), "empty").is_none());
+    }
+
+    #[test]
+    fn long_outputs_weigh_more_in_the_kv_cache_of_the_sequences_in_flight() {
+        let fixed = RequestMix::fixed(200, 300);
+        assert_eq!(fixed.mean_context_in_flight(), 350.0);
+        assert_eq!(fixed.kv_tokens_in_flight(true), 500.0);
+        assert!(fixed.outputs_alike());
+        // Half the requests generate 100 tokens, half 500: the same mean output (300), but a
+        // 500-token request stays five times as long in the batch.
+        let shapes = [100, 500]
+            .iter()
+            .map(|&o| RequestShape {
+                input_tokens: 200,
+                output_tokens: o,
+            })
+            .collect();
+        let varied = RequestMix::from_shapes(shapes, "log").unwrap();
+        assert_eq!(varied.mean_output(), 300.0);
+        assert!(!varied.outputs_alike());
+        // 200 + E[O²]/(2·E[O]) = 200 + 130,000/600.
+        assert!((varied.mean_context_in_flight() - (200.0 + 130_000.0 / 600.0)).abs() < 1e-9);
+        assert!(varied.kv_tokens_in_flight(true) > fixed.kv_tokens_in_flight(true));
+        assert_eq!(varied.output_quantile(0.0), 100.0);
+        assert_eq!(varied.output_quantile(1.0), 500.0);
     }
 }

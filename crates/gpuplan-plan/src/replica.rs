@@ -271,7 +271,7 @@ pub fn split_pools(
     let decode_replicas = ((qps / decode).ceil() as u32).max(1);
     let per_decode = qps / f64::from(decode_replicas);
     let sequences = per_decode * mix.mean_output() * pools.decode_step_seconds;
-    let context = mix.mean_input() + mix.mean_output() / 2.0;
+    let context = mix.mean_context_in_flight();
     Some(SplitPools {
         prefill_replicas,
         decode_replicas,

@@ -197,6 +197,7 @@ fn check_request_shape_flags(query: &PlanQuery, model: &ModelSpec) -> Result<(),
         Given("--max-num-batched-tokens", settings.max_num_batched_tokens.is_some()),
         Given("--scheduler-steps", settings.scheduler_steps.is_some()),
         Given("--chunked-prefill", settings.chunked_prefill.is_some()),
+        Given("--reserve-full-context", settings.reserve_full_context.is_some()),
         Given("--engine NAME@RELEASE", settings.release.is_some()),
     ];
     match first_given(&shapes) {

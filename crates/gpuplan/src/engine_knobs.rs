@@ -31,6 +31,12 @@ pub struct EngineKnobs {
     #[serde(default)]
     #[cfg_attr(feature = "cli", arg(long, help_heading = "Serving engine"))]
     pub chunked_prefill: Option<bool>,
+    /// Whether each request's KV cache is reserved for its whole length on admission
+    /// (TensorRT-LLM's default capacity policy, GUARANTEED_NO_EVICT) or grown as it generates
+    /// (false: MAX_UTILIZATION, and how vLLM, SGLang and TGI work).
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long, help_heading = "Serving engine"))]
+    pub reserve_full_context: Option<bool>,
     /// Closed-loop load: this many users, each sending its next request when the last one
     /// ends (as `vllm bench serve --max-concurrency` and genai-perf do), instead of a Poisson
     /// `qps`. `plan` sizes replicas for this many users in total.
@@ -82,6 +88,7 @@ impl EngineKnobs {
             max_num_batched_tokens: self.max_num_batched_tokens,
             scheduler_steps: self.scheduler_steps,
             chunked_prefill: self.chunked_prefill,
+            reserve_full_context: self.reserve_full_context,
         })
     }
 
@@ -97,12 +104,13 @@ impl EngineKnobs {
     }
 
     /// The flags given, by name, for the checks that refuse them where they do not apply.
-    pub(crate) fn given(&self) -> [(&'static str, bool); 5] {
+    pub(crate) fn given(&self) -> [(&'static str, bool); 6] {
         [
             ("--max-num-seqs", self.max_num_seqs.is_some()),
             ("--max-num-batched-tokens", self.max_num_batched_tokens.is_some()),
             ("--scheduler-steps", self.scheduler_steps.is_some()),
             ("--chunked-prefill", self.chunked_prefill.is_some()),
+            ("--reserve-full-context", self.reserve_full_context.is_some()),
             ("--concurrency", self.concurrency.is_some()),
         ]
     }

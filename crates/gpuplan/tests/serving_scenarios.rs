@@ -491,3 +491,70 @@ fn nf4_decodes_slower_than_bf16_with_bitsandbytes_and_faster_with_marlin() {
         "AWQ GEMM {awq_large:.0} against bf16 {bf16_large:.0} at batch 256"
     );
 }
+
+/// TensorRT-LLM's default capacity policy (GUARANTEED_NO_EVICT) reserves each request's whole
+/// length on admission; MAX_UTILIZATION, which NVIDIA's MLPerf harness runs, grows the cache as
+/// requests generate, so the same replica holds more sequences at once.
+#[test]
+fn growing_the_kv_cache_holds_more_sequences_than_reserving_it() {
+    let cost = |reserve: Option<bool>| {
+        let mut r = WorkloadRequest::new(
+            ModelSource::BuiltIn("llama-2-70b".into()),
+            Task::Inference,
+            "H100-SXM5-80GB",
+        );
+        (r.gpus, r.tp, r.precision) = (Some(2), Some(2), Some(gpuplan::model::Precision::Fp8));
+        (r.seq, r.output_tokens) = (Some(222), Some(290));
+        r.engine = Some(gpuplan::model::Engine::TensorrtLlm);
+        r.engine_settings.reserve_full_context = reserve;
+        estimate_workload(catalog(), &r).unwrap().estimate.serving_cost.unwrap()
+    };
+    let mix = gpuplan::model::RequestMix::fixed(222, 290);
+    let (reserved, grown) = (cost(None).max_sequences(&mix), cost(Some(false)).max_sequences(&mix));
+    // Reserved: 222 + 290 tokens each; grown: 222 + 145 on average.
+    assert!(grown > 1.3 * reserved, "reserved {reserved} grown {grown}");
+    assert!(
+        cost(Some(false))
+            .scheduler
+            .describe(gpuplan::model::Engine::TensorrtLlm)
+            .contains("grown")
+    );
+}
+
+/// A request that generates few tokens spreads the prompts that stall it over few tokens, so
+/// traffic whose output lengths vary has a longer p99 TPOT than identical requests of the same
+/// mean lengths at the same load, while the mean step is about the same.
+#[test]
+fn short_outputs_widen_the_tpot_tail() {
+    let mut r = WorkloadRequest::new(
+        ModelSource::BuiltIn("llama-3.1-8b".into()),
+        Task::Inference,
+        "H100-SXM5-80GB",
+    );
+    (r.seq, r.output_tokens, r.engine) = (Some(500), Some(200), Some(gpuplan::model::Engine::Vllm));
+    let cost = estimate_workload(catalog(), &r).unwrap().estimate.serving_cost.unwrap();
+    let fixed = gpuplan::model::RequestMix::fixed(500, 200);
+    let shapes = [10, 390]
+        .iter()
+        .map(|&o| gpuplan::model::RequestShape {
+            input_tokens: 500,
+            output_tokens: o,
+        })
+        .collect();
+    let varied = gpuplan::model::RequestMix::from_shapes(shapes, "two kinds").unwrap();
+    let rate = 0.5
+        * gpuplan::estimator::serving::goodput(&cost, &fixed, None, None)
+            .unwrap()
+            .requests_per_second;
+    let (a, b) = (
+        gpuplan::estimator::serving::at_load(&cost, rate, &fixed).unwrap(),
+        gpuplan::estimator::serving::at_load(&cost, rate, &varied).unwrap(),
+    );
+    assert!(
+        b.tpot_at(0.99) > 1.1 * a.tpot_at(0.99),
+        "{} {}",
+        a.tpot_at(0.99),
+        b.tpot_at(0.99)
+    );
+    assert!(b.tpot_at(0.5) < b.tpot_at(0.99));
+}

@@ -14,7 +14,7 @@
 
 use gpuplan::estimator::serving::{self, StepCost, closed_loop};
 use gpuplan::estimator::serving_users::{at_users, burst_ttft};
-use gpuplan::model::{Engine, EngineRelease, EngineSettings, LatencyTarget, Precision, RequestMix, Task};
+use gpuplan::model::{Engine, EngineRelease, EngineSettings, LatencyTarget, Precision, RequestMix, RequestShape, Task};
 use gpuplan::{Catalog, ModelSource, WorkloadRequest, estimate_workload};
 use serde::Deserialize;
 use std::sync::OnceLock;
@@ -35,7 +35,12 @@ const LATENCY_TARGET: f64 = 0.20;
 const GOODPUT_TARGET: f64 = 0.12;
 /// Where the model's p99 TTFT and TPOT at those loads stand today (a bar against regressions,
 /// not a target met).
-const LIMIT_PERCENTILE_BAR: f64 = 0.60;
+const LIMIT_PERCENTILE_BAR: f64 = 0.50;
+/// The same percentiles at the model's own goodput (the curve's shape at its limit).
+const OWN_LIMIT_PERCENTILE_BAR: f64 = 0.30;
+/// Held-out MLPerf Server and Interactive percentile rows (two per run) whose published load
+/// the model finds beyond its capacity: 12 runs (the target is none).
+const SATURATED_BAR: usize = 24;
 
 #[derive(Debug, Deserialize)]
 struct Table {
@@ -60,6 +65,9 @@ struct Case {
     max_concurrency: Option<f64>,
     /// Requests the benchmark sent in all.
     num_prompts: Option<f64>,
+    /// Where the request lengths come from: `fixed`, or a dataset
+    /// (`dataset:openorca-mlperf`, whose per-request lengths are in the table beside this one).
+    lengths: Option<String>,
     /// The engine release the benchmark ran, where stated (`0.6.0`).
     engine_version: Option<String>,
     /// Iterations scheduled at once, where the benchmark set it (vLLM 0.6 multi-step).
@@ -67,6 +75,9 @@ struct Case {
     /// Whether the benchmark's engine mixed prompt chunks into decode steps, where its
     /// configuration says (vLLM 0.6 with a 4k context did not).
     chunked_prefill: Option<bool>,
+    /// Whether the engine reserved each request's whole KV cache on admission, where its
+    /// configuration says (NVIDIA's MLPerf harness: MAX_UTILIZATION, so no).
+    reserve_full_context: Option<bool>,
     /// MLPerf scenario: `server` and `interactive` runs passed their latency limits at
     /// `request_rate`, the highest load the submitter found to pass.
     scenario: Option<String>,
@@ -101,6 +112,45 @@ fn table() -> Table {
     table
 }
 
+/// The MLPerf Llama-2-70B dataset's per-request lengths (`validation/openorca-llama2-lengths.csv`).
+fn openorca() -> &'static [RequestShape] {
+    static SHAPES: OnceLock<Vec<RequestShape>> = OnceLock::new();
+    SHAPES.get_or_init(|| {
+        include_str!("validation/openorca-llama2-lengths.csv")
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.starts_with("input_length"))
+            .map(|l| {
+                let (input, output) = l.split_once(',').unwrap();
+                RequestShape {
+                    input_tokens: input.parse().unwrap(),
+                    output_tokens: output.parse().unwrap(),
+                }
+            })
+            .collect()
+    })
+}
+
+/// The traffic of a case: its dataset's lengths where the table has them, else its stated
+/// means for every request. The OpenOrca outputs are the GPT-4 answers (mean 218.9 tokens); the
+/// model's own outputs, whose per-request lengths are unpublished, are taken as those scaled
+/// to the run's mean (an assumption), within the 1,024-token cap.
+fn case_mix(case: &Case, input: u64, output: u64) -> RequestMix {
+    if case.lengths.as_deref() != Some("dataset:openorca-mlperf") {
+        return RequestMix::fixed(input, output);
+    }
+    let shapes = openorca();
+    let mean = shapes.iter().map(|s| s.output_tokens as f64).sum::<f64>() / shapes.len() as f64;
+    let scale = case.output_tokens.unwrap_or(mean) / mean;
+    let scaled = shapes
+        .iter()
+        .map(|s| RequestShape {
+            input_tokens: s.input_tokens,
+            output_tokens: ((s.output_tokens as f64 * scale).round() as u64).clamp(1, 1024),
+        })
+        .collect();
+    RequestMix::from_shapes(scaled, "OpenOrca (MLPerf)").unwrap()
+}
+
 fn step_cost(case: &Case, input: u64, output: u64) -> Option<StepCost> {
     let mut request = WorkloadRequest::new(ModelSource::BuiltIn(case.model.clone()), Task::Inference, &case.gpu);
     request.gpus = Some(case.tp);
@@ -115,6 +165,7 @@ fn step_cost(case: &Case, input: u64, output: u64) -> Option<StepCost> {
         release: case.engine_version.as_deref().and_then(EngineRelease::parse),
         scheduler_steps: case.scheduler_steps.map(|s| s as u32),
         chunked_prefill: case.chunked_prefill,
+        reserve_full_context: case.reserve_full_context,
         ..EngineSettings::default()
     };
     estimate_workload(catalog(), &request).ok()?.estimate.serving_cost
@@ -133,7 +184,7 @@ fn predict(case: &Case) -> Result<f64, String> {
     };
     let (input, output) = (input.round() as u64, output.round() as u64);
     let cost = step_cost(case, input, output).ok_or("does not fit")?;
-    let mix = RequestMix::fixed(input, output);
+    let mix = case_mix(case, input, output);
     let replicas = f64::from(case.gpus / case.tp.max(1));
     let per_replica_rate = case.request_rate.map(|r| r / replicas);
     let concurrency = case.max_concurrency.map(|c| c / replicas);
@@ -208,6 +259,25 @@ fn predict(case: &Case) -> Result<f64, String> {
     Ok(seconds * 1e3)
 }
 
+/// An MLPerf run's p99 TTFT or TPOT against the model's at the model's own goodput within
+/// the same limits: the run was at its limit, so this compares the shape of the latency curve
+/// near saturation whatever error the goodput itself has (a 9 % error in capacity moves the
+/// percentiles at a fixed load by half near the limit).
+fn at_own_goodput(case: &Case) -> Option<f64> {
+    let (ttft, tpot) = case.limits()?;
+    let (input, output) = (case.input_tokens?.round() as u64, case.output_tokens?.round() as u64);
+    let cost = step_cost(case, input, output)?;
+    let mix = case_mix(case, input, output);
+    let rate = serving::goodput(&cost, &mix, Some(ttft), Some(tpot))?.requests_per_second;
+    let point = serving::at_load(&cost, rate, &mix).ok()?;
+    let seconds = match case.kind.as_str() {
+        "ttft" => point.ttft_at(0.99),
+        "tpot" => point.tpot_at(0.99),
+        _ => return None,
+    };
+    Some(seconds * 1e3)
+}
+
 /// GPUs a plan at an MLPerf Server or Interactive run's load asks for: replicas of the
 /// submission's tensor-parallel size, each carrying the model's goodput within the scenario's
 /// limits, with no headroom (the submission ran at its limit too).
@@ -215,7 +285,7 @@ fn planned_gpus(case: &Case) -> Option<u32> {
     let (ttft, tpot) = case.limits()?;
     let (input, output) = (case.input_tokens?.round() as u64, case.output_tokens?.round() as u64);
     let cost = step_cost(case, input, output)?;
-    let mix = RequestMix::fixed(input, output);
+    let mix = case_mix(case, input, output);
     let per_replica = serving::goodput(&cost, &mix, Some(ttft), Some(tpot))?.requests_per_second;
     let replicas = (case.request_rate? / per_replica).ceil() as u32;
     Some(replicas.max(1) * case.tp.max(1))
@@ -252,8 +322,9 @@ fn plans_at_mlperf_loads_use_about_the_gpus_the_submissions_used() {
     assert!(ratios.len() >= 30, "{}", ratios.len());
     assert!(median <= 1.0, "median {median:.2}×");
     // Not yet every run: the newest TensorRT-LLM releases on H200 (v5.x, +13 % over v4.1 on
-    // the same GPUs), MI325X Server and whole-replica steps of TP4 L40S ask for 1.25–2×.
-    assert!(over.len() <= 11, "plans above 1.15× the submission's GPUs: {over:?}");
+    // the same GPUs), MI325X Server, H100 NVL and whole-replica steps of TP4 L40S ask for
+    // 1.25–2×.
+    assert!(over.len() <= 12, "plans above 1.15× the submission's GPUs: {over:?}");
     assert!(ratios.last().is_some_and(|r| r.0 <= 2.0), "{:?}", ratios.last());
 }
 
@@ -289,6 +360,8 @@ fn held_out_serving_errors_meet_the_targets() {
     let mut latency = Vec::new();
     let mut goodput = Vec::new();
     let mut limit_percentiles = Vec::new();
+    let mut own_limit = Vec::new();
+    let mut saturated = 0;
     let mut skipped = Vec::new();
     let calibrated = gpuplan::estimator::calibration::calibrated_cases();
     println!("{:<64} {:>10} {:>10} {:>8}  role", "case", "measured", "model", "error");
@@ -316,8 +389,14 @@ fn held_out_serving_errors_meet_the_targets() {
             }
             Err(why) => {
                 println!("{:<64} {:>10.1} {:>10} ({why})", case.id, case.measured, "-");
-                skipped.push((case.id, why));
+                if why.starts_with("saturated") && !calibration && case.limits().is_some() {
+                    saturated += 1;
+                }
+                skipped.push((case.id.clone(), why));
             }
+        }
+        if let (Some(at_limit), false) = (at_own_goodput(&case), calibration) {
+            own_limit.push(((at_limit - case.measured) / case.measured).abs());
         }
     }
     let (t, l) = (median(throughput.clone()), median(latency.clone()));
@@ -334,6 +413,12 @@ fn held_out_serving_errors_meet_the_targets() {
         limit_percentiles.len(),
         skipped.len()
     );
+    let o = median(own_limit.clone());
+    println!(
+        "held out: MLPerf p99 TTFT/TPOT at the model's own goodput {:.1} % over {}; published loads found saturated: {saturated}",
+        o * 100.0,
+        own_limit.len()
+    );
     assert!(throughput.len() + latency.len() >= 25);
     assert!(t <= THROUGHPUT_TARGET, "throughput median error {:.1} %", t * 100.0);
     assert!(l <= LATENCY_TARGET, "latency median error {:.1} %", l * 100.0);
@@ -342,4 +427,13 @@ fn held_out_serving_errors_meet_the_targets() {
     // The tails at the passed load are not yet within their target (15 %): near its limit the
     // model's step grows more slowly than the measured systems'. Held to today's level.
     assert!(p <= LIMIT_PERCENTILE_BAR, "MLPerf p99 median error {:.1} %", p * 100.0);
+    assert!(
+        o <= OWN_LIMIT_PERCENTILE_BAR,
+        "MLPerf p99 at own goodput {:.1} %",
+        o * 100.0
+    );
+    assert!(
+        saturated <= SATURATED_BAR,
+        "{saturated} published loads found saturated"
+    );
 }
