@@ -98,7 +98,7 @@ scalar_constants!(
     low_precision_decode_factor: f64,
     serving_gemm_half_tokens: f64,
     serving_eight_bit_gemm_factor: f64,
-    serving_moe_layer_seconds: f64,
+    serving_moe_expert_seconds: f64,
     cnn_inference_activation_share: f64,
     fp32_share_of_tensor_rate: f64,
     cnn_activation_bytes_per_forward_flop: f64,
@@ -283,7 +283,7 @@ mod tests {
     #[test]
     fn serving_evidence_states_the_values_in_force() {
         for profile in calibration().engines.values() {
-            for serving in &profile.serving {
+            if let Some(serving) = &profile.serving {
                 let ms = format!("{} ms fixed", serving.step_seconds * 1e3);
                 let percent = format!("{} % of peak", (serving.gemm_peak_fraction * 100.0).round());
                 assert!(

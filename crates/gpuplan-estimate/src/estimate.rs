@@ -363,7 +363,9 @@ fn transformer(
         }
         let shape = InferenceShape {
             layers: spec.layers + spec.decoder_layers,
-            moe_layers: spec.moe.map_or(0, |m| spec.layers.saturating_sub(m.dense_layers)),
+            moe_expert_layers: spec
+                .moe
+                .map_or(0, |m| spec.layers.saturating_sub(m.dense_layers) * m.experts),
             hidden: spec.hidden,
             matmul_parameters: counts.active_matmul() as f64,
             attention_flops_per_token_per_context: flops::attention_forward_per_token(spec, 1),
@@ -379,6 +381,16 @@ fn transformer(
             weight_time_factor: kernel_profile.weight_time_factor,
             gemm_factor: kernel_profile.gemm_factor,
         };
+        if shape.moe_expert_layers > 0 {
+            assumptions.add(|| {
+                format!(
+                    "the MoE layers hold {} routed experts in all (experts × layers), which cost {:.2} ms more per iteration ({:.1} µs per expert and layer: token permutation and grouped-GEMM launches, set from DeepSeek-R1 serving runs, where engines differ by 2× around it); experts load-balanced",
+                    shape.moe_expert_layers,
+                    crate::efficiency::serving_moe_expert_seconds() * 1e3 * shape.moe_expert_layers as f64,
+                    crate::efficiency::serving_moe_expert_seconds() * 1e6,
+                )
+            });
+        }
         let estimate = inference::estimate(request.accelerator, peak, workload, &shape, &mut assumptions);
         let serving_cost = (workload.engine.continuous_batching() && shape.generates).then(|| {
             StepCost::new(

@@ -9,7 +9,7 @@
 //!   the number of concurrent sequences is bounded by the memory left for the KV cache.
 
 use crate::efficiency::{
-    all_reduce_latency_seconds, engine_profile, low_precision_decode_factor, serving_moe_layer_seconds,
+    all_reduce_latency_seconds, engine_profile, low_precision_decode_factor, serving_moe_expert_seconds,
     training_peak_fraction,
 };
 use crate::notes::Notes;
@@ -48,8 +48,10 @@ pub struct InferenceEstimate {
 #[derive(Debug, Clone, Copy)]
 pub struct InferenceShape {
     pub layers: u64,
-    /// Layers whose feed-forward is a routed mixture of experts (0 for a dense model).
-    pub moe_layers: u64,
+    /// Routed experts summed over the layers whose feed-forward is a mixture of experts (0 for
+    /// a dense model): what the per-expert routing and grouped-GEMM work of an iteration
+    /// scales with.
+    pub moe_expert_layers: u64,
     pub hidden: u64,
     /// Parameters in matmuls per token (active experts only), whole model.
     pub matmul_parameters: f64,
@@ -112,7 +114,7 @@ pub fn estimate(
     };
     let fixed = profile.step_overhead_seconds
         + profile.per_layer_overhead_seconds * layers
-        + serving_moe_layer_seconds() * shape.moe_layers as f64;
+        + serving_moe_expert_seconds() * shape.moe_expert_layers as f64;
 
     // Prefill: every prompt token through every weight; causal attention averages half the
     // prompt, an encoder's bidirectional attention covers all of it.

@@ -25,7 +25,7 @@
 
 use crate::efficiency::{
     all_reduce_latency_seconds, engine_profile, release_profile, serving_architecture_factor,
-    serving_eight_bit_gemm_factor, serving_gemm_half_tokens, serving_moe_layer_seconds,
+    serving_eight_bit_gemm_factor, serving_gemm_half_tokens, serving_moe_expert_seconds,
 };
 use crate::inference::InferenceShape;
 use gpuplan_model::{Accelerator, Engine, EngineSettings, FlopsPerSecond, LatencyTarget, Precision, RequestMix};
@@ -293,7 +293,9 @@ impl StepCost {
             (0.0, 0.0)
         };
         StepCost {
-            fixed_seconds: serving.step_seconds + sync_fixed + serving_moe_layer_seconds() * shape.moe_layers as f64,
+            fixed_seconds: serving.step_seconds
+                + sync_fixed
+                + serving_moe_expert_seconds() * shape.moe_expert_layers as f64,
             seconds_per_sequence: serving.seconds_per_sequence,
             prefill_fixed_seconds: profile.prefill_per_layer_overhead_seconds * layers,
             dense_weight_seconds: (shape.weight_bytes_gpu - shape.expert_bytes_gpu) * weight_factor / bandwidth,
