@@ -564,6 +564,10 @@ fn plan() {
             "--scheduler-steps applies to serving (--task inference)",
         ),
         (
+            "estimate --model deepseek-v3 --task inference --gpu H200 --gpus 8 --tp 8 --ep 3 --precision fp8",
+            "must divide the tensor-parallel GPUs of a replica and the experts",
+        ),
+        (
             "estimate --model llama-3.1-8b --task lora --gpu H100 --reserve-full-context false",
             "--reserve-full-context applies to serving (--task inference)",
         ),

@@ -99,6 +99,7 @@ scalar_constants!(
     serving_gemm_half_tokens: f64,
     serving_eight_bit_gemm_factor: f64,
     serving_moe_expert_seconds: f64,
+    serving_expert_imbalance: f64,
     cnn_inference_activation_share: f64,
     fp32_share_of_tensor_rate: f64,
     cnn_activation_bytes_per_forward_flop: f64,

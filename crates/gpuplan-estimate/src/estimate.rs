@@ -231,7 +231,16 @@ fn validate(request: &EstimateRequest) -> Result<(), EstimateError> {
                 why: "it has no mixture-of-experts layers".to_string(),
             });
         };
-        if layout.dp % layout.ep != 0 || experts % u64::from(layout.ep) != 0 {
+        // Serving spreads the experts over the GPUs of one replica (its tensor-parallel
+        // group); training over the data-parallel replicas.
+        if w.task == Task::Inference {
+            if layout.tp % layout.ep != 0 || experts % u64::from(layout.ep) != 0 {
+                return Err(EstimateError::OutOfRange {
+                    what: "expert parallel degree for serving (must divide the tensor-parallel GPUs of a replica and the experts)",
+                    value: format!("{} (TP {}, {experts} experts)", layout.ep, layout.tp),
+                });
+            }
+        } else if layout.dp % layout.ep != 0 || experts % u64::from(layout.ep) != 0 {
             return Err(EstimateError::OutOfRange {
                 what: "expert parallel degree (must divide the data-parallel replicas and the experts)",
                 value: format!("{} (DP {}, {experts} experts)", layout.ep, layout.dp),
@@ -366,6 +375,11 @@ fn transformer(
             moe_expert_layers: spec
                 .moe
                 .map_or(0, |m| spec.layers.saturating_sub(m.dense_layers) * m.experts),
+            expert_matmul_parameters: spec.moe.map_or(0.0, |m| {
+                let one = if spec.gated_ffn { 3 } else { 2 } * spec.hidden * m.expert_ffn;
+                (m.experts_per_token * one * spec.layers.saturating_sub(m.dense_layers)) as f64
+            }),
+            expert_parallel: workload.layout.ep,
             hidden: spec.hidden,
             matmul_parameters: counts.active_matmul() as f64,
             attention_flops_per_token_per_context: flops::attention_forward_per_token(spec, 1),
@@ -381,12 +395,23 @@ fn transformer(
             weight_time_factor: kernel_profile.weight_time_factor,
             gemm_factor: kernel_profile.gemm_factor,
         };
+        if shape.expert_parallel > 1 {
+            assumptions.add(|| {
+                format!(
+                    "experts placed whole over the {} GPUs of a replica (expert parallelism, attention tensor-parallel): each GPU routes to its {} of them, and the step waits for the GPU that drew the most tokens, assumed {:.1}× the mean",
+                    shape.expert_parallel,
+                    spec.moe.map_or(0, |m| m.experts) / u64::from(shape.expert_parallel),
+                    crate::efficiency::serving_expert_imbalance(),
+                )
+            });
+        }
         if shape.moe_expert_layers > 0 {
             assumptions.add(|| {
                 format!(
-                    "the MoE layers hold {} routed experts in all (experts × layers), which cost {:.2} ms more per iteration ({:.1} µs per expert and layer: token permutation and grouped-GEMM launches, set from DeepSeek-R1 serving runs, where engines differ by 2× around it); experts load-balanced",
+                    "the MoE layers hold {} routed experts in all (experts × layers), which cost {:.2} ms more per iteration on each GPU ({:.1} µs per expert and layer a GPU serves: token permutation and grouped-GEMM launches, set from DeepSeek-R1 serving runs, where engines differ by 2× around it)",
                     shape.moe_expert_layers,
-                    crate::efficiency::serving_moe_expert_seconds() * 1e3 * shape.moe_expert_layers as f64,
+                    crate::efficiency::serving_moe_expert_seconds() * 1e3 * shape.moe_expert_layers as f64
+                        / f64::from(shape.expert_parallel.max(1)),
                     crate::efficiency::serving_moe_expert_seconds() * 1e6,
                 )
             });

@@ -52,6 +52,11 @@ pub struct InferenceShape {
     /// a dense model): what the per-expert routing and grouped-GEMM work of an iteration
     /// scales with.
     pub moe_expert_layers: u64,
+    /// Parameters of the routed experts a token passes through (whole model), and the GPUs of
+    /// the replica its experts are spread over whole (1: every expert split across the
+    /// tensor-parallel GPUs).
+    pub expert_matmul_parameters: f64,
+    pub expert_parallel: u32,
     pub hidden: u64,
     /// Parameters in matmuls per token (active experts only), whole model.
     pub matmul_parameters: f64,
@@ -114,7 +119,7 @@ pub fn estimate(
     };
     let fixed = profile.step_overhead_seconds
         + profile.per_layer_overhead_seconds * layers
-        + serving_moe_expert_seconds() * shape.moe_expert_layers as f64;
+        + serving_moe_expert_seconds() * shape.moe_expert_layers as f64 / f64::from(shape.expert_parallel.max(1));
 
     // Prefill: every prompt token through every weight; causal attention averages half the
     // prompt, an encoder's bidirectional attention covers all of it.

@@ -296,7 +296,9 @@ pub fn inference(
     let layout = workload.layout;
     let model_split = f64::from(layout.tp) * f64::from(layout.pp);
     let embedding_params = (counts.embedding + counts.output_head) as f64;
-    let body_params = counts.total as f64 - embedding_params - expert_parameters_elsewhere(spec, layout.ep);
+    // A serving replica spreads its experts over its own tensor-parallel GPUs (whole experts
+    // or slices of every one, the same bytes per GPU), so expert parallelism moves none away.
+    let body_params = counts.total as f64 - embedding_params;
     let weights = (body_params * weight_bytes(Task::Inference, workload.precision)
         + embedding_params * embedding_bytes(Task::Inference, workload.precision))
         / model_split;

@@ -25,7 +25,7 @@
 
 use crate::efficiency::{
     all_reduce_latency_seconds, engine_profile, release_profile, serving_architecture_factor,
-    serving_eight_bit_gemm_factor, serving_gemm_half_tokens, serving_moe_expert_seconds,
+    serving_eight_bit_gemm_factor, serving_expert_imbalance, serving_gemm_half_tokens, serving_moe_expert_seconds,
 };
 use crate::inference::InferenceShape;
 use gpuplan_model::{Accelerator, Engine, EngineSettings, FlopsPerSecond, LatencyTarget, Precision, RequestMix};
@@ -282,7 +282,11 @@ impl StepCost {
             };
         let gemm_rate = peak.0 * gemm_fraction * shape.gemm_factor;
         let weight_factor = shape.weight_time_factor;
-        let matmul = 2.0 * shape.matmul_parameters / tp;
+        // Experts placed whole on the GPUs of the replica: each GPU launches and routes to its
+        // own share of them, and the step waits for the one that drew the most tokens.
+        let ep = f64::from(shape.expert_parallel.max(1));
+        let imbalance = if ep > 1.0 { serving_expert_imbalance() } else { 1.0 };
+        let matmul = 2.0 * (shape.matmul_parameters + shape.expert_matmul_parameters * (imbalance - 1.0)) / tp;
         let attention = shape.attention_flops_per_token_per_context / tp;
         let (sync_fixed, sync_per_token) = if tp > 1.0 {
             (
@@ -295,11 +299,11 @@ impl StepCost {
         StepCost {
             fixed_seconds: serving.step_seconds
                 + sync_fixed
-                + serving_moe_expert_seconds() * shape.moe_expert_layers as f64,
+                + serving_moe_expert_seconds() * shape.moe_expert_layers as f64 / ep,
             seconds_per_sequence: serving.seconds_per_sequence,
             prefill_fixed_seconds: profile.prefill_per_layer_overhead_seconds * layers,
             dense_weight_seconds: (shape.weight_bytes_gpu - shape.expert_bytes_gpu) * weight_factor / bandwidth,
-            expert_weight_seconds: shape.expert_bytes_gpu * weight_factor / bandwidth,
+            expert_weight_seconds: shape.expert_bytes_gpu * weight_factor * imbalance / bandwidth,
             expert_share: shape.expert_share_per_token,
             batch1_weight_ratio: shape.weight_time_factor_batch1 / weight_factor,
             kv_seconds_per_token: shape.kv_bytes_per_token_gpu / bandwidth,
@@ -450,6 +454,66 @@ pub struct LoadPoint {
     /// Output lengths at evenly spaced quantiles of the requests, where they vary: a short
     /// request spreads the prefills that stall it over few tokens.
     outputs: Option<[f64; OUTPUT_POINTS]>,
+    /// The wait for a free sequence slot (KV cache or the engine's sequence limit).
+    admission: Admission,
+}
+
+/// The wait of a new request for a free sequence slot when the sequences in flight come close
+/// to what the KV cache (or the engine's sequence limit) holds: an M/G/c queue whose `c`
+/// servers are the slots and whose service is a request's generation. Erlang C gives the
+/// probability of waiting (M/M/c); the wait, when there is one, is exponential with mean
+/// `service / (c − a)`, scaled by `(1 + CV²)/2` for the spread of output lengths (the
+/// Lee–Longton approximation for M/G/c).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Admission {
+    probability: f64,
+    mean_wait: f64,
+}
+
+impl Admission {
+    fn new(slots: f64, offered: f64, service_seconds: f64, output_variation: f64) -> Admission {
+        let free = slots.floor() - offered;
+        if free <= 0.0 {
+            return Admission {
+                probability: 1.0,
+                mean_wait: f64::INFINITY,
+            };
+        }
+        Admission {
+            probability: erlang_c(slots.floor(), offered),
+            mean_wait: service_seconds / free * (1.0 + output_variation) / 2.0,
+        }
+    }
+
+    /// The wait at quantile `q` (0–1): none with probability 1 − P, else exponential.
+    fn at(&self, q: f64) -> f64 {
+        if self.probability <= 0.0 || q <= 1.0 - self.probability {
+            return 0.0;
+        }
+        self.mean_wait * (self.probability / (1.0 - q).max(1e-12)).ln()
+    }
+
+    fn mean(&self) -> f64 {
+        self.probability * self.mean_wait
+    }
+}
+
+/// Erlang C: the probability that an arrival waits when `servers` serve an offered load of
+/// `offered` (in servers' worth of work), by the stable Erlang B recursion.
+fn erlang_c(servers: f64, offered: f64) -> f64 {
+    if offered <= 0.0 {
+        return 0.0;
+    }
+    if offered >= servers {
+        return 1.0;
+    }
+    let mut blocking = 1.0;
+    let mut k = 1.0;
+    while k <= servers {
+        blocking = offered * blocking / (k + offered * blocking);
+        k += 1.0;
+    }
+    servers * blocking / (servers - offered * (1.0 - blocking))
 }
 
 /// Output-length quantiles a [`LoadPoint`] keeps for the TPOT percentiles of varied traffic.
@@ -524,9 +588,10 @@ pub fn at_load(cost: &StepCost, rate: f64, mix: &RequestMix) -> Result<LoadPoint
     let step = steady_state_step(cost, rate, mix).ok_or(Saturation::Throughput)?;
     let sequences = rate * output * step;
     let max_sequences = cost.max_sequences(mix);
-    if sequences > max_sequences {
+    if sequences >= max_sequences {
         return Err(Saturation::KvCache);
     }
+    let admission = Admission::new(max_sequences, sequences, output * step, mix.output_variation());
     let budget = cost.scheduler.token_budget;
     let left = (budget - sequences).max(0.0);
     let computed = mix.mean_prefill();
@@ -589,6 +654,7 @@ pub fn at_load(cost: &StepCost, rate: f64, mix: &RequestMix) -> Result<LoadPoint
         own_prefill,
         own_prefill_mean,
         batch_wait_window,
+        admission,
         outputs: (!mix.outputs_alike())
             .then(|| std::array::from_fn(|j| mix.output_quantile((j as f64 + 0.5) / OUTPUT_POINTS as f64).max(1.0))),
     })
@@ -608,10 +674,15 @@ impl LoadPoint {
         wait_quantile(self.step_seconds, self.prefill_utilisation, self.mean_wait, q)
             + self.own_prefill_at(q)
             + q * self.batch_wait_window
+            + self.admission.at(q)
     }
 
     pub fn ttft_mean(&self) -> f64 {
-        self.step_seconds / 2.0 + self.mean_wait + self.own_prefill_mean + self.batch_wait_window / 2.0
+        self.step_seconds / 2.0
+            + self.mean_wait
+            + self.own_prefill_mean
+            + self.batch_wait_window / 2.0
+            + self.admission.mean()
     }
 
     /// Time per output token at quantile `q` over requests: the decode-only step plus the
@@ -1138,6 +1209,21 @@ mod tests {
         // Poisson(3): P(X ≤ 2) = 0.4232, P(X ≤ 3) = 0.6472.
         assert_eq!(poisson_quantile(3.0, 0.5), 3.0);
         assert_eq!(poisson_quantile(3.0, 0.4), 2.0);
+    }
+
+    #[test]
+    fn erlang_c_matches_its_tables() {
+        // Two servers at an offered load of one: P(wait) = 1/3.
+        assert!((erlang_c(2.0, 1.0) - 1.0 / 3.0).abs() < 1e-12);
+        // One server: P(wait) = utilisation.
+        assert!((erlang_c(1.0, 0.7) - 0.7).abs() < 1e-12);
+        // A thousand slots at 95 % and 99 %: rare, then common (Halfin–Whitt: ≈ 0.07, ≈ 0.6).
+        let (light, heavy) = (erlang_c(1000.0, 950.0), erlang_c(1000.0, 990.0));
+        assert!(light > 0.03 && light < 0.12, "{light}");
+        assert!(heavy > 0.5 && heavy < 0.8, "{heavy}");
+        let admission = Admission::new(1000.0, 990.0, 40.0, 0.0);
+        assert_eq!(admission.at(0.2), 0.0);
+        assert!(admission.at(0.99) > 5.0 * admission.mean(), "{admission:?}");
     }
 
     #[test]

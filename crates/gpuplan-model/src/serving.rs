@@ -289,6 +289,12 @@ impl RequestMix {
         sketch_quantile(&self.outputs, q)
     }
 
+    /// Squared coefficient of variation of the output lengths (0 when every request is alike).
+    pub fn output_variation(&self) -> f64 {
+        let mean = self.mean_output.max(1.0);
+        (self.mean_output_squared / (mean * mean) - 1.0).max(0.0)
+    }
+
     /// Whether every request generates the same number of tokens.
     pub fn outputs_alike(&self) -> bool {
         self.outputs.first() == self.outputs.last()

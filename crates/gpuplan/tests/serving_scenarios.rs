@@ -558,3 +558,61 @@ fn short_outputs_widen_the_tpot_tail() {
     );
     assert!(b.tpot_at(0.5) < b.tpot_at(0.99));
 }
+
+/// When the engine's sequence limit is what bounds a replica, requests beyond it wait for a
+/// free slot rather than the iterations growing: close to the limit the time to first token
+/// climbs steeply (a queue for slots) while the time per output token stays where the full
+/// batch puts it.
+#[test]
+fn near_the_sequence_limit_requests_queue_for_a_slot() {
+    let mut r = WorkloadRequest::new(
+        ModelSource::BuiltIn("llama-3.1-8b".into()),
+        Task::Inference,
+        "H100-SXM5-80GB",
+    );
+    (r.seq, r.output_tokens, r.engine) = (Some(500), Some(200), Some(gpuplan::model::Engine::Vllm));
+    r.engine_settings.max_num_seqs = Some(32);
+    let cost = estimate_workload(catalog(), &r).unwrap().estimate.serving_cost.unwrap();
+    let mix = RequestMix::fixed(500, 200);
+    let most = gpuplan::estimator::serving::goodput(&cost, &mix, None, None)
+        .unwrap()
+        .requests_per_second;
+    let at = |share: f64| gpuplan::estimator::serving::at_load(&cost, share * most, &mix).unwrap();
+    let (half, near) = (at(0.5), at(0.97));
+    assert!(
+        near.ttft_at(0.99) > 4.0 * half.ttft_at(0.99),
+        "{} {}",
+        half.ttft_at(0.99),
+        near.ttft_at(0.99)
+    );
+    assert!(
+        near.tpot_at(0.99) < 2.0 * half.tpot_at(0.99),
+        "{} {}",
+        half.tpot_at(0.99),
+        near.tpot_at(0.99)
+    );
+    assert!(near.sequences < 32.0);
+}
+
+/// DeepSeek-V3 on eight H200s: spreading the 256 experts whole over the GPUs (expert
+/// parallelism) rather than splitting every expert eight ways leaves each GPU 32 experts to
+/// route to instead of 256 slices, so a decode step at 64 sequences is shorter, though the
+/// busiest GPU sets its pace; the weights per GPU are the same.
+#[test]
+fn expert_parallelism_shortens_a_deepseek_decode_step() {
+    let run = |ep| {
+        let mut r = WorkloadRequest::new(
+            ModelSource::BuiltIn("deepseek-v3".into()),
+            Task::Inference,
+            "H200-SXM-141GB",
+        );
+        (r.gpus, r.tp, r.ep, r.precision) = (Some(8), Some(8), Some(ep), Some(gpuplan::model::Precision::Fp8));
+        (r.seq, r.output_tokens, r.engine) = (Some(3200), Some(800), Some(gpuplan::model::Engine::Sglang));
+        estimate_workload(catalog(), &r).unwrap().estimate
+    };
+    let (split, whole) = (run(1), run(8));
+    assert_eq!(split.memory.weights, whole.memory.weights);
+    let step = |e: &gpuplan::estimator::Estimate| e.serving_cost.unwrap().decode_step(64.0, 3600.0);
+    assert!(step(&whole) < 0.8 * step(&split), "{} {}", step(&split), step(&whole));
+    assert!(whole.assumptions.iter().any(|a| a.contains("1.2× the mean")));
+}

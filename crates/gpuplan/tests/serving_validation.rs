@@ -35,9 +35,10 @@ const LATENCY_TARGET: f64 = 0.20;
 const GOODPUT_TARGET: f64 = 0.12;
 /// Where the model's p99 TTFT and TPOT at those loads stand today (a bar against regressions,
 /// not a target met).
-const LIMIT_PERCENTILE_BAR: f64 = 0.50;
-/// The same percentiles at the model's own goodput (the curve's shape at its limit).
-const OWN_LIMIT_PERCENTILE_BAR: f64 = 0.30;
+const LIMIT_PERCENTILE_BAR: f64 = 0.45;
+/// The same percentiles at the model's own goodput (the curve's shape at its limit): the
+/// issue's 15 %.
+const OWN_LIMIT_PERCENTILE_BAR: f64 = 0.15;
 /// Held-out MLPerf Server and Interactive percentile rows (two per run) whose published load
 /// the model finds beyond its capacity: 12 runs (the target is none).
 const SATURATED_BAR: usize = 24;
@@ -78,6 +79,10 @@ struct Case {
     /// Whether the engine reserved each request's whole KV cache on admission, where its
     /// configuration says (NVIDIA's MLPerf harness: MAX_UTILIZATION, so no).
     reserve_full_context: Option<bool>,
+    /// Sequences the engine ran at once at most and tokens per iteration, where the
+    /// submission's configuration states them (TensorRT-LLM `gpu_batch_size`, `max_num_tokens`).
+    max_num_seqs: Option<u32>,
+    max_num_batched_tokens: Option<u32>,
     /// MLPerf scenario: `server` and `interactive` runs passed their latency limits at
     /// `request_rate`, the highest load the submitter found to pass.
     scenario: Option<String>,
@@ -166,7 +171,8 @@ fn step_cost(case: &Case, input: u64, output: u64) -> Option<StepCost> {
         scheduler_steps: case.scheduler_steps.map(|s| s as u32),
         chunked_prefill: case.chunked_prefill,
         reserve_full_context: case.reserve_full_context,
-        ..EngineSettings::default()
+        max_num_seqs: case.max_num_seqs,
+        max_num_batched_tokens: case.max_num_batched_tokens,
     };
     estimate_workload(catalog(), &request).ok()?.estimate.serving_cost
 }
@@ -322,9 +328,9 @@ fn plans_at_mlperf_loads_use_about_the_gpus_the_submissions_used() {
     assert!(ratios.len() >= 30, "{}", ratios.len());
     assert!(median <= 1.0, "median {median:.2}×");
     // Not yet every run: the newest TensorRT-LLM releases on H200 (v5.x, +13 % over v4.1 on
-    // the same GPUs), MI325X Server, H100 NVL and whole-replica steps of TP4 L40S ask for
-    // 1.25–2×.
-    assert!(over.len() <= 12, "plans above 1.15× the submission's GPUs: {over:?}");
+    // the same GPUs), AMD's v5.x Server runs (whose patched scheduler holds the decode batch at
+    // a target size), H100 NVL and whole-replica steps of TP4 L40S ask for 1.25–2×.
+    assert!(over.len() <= 13, "plans above 1.15× the submission's GPUs: {over:?}");
     assert!(ratios.last().is_some_and(|r| r.0 <= 2.0), "{:?}", ratios.last());
 }
 
@@ -396,7 +402,15 @@ fn held_out_serving_errors_meet_the_targets() {
             }
         }
         if let (Some(at_limit), false) = (at_own_goodput(&case), calibration) {
-            own_limit.push(((at_limit - case.measured) / case.measured).abs());
+            let error = (at_limit - case.measured) / case.measured;
+            println!(
+                "{:<64} {:>10.1} {:>10.1} {:>+7.1}%  at the model's own goodput",
+                case.id,
+                case.measured,
+                at_limit,
+                error * 100.0
+            );
+            own_limit.push(error.abs());
         }
     }
     let (t, l) = (median(throughput.clone()), median(latency.clone()));
