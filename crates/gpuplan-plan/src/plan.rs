@@ -23,8 +23,11 @@ use gpuplan_model::{
 };
 use std::collections::{BTreeMap, HashMap};
 
-/// Node counts tried for training.
-const NODE_COUNTS: [u32; 8] = [1, 2, 4, 8, 16, 32, 64, 128];
+/// Node counts tried for training: powers of two up to `max_nodes`, and `max_nodes` itself.
+fn node_counts(max_nodes: u32) -> impl Iterator<Item = u32> {
+    let powers = std::iter::successors(Some(1u32), |n| n.checked_mul(2)).take_while(move |n| *n < max_nodes);
+    powers.chain(std::iter::once(max_nodes.max(1)))
+}
 
 /// Serving batches tried per replica.
 const SERVING_BATCHES: [u64; 10] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
@@ -485,8 +488,8 @@ fn evaluate_training(
     let request = evaluator.request;
     let c = &request.constraints;
     let per_node = offering.accelerator_count;
-    for nodes in NODE_COUNTS {
-        let gpus = nodes * per_node;
+    for nodes in node_counts(c.max_nodes) {
+        let gpus = nodes.saturating_mul(per_node);
         if nodes > c.max_nodes || gpus > c.max_gpus {
             break;
         }
@@ -1786,5 +1789,18 @@ fn infeasible(
         nearest: rejections,
         suggestion,
         evaluated,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::node_counts;
+
+    #[test]
+    fn node_counts_reach_the_limit_given() {
+        assert_eq!(node_counts(1).collect::<Vec<_>>(), [1]);
+        assert_eq!(node_counts(8).collect::<Vec<_>>(), [1, 2, 4, 8]);
+        assert_eq!(node_counts(12).collect::<Vec<_>>(), [1, 2, 4, 8, 12]);
+        assert_eq!(node_counts(2048).last(), Some(2048));
     }
 }
