@@ -85,7 +85,7 @@ fn report(error: &Error, json: bool) {
     if json {
         let body = serde_json::json!({
             "error": {
-                "code": error.code(),
+                "code": error.code().as_str(),
                 "message": shorten(&error.to_string()),
                 "causes": causes.iter().map(|c| shorten(c)).collect::<Vec<_>>(),
                 "hint": error.hint().map(|h| shorten(&h)),

@@ -22,14 +22,9 @@ pub(crate) fn encode<T: Serialize>(value: &T) -> Result<Bytes, ApiError> {
     if let Some(path) = gpuplan::emit::first_non_finite(value) {
         return Err(gpuplan::Error::NotANumber { path }.into());
     }
-    serde_json::to_vec(value).map(Bytes::from).map_err(|e| ApiError {
-        status: axum::http::StatusCode::INTERNAL_SERVER_ERROR,
-        title: "internal error",
-        detail: format!("the answer could not be encoded: {e}"),
-        hint: None,
-        exit_code: 2,
-        extension: None,
-    })
+    serde_json::to_vec(value)
+        .map(Bytes::from)
+        .map_err(|e| ApiError::internal(format!("the answer could not be encoded: {e}")))
 }
 
 /// JSON bytes as a response.

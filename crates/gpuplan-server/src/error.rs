@@ -1,20 +1,19 @@
-//! One error type for the API and one table from what went wrong to an HTTP status, written as
-//! `application/problem+json` (RFC 9457) with the CLI's exit code and hint as extensions.
+//! One error type for the API, written as `application/problem+json` (RFC 9457). Its status,
+//! title, exit code and machine-readable `code` all come from the facade's one code table
+//! ([`gpuplan::ErrorCode`]), which the CLI's JSON errors read too. Messages are put in the
+//! API's words: a knob is named by its JSON field (`hours`), not by its command-line flag.
 
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use gpuplan::ErrorCode;
 use serde::Serialize;
 
 /// A refused or failed request.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ApiError {
-    pub status: StatusCode,
-    /// A short, fixed title per kind of problem.
-    pub title: &'static str,
+    pub code: ErrorCode,
     pub detail: String,
     pub hint: Option<String>,
-    /// What the CLI would exit with: 1 nothing feasible, 2 bad input.
-    pub exit_code: u8,
     /// Extra members (an infeasible plan's report).
     pub extension: Option<serde_json::Value>,
 }
@@ -28,6 +27,11 @@ pub struct ProblemJson {
     pub title: String,
     pub status: u16,
     pub detail: String,
+    /// What went wrong, for machines: `invalid_input`, `unknown_accelerator`, `infeasible`,
+    /// `not_found`, `method_not_allowed`, `body_too_large`, `unsupported_media_type`,
+    /// `unreadable_body`, `wrong_shape`, `timed_out`, `unavailable`, `internal` … (the CLI's `--format json`
+    /// errors carry the same codes).
+    pub code: String,
     /// What to do instead.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
@@ -40,108 +44,153 @@ pub struct ProblemJson {
 }
 
 impl ApiError {
-    /// Input that cannot be used (the CLI's exit 2).
-    pub fn bad_request(detail: impl Into<String>, hint: Option<String>) -> Self {
+    pub fn new(code: ErrorCode, detail: impl Into<String>, hint: Option<String>) -> Self {
         ApiError {
-            status: StatusCode::BAD_REQUEST,
-            title: "bad input",
+            code,
             detail: detail.into(),
             hint,
-            exit_code: 2,
             extension: None,
         }
     }
 
+    /// Input that cannot be used (the CLI's exit 2).
+    pub fn bad_request(detail: impl Into<String>, hint: Option<String>) -> Self {
+        ApiError::new(ErrorCode::InvalidInput, detail, hint)
+    }
+
     /// A body the server will not read: too large, not JSON, or not the JSON expected.
-    pub fn unreadable(status: StatusCode, detail: impl Into<String>) -> Self {
-        ApiError {
-            status,
-            title: "unreadable request body",
-            detail: detail.into(),
-            hint: Some("send a JSON object whose fields are the command's flags in snake_case".to_string()),
-            exit_code: 2,
-            extension: None,
-        }
+    pub fn unreadable(code: ErrorCode, detail: impl Into<String>) -> Self {
+        ApiError::new(
+            code,
+            detail,
+            Some("send a JSON object whose fields are the command's flags in snake_case".to_string()),
+        )
     }
 
     /// A valid request nothing satisfies (the CLI's exit 1), with the report of why.
     pub fn infeasible(detail: impl Into<String>, report: serde_json::Value) -> Self {
         ApiError {
-            status: StatusCode::UNPROCESSABLE_ENTITY,
-            title: "nothing feasible",
-            detail: detail.into(),
-            hint: None,
-            exit_code: 1,
             extension: Some(report),
+            ..ApiError::new(ErrorCode::Infeasible, detail, None)
         }
     }
 
     pub fn not_found(detail: impl Into<String>) -> Self {
-        ApiError {
-            status: StatusCode::NOT_FOUND,
-            title: "not found",
-            detail: detail.into(),
-            hint: Some("GET /openapi.json lists the routes".to_string()),
-            exit_code: 2,
-            extension: None,
-        }
+        ApiError::new(
+            ErrorCode::NotFound,
+            detail,
+            Some("GET /openapi.json lists the routes".to_string()),
+        )
+    }
+
+    pub fn method_not_allowed() -> Self {
+        ApiError::new(
+            ErrorCode::MethodNotAllowed,
+            "this route does not take that method",
+            Some("GET /openapi.json lists each route's methods".to_string()),
+        )
+    }
+
+    /// The server's own failure (never the request's).
+    pub fn internal(detail: impl Into<String>) -> Self {
+        ApiError::new(ErrorCode::Internal, detail, None)
+    }
+
+    fn status(&self) -> StatusCode {
+        StatusCode::from_u16(self.code.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
     }
 }
 
 impl From<gpuplan::Error> for ApiError {
     fn from(error: gpuplan::Error) -> Self {
-        let hint = error.hint();
-        match error {
-            gpuplan::Error::NotANumber { .. } => ApiError {
-                status: StatusCode::UNPROCESSABLE_ENTITY,
-                title: "not a number",
-                detail: error.to_string(),
-                hint,
-                exit_code: 2,
-                extension: None,
-            },
-            // The catalog was loaded when the server started; a lookup miss or bad value is
-            // the request's.
-            other => ApiError::bad_request(other.to_string(), hint),
-        }
+        let hint = error.hint().map(|h| in_api_terms(&h));
+        ApiError::new(error.code(), in_api_terms(&error.to_string()), hint)
     }
+}
+
+/// `text` with each command-line flag (`--max-num-seqs`) named as the API's JSON field
+/// (`` `max_num_seqs` ``): the API's fields are the flags in snake_case, one name per knob.
+pub(crate) fn in_api_terms(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("--") {
+        let (before, flag) = rest.split_at(at);
+        out.push_str(before);
+        let name_len = flag[2..]
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+            .unwrap_or(flag.len() - 2);
+        let name = flag[2..2 + name_len].trim_end_matches('-');
+        let starts_word = before.chars().next_back().is_none_or(|c| !c.is_alphanumeric());
+        if name.is_empty() || !starts_word || !name.starts_with(|c: char| c.is_ascii_lowercase()) {
+            out.push_str("--");
+            rest = &flag[2..];
+            continue;
+        }
+        out.push('`');
+        out.push_str(&name.replace('-', "_"));
+        out.push('`');
+        rest = &flag[2 + name.len()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
+        let status = self.status();
         let problem = ProblemJson {
             kind: "about:blank".to_string(),
-            title: self.title.to_string(),
-            status: self.status.as_u16(),
+            title: self.code.title().to_string(),
+            status: status.as_u16(),
             detail: self.detail,
+            code: self.code.as_str().to_string(),
             hint: self.hint,
-            exit_code: self.exit_code,
+            exit_code: self.code.exit_status() as u8,
             report: self.extension,
         };
         let body = serde_json::to_vec(&problem).unwrap_or_default();
-        (self.status, [(header::CONTENT_TYPE, "application/problem+json")], body).into_response()
+        (status, [(header::CONTENT_TYPE, "application/problem+json")], body).into_response()
     }
 }
 
 /// A request the server could not take in time, or while at its concurrency limit.
 pub(crate) async fn overloaded(error: tower::BoxError) -> ApiError {
     if error.is::<tower::timeout::error::Elapsed>() {
-        ApiError {
-            status: StatusCode::SERVICE_UNAVAILABLE,
-            title: "timed out",
-            detail: format!("the request took longer than {} s", crate::REQUEST_TIMEOUT.as_secs()),
-            hint: Some("narrow the request (fewer providers, a smaller --max-gpus)".to_string()),
-            exit_code: 2,
-            extension: None,
-        }
+        ApiError::new(
+            ErrorCode::TimedOut,
+            format!("the request took longer than {} s", crate::REQUEST_TIMEOUT.as_secs()),
+            Some("narrow the request (fewer providers, a smaller `max_gpus`)".to_string()),
+        )
     } else {
-        ApiError {
-            status: StatusCode::SERVICE_UNAVAILABLE,
-            title: "unavailable",
-            detail: error.to_string(),
-            hint: Some("retry".to_string()),
-            exit_code: 2,
-            extension: None,
+        ApiError::new(ErrorCode::Unavailable, error.to_string(), Some("retry".to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_are_named_as_json_fields() {
+        assert_eq!(
+            in_api_terms("--hours must be between 0 and 1e6"),
+            "`hours` must be between 0 and 1e6"
+        );
+        assert_eq!(
+            in_api_terms("--max-num-seqs applies to serving (--task inference), not pretrain"),
+            "`max_num_seqs` applies to serving (`task` inference), not pretrain"
+        );
+        assert_eq!(in_api_terms("give --engine NAME@RELEASE"), "give `engine` NAME@RELEASE");
+        // Not a flag: dashes inside words, a bare `--`, upper case after the dashes.
+        assert_eq!(in_api_terms("a--b, -- and --X"), "a--b, -- and --X");
+        assert_eq!(in_api_terms("no flags here"), "no flags here");
+    }
+
+    #[test]
+    fn every_problem_carries_its_code_and_status() {
+        for code in ErrorCode::ALL {
+            let error = ApiError::new(code, "d", None);
+            assert_eq!(error.status().as_u16(), code.http_status());
         }
     }
 }

@@ -4,6 +4,7 @@ use crate::error::ApiError;
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{FromRequest, Request};
 use axum::http::StatusCode;
+use gpuplan::ErrorCode;
 use serde::de::DeserializeOwned;
 
 /// The request body as `T`.
@@ -22,13 +23,13 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
 }
 
 fn refusal(rejection: JsonRejection) -> ApiError {
-    let status = match &rejection {
-        JsonRejection::MissingJsonContentType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-        JsonRejection::JsonDataError(_) => StatusCode::UNPROCESSABLE_ENTITY,
+    let code = match &rejection {
+        JsonRejection::MissingJsonContentType(_) => ErrorCode::UnsupportedMediaType,
+        JsonRejection::JsonDataError(_) => ErrorCode::WrongShape,
         JsonRejection::BytesRejection(_) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
-            StatusCode::PAYLOAD_TOO_LARGE
+            ErrorCode::BodyTooLarge
         }
-        _ => StatusCode::BAD_REQUEST,
+        _ => ErrorCode::UnreadableBody,
     };
-    ApiError::unreadable(status, rejection.body_text())
+    ApiError::unreadable(code, rejection.body_text())
 }

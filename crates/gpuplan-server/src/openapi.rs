@@ -62,9 +62,46 @@ use utoipa::OpenApi;
 )]
 pub struct ApiDoc;
 
-/// The document as JSON.
+/// The document as JSON: the routes' own answers, and on every operation the problems any
+/// request can meet (the code table's rows a route does not name itself).
 pub fn document() -> utoipa::openapi::OpenApi {
-    ApiDoc::openapi()
+    let mut document = ApiDoc::openapi();
+    for item in document.paths.paths.values_mut() {
+        if let Some(operation) = item.get.as_mut() {
+            add_problems(operation, &[500, 503]);
+        }
+        if let Some(operation) = item.post.as_mut() {
+            add_problems(operation, &[400, 413, 415, 422, 500, 503]);
+        }
+    }
+    document
+}
+
+/// Adds a problem+json answer for each of `statuses` the operation does not list yet, described
+/// by the codes of the table that answer with it.
+fn add_problems(operation: &mut utoipa::openapi::path::Operation, statuses: &[u16]) {
+    use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
+    for status in statuses {
+        let key = status.to_string();
+        if operation.responses.responses.contains_key(&key) {
+            continue;
+        }
+        let codes: Vec<String> = gpuplan::ErrorCode::ALL
+            .iter()
+            .filter(|c| c.http_status() == *status)
+            .map(|c| format!("`{c}` ({})", c.title()))
+            .collect();
+        let response = ResponseBuilder::new()
+            .description(codes.join("; "))
+            .content(
+                "application/problem+json",
+                ContentBuilder::new()
+                    .schema(Some(Ref::from_schema_name("ProblemJson")))
+                    .build(),
+            )
+            .build();
+        operation.responses.responses.insert(key, response.into());
+    }
 }
 
 pub(crate) async fn openapi_json() -> Json<utoipa::openapi::OpenApi> {

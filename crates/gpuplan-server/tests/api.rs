@@ -40,6 +40,16 @@ impl Answer {
         let problem = self.json();
         assert_eq!(problem["status"], status.as_u16());
         assert_eq!(problem["exit_code"], exit_code);
+        // Every problem names its row of the one code table, which fixes status and exit code.
+        let code = problem["code"].as_str().unwrap_or_else(|| panic!("no code: {problem}"));
+        let row = gpuplan::ErrorCode::ALL
+            .into_iter()
+            .find(|c| c.as_str() == code)
+            .unwrap_or_else(|| panic!("unknown code {code}"));
+        assert_eq!(
+            (row.http_status(), row.exit_status() as u64),
+            (status.as_u16(), exit_code)
+        );
         problem
     }
 }
@@ -233,7 +243,7 @@ async fn a_cost_prices_each_billing_mode_with_the_spot_model() {
     .await
     .problem(StatusCode::BAD_REQUEST, 2);
     assert!(
-        problem["detail"].as_str().unwrap().starts_with("--restart"),
+        problem["detail"].as_str().unwrap().starts_with("`restart`"),
         "{problem}"
     );
     post("/api/v1/cost", json!({"gpu": "H100", "hourz": 1}).to_string())
@@ -476,4 +486,71 @@ async fn operation_ids_are_unique() {
     ids.dedup();
     assert_eq!(ids.len(), count, "{ids:?}");
     assert!(count >= 13, "{count} operations");
+}
+
+/// The API speaks of its own fields: a refused value is named as the JSON field the client
+/// sent, not as the command-line flag of the same knob.
+#[tokio::test]
+async fn errors_name_json_fields_not_flags() {
+    let problem = post("/api/v1/cost", json!({"gpu": "H100", "hours": -3}).to_string())
+        .await
+        .problem(StatusCode::BAD_REQUEST, 2);
+    assert_eq!(problem["code"], "invalid_input");
+    let detail = problem["detail"].as_str().unwrap();
+    assert!(detail.contains("`hours`") && !detail.contains("--"), "{problem}");
+    let problem = post(
+        "/api/v1/estimate",
+        json!({"model": "llama-3.1-8b", "task": "lora", "gpu": "H100", "max_num_seqs": 8}).to_string(),
+    )
+    .await
+    .problem(StatusCode::BAD_REQUEST, 2);
+    let text = format!("{} {}", problem["detail"], problem["hint"]);
+    assert!(text.contains("`max_num_seqs`") && !text.contains("--"), "{problem}");
+}
+
+/// A route asked with a method it does not take answers 405 as problem+json, like every other
+/// refusal.
+#[tokio::test]
+async fn a_wrong_method_is_a_problem() {
+    let answer = send(
+        Request::builder()
+            .method("DELETE")
+            .uri("/api/v1/plan")
+            .body(Body::empty())
+            .unwrap(),
+    )
+    .await;
+    let problem = answer.problem(StatusCode::METHOD_NOT_ALLOWED, 2);
+    assert_eq!(problem["code"], "method_not_allowed");
+}
+
+/// The served document passes a real OpenAPI 3.1 validator (Python's openapi-spec-validator,
+/// which CI installs): unique operation ids, every answer's schema resolvable.
+#[tokio::test]
+async fn the_openapi_document_passes_a_validator() {
+    let document = openapi().await;
+    let path = std::env::temp_dir().join(format!("gpuplan-openapi-{}.json", std::process::id()));
+    std::fs::write(&path, document.to_string()).unwrap();
+    let script = "import sys, json\n\
+                  from openapi_spec_validator import validate\n\
+                  validate(json.load(open(sys.argv[1])))\n";
+    let run = std::process::Command::new("python3")
+        .args(["-c", script])
+        .arg(&path)
+        .output();
+    std::fs::remove_file(&path).ok();
+    let missing = match &run {
+        Err(_) => true,
+        Ok(out) => String::from_utf8_lossy(&out.stderr).contains("No module named 'openapi_spec_validator'"),
+    };
+    if missing {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI installs openapi-spec-validator (.ci/run)"
+        );
+        eprintln!("skipped: python3 with openapi-spec-validator is not installed");
+        return;
+    }
+    let out = run.unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }

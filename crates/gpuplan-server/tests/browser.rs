@@ -292,7 +292,7 @@ fn plans_draws_and_shares(site: &str, page: &Session) {
     page.open(&format!(
         "{site}/?model=llama-3.1-8b&task=lora&tokens=-5&seq=2048&batch=32"
     ));
-    let error = page.wait_for_text("#status", |t| t.contains("--tokens"));
+    let error = page.wait_for_text("#status", |t| t.contains("`tokens`"));
     assert!(error.contains("must be a positive number"), "{error}");
     let hidden = page.post(
         "/execute/sync",

@@ -47,7 +47,7 @@ pub use cost_job::{
 };
 pub use cost_options::{CostOptions, EnergyOptions, PriceTier};
 pub use engine_knobs::EngineKnobs;
-pub use error::{Error, ExitStatus};
+pub use error::{Error, ErrorCode, ExitStatus};
 pub use estimate_workload::{EstimateAnswer, ModelSource, ServingQuestion, WorkloadRequest, estimate_workload};
 pub use export_plan::{ExportSettings, ExportTarget, SavedPlan, export_plan, read_saved_plan};
 pub use forecast_options::{ForecastOptions, UsageHistory};

@@ -396,7 +396,9 @@ fn refuse_unknown(unknown: &BTreeMap<String, serde_json::Value>) -> Result<(), E
     match unknown.keys().next() {
         Some(field) => Err(Error::invalid(
             format!("unknown field `{field}`"),
-            Some("fields are the command's flags, in snake_case (--kv-cache-dtype is kv_cache_dtype)".to_string()),
+            Some(
+                "fields are the command's flags in snake_case: kv_cache_dtype for the kv-cache-dtype flag".to_string(),
+            ),
         )),
         None => Ok(()),
     }

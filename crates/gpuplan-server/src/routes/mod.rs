@@ -35,6 +35,7 @@ pub(crate) fn router() -> Router<AppState> {
         .route("/openapi.json", get(crate::openapi::openapi_json))
         .route("/docs", get(crate::openapi::reference_page))
         .fallback(|| async { ApiError::not_found("no such route") })
+        .method_not_allowed_fallback(|| async { ApiError::method_not_allowed() })
 }
 
 /// The page: forms for a plan, its ranked table and charts, all drawn from the API's answers.
@@ -86,13 +87,12 @@ pub(crate) async fn blocking<T: Send + 'static>(
     state: &AppState,
     work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
-    let permit = state.computing.clone().acquire_owned().await.map_err(|e| ApiError {
-        status: axum::http::StatusCode::SERVICE_UNAVAILABLE,
-        title: "unavailable",
-        detail: format!("the server is shutting down: {e}"),
-        hint: Some("retry".to_string()),
-        exit_code: 2,
-        extension: None,
+    let permit = state.computing.clone().acquire_owned().await.map_err(|e| {
+        ApiError::new(
+            gpuplan::ErrorCode::Unavailable,
+            format!("the server is shutting down: {e}"),
+            Some("retry".to_string()),
+        )
     })?;
     // The permit goes with the work: a request cut off at its time limit keeps its core until
     // the computation ends, so the cores are never shared by more computations than they hold.
@@ -102,12 +102,5 @@ pub(crate) async fn blocking<T: Send + 'static>(
         answer
     })
     .await
-    .map_err(|e| ApiError {
-        status: axum::http::StatusCode::INTERNAL_SERVER_ERROR,
-        title: "internal error",
-        detail: format!("the computation did not finish: {e}"),
-        hint: None,
-        exit_code: 2,
-        extension: None,
-    })?
+    .map_err(|e| ApiError::internal(format!("the computation did not finish: {e}")))?
 }
