@@ -372,56 +372,10 @@ pub struct EnergyArgs {
 }
 
 /// Parses a duration: `24h`, `90m`, `3d`, `1.5h`, `200ms`, `1s`; a bare number is in
-/// `default_unit` seconds.
-/// Length of the leading number of `text`, scientific notation included (`1e3h` → `1e3`).
-fn number_prefix(text: &str) -> usize {
-    let bytes = text.as_bytes();
-    let digit_at = |i: usize| bytes.get(i).is_some_and(u8::is_ascii_digit);
-    let mut end = 0;
-    while let Some(&c) = bytes.get(end) {
-        let sign = (c == b'-' || c == b'+') && (end == 0 || matches!(bytes[end - 1], b'e' | b'E'));
-        // An exponent marker counts only where digits (or a sign and digits) follow it.
-        let exponent = matches!(c, b'e' | b'E')
-            && end > 0
-            && (digit_at(end + 1) || (matches!(bytes.get(end + 1), Some(b'-' | b'+')) && digit_at(end + 2)));
-        if c.is_ascii_digit() || c == b'.' || sign || exponent {
-            end += 1;
-        } else {
-            break;
-        }
-    }
-    end
-}
-
+/// `default_unit` seconds (the one syntax job files and the API read too).
 fn duration_in(text: &str, default_unit: f64) -> Result<f64, String> {
-    let text = text.trim();
-    let (number, unit) = text.split_at(number_prefix(text));
-    let value: f64 = number
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{text}` is not a duration (e.g. 24h, 90m, 200ms)"))?;
-    let scale = match unit.trim().to_lowercase().as_str() {
-        "" => default_unit,
-        "ms" => 1e-3,
-        "s" | "sec" => 1.0,
-        "m" | "min" => 60.0,
-        "h" | "hr" | "hours" => 3600.0,
-        "d" | "days" => 86400.0,
-        "w" | "weeks" => 7.0 * 86400.0,
-        other => return Err(format!("unknown time unit `{other}` (use ms, s, m, h, d or w)")),
-    };
-    let seconds = value * scale;
-    if seconds.is_nan() || seconds <= 0.0 {
-        Err(format!("`{text}` must be a positive duration"))
-    } else if seconds > MAX_DURATION_SECONDS {
-        Err(format!("`{text}` is longer than any job (at most 100 years)"))
-    } else {
-        Ok(seconds)
-    }
+    gpuplan::model::duration::parse_duration(text, default_unit)
 }
-
-/// Longest duration a flag takes: a century.
-const MAX_DURATION_SECONDS: f64 = 100.0 * 365.0 * 86400.0;
 
 fn hours_duration(text: &str) -> Result<f64, String> {
     duration_in(text, 3600.0).map(|seconds| seconds / 3600.0)

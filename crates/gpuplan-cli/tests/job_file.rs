@@ -169,3 +169,55 @@ fn a_saved_plan_exports_and_diffs() {
     let same = gpuplan(&dir, &["diff", "plan.json", "plan.json"]);
     assert_eq!(same.stdout, "no change\n");
 }
+
+/// One request written in the command line's flags, in a YAML job file and in a TOML one, with
+/// durations and the prompt length in the same syntax (`36h`, `5m`, `input_tokens`): the same
+/// plan and the same echoed request, so `diff` finds nothing.
+#[test]
+fn flags_and_job_files_in_their_own_syntax_give_the_same_plan() {
+    let dir = folder("syntax");
+    std::fs::write(
+        dir.join("job.yaml"),
+        "model: llama-3.1-8b\ntask: lora\ntokens: 5e8\ndeadline: 36h\nprovision_time: 5m\ninput_tokens: 2048\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("job.toml"),
+        "model = \"llama-3.1-8b\"\ntask = \"lora\"\ntokens = 5e8\ndeadline = \"36h\"\nprovision_time = \"5m\"\ninput_tokens = 2048\n",
+    )
+    .unwrap();
+    let flags = gpuplan(
+        &dir,
+        &[
+            "plan",
+            "--model",
+            "llama-3.1-8b",
+            "--task",
+            "lora",
+            "--tokens",
+            "5e8",
+            "--deadline",
+            "36h",
+            "--provision-time",
+            "5m",
+            "--input-tokens",
+            "2048",
+            "--format",
+            "json",
+        ],
+    );
+    std::fs::write(dir.join("flags.json"), &flags.stdout).unwrap();
+    let flags = json(&flags);
+    assert_eq!(flags["request"]["deadline"], 36.0);
+    for file in ["job.yaml", "job.toml"] {
+        let run = gpuplan(&dir, &["plan", "-f", file, "--format", "json"]);
+        std::fs::write(dir.join("file.json"), &run.stdout).unwrap();
+        let from_file = json(&run);
+        assert_eq!(from_file["request"], flags["request"], "{file}");
+        assert_eq!(from_file["configurations"], flags["configurations"], "{file}");
+        let diff = gpuplan(&dir, &["diff", "flags.json", "file.json"]);
+        assert_eq!(diff.code, 0, "{}", diff.stderr);
+        assert!(diff.stdout.contains("no change"), "{file}: {}", diff.stdout);
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -19,6 +19,7 @@ mod billing;
 mod cancel;
 mod date;
 mod diffusion_spec;
+pub mod duration;
 mod engine_settings;
 mod fabric;
 mod framework;

@@ -58,21 +58,7 @@ impl LatencyTarget {
 
 /// `800ms`, `0.8s`, `1.5` (seconds), `250us`.
 pub fn parse_latency(text: &str) -> Result<f64, String> {
-    let text = text.trim();
-    let (number, scale) = if let Some(n) = text.strip_suffix("ms") {
-        (n, 1e-3)
-    } else if let Some(n) = text.strip_suffix("us").or_else(|| text.strip_suffix("µs")) {
-        (n, 1e-6)
-    } else if let Some(n) = text.strip_suffix('s') {
-        (n, 1.0)
-    } else {
-        (text, 1.0)
-    };
-    let value: f64 = number
-        .trim()
-        .parse()
-        .map_err(|_| format!("`{text}` is not a duration (800ms, 1.5s)"))?;
-    Ok(value * scale)
+    crate::duration::parse_duration(text, 1.0)
 }
 
 impl<'de> Deserialize<'de> for LatencyTarget {

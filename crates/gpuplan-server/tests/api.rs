@@ -554,3 +554,34 @@ async fn the_openapi_document_passes_a_validator() {
     let out = run.unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+/// The API reads durations and the prompt length in the command line's syntax too (`"36h"`,
+/// `"5m"`, `input_tokens`), gives the same plan as with plain numbers in the stated units, and
+/// echoes the request in its answer as the CLI does.
+#[tokio::test]
+async fn the_api_takes_the_command_lines_syntax_and_echoes_the_request() {
+    let worded = json!({"model": "llama-3.1-8b", "task": "lora", "tokens": 5e8, "deadline": "36h",
+                        "provision_time": "5m", "input_tokens": 2048, "top": 3});
+    let plain = json!({"model": "llama-3.1-8b", "task": "lora", "tokens": 5e8, "deadline": 36,
+                       "provision_time": 300, "seq": 2048, "top": 3});
+    let (a, b) = (
+        post("/api/v1/plan", worded.to_string()).await,
+        post("/api/v1/plan", plain.to_string()).await,
+    );
+    assert_eq!(a.status, StatusCode::OK, "{}", a.text());
+    let (a, b) = (a.json(), b.json());
+    assert_eq!(a["configurations"], b["configurations"]);
+    assert_eq!(a["request"]["deadline"], 36.0);
+    assert_eq!(a["request"]["provision_time"], 300.0);
+    assert_eq!(a["request"]["seq"], 2048);
+    let problem = post(
+        "/api/v1/plan",
+        json!({"model": "llama-3.1-8b", "task": "lora", "tokens": 5e8, "deadline": "soon"}).to_string(),
+    )
+    .await
+    .problem(StatusCode::UNPROCESSABLE_ENTITY, 2);
+    assert!(
+        problem["detail"].as_str().unwrap().contains("not a duration"),
+        "{problem}"
+    );
+}

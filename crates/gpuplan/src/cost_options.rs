@@ -65,11 +65,13 @@ pub struct CostOptions {
     /// Checkpoint every this many minutes of work (spot; enables the interruption model).
     #[serde(default)]
     pub checkpoint_minutes: Option<f64>,
-    /// Seconds to write a checkpoint (spot).
-    #[serde(default)]
+    /// Time to write a checkpoint (spot): seconds, or a duration (`"2min"`).
+    #[serde(default, deserialize_with = "gpuplan_model::duration::seconds")]
+    #[schema(schema_with = crate::duration_schema)]
     pub checkpoint_write: Option<f64>,
-    /// Seconds to restart after an interruption (spot).
-    #[serde(default)]
+    /// Time to restart after an interruption (spot): seconds, or a duration (`"8min"`).
+    #[serde(default, deserialize_with = "gpuplan_model::duration::seconds")]
+    #[schema(schema_with = crate::duration_schema)]
     pub restart: Option<f64>,
     /// Spot interruptions per hour.
     #[serde(default)]

@@ -179,10 +179,12 @@ fn check_finite<'a>(mut keyed: impl Iterator<Item = (&'a str, f64)>, text: &str,
 
 /// The names of the plan's options: the keys a job file may hold.
 pub fn option_names() -> Vec<String> {
-    match serde_json::to_value(PlanOptions::default()) {
+    let mut names = match serde_json::to_value(PlanOptions::default()) {
         Ok(Value::Object(map)) => map.into_iter().map(|(k, _)| k).collect(),
         _ => Vec::new(),
-    }
+    };
+    names.extend(crate::options::FIELD_ALIASES.iter().map(|(alias, _)| alias.to_string()));
+    names
 }
 
 /// `value` as option `key`: the other options at their defaults (a model and task stand in, as

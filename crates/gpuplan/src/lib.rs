@@ -75,3 +75,17 @@ pub use gpuplan_model as model;
 pub fn summarize_catalog(catalog: &Catalog) -> CatalogSummary {
     CatalogSummary::of(catalog)
 }
+
+/// The OpenAPI schema of a duration field: a number in the unit the field states, or a string
+/// with a unit (`"24h"`, `"90m"`, `"200ms"`), read by [`model::duration`].
+pub(crate) fn duration_schema() -> utoipa::openapi::schema::Schema {
+    use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Schema, Type};
+    let one_of = OneOfBuilder::new()
+        .item(ObjectBuilder::new().schema_type(Type::Number))
+        .item(ObjectBuilder::new().schema_type(Type::String).pattern(Some(
+            r"^\s*[0-9.eE+-]+\s*(us|µs|ms|s|sec|m|min|h|hr|hours|d|days|w|weeks)?\s*$",
+        )))
+        .item(ObjectBuilder::new().schema_type(Type::Null))
+        .build();
+    Schema::OneOf(one_of)
+}

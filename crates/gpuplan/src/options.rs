@@ -18,6 +18,10 @@ use std::str::FromStr;
 /// The workload both `estimate` and `plan` describe. (Flattened into both; serde cannot deny
 /// unknown fields through a flattened struct, so each keeps the fields no part claims in
 /// `unknown` and refuses them itself.)
+/// Other names a request field answers to, as `(alias, field)`: the serde `alias` attributes,
+/// listed once for the job file's key check.
+pub(crate) const FIELD_ALIASES: &[(&str, &str)] = &[("input_tokens", "seq")];
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct WorkloadOptions {
     /// A built-in model id (`gpuplan models`), or the name of the config in `model_config`.
@@ -33,8 +37,9 @@ pub struct WorkloadOptions {
     pub batch: Option<u64>,
     #[serde(default)]
     pub micro_batch: Option<u64>,
-    /// Tokens per sequence (training) or prompt tokens (inference).
-    #[serde(default)]
+    /// Tokens per sequence (training) or prompt tokens (inference); `input_tokens` is the same
+    /// field (the command line's `--input-tokens`; listed in [`FIELD_ALIASES`]).
+    #[serde(default, alias = "input_tokens")]
     pub seq: Option<u64>,
     #[serde(default)]
     pub output_tokens: Option<u64>,
@@ -149,8 +154,9 @@ pub struct PlanOptions {
     /// Precisions allowed, preferred first.
     #[serde(default)]
     pub precision: Vec<String>,
-    /// Finish within this many hours.
-    #[serde(default)]
+    /// Finish within this time: hours, or a duration (`"36h"`, `"3d"`).
+    #[serde(default, deserialize_with = "gpuplan_model::duration::hours")]
+    #[schema(schema_with = crate::duration_schema)]
     pub deadline: Option<f64>,
     /// Spend at most this many USD (serving: per month).
     #[serde(default)]
@@ -195,8 +201,9 @@ pub struct PlanOptions {
     pub utilisation: Option<f64>,
     #[serde(default)]
     pub interruption_rate: Option<f64>,
-    /// Seconds from asking for the machines to running on them.
-    #[serde(default)]
+    /// From asking for the machines to running on them: seconds, or a duration (`"5m"`).
+    #[serde(default, deserialize_with = "gpuplan_model::duration::seconds")]
+    #[schema(schema_with = crate::duration_schema)]
     pub provision_time: Option<f64>,
     #[serde(default)]
     pub image_size: Option<f64>,
@@ -206,8 +213,9 @@ pub struct PlanOptions {
     pub input_pipeline: Option<String>,
     #[serde(default)]
     pub stream_dataset: bool,
-    /// Hours between checkpoints.
-    #[serde(default)]
+    /// Time between checkpoints: hours, or a duration (`"30m"`).
+    #[serde(default, deserialize_with = "gpuplan_model::duration::hours")]
+    #[schema(schema_with = crate::duration_schema)]
     pub checkpoint_every: Option<f64>,
     /// The CUDA release the job is built with (`12.4`): GPUs it does not compile for are left
     /// out (Volta from CUDA 13, Blackwell before 12.8), and accelerators without CUDA.

@@ -36,6 +36,9 @@ pub(crate) async fn plan(
     let cancel = gpuplan::model::Cancel::default();
     let _stop = CancelOnDrop(cancel.clone());
     let metrics = state.metrics.clone();
+    // The answer echoes the request as the CLI's does, so a saved API answer exports and
+    // diffs like a saved CLI one.
+    let echoed = serde_json::to_value(&options).ok();
     super::computed(&state, key, move || {
         let mut query = options.query()?;
         query.cancel = cancel;
@@ -44,7 +47,11 @@ pub(crate) async fn plan(
             metrics.cancelled();
         }
         match planned? {
-            Ok(answer) => Ok(PlanJson::new(&answer.plan, &answer.defaults)),
+            Ok(answer) => {
+                let mut wire = PlanJson::new(&answer.plan, &answer.defaults);
+                wire.request = echoed;
+                Ok(wire)
+            }
             Err(infeasible) => {
                 let report = InfeasibleJson::from(infeasible.as_ref());
                 let detail = report
