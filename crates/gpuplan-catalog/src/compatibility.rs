@@ -220,19 +220,41 @@ impl Compatibility {
             .max_by(|a, b| a.cuda.cmp(&b.cuda))
     }
 
-    /// Whether `driver` runs CUDA `cuda`: natively, or through the minor-version compatibility
-    /// of its major.
+    /// Whether `driver` runs CUDA `cuda`: natively (at or above the toolkit's driver), or
+    /// through the minor-version compatibility of its major (at or above the major's floor:
+    /// any 11.x application on a driver from 450.80.02, NVIDIA's CUDA compatibility guide).
     pub fn driver_runs(&self, driver: &Version, cuda: &Version) -> bool {
         self.driver_for(cuda).is_some_and(|row| {
             *driver >= row.min_driver
-                || (row
+                || row
                     .minor_compat_min_driver
                     .as_ref()
                     .is_some_and(|floor| driver >= floor)
-                    && self
-                        .newest_cuda_for(driver)
-                        .is_some_and(|n| n.cuda.major() == cuda.major()))
         })
+    }
+
+    /// The newest CUDA release `driver` runs, natively or through minor-version compatibility.
+    pub fn newest_runnable_cuda(&self, driver: &Version) -> Option<&CudaDriver> {
+        self.cuda_driver
+            .iter()
+            .filter(|d| self.driver_runs(driver, &d.cuda))
+            .max_by(|a, b| a.cuda.cmp(&b.cuda))
+    }
+
+    /// The first driver that supports GPUs of compute capability `cc`, derived from the data:
+    /// the driver of the first toolkit that compiles for it (Hopper: CUDA 11.8, 520.61.05), and
+    /// that toolkit. `None` where the oldest toolkit in the data already compiles for it (the
+    /// architecture is older than the data, so every driver it lists supports it).
+    pub fn first_driver_for(&self, cc: &Version) -> Option<(&Version, &Version)> {
+        let mut rows: Vec<&CudaDriver> = self.cuda_driver.iter().collect();
+        rows.sort_by(|a, b| a.cuda.cmp(&b.cuda));
+        let builds = |row: &&CudaDriver| {
+            self.compute_range(&row.cuda).is_some_and(|r| {
+                r.min_compute_capability <= *cc && r.max_compute_capability.as_ref().is_none_or(|max| cc <= max)
+            })
+        };
+        let first = rows.iter().position(builds)?;
+        (first > 0).then(|| (&rows[first].min_driver, &rows[first].cuda))
     }
 
     /// The CUDA releases (major.minor) whose builds include compute capability `cc`.

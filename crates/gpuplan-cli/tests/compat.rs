@@ -137,3 +137,37 @@ fn an_estimate_on_a_gpu_its_engine_build_does_not_run_on_is_refused() {
     let (code, _, stderr) = gpuplan(&[&args[..], &["--gpu", "L4"]].concat());
     assert_eq!(code, 0, "{stderr}");
 }
+
+/// NVIDIA's own rules, as a user checks them against the CUDA compatibility guide: an 11.x
+/// application runs on any driver from 450.80.02 (minor-version compatibility), Hopper needs
+/// the driver branch that first supported it (R520, with CUDA 11.8), CUDA 11.7 builds for an
+/// A100 but not for an H100 (sm_90 came with 11.8), and the releases the guides name are known.
+#[test]
+fn compat_follows_nvidias_compatibility_rules() {
+    let (code, stdout, _) = gpuplan(&["compat", "--cuda", "11.8", "--driver", "470.82.01"]);
+    assert_eq!(code, 0, "{stdout}");
+    assert!(stdout.contains("minor-version compatibility"), "{stdout}");
+    let (code, stdout, _) = gpuplan(&["compat", "--framework", "pytorch==2.1", "--driver", "470.82.01"]);
+    assert_eq!(code, 0, "{stdout}");
+    let (code, stdout, _) = gpuplan(&["compat", "--gpu", "H100", "--driver", "470.82.01"]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.contains("FAIL gpu-driver") && stdout.contains("≥ 520.61.05"),
+        "{stdout}"
+    );
+    let (code, stdout, _) = gpuplan(&["compat", "--gpu", "A100-SXM4-80GB", "--cuda", "11.7"]);
+    assert_eq!(code, 0, "{stdout}");
+    let (code, stdout, _) = gpuplan(&["compat", "--gpu", "H100", "--cuda", "11.7"]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("fix: use CUDA 11.8 or later"), "{stdout}");
+    for framework in ["pytorch==2.0", "tensorflow==2.12", "tensorflow==2.14"] {
+        let (code, stdout, stderr) = gpuplan(&["compat", "--framework", framework, "--gpu", "A100-SXM4-80GB"]);
+        assert_eq!(code, 0, "{framework}: {stdout}{stderr}");
+    }
+    let (code, stdout, _) = gpuplan(&["compat", "--framework", "pytorch==2.0", "--gpu", "B200"]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(
+        stdout.contains("do not compile for compute capability 10.0"),
+        "{stdout}"
+    );
+}

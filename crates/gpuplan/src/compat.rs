@@ -134,14 +134,26 @@ pub fn compat(catalog: &Catalog, query: &CompatQuery) -> Result<CompatAnswer, Er
         }
     }
     let mut checks = Vec::new();
+    if let (Some(driver), Some(cc)) = (&driver, &capability) {
+        checks.extend(gpu_driver_check(facts, driver, cc));
+    }
     if let Some(cuda) = &cuda {
         checks.extend(cuda_checks(facts, cuda, driver.as_ref(), capability.as_ref()));
     } else if let Some(driver) = &driver {
-        if let Some(newest) = facts.newest_cuda_for(driver) {
+        if let Some(newest) = facts.newest_runnable_cuda(driver) {
+            let native = facts.newest_cuda_for(driver).map(|n| n.cuda.truncated(2));
+            let through_minor = match &native {
+                Some(native) if *native == newest.cuda.truncated(2) => String::new(),
+                Some(native) => format!(" (natively up to {native}, beyond it through minor-version compatibility)"),
+                None => " (through minor-version compatibility)".to_string(),
+            };
             checks.push(check(
                 "driver",
                 true,
-                format!("driver {driver} runs CUDA up to {}", newest.cuda.truncated(2)),
+                format!(
+                    "driver {driver} runs CUDA up to {}{through_minor}",
+                    newest.cuda.truncated(2)
+                ),
                 None,
                 Some(&newest.source),
             ));
@@ -265,6 +277,56 @@ fn gpu<'a>(catalog: &'a Catalog, name: &str) -> Result<&'a gpuplan_model::Accele
     }
 }
 
+/// For a build whose architectures the data does not state: whether one of its CUDA builds
+/// compiles for the GPU (the wheels follow their toolkit). Unknown, and so no check, where the
+/// data has none of its toolkits' ranges.
+fn framework_gpu_by_cuda(
+    facts: &Compatibility,
+    build: &gpuplan_catalog::compatibility::FrameworkBuild,
+    label: &str,
+    cc: &Version,
+) -> Option<CompatCheck> {
+    let ranges: Vec<_> = build.cuda.iter().filter_map(|c| facts.compute_range(c)).collect();
+    if ranges.is_empty() {
+        return None;
+    }
+    let ok = ranges
+        .iter()
+        .any(|r| r.min_compute_capability <= *cc && r.max_compute_capability.as_ref().is_none_or(|max| cc <= max));
+    let cudas: Vec<String> = build.cuda.iter().map(Version::to_string).collect();
+    let fix = match facts.cuda_releases_for(cc).first() {
+        Some(first) => format!("use a {} release built for CUDA {first} or later", build.name),
+        None => format!("no {} release in the data runs on compute capability {cc}", build.name),
+    };
+    Some(check(
+        "framework-gpu",
+        ok,
+        format!(
+            "{label}'s CUDA {} builds {} compute capability {cc}",
+            cudas.join(", "),
+            if ok { "compile for" } else { "do not compile for" }
+        ),
+        Some(fix),
+        Some(&build.source),
+    ))
+}
+
+/// Whether the driver knows the GPU at all: each architecture needs the driver branch that
+/// first supported it (derived: the first toolkit that compiles for it ships that driver).
+fn gpu_driver_check(facts: &Compatibility, driver: &Version, cc: &Version) -> Option<CompatCheck> {
+    let (first, cuda) = facts.first_driver_for(cc)?;
+    Some(check(
+        "gpu-driver",
+        driver >= first,
+        format!(
+            "compute capability {cc} is supported from driver {first} (the first toolkit that compiles for it, CUDA {}, ships it); this one is {driver}",
+            cuda.truncated(2)
+        ),
+        Some(format!("upgrade the driver to ≥ {first}")),
+        facts.driver_for(cuda).map(|row| row.source.as_str()),
+    ))
+}
+
 fn cuda_checks(
     facts: &Compatibility,
     cuda: &Version,
@@ -282,13 +344,7 @@ fn cuda_checks(
         )),
         (Some(row), Some(driver)) => {
             let native = *driver >= row.min_driver;
-            let minor = row
-                .minor_compat_min_driver
-                .as_ref()
-                .is_some_and(|floor| driver >= floor)
-                && facts
-                    .newest_cuda_for(driver)
-                    .is_some_and(|n| n.cuda.major() == cuda.major());
+            let minor = !native && facts.driver_runs(driver, cuda);
             let detail = if native {
                 format!("driver {driver} runs CUDA {cuda} (needs ≥ {})", row.min_driver)
             } else if minor {
@@ -302,14 +358,19 @@ fn cuda_checks(
                     row.min_driver
                 )
             };
-            let newest = facts.newest_cuda_for(driver).map(|n| n.cuda.truncated(2).to_string());
+            let newest = facts
+                .newest_runnable_cuda(driver)
+                .map(|n| n.cuda.truncated(2).to_string());
             checks.push(check(
                 "driver",
                 native || minor,
                 detail,
                 Some(format!(
-                    "upgrade the driver to ≥ {}{}",
-                    row.min_driver,
+                    "upgrade the driver to ≥ {}{}{}",
+                    row.minor_compat_min_driver.as_ref().unwrap_or(&row.min_driver),
+                    row.minor_compat_min_driver
+                        .as_ref()
+                        .map_or(String::new(), |_| format!(" (≥ {} runs it natively)", row.min_driver)),
                     newest.map_or(String::new(), |n| format!(", or use CUDA ≤ {n}"))
                 )),
                 Some(&row.source),
@@ -389,6 +450,9 @@ fn framework_checks(
             )),
             Some(&build.source),
         ));
+    }
+    if let (Some(cc), None, false) = (capability, &build.min_compute_capability, build.cuda.is_empty()) {
+        checks.extend(framework_gpu_by_cuda(facts, build, &label, cc));
     }
     if let (Some(cc), Some(min)) = (capability, &build.min_compute_capability) {
         let runs = |b: &gpuplan_catalog::compatibility::FrameworkBuild| b.runs_on(cc);
@@ -491,4 +555,83 @@ fn framework_checks(
         ));
     }
     Ok(checks)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `X` in a fix "upgrade the driver to ≥ X …".
+    fn fixed_driver(fix: &str) -> Option<Version> {
+        let rest = fix.strip_prefix("upgrade the driver to ≥ ")?;
+        let end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        version("--driver", &rest[..end]).ok()
+    }
+
+    /// No fix contradicts the check it fixes: for every CUDA release and framework build in the
+    /// data, every GPU architecture and every driver the data names, a driver the answer
+    /// refuses is never newer than the driver it then asks for, and asking again with that
+    /// driver passes the same check.
+    #[test]
+    fn no_driver_fix_contradicts_its_check() {
+        let catalog = Catalog::embedded().unwrap();
+        let facts = Compatibility::embedded().unwrap();
+        let mut drivers: Vec<String> = facts
+            .cuda_driver
+            .iter()
+            .flat_map(|d| {
+                std::iter::once(d.min_driver.to_string())
+                    .chain(d.minor_compat_min_driver.as_ref().map(ToString::to_string))
+            })
+            .collect();
+        drivers.sort();
+        drivers.dedup();
+        // Each CUDA release alone and each framework build alone (with the answers' own
+        // containers and features, a cross product would take minutes).
+        let asks: Vec<(Option<String>, Option<String>)> = facts
+            .cuda_driver
+            .iter()
+            .map(|d| (Some(d.cuda.to_string()), None))
+            .chain(
+                facts
+                    .framework
+                    .iter()
+                    .map(|f| (None, Some(format!("{}=={}", f.name, f.version)))),
+            )
+            .chain(std::iter::once((None, None)))
+            .collect();
+        let mut refused = 0;
+        for gpu in [None, Some("V100"), Some("H100"), Some("B200")] {
+            for (cuda, framework) in &asks {
+                for driver in &drivers {
+                    let ask = |driver: &str| CompatQuery {
+                        gpu: gpu.map(str::to_string),
+                        framework: framework.clone(),
+                        cuda: cuda.clone(),
+                        driver: Some(driver.to_string()),
+                    };
+                    let Ok(answer) = compat(&catalog, &ask(driver)) else {
+                        continue;
+                    };
+                    for failed in answer.checks.iter().filter(|c| !c.ok) {
+                        let Some(wanted) = failed.fix.as_deref().and_then(fixed_driver) else {
+                            continue;
+                        };
+                        refused += 1;
+                        let given = version("--driver", driver).unwrap();
+                        assert!(wanted > given, "{gpu:?} {cuda:?} {framework:?} {driver}: {failed:?}");
+                        let again = compat(&catalog, &ask(&wanted.to_string())).unwrap();
+                        assert!(
+                            again.checks.iter().filter(|c| c.check == failed.check).all(|c| c.ok),
+                            "{gpu:?} {cuda:?} {framework:?} {driver} → {wanted}: {:?}",
+                            again.checks
+                        );
+                    }
+                }
+            }
+        }
+        assert!(refused > 50, "{refused}");
+    }
 }

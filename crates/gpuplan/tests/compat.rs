@@ -83,10 +83,29 @@ fn features_follow_the_compute_capability() {
 
 #[test]
 fn an_old_driver_is_told_which_driver_to_install() {
+    // R470 predates Hopper, and pytorch 2.9's oldest CUDA build (12.6) needs the 12.x floor.
     let answer = ask(Some("H100"), Some("pytorch==2.9"), None, Some("470.82.01"));
-    assert_eq!(failed(&answer), ["framework-driver"]);
-    let fix = answer.checks.iter().find(|c| !c.ok).unwrap().fix.clone().unwrap();
-    assert!(fix.starts_with("upgrade the driver to ≥ 525.60.13"), "{fix}");
+    assert_eq!(failed(&answer), ["gpu-driver", "framework-driver"]);
+    let fix = |check: &str| {
+        answer
+            .checks
+            .iter()
+            .find(|c| c.check == check)
+            .unwrap()
+            .fix
+            .clone()
+            .unwrap()
+    };
+    assert!(
+        fix("gpu-driver").starts_with("upgrade the driver to ≥ 520.61.05"),
+        "{}",
+        fix("gpu-driver")
+    );
+    assert!(
+        fix("framework-driver").starts_with("upgrade the driver to ≥ 525.60.13"),
+        "{}",
+        fix("framework-driver")
+    );
 }
 
 #[test]
