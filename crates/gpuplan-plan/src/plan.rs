@@ -245,11 +245,11 @@ fn fabric_rejection(offering: &Offering, label: &str) -> Option<Rejection> {
 }
 
 /// One estimate per cluster shape, shared by every offering of that shape.
-type ShapeKey = (String, u32, u32, Option<GpuInterconnect>, u64, Precision, u64);
+type ShapeKey = (String, u32, u32, Option<GpuInterconnect>, u64, Precision, u64, u32);
 
-/// One serving replica sizing per replica shape (GPU, GPUs, link, precision): the same for
-/// every offering and region of that shape.
-type ReplicaKey = (String, u32, Option<GpuInterconnect>, Precision);
+/// One serving replica sizing per replica shape (GPU, GPUs, link, precision, expert-parallel
+/// degree): the same for every offering and region of that shape.
+type ReplicaKey = (String, u32, Option<GpuInterconnect>, Precision, u32);
 
 struct Evaluator<'a, S: OfferingSource> {
     source: &'a S,
@@ -268,6 +268,7 @@ impl<S: OfferingSource> Evaluator<'_, S> {
         gpus_per_node: u32,
         precision: Precision,
         batch: Option<u64>,
+        ep: u32,
     ) -> Result<Option<Configured>, EstimateError> {
         let accelerator_id = offering.accelerator.as_ref().map(|a| a.to_string()).unwrap_or_default();
         let Some(accelerator) = offering.accelerator.as_ref().and_then(|id| self.source.accelerator(id)) else {
@@ -292,6 +293,7 @@ impl<S: OfferingSource> Evaluator<'_, S> {
             network,
             precision,
             batch.unwrap_or(0),
+            ep,
         );
         if let Some(cached) = self.cache.get(&key) {
             return cached.clone();
@@ -305,6 +307,7 @@ impl<S: OfferingSource> Evaluator<'_, S> {
         );
         let mut template = self.request.template.clone();
         template.precision = precision;
+        template.ep = ep;
         // Flash attention only where the hardware runs it.
         template.flash_attention &= accelerator.is_ampere_or_newer();
         if batch.is_some() {
@@ -503,7 +506,7 @@ fn evaluate_training(
                 break;
             }
         }
-        let configured = match evaluator.configured(offering, gpus, per_node, precision, None) {
+        let configured = match evaluator.configured(offering, gpus, per_node, precision, None, request.template.ep) {
             Ok(Some(configured)) => configured,
             Ok(None) => {
                 reject(Rejection::outright(
@@ -952,7 +955,8 @@ fn size_dynamic(
     let c = &evaluator.request.constraints;
     let mut sized: Option<SizedReplica> = None;
     for batch in SERVING_BATCHES {
-        let configured = match evaluator.configured(offering, gpus, gpus, precision, Some(batch)) {
+        let ep = evaluator.request.template.ep;
+        let configured = match evaluator.configured(offering, gpus, gpus, precision, Some(batch), ep) {
             Ok(Some(configured)) => configured,
             _ => break,
         };
@@ -982,22 +986,31 @@ fn size_dynamic(
     Ok(sized)
 }
 
-/// A continuous-batching replica of `gpus` GPUs sized by its goodput; `Ok(None)` when the
-/// model is not one a continuous-batching engine generates with.
+/// One continuous-batching replica shape asked of an offering: its GPUs, precision and
+/// expert-parallel degree, and the traffic it is sized for.
+#[derive(Clone, Copy)]
+struct ReplicaAsk<'m> {
+    gpus: u32,
+    precision: Precision,
+    ep: u32,
+    mix: &'m RequestMix,
+    offline: bool,
+}
+
+/// A continuous-batching replica sized by its goodput; `Ok(None)` when the model is not one a
+/// continuous-batching engine generates with.
 fn size_continuous_replica(
     evaluator: &mut Evaluator<'_, impl OfferingSource>,
     offering: &Offering,
-    gpus: u32,
-    precision: Precision,
-    mix: &RequestMix,
-    offline: bool,
+    ask: ReplicaAsk<'_>,
     label: &str,
 ) -> Result<Option<SizedReplica>, Rejection> {
     let key = (
         offering.accelerator.as_ref().map(|a| a.to_string()).unwrap_or_default(),
-        gpus,
+        ask.gpus,
         offering.gpu_interconnect,
-        precision,
+        ask.precision,
+        ask.ep,
     );
     if let Some(cached) = evaluator.replicas.get(&key) {
         return cached.clone().map_err(|rejection| Rejection {
@@ -1005,7 +1018,7 @@ fn size_continuous_replica(
             ..rejection
         });
     }
-    let sized = size_continuous_uncached(evaluator, offering, gpus, precision, mix, offline, label);
+    let sized = size_continuous_uncached(evaluator, offering, ask, label);
     evaluator.replicas.insert(key, sized.clone());
     sized
 }
@@ -1013,14 +1026,11 @@ fn size_continuous_replica(
 fn size_continuous_uncached(
     evaluator: &mut Evaluator<'_, impl OfferingSource>,
     offering: &Offering,
-    gpus: u32,
-    precision: Precision,
-    mix: &RequestMix,
-    offline: bool,
+    ask: ReplicaAsk<'_>,
     label: &str,
 ) -> Result<Option<SizedReplica>, Rejection> {
     let c = &evaluator.request.constraints;
-    let configured = match evaluator.configured(offering, gpus, gpus, precision, Some(1)) {
+    let configured = match evaluator.configured(offering, ask.gpus, ask.gpus, ask.precision, Some(1), ask.ep) {
         Ok(Some(configured)) => configured,
         _ => return Ok(None),
     };
@@ -1030,10 +1040,10 @@ fn size_continuous_uncached(
     let Some(cost) = configured.estimate.serving_cost else {
         return Ok(None);
     };
-    let replica = size_continuous(&cost, mix, &c.serving, offline).map_err(|miss| refusal(label, miss))?;
+    let replica = size_continuous(&cost, ask.mix, &c.serving, ask.offline).map_err(|miss| refusal(label, miss))?;
     Ok(Some(SizedReplica {
         configured,
-        gpus_per_replica: gpus,
+        gpus_per_replica: ask.gpus,
         planned: replica.planned,
         continuous: Some(replica),
     }))
@@ -1058,9 +1068,16 @@ fn size_replica(
         .filter(|g| *g <= per_node && per_node % g == 0)
     {
         let sized = if continuous {
-            match size_continuous_replica(evaluator, offering, gpus, precision, mix, offline, &label) {
+            let ask = ReplicaAsk {
+                gpus,
+                precision,
+                ep: 1,
+                mix,
+                offline,
+            };
+            match size_continuous_replica(evaluator, offering, ask, &label) {
                 Ok(None) => size_dynamic(evaluator, offering, gpus, precision, offline, &label),
-                other => other,
+                other => expert_parallel_if_better(evaluator, offering, ask, &label, other),
             }
         } else {
             size_dynamic(evaluator, offering, gpus, precision, offline, &label)
@@ -1093,6 +1110,32 @@ fn size_replica(
             "no replica size serves this model".to_string(),
         ))
     })
+}
+
+/// A mixture-of-experts replica of several GPUs also weighed with its experts placed whole over
+/// them (expert parallelism), which routes to fewer experts per GPU but waits for the busiest;
+/// the one that plans more requests/s is kept (tensor-parallel experts on a tie).
+fn expert_parallel_if_better(
+    evaluator: &mut Evaluator<'_, impl OfferingSource>,
+    offering: &Offering,
+    ask: ReplicaAsk<'_>,
+    label: &str,
+    split: Result<Option<SizedReplica>, Rejection>,
+) -> Result<Option<SizedReplica>, Rejection> {
+    let gpus = ask.gpus;
+    let experts = match &evaluator.request.model.architecture {
+        gpuplan_model::Architecture::Transformer(spec) => spec.moe.map(|m| m.experts),
+        gpuplan_model::Architecture::Cited(_) => None,
+    };
+    if gpus < 2 || evaluator.request.template.ep > 1 || experts.is_none_or(|e| e % u64::from(gpus) != 0) {
+        return split;
+    }
+    let whole = size_continuous_replica(evaluator, offering, ReplicaAsk { ep: gpus, ..ask }, label);
+    match (&split, &whole) {
+        (Ok(Some(a)), Ok(Some(b))) if b.planned > a.planned => whole,
+        (Err(_) | Ok(None), Ok(Some(_))) => whole,
+        _ => split,
+    }
 }
 
 /// What the plan says of a replica's latency at its share of the load.
@@ -1184,6 +1227,7 @@ fn split_for_load(
             sized.gpus_per_replica,
             offering.gpu_interconnect,
             precision,
+            sized.configured.workload.layout.ep,
         ),
         (transfer / 1e6) as u64,
     );

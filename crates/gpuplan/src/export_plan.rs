@@ -32,6 +32,20 @@ pub struct SavedRecommendation {
     pub interruptible: bool,
     pub time_seconds: Option<f64>,
     pub serving: Option<SavedServing>,
+    /// Absent in plans saved before layouts were read back: no expert parallelism.
+    #[serde(default)]
+    pub layout: Option<SavedLayout>,
+}
+
+/// The parts of a saved layout an export follows.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SavedLayout {
+    #[serde(default = "one")]
+    pub ep: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -214,6 +228,7 @@ pub fn export_plan(
         let service = ServingService {
             served_model: served_name(&model),
             gpus_per_replica: serving.gpus_per_replica,
+            expert_parallel: chosen.layout.as_ref().is_some_and(|l| l.ep > 1),
             replicas: serving.replicas,
             min_replicas: serving.min_replicas,
             max_replicas: serving.max_replicas,

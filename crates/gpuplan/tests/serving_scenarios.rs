@@ -616,3 +616,17 @@ fn expert_parallelism_shortens_a_deepseek_decode_step() {
     assert!(step(&whole) < 0.8 * step(&split), "{} {}", step(&split), step(&whole));
     assert!(whole.assumptions.iter().any(|a| a.contains("1.2× the mean")));
 }
+
+/// Planning DeepSeek-V3 on H200s, an engineer places its 256 experts whole over the eight GPUs
+/// of a replica (expert parallelism) rather than splitting each eight ways: the plan weighs both
+/// and keeps the layout that plans more requests per replica, and says so in the layout.
+#[test]
+fn a_deepseek_plan_spreads_the_experts_over_the_replica() {
+    let mut q = serving("deepseek-v3", 2.0, 3200, 800, "10s", "200ms");
+    q.gpus = vec!["H200-SXM-141GB".to_string()];
+    q.precisions = vec![gpuplan::model::Precision::Fp8];
+    let p = plan(&q);
+    let r = best(&p);
+    assert_eq!(r["layout"]["tp"], 8, "{r}");
+    assert_eq!(r["layout"]["ep"], 8, "{r}");
+}

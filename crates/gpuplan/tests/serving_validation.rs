@@ -86,6 +86,10 @@ struct Case {
     /// MLPerf scenario: `server` and `interactive` runs passed their latency limits at
     /// `request_rate`, the highest load the submitter found to pass.
     scenario: Option<String>,
+    /// The scenario's p99 limits where they are not Llama-2-70B's (each benchmark's
+    /// `mlperf.conf` entries).
+    ttft_limit_ms: Option<f64>,
+    tpot_limit_ms: Option<f64>,
     measured: f64,
 }
 
@@ -97,6 +101,9 @@ impl Case {
             seconds,
             percentile: 99.0,
         };
+        if let (Some(ttft), Some(tpot)) = (self.ttft_limit_ms, self.tpot_limit_ms) {
+            return Some((p99(ttft / 1e3), p99(tpot / 1e3)));
+        }
         match self.scenario.as_deref() {
             Some("server") => Some((p99(2.0), p99(0.2))),
             Some("interactive") => Some((p99(0.45), p99(0.04))),

@@ -120,14 +120,20 @@ fn engine_container(deployment: &Deployment, service: &ServingService) -> Contai
     Container {
         name: "engine".to_string(),
         image: Some(deployment.image.clone()),
-        args: Some(vec![
-            "--model".to_string(),
-            service.served_model.clone(),
-            "--tensor-parallel-size".to_string(),
-            service.gpus_per_replica.to_string(),
-            "--port".to_string(),
-            ENGINE_PORT.to_string(),
-        ]),
+        args: Some({
+            let mut args = vec![
+                "--model".to_string(),
+                service.served_model.clone(),
+                "--tensor-parallel-size".to_string(),
+                service.gpus_per_replica.to_string(),
+                "--port".to_string(),
+                ENGINE_PORT.to_string(),
+            ];
+            if service.expert_parallel {
+                args.push("--enable-expert-parallel".to_string());
+            }
+            args
+        }),
         env: Some(vec![token]),
         ports: Some(vec![ContainerPort {
             name: Some("http".to_string()),

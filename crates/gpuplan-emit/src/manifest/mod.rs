@@ -68,6 +68,9 @@ pub struct ServingService {
     pub served_model: String,
     /// GPUs per replica (tensor parallelism).
     pub gpus_per_replica: u32,
+    /// Whether a mixture-of-experts model's experts are placed whole over the replica's GPUs
+    /// (vLLM's `--enable-expert-parallel`), as the plan sized it.
+    pub expert_parallel: bool,
     pub replicas: u32,
     pub min_replicas: u32,
     pub max_replicas: u32,

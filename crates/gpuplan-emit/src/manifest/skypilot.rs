@@ -192,7 +192,12 @@ pub fn skypilot_task(
                 envs: BTreeMap::from([("MODEL_ID", service.served_model.clone())]),
                 setup: "pip install vllm\n".to_string(),
                 run: format!(
-                    "vllm serve $MODEL_ID --tensor-parallel-size $SKYPILOT_NUM_GPUS_PER_NODE --port {ENGINE_PORT}\n"
+                    "vllm serve $MODEL_ID --tensor-parallel-size $SKYPILOT_NUM_GPUS_PER_NODE --port {ENGINE_PORT}{}\n",
+                    if service.expert_parallel {
+                        " --enable-expert-parallel"
+                    } else {
+                        ""
+                    }
                 ),
                 service: (flavour == SkyPilotFlavour::Service).then(|| Service {
                     readiness_probe: ReadinessProbe {

@@ -58,6 +58,9 @@ pub fn plan_table(plan: &PlanJson, serving: bool, money: &Money) -> Table {
             None => "CPU".to_string(),
         };
         let mut layout = format!("{}·{}·{}", r.layout.dp, r.layout.tp, r.layout.pp);
+        if r.layout.ep > 1 {
+            layout.push_str(&format!(" ep{}", r.layout.ep));
+        }
         if r.layout.zero > 0 {
             layout.push_str(&format!(" z{}", r.layout.zero));
         }
