@@ -35,8 +35,8 @@ impl Cluster {
         let nvlink = match interconnect {
             Some(GpuInterconnect::Nvlink | GpuInterconnect::Nvswitch) => nvlink_possible,
             Some(_) => false,
-            // Without an offering, SXM parts are assumed on their NVLink baseboard.
-            None => nvlink_possible && accelerator.form_factor.as_deref().is_some_and(|f| f.starts_with("SXM")),
+            // Without an offering, SXM parts and superchips are assumed on their NVLink board.
+            None => accelerator.on_nvlink_board(),
         };
         let intra_gb = match accelerator.nvlink {
             Some(link) if nvlink => link.bandwidth.as_gb_per_s() / 2.0,

@@ -56,7 +56,7 @@ pub fn pcie_bandwidth_gb_per_s(generation: Option<u8>) -> f64 {
 /// for everything else.
 pub fn default_node_network_gbps(accelerator: &gpuplan_model::Accelerator) -> f64 {
     let architecture = accelerator.architecture.to_lowercase();
-    let sxm = accelerator.form_factor.as_deref().is_some_and(|f| f.starts_with("SXM"));
+    let sxm = accelerator.on_nvlink_board();
     if sxm && (architecture.contains("hopper") || architecture.contains("blackwell")) {
         3200.0
     } else if sxm && architecture.contains("ampere") {

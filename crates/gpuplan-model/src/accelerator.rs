@@ -118,6 +118,17 @@ impl Accelerator {
     }
 
     /// Ampere and newer (compute capability 8.0+): bf16 at the fp16 tensor rate and fused
+    /// Whether the part sits on an NVLink baseboard or board of its own (SXM modules, and the
+    /// Grace superchips GH200, GB200 and GB300, whose GPUs are NVLink-connected in their
+    /// systems), so that without an offering's word its node's GPUs are taken as NVLinked.
+    pub fn on_nvlink_board(&self) -> bool {
+        self.nvlink.is_some()
+            && self
+                .form_factor
+                .as_deref()
+                .is_some_and(|f| f.starts_with("SXM") || f.eq_ignore_ascii_case("superchip"))
+    }
+
     /// flash attention, even where a datasheet lists only fp16 (A10G).
     pub fn is_ampere_or_newer(&self) -> bool {
         self.compute_capability_major().is_some_and(|major| major >= 8)

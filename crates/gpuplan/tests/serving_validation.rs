@@ -32,7 +32,10 @@ const THROUGHPUT_TARGET: f64 = 0.15;
 const LATENCY_TARGET: f64 = 0.20;
 /// Median relative error allowed on the highest load held-out MLPerf Server and Interactive
 /// runs passed, against the model's goodput within the same limits.
-const GOODPUT_TARGET: f64 = 0.12;
+const GOODPUT_TARGET: f64 = 0.10;
+/// The same for the Llama-3.1-405B and 8B runs (v5.0–v5.1, fp4 on Blackwell), where the model
+/// is not yet within the target: a bar against regressions.
+const LLAMA3_GOODPUT_BAR: f64 = 0.36;
 /// Where the model's p99 TTFT and TPOT at those loads stand today (a bar against regressions,
 /// not a target met).
 const LIMIT_PERCENTILE_BAR: f64 = 0.45;
@@ -41,7 +44,7 @@ const LIMIT_PERCENTILE_BAR: f64 = 0.45;
 const OWN_LIMIT_PERCENTILE_BAR: f64 = 0.15;
 /// Held-out MLPerf Server and Interactive percentile rows (two per run) whose published load
 /// the model finds beyond its capacity: 12 runs (the target is none).
-const SATURATED_BAR: usize = 24;
+const SATURATED_BAR: usize = 26;
 
 #[derive(Debug, Deserialize)]
 struct Table {
@@ -116,6 +119,7 @@ fn table() -> Table {
     let mut table: Table = toml::from_str(include_str!("validation/serving.toml")).unwrap();
     for extra in [
         include_str!("validation/serving-mlperf.toml"),
+        include_str!("validation/serving-mlperf-llama3.toml"),
         include_str!("validation/serving-moe.toml"),
     ] {
         let extra: Table = toml::from_str(extra).unwrap();
@@ -124,43 +128,66 @@ fn table() -> Table {
     table
 }
 
-/// The MLPerf Llama-2-70B dataset's per-request lengths (`validation/openorca-llama2-lengths.csv`).
-fn openorca() -> &'static [RequestShape] {
-    static SHAPES: OnceLock<Vec<RequestShape>> = OnceLock::new();
-    SHAPES.get_or_init(|| {
-        include_str!("validation/openorca-llama2-lengths.csv")
-            .lines()
-            .filter(|l| !l.starts_with('#') && !l.starts_with("input_length"))
-            .map(|l| {
-                let (input, output) = l.split_once(',').unwrap();
-                RequestShape {
-                    input_tokens: input.parse().unwrap(),
-                    output_tokens: output.parse().unwrap(),
-                }
-            })
-            .collect()
-    })
+/// The per-request lengths of a dataset the table names (`dataset:openorca-mlperf` …), read
+/// once from the files beside the table.
+fn dataset(name: &str) -> Option<&'static [RequestShape]> {
+    static SETS: OnceLock<Vec<(&'static str, Vec<RequestShape>)>> = OnceLock::new();
+    let sets = SETS.get_or_init(|| {
+        [
+            (
+                "dataset:openorca-mlperf",
+                include_str!("validation/openorca-llama2-lengths.csv"),
+            ),
+            (
+                "dataset:llama3.1-405b-mlperf",
+                include_str!("validation/llama3.1-405b-lengths.csv"),
+            ),
+            (
+                "dataset:llama3.1-8b-mlperf",
+                include_str!("validation/llama3.1-8b-lengths.csv"),
+            ),
+        ]
+        .into_iter()
+        .map(|(name, text)| (name, read_lengths(text)))
+        .collect()
+    });
+    sets.iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, shapes)| shapes.as_slice())
+}
+
+fn read_lengths(text: &str) -> Vec<RequestShape> {
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with("input_length"))
+        .map(|l| {
+            let (input, output) = l.split_once(',').unwrap();
+            RequestShape {
+                input_tokens: input.parse().unwrap(),
+                output_tokens: output.parse().unwrap(),
+            }
+        })
+        .collect()
 }
 
 /// The traffic of a case: its dataset's lengths where the table has them, else its stated
-/// means for every request. The OpenOrca outputs are the GPT-4 answers (mean 218.9 tokens); the
-/// model's own outputs, whose per-request lengths are unpublished, are taken as those scaled
-/// to the run's mean (an assumption), within the 1,024-token cap.
+/// means for every request. The datasets' outputs are reference answers; the served model's own
+/// outputs, whose per-request lengths are unpublished, are taken as those scaled to the run's
+/// mean (an assumption), within the dataset's cap.
 fn case_mix(case: &Case, input: u64, output: u64) -> RequestMix {
-    if case.lengths.as_deref() != Some("dataset:openorca-mlperf") {
+    let Some(shapes) = case.lengths.as_deref().and_then(dataset) else {
         return RequestMix::fixed(input, output);
-    }
-    let shapes = openorca();
+    };
     let mean = shapes.iter().map(|s| s.output_tokens as f64).sum::<f64>() / shapes.len() as f64;
+    let cap = shapes.iter().map(|s| s.output_tokens).max().unwrap_or(1).max(1024);
     let scale = case.output_tokens.unwrap_or(mean) / mean;
     let scaled = shapes
         .iter()
         .map(|s| RequestShape {
             input_tokens: s.input_tokens,
-            output_tokens: ((s.output_tokens as f64 * scale).round() as u64).clamp(1, 1024),
+            output_tokens: ((s.output_tokens as f64 * scale).round() as u64).clamp(1, cap),
         })
         .collect();
-    RequestMix::from_shapes(scaled, "OpenOrca (MLPerf)").unwrap()
+    RequestMix::from_shapes(scaled, case.lengths.clone().unwrap_or_default()).unwrap()
 }
 
 fn step_cost(case: &Case, input: u64, output: u64) -> Option<StepCost> {
@@ -337,7 +364,9 @@ fn plans_at_mlperf_loads_use_about_the_gpus_the_submissions_used() {
     // Not yet every run: the newest TensorRT-LLM releases on H200 (v5.x, +13 % over v4.1 on
     // the same GPUs), AMD's v5.x Server runs (whose patched scheduler holds the decode batch at
     // a target size), H100 NVL and whole-replica steps of TP4 L40S ask for 1.25–2×.
-    assert!(over.len() <= 13, "plans above 1.15× the submission's GPUs: {over:?}");
+    // The Llama-3.1 runs add two (405B Interactive on B200 and H200, whose goodput the model
+    // over-states).
+    assert!(over.len() <= 15, "plans above 1.15× the submission's GPUs: {over:?}");
     assert!(ratios.last().is_some_and(|r| r.0 <= 2.0), "{:?}", ratios.last());
 }
 
@@ -372,6 +401,9 @@ fn held_out_serving_errors_meet_the_targets() {
     let mut throughput = Vec::new();
     let mut latency = Vec::new();
     let mut goodput = Vec::new();
+    let mut llama3_goodput = Vec::new();
+    let mut llama3_percentiles = Vec::new();
+    let mut llama3_own = Vec::new();
     let mut limit_percentiles = Vec::new();
     let mut own_limit = Vec::new();
     let mut saturated = 0;
@@ -393,9 +425,11 @@ fn held_out_serving_errors_meet_the_targets() {
                 );
                 if !calibration {
                     match (is_throughput(&case), case.limits().is_some()) {
-                        (true, true) => goodput.push(error.abs()),
+                        (true, true) if case.model == "llama-2-70b" => goodput.push(error.abs()),
+                        (true, true) => llama3_goodput.push(error.abs()),
                         (true, false) => throughput.push(error.abs()),
-                        (false, true) => limit_percentiles.push(error.abs()),
+                        (false, true) if case.model == "llama-2-70b" => limit_percentiles.push(error.abs()),
+                        (false, true) => llama3_percentiles.push(error.abs()),
                         (false, false) => latency.push(error.abs()),
                     }
                 }
@@ -417,13 +451,17 @@ fn held_out_serving_errors_meet_the_targets() {
                 at_limit,
                 error * 100.0
             );
-            own_limit.push(error.abs());
+            if case.model == "llama-2-70b" {
+                own_limit.push(error.abs());
+            } else {
+                llama3_own.push(error.abs());
+            }
         }
     }
     let (t, l) = (median(throughput.clone()), median(latency.clone()));
     let (g, p) = (median(goodput.clone()), median(limit_percentiles.clone()));
     println!(
-        "held out: throughput median |error| {:.1} % over {} cases; latency {:.1} % over {}; MLPerf goodput {:.1} % over {}; MLPerf p99 TTFT/TPOT at the passed load {:.1} % over {}; {} not evaluated",
+        "held out: throughput median |error| {:.1} % over {} cases; latency {:.1} % over {}; MLPerf Llama-2-70B goodput {:.1} % over {}, p99 TTFT/TPOT at the passed load {:.1} % over {}; {} not evaluated",
         t * 100.0,
         throughput.len(),
         l * 100.0,
@@ -435,8 +473,18 @@ fn held_out_serving_errors_meet_the_targets() {
         skipped.len()
     );
     let o = median(own_limit.clone());
+    let g3 = median(llama3_goodput.clone());
     println!(
-        "held out: MLPerf p99 TTFT/TPOT at the model's own goodput {:.1} % over {}; published loads found saturated: {saturated}",
+        "held out: MLPerf Llama-3.1-405B/8B goodput {:.1} % over {}; p99 TTFT/TPOT at the passed load {:.1} % over {}, at the model's own goodput {:.1} % over {}",
+        g3 * 100.0,
+        llama3_goodput.len(),
+        median(llama3_percentiles.clone()) * 100.0,
+        llama3_percentiles.len(),
+        median(llama3_own.clone()) * 100.0,
+        llama3_own.len()
+    );
+    println!(
+        "held out: MLPerf Llama-2-70B p99 TTFT/TPOT at the model's own goodput {:.1} % over {}; published loads found saturated (all MLPerf rows): {saturated}",
         o * 100.0,
         own_limit.len()
     );
@@ -445,6 +493,13 @@ fn held_out_serving_errors_meet_the_targets() {
     assert!(l <= LATENCY_TARGET, "latency median error {:.1} %", l * 100.0);
     assert!(goodput.len() >= 30, "{}", goodput.len());
     assert!(g <= GOODPUT_TARGET, "MLPerf goodput median error {:.1} %", g * 100.0);
+    assert!(llama3_goodput.len() >= 15, "{}", llama3_goodput.len());
+    assert!(
+        g3 <= LLAMA3_GOODPUT_BAR,
+        "Llama-3.1 goodput median error {:.1} %",
+        g3 * 100.0
+    );
+    assert!(median(llama3_percentiles) <= 0.70 && median(llama3_own) <= 0.28);
     // The tails at the passed load are not yet within their target (15 %): near its limit the
     // model's step grows more slowly than the measured systems'. Held to today's level.
     assert!(p <= LIMIT_PERCENTILE_BAR, "MLPerf p99 median error {:.1} %", p * 100.0);
