@@ -205,6 +205,10 @@ fn estimate() {
             "unknown model `nosuch`",
         ),
         (
+            "plan --model llama-3.1-8b --task lroa",
+            "unknown task `lroa` (did you mean `lora`?",
+        ),
+        (
             "estimate --model llama-3.1-8b --task nosuch --gpu H100-SXM5-80GB",
             "--task: unknown task `nosuch` (expected one of: ",
         ),
@@ -310,7 +314,7 @@ fn estimate() {
         ),
         (
             "estimate --model llama-3.1-8b --task inference --gpu H100-SXM5-80GB --kv-cache-dtype fp4",
-            "--kv-cache-dtype: unknown KV-cache type `fp4` (e",
+            "--kv-cache-dtype: unknown KV-cache type `fp4` (did you mean `fp8`? e",
         ),
         (
             "estimate --model llama-3.1-8b --task pretrain --gpu H100-SXM5-80GB --lora-targets q,v",

@@ -29,11 +29,17 @@ macro_rules! named_enum {
                 let folded = text.trim().to_lowercase();
                 match folded.as_str() {
                     $($text $(| $alias)* => Ok($name::$variant),)+
-                    _ => Err(format!(
-                        concat!("unknown ", $what, " `{}` (expected one of: {})"),
-                        text,
-                        [$($text),+].join(", ")
-                    )),
+                    _ => {
+                        let names = [$($text),+];
+                        let near = $crate::suggestion::did_you_mean(text, names)
+                            .map_or(String::new(), |near| format!("did you mean `{near}`? "));
+                        Err(format!(
+                            concat!("unknown ", $what, " `{}` ({}expected one of: {})"),
+                            text,
+                            near,
+                            names.join(", ")
+                        ))
+                    }
                 }
             }
         }

@@ -135,8 +135,16 @@ async fn catalog_reads_answer_with_the_cli_json() {
     let h100 = get("/api/v1/gpus/H100").await.json();
     assert_eq!(h100["id"], "H100-SXM5-80GB", "{h100}");
     conforms(&h100, "GpuJson").await;
-    let problem = get("/api/v1/gpus/nosuch").await.problem(StatusCode::BAD_REQUEST, 2);
+    // A GPU the path names and the catalog lacks is not found.
+    let problem = get("/api/v1/gpus/nosuch").await.problem(StatusCode::NOT_FOUND, 2);
     assert!(problem["detail"].as_str().unwrap().contains("nosuch"), "{problem}");
+    assert_eq!(problem["code"], "not_found");
+    let typo = get("/api/v1/gpus/h1OO").await;
+    assert!(
+        typo.status == StatusCode::NOT_FOUND || typo.status == StatusCode::OK,
+        "{}",
+        typo.text()
+    );
     conforms(&problem, "ProblemJson").await;
     let models = get("/api/v1/models").await.json();
     assert!(models.as_array().unwrap().iter().any(|m| m["id"] == "llama-3.1-8b"));

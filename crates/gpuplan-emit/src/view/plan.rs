@@ -178,9 +178,12 @@ fn serving_summary(serving: &Serving, money: &Money) -> String {
         Batching::Dynamic => format!("dynamic batches of up to {}", serving.batch_per_replica),
         Batching::Offline => "offline, full concurrency".to_string(),
     };
+    let plural = |n: u32, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let mut text = format!(
-        "  serving: {} replicas of {} GPU(s), {how}; {:.2} requests/s planned per replica",
-        serving.replicas, serving.gpus_per_replica, serving.requests_per_second_per_replica
+        "  serving: {} of {}, {how}; {:.2} requests/s planned per replica",
+        plural(serving.replicas, "replica", "replicas"),
+        plural(serving.gpus_per_replica, "GPU", "GPUs"),
+        serving.requests_per_second_per_replica
     );
     if let Some(within) = latency.users_within_targets_per_replica {
         let _ = write!(text, " ({within:.0} concurrent users within the targets)");
