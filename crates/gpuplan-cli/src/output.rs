@@ -26,8 +26,20 @@ pub fn json<T: Serialize>(value: &T) -> Result<(), Error> {
     Ok(())
 }
 
-/// A table in any text format, or the JSON of `wire` when JSON was asked for.
+/// A table in any text format, or the JSON of `wire` when JSON was asked for. CSV is data: the
+/// wire format's records with raw values where the answer is a list of them (the table, as
+/// shown, otherwise).
 pub fn listing<T: Serialize>(format: OutputFormat, table: &Table, wire: &T) -> Result<(), Error> {
+    if format == OutputFormat::Csv {
+        if let Some(csv) = serde_json::to_value(wire)
+            .ok()
+            .as_ref()
+            .and_then(gpuplan::emit::data_csv)
+        {
+            text(&csv);
+            return Ok(());
+        }
+    }
     match format.exporter() {
         Some(exporter) => {
             text(&exporter.export(table));

@@ -300,9 +300,20 @@ mod instances {
             "{}",
             markdown.stdout
         );
+        // CSV is data: raw values under the wire format's names, units in the column names.
         let csv = gpuplan(&["instances", "--gpu", "p100", "--provider", "oci", "--format", "csv"]);
         assert!(
-            csv.stdout.starts_with("provider,instance type,region,"),
+            csv.stdout.starts_with("provider,instance_type,region,gpu,"),
+            "{}",
+            csv.stdout
+        );
+        let header = csv.stdout.lines().next().unwrap();
+        assert!(
+            header.contains("on_demand_usd_per_hour") && header.contains("gpu_memory_bytes"),
+            "{header}"
+        );
+        assert!(
+            !csv.stdout.contains('$') && !csv.stdout.contains("GiB"),
             "{}",
             csv.stdout
         );

@@ -12,6 +12,7 @@
 //! assert!(MarkdownExporter.export(&table).contains("| H100-SXM5-80GB | 80 GiB |"));
 //! ```
 
+mod data_csv;
 mod export;
 mod finite;
 mod format;
@@ -21,6 +22,7 @@ mod table;
 mod view;
 pub mod wire;
 
+pub use data_csv::data_csv;
 pub use export::{CsvExporter, Exporter, MarkdownExporter, TerminalExporter};
 pub use finite::first_non_finite;
 pub use format::OutputFormat;
