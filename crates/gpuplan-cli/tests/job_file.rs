@@ -221,3 +221,33 @@ fn flags_and_job_files_in_their_own_syntax_give_the_same_plan() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `plan -f -` reads the job from standard input, as a pipeline would send it.
+#[test]
+fn a_job_file_can_be_piped_in() {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpuplan"))
+        .args(["plan", "-f", "-", "--format", "json"])
+        .env_remove("GPUPLAN_CATALOG")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"model: llama-3.1-8b\ntask: lora\ntokens: 5e8\ndeadline: 36h\n")
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let plan: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(plan["request"]["deadline"], 36.0);
+    assert_eq!(plan["request"]["model"], "llama-3.1-8b");
+}

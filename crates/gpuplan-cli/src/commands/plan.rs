@@ -220,13 +220,18 @@ fn plan_options(args: &PlanArgs) -> Result<PlanOptions, Error> {
 /// A job file's options, its model's config read when `model` names a file (relative to the
 /// job file).
 fn read_job_file(path: &std::path::Path) -> Result<serde_json::Map<String, serde_json::Value>, Error> {
-    let text = crate::input_file::read(
-        "--file",
-        path,
-        crate::input_file::MAX_CONFIG_BYTES,
-        "give a YAML or TOML job file (`gpuplan init` writes an example)",
-    )?;
-    let name = path.display().to_string();
+    // `-f -` reads the job from standard input (YAML, which also reads JSON).
+    let (text, name) = if path == std::path::Path::new("-") {
+        (read_stdin_job()?, "<stdin>".to_string())
+    } else {
+        let text = crate::input_file::read(
+            "--file",
+            path,
+            crate::input_file::MAX_CONFIG_BYTES,
+            "give a YAML or TOML job file (`gpuplan init` writes an example)",
+        )?;
+        (text, path.display().to_string())
+    };
     let mut map = gpuplan::parse_job(&text, gpuplan::JobFormat::of_path(&name), &name)?;
     if let Some(serde_json::Value::String(model)) = map.get("model").cloned() {
         let beside = path.parent().unwrap_or(std::path::Path::new(".")).join(&model);
@@ -243,6 +248,24 @@ fn read_job_file(path: &std::path::Path) -> Result<serde_json::Map<String, serde
         map.insert("calibration".to_string(), value);
     }
     Ok(map)
+}
+
+/// A job file piped in, at most as large as one on disk.
+fn read_stdin_job() -> Result<String, Error> {
+    use std::io::Read;
+    let mut text = String::new();
+    let limit = crate::input_file::MAX_CONFIG_BYTES;
+    std::io::stdin()
+        .take(limit + 1)
+        .read_to_string(&mut text)
+        .map_err(|e| Error::invalid(format!("--file -: standard input could not be read: {e}"), None))?;
+    if text.len() as u64 > limit {
+        return Err(Error::invalid(
+            format!("--file -: more than {limit} bytes on standard input"),
+            Some("a job file is a short YAML or TOML mapping".to_string()),
+        ));
+    }
+    Ok(text)
 }
 
 /// Reads a request log (CSV or JSON Lines of input and output token counts).
