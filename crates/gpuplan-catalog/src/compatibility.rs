@@ -104,6 +104,13 @@ pub struct CudaCompute {
     pub source: String,
 }
 
+impl CudaCompute {
+    /// Whether the toolkits of this range compile for compute capability `cc`.
+    pub fn builds_for(&self, cc: &Version) -> bool {
+        self.min_compute_capability <= *cc && self.max_compute_capability.as_ref().is_none_or(|max| cc <= max)
+    }
+}
+
 #[derive(Debug, Clone, Deserialize)]
 pub struct FrameworkBuild {
     pub name: String,
@@ -248,11 +255,7 @@ impl Compatibility {
     pub fn first_driver_for(&self, cc: &Version) -> Option<(&Version, &Version)> {
         let mut rows: Vec<&CudaDriver> = self.cuda_driver.iter().collect();
         rows.sort_by(|a, b| a.cuda.cmp(&b.cuda));
-        let builds = |row: &&CudaDriver| {
-            self.compute_range(&row.cuda).is_some_and(|r| {
-                r.min_compute_capability <= *cc && r.max_compute_capability.as_ref().is_none_or(|max| cc <= max)
-            })
-        };
+        let builds = |row: &&CudaDriver| self.compute_range(&row.cuda).is_some_and(|r| r.builds_for(cc));
         let first = rows.iter().position(builds)?;
         (first > 0).then(|| (&rows[first].min_driver, &rows[first].cuda))
     }
@@ -263,11 +266,7 @@ impl Compatibility {
             .cuda_driver
             .iter()
             .map(|d| d.cuda.truncated(2))
-            .filter(|cuda| {
-                self.compute_range(cuda).is_some_and(|r| {
-                    r.min_compute_capability <= *cc && r.max_compute_capability.as_ref().is_none_or(|m| cc <= m)
-                })
-            })
+            .filter(|cuda| self.compute_range(cuda).is_some_and(|r| r.builds_for(cc)))
             .collect();
         releases.sort();
         releases.dedup();

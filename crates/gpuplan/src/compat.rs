@@ -290,9 +290,7 @@ fn framework_gpu_by_cuda(
     if ranges.is_empty() {
         return None;
     }
-    let ok = ranges
-        .iter()
-        .any(|r| r.min_compute_capability <= *cc && r.max_compute_capability.as_ref().is_none_or(|max| cc <= max));
+    let ok = ranges.iter().any(|r| r.builds_for(cc));
     let cudas: Vec<String> = build.cuda.iter().map(Version::to_string).collect();
     let fix = match facts.cuda_releases_for(cc).first() {
         Some(first) => format!("use a {} release built for CUDA {first} or later", build.name),
@@ -379,8 +377,7 @@ fn cuda_checks(
         (Some(_), None) => {}
     }
     if let (Some(cc), Some(range)) = (capability, facts.compute_range(cuda)) {
-        let ok =
-            range.min_compute_capability <= *cc && range.max_compute_capability.as_ref().is_none_or(|max| cc <= max);
+        let ok = range.builds_for(cc);
         let span = format!(
             "{}{}",
             range.min_compute_capability,
