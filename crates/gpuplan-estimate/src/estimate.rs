@@ -350,15 +350,15 @@ fn transformer(
         let kv_gpu =
             kv_cache::bytes_per_token(spec, kv_value_bytes) / kv_cache::tensor_parallel_split(spec, workload.layout.tp);
         let memory = memory::inference(spec, &counts, workload, request.accelerator, kv_gpu);
-        let expert_bytes = match spec.moe {
-            Some(moe) => {
-                let one = if spec.gated_ffn { 3 } else { 2 } * spec.hidden * moe.expert_ffn;
-                let moe_layers = spec.layers.saturating_sub(moe.dense_layers);
-                (moe.experts * one * moe_layers) as f64 * weight_bytes(Task::Inference, workload.precision)
-                    / f64::from(workload.layout.tp * workload.layout.pp)
-            }
-            None => 0.0,
-        };
+        // Routed experts: the parameters of one, and the layers that hold them.
+        let experts = spec.moe.map(|moe| {
+            let one = if spec.gated_ffn { 3 } else { 2 } * spec.hidden * moe.expert_ffn;
+            (moe, one, spec.layers.saturating_sub(moe.dense_layers))
+        });
+        let expert_bytes = experts.map_or(0.0, |(moe, one, layers)| {
+            (moe.experts * one * layers) as f64 * weight_bytes(Task::Inference, workload.precision)
+                / f64::from(workload.layout.tp * workload.layout.pp)
+        });
         let reserved = memory.weights + memory.activations + memory.overhead;
         let kernel = weight_kernel(workload);
         let kernel_profile = crate::efficiency::weight_kernel_profile(kernel);
@@ -372,13 +372,9 @@ fn transformer(
         }
         let shape = InferenceShape {
             layers: spec.layers + spec.decoder_layers,
-            moe_expert_layers: spec
-                .moe
-                .map_or(0, |m| spec.layers.saturating_sub(m.dense_layers) * m.experts),
-            expert_matmul_parameters: spec.moe.map_or(0.0, |m| {
-                let one = if spec.gated_ffn { 3 } else { 2 } * spec.hidden * m.expert_ffn;
-                (m.experts_per_token * one * spec.layers.saturating_sub(m.dense_layers)) as f64
-            }),
+            moe_expert_layers: experts.map_or(0, |(moe, _, layers)| layers * moe.experts),
+            expert_matmul_parameters: experts
+                .map_or(0.0, |(moe, one, layers)| (moe.experts_per_token * one * layers) as f64),
             expert_parallel: workload.layout.ep,
             hidden: spec.hidden,
             matmul_parameters: counts.active_matmul() as f64,
