@@ -507,6 +507,12 @@ fn erlang_c(servers: f64, offered: f64) -> f64 {
     if offered >= servers {
         return 1.0;
     }
+    // Far from the limit the chance of waiting is nil (Halfin–Whitt: below 1e-9 once the free
+    // servers exceed six standard deviations of the load), and the recursion, linear in the
+    // servers, is skipped on the search's hot path.
+    if servers - offered > 6.0 * offered.sqrt() + 10.0 {
+        return 0.0;
+    }
     let mut blocking = 1.0;
     let mut k = 1.0;
     while k <= servers {
