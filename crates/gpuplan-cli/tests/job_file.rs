@@ -14,13 +14,28 @@ struct Run {
 }
 
 fn gpuplan(folder: &Path, args: &[&str]) -> Run {
-    let output = Command::new(env!("CARGO_BIN_EXE_gpuplan"))
+    gpuplan_fed(folder, args, b"")
+}
+
+/// `gpuplan args` in `folder` with `input` on its standard input.
+fn gpuplan_fed(folder: &Path, args: &[&str], input: &[u8]) -> Run {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_gpuplan"))
         .args(args)
         .current_dir(folder)
         .env_remove("GPUPLAN_CATALOG")
         .env("NO_COLOR", "1")
-        .output()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .expect("the gpuplan binary runs");
+    if let Some(mut stdin) = child.stdin.take() {
+        // A command that does not read its input closes the pipe early; that is not an error.
+        let _ = stdin.write_all(input);
+    }
+    let output = child.wait_with_output().expect("the gpuplan binary runs");
     Run {
         code: output.status.code().unwrap_or(-1),
         stdout: String::from_utf8(output.stdout).unwrap(),
@@ -225,29 +240,10 @@ fn flags_and_job_files_in_their_own_syntax_give_the_same_plan() {
 /// `plan -f -` reads the job from standard input, as a pipeline would send it.
 #[test]
 fn a_job_file_can_be_piped_in() {
-    use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_gpuplan"))
-        .args(["plan", "-f", "-", "--format", "json"])
-        .env_remove("GPUPLAN_CATALOG")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b"model: llama-3.1-8b\ntask: lora\ntokens: 5e8\ndeadline: 36h\n")
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
-    assert_eq!(
-        output.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let plan: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let dir = folder("stdin");
+    let job = b"model: llama-3.1-8b\ntask: lora\ntokens: 5e8\ndeadline: 36h\n";
+    let plan = json(&gpuplan_fed(&dir, &["plan", "-f", "-", "--format", "json"], job));
     assert_eq!(plan["request"]["deadline"], 36.0);
     assert_eq!(plan["request"]["model"], "llama-3.1-8b");
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -174,9 +174,24 @@ fn read_lengths(text: &str) -> Vec<RequestShape> {
 /// outputs, whose per-request lengths are unpublished, are taken as those scaled to the run's
 /// mean (an assumption), within the dataset's cap.
 fn case_mix(case: &Case, input: u64, output: u64) -> RequestMix {
-    let Some(shapes) = case.lengths.as_deref().and_then(dataset) else {
+    let Some(name) = case.lengths.as_deref().filter(|n| dataset(n).is_some()) else {
         return RequestMix::fixed(input, output);
     };
+    // Built once per dataset and output mean: a case is evaluated three ways.
+    static MIXES: OnceLock<std::sync::Mutex<std::collections::HashMap<(String, u64), RequestMix>>> = OnceLock::new();
+    let key = (name.to_string(), case.output_tokens.unwrap_or(0.0).to_bits());
+    let mixes = MIXES.get_or_init(Default::default);
+    if let Some(mix) = mixes.lock().unwrap().get(&key) {
+        return mix.clone();
+    }
+    let mix = scaled_mix(case, name);
+    mixes.lock().unwrap().insert(key, mix.clone());
+    mix
+}
+
+/// The dataset's requests with their outputs scaled to the case's mean output.
+fn scaled_mix(case: &Case, name: &str) -> RequestMix {
+    let shapes = dataset(name).unwrap();
     let mean = shapes.iter().map(|s| s.output_tokens as f64).sum::<f64>() / shapes.len() as f64;
     let cap = shapes.iter().map(|s| s.output_tokens).max().unwrap_or(1).max(1024);
     let scale = case.output_tokens.unwrap_or(mean) / mean;
