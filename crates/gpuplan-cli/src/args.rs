@@ -249,12 +249,12 @@ pub struct CostArgs {
     pub gpus: Option<u32>,
 
     /// Only these providers (comma-separated).
-    #[arg(long, alias = "providers", value_delimiter = ',')]
-    pub provider: Vec<String>,
+    #[arg(long, alias = "provider", value_delimiter = ',')]
+    pub providers: Vec<String>,
 
     /// Only regions starting with these prefixes.
-    #[arg(long, alias = "regions", value_delimiter = ',')]
-    pub region: Vec<String>,
+    #[arg(long, alias = "region", value_delimiter = ',')]
+    pub regions: Vec<String>,
 
     /// A negotiated rate per hour (USD), used as the on-demand price (or as the reserved price
     /// when no instance is named).
@@ -351,8 +351,8 @@ pub struct EnergyArgs {
     pub pue: f64,
 
     /// Average share of TDP drawn, 0–1.
-    #[arg(long, default_value_t = 1.0)]
-    pub utilization: f64,
+    #[arg(long, alias = "utilization", default_value_t = 1.0)]
+    pub utilisation: f64,
 
     /// Electricity price, USD per kWh.
     #[arg(long)]
@@ -956,12 +956,12 @@ pub struct InstancesArgs {
     pub gpu: Option<String>,
 
     /// Only these providers (comma-separated: aws,gcp,azure,oci,lambda,runpod,…).
-    #[arg(long, value_delimiter = ',')]
-    pub provider: Vec<String>,
+    #[arg(long, alias = "provider", value_delimiter = ',')]
+    pub providers: Vec<String>,
 
     /// Only regions starting with this text (comma-separated; `us-` matches every US region).
-    #[arg(long, value_delimiter = ',')]
-    pub region: Vec<String>,
+    #[arg(long, alias = "region", value_delimiter = ',')]
+    pub regions: Vec<String>,
 
     /// At least this many GPUs per instance.
     #[arg(long)]
@@ -1137,8 +1137,8 @@ pub struct RightsizeArgs {
     pub price: Option<f64>,
 
     /// Compare prices of these providers only (comma-separated).
-    #[arg(long, alias = "providers", value_delimiter = ',')]
-    pub provider: Vec<String>,
+    #[arg(long, alias = "provider", value_delimiter = ',')]
+    pub providers: Vec<String>,
 
     /// Room kept above the observed memory and compute peaks, 0–1.
     #[arg(long, default_value_t = 0.2)]

@@ -86,6 +86,7 @@ fn report(error: &Error, json: bool) {
         let body = serde_json::json!({
             "error": {
                 "code": error.code().as_str(),
+                "field": error.field().map(|f| f.key()),
                 "message": shorten(&error.to_string()),
                 "causes": causes.iter().map(|c| shorten(c)).collect::<Vec<_>>(),
                 "hint": error.hint().map(|h| shorten(&h)),

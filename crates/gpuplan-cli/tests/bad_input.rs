@@ -153,7 +153,10 @@ fn instances() {
             "instances --limit -1",
             "invalid value '-1' for '--limit <LIMIT>': invali",
         ),
-        ("instances --region", "a value is required for '--region <REGION>' but "),
+        (
+            "instances --region",
+            "a value is required for '--regions <REGIONS>' but ",
+        ),
         (
             "instances --sort nonsense",
             "invalid value 'nonsense' for '--sort <SORT>'",
@@ -274,7 +277,7 @@ fn estimate() {
         ),
         (
             "estimate --model llama-3.1-8b --task pretrain --gpu H100-SXM5-80GB --tp 0",
-            "--tp and --pp must be at least 1",
+            "--tp must be at least 1",
         ),
         (
             "estimate --model llama-3.1-8b --task pretrain --gpu H100-SXM5-80GB --pp 999 --gpus 999",
@@ -843,11 +846,11 @@ fn cost() {
         ),
         (
             "cost --price 3 --hours 10 --storage-gb NaN",
-            "--storage-gb × --storage-months must be zero or ",
+            "--storage-gb must be zero or ",
         ),
         (
             "cost --price 3 --hours 10 --storage-gb -5",
-            "--storage-gb × --storage-months must be zero or ",
+            "--storage-gb must be zero or ",
         ),
         (
             "cost --price 3 --hours 10 --egress-gb -1",
@@ -859,7 +862,7 @@ fn cost() {
         ),
         (
             "cost --price 3 --hours 10 --tiers 100:2",
-            "--tiers must start at hour 0 with positive price",
+            "must start at hour 0 with positive price",
         ),
         (
             "cost --price 3 --hours 10 --utilisation 0.5",
@@ -1088,7 +1091,10 @@ fn model_configs_and_consistency() {
             "plan --model llama-3.1-8b --task lora --tokens 1e30",
             "is beyond any real workload (at most 1e18)",
         ),
-        ("cost --price 1e16 --hours 10", "--price is beyond any rental price"),
+        (
+            "cost --price 1e16 --hours 10",
+            "--price 1e16 is beyond any rental price",
+        ),
         (
             "estimate --model llama-3.1-8b --task pretrain --gpu H100-SXM5-80GB --gpus 4294967295",
             "is more than any cluster holds",

@@ -2264,3 +2264,107 @@ mod serve {
         assert!(rest.contains("shutting down"), "{rest}");
     }
 }
+
+/// Every knob is one `gpuplan::Field`: the command line spells it as the field's flag, and
+/// every flag of the request commands is a field, an engine's own name for one, or a flag
+/// that shapes the output rather than the question.
+mod fields {
+    use super::*;
+    use gpuplan::{Field, Spelling};
+
+    const REQUEST_COMMANDS: [&str; 5] = ["estimate", "plan", "cost", "energy", "instances"];
+
+    /// Flags about where answers go and how they look, or where the catalog comes from.
+    const NOT_KNOBS: &[&str] = &[
+        "help",
+        "format",
+        "catalog",
+        "prices",
+        "currency",
+        "explain",
+        "file",
+        "export",
+        "pick",
+        "out",
+        "flavour",
+        "image",
+        "name",
+        "namespace",
+        "limit",
+    ];
+
+    /// Engines' own names for a field, shown beside it in `--help`.
+    const ENGINE_NAMES: &[(&str, Field)] = &[
+        ("max-running-requests", Field::MaxNumSeqs),
+        ("chunked-prefill-size", Field::MaxNumBatchedTokens),
+    ];
+
+    fn flags_of(command: &str) -> Vec<String> {
+        let run = gpuplan(&[command, "--help"]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        run.stdout
+            .lines()
+            .filter_map(|line| {
+                let line = line.trim_start();
+                let line = line
+                    .strip_prefix("-")
+                    .and_then(|l| l.split_once(", "))
+                    .map_or(line, |(_, rest)| rest);
+                let name = line.strip_prefix("--")?;
+                Some(
+                    name.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+                        .next()?
+                        .to_string(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_field_is_a_flag_and_every_flag_a_field() {
+        let flags: Vec<String> = REQUEST_COMMANDS.iter().flat_map(|c| flags_of(c)).collect();
+        for field in Field::ALL {
+            if matches!(field.spelling(), Spelling::KeyOnly { .. }) {
+                continue;
+            }
+            let flag = field.flag();
+            assert!(
+                flags.contains(&flag[2..].to_string()),
+                "{flag}: no request command takes it"
+            );
+        }
+        for flag in &flags {
+            let known = NOT_KNOBS.contains(&flag.as_str())
+                || ENGINE_NAMES.iter().any(|(name, _)| name == flag)
+                || Field::from_key(flag).is_some_and(|f| f.flag() == format!("--{flag}"));
+            assert!(known, "--{flag} is a knob no gpuplan::Field declares");
+        }
+    }
+
+    #[test]
+    fn an_error_about_a_field_names_it_for_machines() {
+        let run = gpuplan(&[
+            "estimate",
+            "--model",
+            "llama-3.1-8b",
+            "--task",
+            "lora",
+            "--gpu",
+            "H100",
+            "--lora-rank",
+            "0",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(run.code, 2, "{}", run.stderr);
+        let error: Value = serde_json::from_str(run.stderr.trim()).unwrap();
+        assert_eq!(error["error"]["code"], "out_of_range");
+        assert_eq!(error["error"]["field"], "lora_rank");
+        assert!(
+            error["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("--lora-rank must be at least 1")
+        );
+    }
+}

@@ -5,7 +5,7 @@
 
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use gpuplan::ErrorCode;
+use gpuplan::{ErrorCode, Naming};
 use serde::Serialize;
 
 /// A refused or failed request.
@@ -14,6 +14,8 @@ pub struct ApiError {
     pub code: ErrorCode,
     pub detail: String,
     pub hint: Option<String>,
+    /// The request's field at fault, by its key, where one is.
+    pub field: Option<&'static str>,
     /// Extra members (an infeasible plan's report).
     pub extension: Option<serde_json::Value>,
 }
@@ -32,6 +34,10 @@ pub struct ProblemJson {
     /// `unreadable_body`, `wrong_shape`, `timed_out`, `unavailable`, `internal` … (the CLI's `--format json`
     /// errors carry the same codes).
     pub code: String,
+    /// The request field at fault (`lora_rank`), for the codes about one field:
+    /// `out_of_range`, `not_applicable`, `conflicting_fields`, `missing_field`, `invalid_value`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub field: Option<String>,
     /// What to do instead.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hint: Option<String>,
@@ -49,6 +55,7 @@ impl ApiError {
             code,
             detail: detail.into(),
             hint,
+            field: None,
             extension: None,
         }
     }
@@ -103,36 +110,10 @@ impl ApiError {
 
 impl From<gpuplan::Error> for ApiError {
     fn from(error: gpuplan::Error) -> Self {
-        let hint = error.hint().map(|h| in_api_terms(&h));
-        ApiError::new(error.code(), in_api_terms(&error.to_string()), hint)
+        let mut api = ApiError::new(error.code(), error.message(Naming::Keys), error.hint_in(Naming::Keys));
+        api.field = error.field().map(|f| f.key());
+        api
     }
-}
-
-/// `text` with each command-line flag (`--max-num-seqs`) named as the API's JSON field
-/// (`` `max_num_seqs` ``): the API's fields are the flags in snake_case, one name per knob.
-pub(crate) fn in_api_terms(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find("--") {
-        let (before, flag) = rest.split_at(at);
-        out.push_str(before);
-        let name_len = flag[2..]
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
-            .unwrap_or(flag.len() - 2);
-        let name = flag[2..2 + name_len].trim_end_matches('-');
-        let starts_word = before.chars().next_back().is_none_or(|c| !c.is_alphanumeric());
-        if name.is_empty() || !starts_word || !name.starts_with(|c: char| c.is_ascii_lowercase()) {
-            out.push_str("--");
-            rest = &flag[2..];
-            continue;
-        }
-        out.push('`');
-        out.push_str(&name.replace('-', "_"));
-        out.push('`');
-        rest = &flag[2 + name.len()..];
-    }
-    out.push_str(rest);
-    out
 }
 
 impl IntoResponse for ApiError {
@@ -144,6 +125,7 @@ impl IntoResponse for ApiError {
             status: status.as_u16(),
             detail: self.detail,
             code: self.code.as_str().to_string(),
+            field: self.field.map(str::to_string),
             hint: self.hint,
             exit_code: self.code.exit_status() as u8,
             report: self.extension,
@@ -169,22 +151,6 @@ pub(crate) async fn overloaded(error: tower::BoxError) -> ApiError {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn flags_are_named_as_json_fields() {
-        assert_eq!(
-            in_api_terms("--hours must be between 0 and 1e6"),
-            "`hours` must be between 0 and 1e6"
-        );
-        assert_eq!(
-            in_api_terms("--max-num-seqs applies to serving (--task inference), not pretrain"),
-            "`max_num_seqs` applies to serving (`task` inference), not pretrain"
-        );
-        assert_eq!(in_api_terms("give --engine NAME@RELEASE"), "give `engine` NAME@RELEASE");
-        // Not a flag: dashes inside words, a bare `--`, upper case after the dashes.
-        assert_eq!(in_api_terms("a--b, -- and --X"), "a--b, -- and --X");
-        assert_eq!(in_api_terms("no flags here"), "no flags here");
-    }
 
     #[test]
     fn every_problem_carries_its_code_and_status() {

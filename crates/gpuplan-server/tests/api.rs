@@ -231,7 +231,7 @@ async fn a_plan_ranks_offerings_and_an_impossible_one_says_why() {
 
 #[tokio::test]
 async fn a_cost_prices_each_billing_mode_with_the_spot_model() {
-    let body = json!({"gpu": "H100", "gpus": 8, "provider": ["aws"], "hours": 200, "billing": ["on-demand", "spot"],
+    let body = json!({"gpu": "H100", "gpus": 8, "providers": ["aws"], "hours": 200, "billing": ["on-demand", "spot"],
                       "checkpoint_minutes": 30, "restart": 480, "storage_gb": 500});
     let answer = post("/api/v1/cost", body.to_string()).await;
     assert_eq!(answer.status, StatusCode::OK, "{}", answer.text());
@@ -261,7 +261,7 @@ async fn a_cost_prices_each_billing_mode_with_the_spot_model() {
 
 #[tokio::test]
 async fn energy_counts_kilowatt_hours_and_rent_against_buy() {
-    let body = json!({"gpu": "H100", "gpus": 8, "hours": 1000, "pue": 1.3, "utilization": 0.7,
+    let body = json!({"gpu": "H100", "gpus": 8, "hours": 1000, "pue": 1.3, "utilisation": 0.7,
                       "price_kwh": 0.12, "purchase_price": 250000, "rent_price": 25});
     let answer = post("/api/v1/energy", body.to_string()).await;
     assert_eq!(answer.status, StatusCode::OK, "{}", answer.text());
@@ -503,7 +503,9 @@ async fn errors_name_json_fields_not_flags() {
     let problem = post("/api/v1/cost", json!({"gpu": "H100", "hours": -3}).to_string())
         .await
         .problem(StatusCode::BAD_REQUEST, 2);
-    assert_eq!(problem["code"], "invalid_input");
+    // The kind of fault and the field at fault, for machines.
+    assert_eq!(problem["code"], "out_of_range");
+    assert_eq!(problem["field"], "hours");
     let detail = problem["detail"].as_str().unwrap();
     assert!(detail.contains("`hours`") && !detail.contains("--"), "{problem}");
     let problem = post(
@@ -514,6 +516,24 @@ async fn errors_name_json_fields_not_flags() {
     .problem(StatusCode::BAD_REQUEST, 2);
     let text = format!("{} {}", problem["detail"], problem["hint"]);
     assert!(text.contains("`max_num_seqs`") && !text.contains("--"), "{problem}");
+    assert_eq!(
+        (&problem["code"], &problem["field"]),
+        (&json!("not_applicable"), &json!("max_num_seqs"))
+    );
+    // A request's own list of prompt and output lengths (the command line's `--requests FILE`).
+    let answer = post(
+        "/api/v1/estimate",
+        json!({"model": "llama-3.1-8b", "task": "inference", "gpu": "H100", "qps": 2,
+               "requests": [{"input_tokens": 900, "output_tokens": 200}, {"prompt_tokens": 3000, "completion_tokens": 50}]})
+        .to_string(),
+    )
+    .await;
+    let body = String::from_utf8_lossy(&answer.body);
+    assert_eq!(answer.status, StatusCode::OK, "{body}");
+    assert!(
+        body.contains("the listed requests"),
+        "the answer names the mix it used: {body}"
+    );
 }
 
 /// A route asked with a method it does not take answers 405 as problem+json, like every other

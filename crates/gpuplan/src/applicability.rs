@@ -1,18 +1,20 @@
 //! Flags that do not apply to a request are refused, never silently ignored: each rule names
 //! the flag, what it applies to, and what to do instead.
 
-use crate::Error;
 use crate::plan_workload::PlanQuery;
+use crate::{Error, Field, RequestError};
 use gpuplan_model::{Architecture, BillingMode, ModelSpec, SequencePacking, Task};
 
-/// One flag and whether the user gave it.
-struct Given(&'static str, bool);
+/// One field and whether the user gave it.
+struct Given(Field, bool);
 
-fn refuse(flag: &str, applies_to: &str, hint: &str) -> Error {
-    Error::invalid(format!("{flag} applies to {applies_to}"), Some(hint.to_string()))
+/// `field` means nothing here: it applies to `applies_to`; `hint` says what to do. Both
+/// name other fields as `{key}`.
+fn refuse(field: Field, applies_to: &str, hint: &str) -> Error {
+    RequestError::not_applicable(field, applies_to).with_hint(hint).into()
 }
 
-fn first_given(flags: &[Given]) -> Option<&'static str> {
+fn first_given(flags: &[Given]) -> Option<Field> {
     flags.iter().find(|g| g.1).map(|g| g.0)
 }
 
@@ -20,27 +22,27 @@ fn first_given(flags: &[Given]) -> Option<&'static str> {
 pub(crate) fn check_plan_query(query: &PlanQuery, model: &ModelSpec) -> Result<(), Error> {
     let task = query.task;
     let serving = [
-        Given("--qps", query.serving.qps.is_some()),
-        Given("--peak-qps", query.serving.peak_qps.is_some()),
-        Given("--headroom", query.serving.headroom.is_some()),
-        Given("--ttft", query.serving.ttft.is_some()),
-        Given("--tpot", query.serving.tpot.is_some()),
-        Given("--output-tokens", query.output_tokens.is_some()),
-        Given("--engine", query.engine.is_some()),
-        Given("--requests", query.serving.requests.is_some()),
-        Given("--prefix-cache-hit", query.prefix_cache_hit.is_some()),
-        Given("--kv-cache-dtype", query.kv_cache.is_some()),
+        Given(Field::Qps, query.serving.qps.is_some()),
+        Given(Field::PeakQps, query.serving.peak_qps.is_some()),
+        Given(Field::Headroom, query.serving.headroom.is_some()),
+        Given(Field::Ttft, query.serving.ttft.is_some()),
+        Given(Field::Tpot, query.serving.tpot.is_some()),
+        Given(Field::OutputTokens, query.output_tokens.is_some()),
+        Given(Field::Engine, query.engine.is_some()),
+        Given(Field::Requests, query.serving.requests.is_some()),
+        Given(Field::PrefixCacheHit, query.prefix_cache_hit.is_some()),
+        Given(Field::KvCacheDtype, query.kv_cache.is_some()),
     ];
     let training = [
-        Given("--tokens", query.tokens.is_some()),
-        Given("--epochs", query.epochs.is_some()),
-        Given("--optimizer", query.optimizer.is_some()),
-        Given("--checkpointing", query.checkpointing.is_some()),
-        Given("--framework", query.framework.is_some()),
-        Given("--offload", query.offload.is_some_and(|o| o.any())),
-        Given("--micro-batch", query.micro_batch.is_some()),
+        Given(Field::Tokens, query.tokens.is_some()),
+        Given(Field::Epochs, query.epochs.is_some()),
+        Given(Field::Optimizer, query.optimizer.is_some()),
+        Given(Field::Checkpointing, query.checkpointing.is_some()),
+        Given(Field::Framework, query.framework.is_some()),
+        Given(Field::Offload, query.offload.is_some_and(|o| o.any())),
+        Given(Field::MicroBatch, query.micro_batch.is_some()),
         Given(
-            "--checkpoint-every",
+            Field::CheckpointEvery,
             query.operational.startup.checkpoint_interval_hours.is_some(),
         ),
     ];
@@ -48,8 +50,8 @@ pub(crate) fn check_plan_query(query: &PlanQuery, model: &ModelSpec) -> Result<(
         if let Some(flag) = first_given(&serving) {
             return Err(refuse(
                 flag,
-                "--task inference",
-                "drop it, or plan serving with --task inference",
+                "{task} inference",
+                "drop it, or plan serving with {task} inference",
             ));
         }
     } else {
@@ -57,53 +59,57 @@ pub(crate) fn check_plan_query(query: &PlanQuery, model: &ModelSpec) -> Result<(
             return Err(refuse(
                 flag,
                 "training tasks (pretrain, finetune, lora, qlora)",
-                "drop it; inference is sized by --qps and latency targets, or by --dataset-size and --deadline for a batch",
+                "drop it; inference is sized by {qps} and latency targets, or by {dataset_size} and {deadline} for a batch",
             ));
         }
         let batch = query.dataset_size.is_some();
         if query.deadline_hours.is_some() && !batch {
             return Err(refuse(
-                "--deadline",
-                "training, or to batch inference with --dataset-size",
-                "give --dataset-size (requests to process) with --deadline, or size online serving with --qps",
+                Field::Deadline,
+                "training, or to batch inference with {dataset_size}",
+                "give {dataset_size} (requests to process) with {deadline}, or size online serving with {qps}",
             ));
         }
         if query.serving.qps.is_some() && query.serving.concurrency.is_some() {
-            return Err(Error::invalid(
-                "--qps and --concurrency are two ways to state the load; give one",
-                Some(
-                    "--qps is an open load of Poisson arrivals; --concurrency N is N users in a closed loop"
-                        .to_string(),
-                ),
-            ));
+            return Err(RequestError::conflict(
+                Field::Qps,
+                Field::Concurrency,
+                "are two ways to state the load; give one",
+            )
+            .with_hint("{qps} is an open load of Poisson arrivals; {concurrency} N is N users in a closed loop")
+            .into());
         }
         if query.serving.peak_qps.is_some() && query.serving.concurrency.is_some() {
             return Err(refuse(
-                "--peak-qps",
-                "a load given as --qps",
-                "with --concurrency the replicas are sized for that many users; drop --peak-qps",
+                Field::PeakQps,
+                "a load given as {qps}",
+                "with {concurrency} the replicas are sized for that many users; drop {peak_qps}",
             ));
         }
         let online = [
-            Given("--qps", query.serving.qps.is_some()),
-            Given("--concurrency", query.serving.concurrency.is_some()),
-            Given("--peak-qps", query.serving.peak_qps.is_some()),
-            Given("--ttft", query.serving.ttft.is_some()),
-            Given("--tpot", query.serving.tpot.is_some()),
+            Given(Field::Qps, query.serving.qps.is_some()),
+            Given(Field::Concurrency, query.serving.concurrency.is_some()),
+            Given(Field::PeakQps, query.serving.peak_qps.is_some()),
+            Given(Field::Ttft, query.serving.ttft.is_some()),
+            Given(Field::Tpot, query.serving.tpot.is_some()),
         ];
         if let (true, Some(flag)) = (batch, first_given(&online)) {
             return Err(refuse(
                 flag,
-                "online serving, not to a batch of --dataset-size requests",
-                "a batch is sized by --dataset-size and --deadline; drop one of the two",
+                "online serving, not to a batch of {dataset_size} requests",
+                "a batch is sized by {dataset_size} and {deadline}; drop one of the two",
             ));
         }
     }
     if query.lora_rank.is_some() && !matches!(task, Task::Lora | Task::Qlora) {
-        return Err(refuse("--lora-rank", "--task lora or qlora", "drop --lora-rank"));
+        return Err(refuse(Field::LoraRank, "{task} lora or qlora", "drop {lora_rank}"));
     }
     if query.lora_targets.is_some() && !matches!(task, Task::Lora | Task::Qlora) {
-        return Err(refuse("--lora-targets", "--task lora or qlora", "drop --lora-targets"));
+        return Err(refuse(
+            Field::LoraTargets,
+            "{task} lora or qlora",
+            "drop {lora_targets}",
+        ));
     }
     check_image_flags(query, model)?;
     check_input_flags(query, model)?;
@@ -121,13 +127,16 @@ pub(crate) fn check_training_step(
     seq: u64,
 ) -> Result<(), Error> {
     let transformer = matches!(model.architecture, Architecture::Transformer(_));
-    let flags = [Given("--compile", compiled), Given("--mean-seq", packing.is_padded())];
+    let flags = [
+        Given(Field::Compile, compiled),
+        Given(Field::MeanSeq, packing.is_padded()),
+    ];
     if let Some(flag) = first_given(&flags) {
         if !task.is_training() {
             return Err(refuse(
                 flag,
                 "training tasks (pretrain, finetune, lora, qlora)",
-                "drop it; serving engines are chosen with --engine (torch-compile among them)",
+                "drop it; serving engines are chosen with {engine} (torch-compile among them)",
             ));
         }
         if !transformer {
@@ -140,16 +149,20 @@ pub(crate) fn check_training_step(
     }
     if let SequencePacking::Padded { mean_tokens } = packing {
         if mean_tokens == 0 {
-            return Err(Error::invalid(
-                format!("--mean-seq must be a positive number, found {mean_tokens}"),
-                Some("the mean number of real tokens in each padded example".to_string()),
-            ));
+            return Err(
+                RequestError::out_of_range(Field::MeanSeq, mean_tokens, "a positive number")
+                    .with_hint("the mean number of real tokens in each padded example")
+                    .into(),
+            );
         }
         if mean_tokens > seq {
-            return Err(Error::invalid(
-                format!("--mean-seq {mean_tokens} is longer than --seq {seq}, the length examples are padded to"),
-                Some("give --seq the padded length (the longest example) and --mean-seq their mean".to_string()),
-            ));
+            return Err(RequestError::beyond(
+                Field::MeanSeq,
+                mean_tokens,
+                format!("longer than {{seq}} {seq}, the length examples are padded to"),
+            )
+            .with_hint("give {seq} the padded length (the longest example) and {mean_seq} their mean")
+            .into());
         }
     }
     Ok(())
@@ -160,24 +173,24 @@ fn check_image_flags(query: &PlanQuery, model: &ModelSpec) -> Result<(), Error> 
     let diffusion = crate::defaults::is_diffusion(model);
     if query.tokens.is_some() && image_model {
         return Err(refuse(
-            "--tokens",
+            Field::Tokens,
             "text models, which train on tokens",
-            "image models train on images: give --dataset-size (images) and --epochs",
+            "image models train on images: give {dataset_size} (images) and {epochs}",
         ));
     }
     if query.image.resolution.is_some() && !image_model {
         return Err(refuse(
-            "--resolution",
+            Field::Resolution,
             "image models (CNNs, ViTs from cited figures, diffusion pipelines)",
-            "drop --resolution; transformers take --seq",
+            "drop {resolution}; transformers take {seq}",
         ));
     }
     if !diffusion {
         if query.image.denoising_steps.is_some() {
-            return Err(refuse("--steps", "diffusion models", "drop --steps"));
+            return Err(refuse(Field::Steps, "diffusion models", "drop {steps}"));
         }
         if query.image.guidance.is_some() {
-            return Err(refuse("--no-guidance", "diffusion models", "drop --no-guidance"));
+            return Err(refuse(Field::NoGuidance, "diffusion models", "drop {no_guidance}"));
         }
     }
     Ok(())
@@ -190,15 +203,15 @@ fn check_request_shape_flags(query: &PlanQuery, model: &ModelSpec) -> Result<(),
     let continuous = query.engine.is_none_or(|engine| engine.continuous_batching());
     let settings = &query.engine_settings;
     let shapes = [
-        Given("--requests", query.serving.requests.is_some()),
-        Given("--prefix-cache-hit", query.prefix_cache_hit.is_some()),
-        Given("--concurrency", query.serving.concurrency.is_some()),
-        Given("--max-num-seqs", settings.max_num_seqs.is_some()),
-        Given("--max-num-batched-tokens", settings.max_num_batched_tokens.is_some()),
-        Given("--scheduler-steps", settings.scheduler_steps.is_some()),
-        Given("--chunked-prefill", settings.chunked_prefill.is_some()),
-        Given("--reserve-full-context", settings.reserve_full_context.is_some()),
-        Given("--engine NAME@RELEASE", settings.release.is_some()),
+        Given(Field::Requests, query.serving.requests.is_some()),
+        Given(Field::PrefixCacheHit, query.prefix_cache_hit.is_some()),
+        Given(Field::Concurrency, query.serving.concurrency.is_some()),
+        Given(Field::MaxNumSeqs, settings.max_num_seqs.is_some()),
+        Given(Field::MaxNumBatchedTokens, settings.max_num_batched_tokens.is_some()),
+        Given(Field::SchedulerSteps, settings.scheduler_steps.is_some()),
+        Given(Field::ChunkedPrefill, settings.chunked_prefill.is_some()),
+        Given(Field::ReserveFullContext, settings.reserve_full_context.is_some()),
+        Given(Field::Engine, settings.release.is_some()),
     ];
     match first_given(&shapes) {
         Some(flag) if !(generates && continuous) => Err(refuse(
@@ -212,8 +225,8 @@ fn check_request_shape_flags(query: &PlanQuery, model: &ModelSpec) -> Result<(),
 
 fn check_input_flags(query: &PlanQuery, model: &ModelSpec) -> Result<(), Error> {
     let input = [
-        Given("--input-pipeline", query.operational.input.pipeline.is_some()),
-        Given("--stream-dataset", query.operational.input.stream_dataset),
+        Given(Field::InputPipeline, query.operational.input.pipeline.is_some()),
+        Given(Field::StreamDataset, query.operational.input.stream_dataset),
     ];
     let decodes = query.task.is_training() && crate::defaults::decodes_images(model);
     match first_given(&input) {
@@ -233,29 +246,30 @@ fn check_billing_flags(query: &PlanQuery) -> Result<(), Error> {
         .any(|b| matches!(b, BillingMode::Reserved1y | BillingMode::Reserved3y));
     if query.operational.utilisation.is_some() && !reserved {
         return Err(refuse(
-            "--utilisation",
+            Field::Utilisation,
             "reserved billing",
-            "add --billing reserved-1y (or reserved-3y), or drop --utilisation",
+            "add {billing} reserved-1y (or reserved-3y), or drop {utilisation}",
         ));
     }
     if let Some(u) = query.operational.utilisation {
         if !(u > 0.0 && u <= 1.0) {
-            return Err(Error::invalid(
-                format!("--utilisation {u} is not a share between 0 and 1"),
-                Some("0.7 means the reserved capacity is busy 70 % of its term".to_string()),
-            ));
+            return Err(
+                RequestError::beyond(Field::Utilisation, u, "not a share between 0 and 1")
+                    .with_hint("0.7 means the reserved capacity is busy 70 % of its term")
+                    .into(),
+            );
         }
     }
     if query.operational.interruption_rate.is_some() && !query.billing.contains(&BillingMode::Spot) {
         return Err(refuse(
-            "--interruption-rate",
+            Field::InterruptionRate,
             "spot billing",
-            "add --spot, or drop --interruption-rate",
+            "add {spot}, or drop {interruption_rate}",
         ));
     }
     if let Some(rate) = query.operational.interruption_rate {
         if !(rate >= 0.0 && rate.is_finite()) {
-            return Err(Error::invalid("--interruption-rate must be zero or more", None));
+            return Err(RequestError::out_of_range(Field::InterruptionRate, rate, "zero or more").into());
         }
     }
     Ok(())

@@ -236,48 +236,58 @@ const MAX_MONTE_CARLO_RUNS: u32 = 1_000_000;
 /// Prices `query` under each requested billing mode.
 pub fn cost_job(catalog: &Catalog, query: &CostQuery) -> Result<CostAnswer, Error> {
     if !(query.hours > 0.0 && query.hours <= MAX_HOURS) {
-        return Err(Error::invalid(
-            format!(
-                "--hours must be between 0 and {MAX_HOURS:.0} (a century); got {:e}",
-                query.hours
-            ),
-            None,
-        ));
+        return Err(crate::RequestError::out_of_range(
+            crate::Field::Hours,
+            format!("{:e}", query.hours),
+            format!("between 0 and {MAX_HOURS:.0} (a century)"),
+        )
+        .into());
     }
     if query.spot.is_some() && !query.billing.contains(&BillingMode::Spot) {
-        return Err(Error::invalid(
-            "--checkpoint-minutes, --interruption-rate and --monte-carlo apply to spot billing",
-            Some("add --billing spot (or on-demand,spot), or drop them".to_string()),
-        ));
+        let field = match &query.spot {
+            Some(s) if s.checkpoint_interval_hours.is_some() => crate::Field::CheckpointMinutes,
+            Some(s) if s.interruption_rate.is_some() => crate::Field::InterruptionRate,
+            _ => crate::Field::MonteCarlo,
+        };
+        return Err(crate::RequestError::not_applicable(field, "spot billing")
+            .with_hint("add {billing} spot (or on-demand,spot), or drop {checkpoint_minutes}, {interruption_rate} and {monte_carlo}")
+            .into());
     }
     if let Some(runs) = query.spot.and_then(|s| s.monte_carlo_runs) {
         if !(1..=MAX_MONTE_CARLO_RUNS).contains(&runs) {
-            return Err(Error::invalid(
-                format!("--monte-carlo {runs}: give between 1 and {MAX_MONTE_CARLO_RUNS} runs"),
-                Some("10,000 runs already pin the 90th percentile to a few tenths of a percent".to_string()),
-            ));
+            return Err(crate::RequestError::invalid(
+                crate::Field::MonteCarlo,
+                runs,
+                format!("give between 1 and {MAX_MONTE_CARLO_RUNS} runs"),
+            )
+            .with_hint("10,000 runs already pin the 90th percentile to a few tenths of a percent")
+            .into());
         }
     }
-    crate::defaults::require_positive("--price", query.price)?;
-    crate::defaults::require_positive("--spot-price", query.spot_price)?;
-    for (flag, price) in [("--price", query.price), ("--spot-price", query.spot_price)] {
-        if price.is_some_and(|p| p > MAX_USD_PER_HOUR) {
-            return Err(Error::invalid(
-                format!("{flag} is beyond any rental price (at most {MAX_USD_PER_HOUR} USD per hour)"),
-                None,
-            ));
+    crate::defaults::require_positive(crate::Field::Price, query.price)?;
+    crate::defaults::require_positive(crate::Field::SpotPrice, query.spot_price)?;
+    for (field, price) in [
+        (crate::Field::Price, query.price),
+        (crate::Field::SpotPrice, query.spot_price),
+    ] {
+        if let Some(price) = price.filter(|p| *p > MAX_USD_PER_HOUR) {
+            return Err(crate::RequestError::beyond(
+                field,
+                crate::defaults::shown(price),
+                format!("beyond any rental price (at most {MAX_USD_PER_HOUR} USD per hour)"),
+            )
+            .into());
         }
     }
-    crate::defaults::require_non_negative("--storage-gb × --storage-months", Some(query.storage_gb_months))?;
-    crate::defaults::require_non_negative("--egress-gb", Some(query.egress_gb))?;
+    crate::defaults::require_non_negative(crate::Field::StorageGb, Some(query.storage_gb_months))?;
+    crate::defaults::require_non_negative(crate::Field::EgressGb, Some(query.egress_gb))?;
     if query.egress_gb > MAX_EGRESS_GB {
-        return Err(Error::invalid(
-            format!(
-                "--egress-gb {} is beyond any job's traffic (at most 1e9 GB, an exabyte)",
-                crate::defaults::shown(query.egress_gb)
-            ),
-            None,
-        ));
+        return Err(crate::RequestError::beyond(
+            crate::Field::EgressGb,
+            crate::defaults::shown(query.egress_gb),
+            "beyond any job's traffic (at most 1e9 GB, an exabyte)",
+        )
+        .into());
     }
     if query.billing.is_empty() {
         return Err(Error::invalid(
@@ -306,19 +316,21 @@ pub fn cost_job(catalog: &Catalog, query: &CostQuery) -> Result<CostAnswer, Erro
     let granularity = offering.as_ref().and_then(|o| o.billing_granularity);
     if let Some(u) = query.utilisation {
         if !(u > 0.0 && u <= 1.0) {
-            return Err(Error::invalid(
-                format!("--utilisation {u} is not a share between 0 and 1"),
-                Some("0.7 means the reserved capacity is busy 70 % of its term".to_string()),
-            ));
+            return Err(
+                crate::RequestError::beyond(crate::Field::Utilisation, u, "not a share between 0 and 1")
+                    .with_hint("0.7 means the reserved capacity is busy 70 % of its term")
+                    .into(),
+            );
         }
         if reserved_term_in(&query.billing).is_none() {
-            return Err(Error::invalid(
-                "--utilisation applies to reserved billing",
-                Some("add --billing reserved-1y (or reserved-3y), or drop --utilisation".to_string()),
-            ));
+            return Err(
+                crate::RequestError::not_applicable(crate::Field::Utilisation, "reserved billing")
+                    .with_hint("add {billing} reserved-1y (or reserved-3y), or drop {utilisation}")
+                    .into(),
+            );
         }
     }
-    crate::defaults::require_non_negative("--minimum-hours", query.minimum_hours)?;
+    crate::defaults::require_non_negative(crate::Field::MinimumHours, query.minimum_hours)?;
     // A minimum commitment bills at least its hours.
     let billed_for = query.hours.max(query.minimum_hours.unwrap_or(0.0));
     let (rates, rate_notes) = storage_rates(catalog, offering.as_ref().map(|o| &o.provider));
@@ -505,10 +517,16 @@ pub fn cost_job(catalog: &Catalog, query: &CostQuery) -> Result<CostAnswer, Erro
         let mut tiers = query.tiers.clone();
         tiers.sort_by(|a, b| a.0.total_cmp(&b.0));
         if tiers[0].0 != 0.0 || tiers.iter().any(|(from, price)| !(*from >= 0.0 && *price > 0.0)) {
-            return Err(Error::invalid(
-                "--tiers must start at hour 0 with positive prices (e.g. 0:3.06,500:2.50)",
-                None,
-            ));
+            return Err(crate::RequestError::unsuitable(
+                crate::Field::Tiers,
+                tiers
+                    .iter()
+                    .map(|(from, price)| format!("{from}:{price}"))
+                    .collect::<Vec<_>>()
+                    .join(","),
+                "must start at hour 0 with positive prices (e.g. 0:3.06,500:2.50)",
+            )
+            .into());
         }
         let compute = gpuplan_estimate::cost::tiered_compute_cost(billed_for, &tiers);
         lines.push(CostLine {
@@ -530,19 +548,28 @@ pub fn cost_job(catalog: &Catalog, query: &CostQuery) -> Result<CostAnswer, Erro
     }
     if let Some((commitment, discount)) = query.savings_plan {
         if !(commitment > 0.0 && commitment.is_finite()) {
-            return Err(Error::invalid(
-                format!("--savings-plan must be a positive commitment in USD per hour; got {commitment}"),
-                None,
-            ));
+            return Err(crate::RequestError::out_of_range(
+                crate::Field::SavingsPlan,
+                commitment,
+                "a positive commitment in USD per hour",
+            )
+            .into());
         }
         if discount.is_some_and(|d| !(d > 0.0 && d < 1.0)) {
-            return Err(Error::invalid("--savings-discount must be between 0 and 1", None));
+            return Err(crate::RequestError::out_of_range(
+                crate::Field::SavingsDiscount,
+                discount.unwrap_or_default(),
+                "between 0 and 1",
+            )
+            .into());
         }
         let Some(on_demand) = on_demand_rate else {
-            return Err(Error::invalid(
-                "a savings plan needs an on-demand rate (--instance or --price)",
-                None,
-            ));
+            return Err(crate::RequestError::needs(
+                crate::Field::SavingsPlan,
+                crate::Field::Price,
+                ", an on-demand rate (or an {instance} that has one)",
+            )
+            .into());
         };
         let discount = match discount {
             Some(d) => d,
@@ -649,32 +676,27 @@ pub fn energy_of(catalog: &Catalog, query: &EnergyQuery) -> Result<EnergyAnswer,
         pue: query.pue,
         price_per_kwh: query.price_per_kwh,
     };
-    crate::defaults::require_positive("--hours", Some(query.hours))?;
+    crate::defaults::require_positive(crate::Field::Hours, Some(query.hours))?;
     if query.hours > MAX_HOURS {
-        return Err(Error::invalid(
-            format!(
-                "--hours {} is more than a century of running",
-                crate::defaults::shown(query.hours)
-            ),
-            Some(format!("give at most {MAX_HOURS} hours")),
-        ));
+        return Err(crate::RequestError::beyond(
+            crate::Field::Hours,
+            crate::defaults::shown(query.hours),
+            "more than a century of running",
+        )
+        .with_hint(format!("give at most {MAX_HOURS} hours"))
+        .into());
     }
-    crate::defaults::require_positive("--price-kwh", query.price_per_kwh)?;
+    crate::defaults::require_positive(crate::Field::PriceKwh, query.price_per_kwh)?;
     if query.gpus == 0 {
-        return Err(Error::invalid("--gpus must be at least 1", None));
+        return Err(crate::defaults::at_least_one(crate::Field::Gpus, 0));
     }
     let estimate = energy(&input).map_err(|e| Error::invalid(e.to_string(), None))?;
-    for (flag, value) in [
-        ("--purchase-price", query.purchase_usd),
-        ("--rent-price", query.rent_usd_per_hour),
-        ("--depreciation-years", Some(query.depreciation_years)),
+    for (field, value) in [
+        (crate::Field::PurchasePrice, query.purchase_usd),
+        (crate::Field::RentPrice, query.rent_usd_per_hour),
+        (crate::Field::DepreciationYears, Some(query.depreciation_years)),
     ] {
-        if value.is_some_and(|v| !(v > 0.0 && v.is_finite())) {
-            return Err(Error::invalid(
-                format!("{flag} must be a positive number, found {}", value.unwrap_or_default()),
-                None,
-            ));
-        }
+        crate::defaults::require_positive(field, value)?;
     }
     let rent_or_buy = match (query.purchase_usd, query.rent_usd_per_hour) {
         (Some(purchase), Some(rent)) => {
@@ -682,10 +704,12 @@ pub fn energy_of(catalog: &Catalog, query: &EnergyQuery) -> Result<EnergyAnswer,
             rent_or_buy(purchase, query.depreciation_years, energy_per_hour, rent)
         }
         (Some(_), None) => {
-            return Err(Error::invalid(
-                "--purchase-price needs --rent-price to compare with",
-                None,
-            ));
+            return Err(crate::RequestError::needs(
+                crate::Field::PurchasePrice,
+                crate::Field::RentPrice,
+                " to compare with",
+            )
+            .into());
         }
         _ => None,
     };

@@ -46,11 +46,11 @@ pub struct CostOptions {
     pub gpu: Option<String>,
     #[serde(default)]
     pub gpus: Option<u32>,
-    #[serde(default, alias = "providers")]
-    pub provider: Vec<String>,
+    #[serde(default, alias = "provider")]
+    pub providers: Vec<String>,
     /// Region prefixes.
-    #[serde(default, alias = "regions")]
-    pub region: Vec<String>,
+    #[serde(default, alias = "region")]
+    pub regions: Vec<String>,
     /// A negotiated rate, USD per hour.
     #[serde(default)]
     pub price: Option<f64>,
@@ -130,8 +130,8 @@ impl CostOptions {
             instance: None,
             gpu: None,
             gpus: None,
-            provider: Vec::new(),
-            region: Vec::new(),
+            providers: Vec::new(),
+            regions: Vec::new(),
             price: None,
             spot_price: None,
             hours,
@@ -159,24 +159,24 @@ impl CostOptions {
         let modeled =
             self.checkpoint_minutes.is_some() || self.interruption_rate.is_some() || self.monte_carlo.is_some();
         let spot_only = [
-            ("checkpoint_write", self.checkpoint_write.is_some()),
-            ("restart", self.restart.is_some()),
+            (crate::Field::CheckpointWrite, self.checkpoint_write.is_some()),
+            (crate::Field::Restart, self.restart.is_some()),
         ];
         if let Some((field, _)) = spot_only.iter().find(|(_, given)| *given && !modeled) {
-            return Err(Error::invalid(
-                format!(
-                    "--{} applies to the spot interruption model only",
-                    field.replace('_', "-")
-                ),
-                Some("give --checkpoint-minutes or --interruption-rate too".to_string()),
-            ));
+            return Err(
+                crate::RequestError::not_applicable(*field, "the spot interruption model only")
+                    .with_hint("give {checkpoint_minutes} or {interruption_rate} too")
+                    .into(),
+            );
         }
+        crate::defaults::require_non_negative(crate::Field::StorageGb, Some(self.storage_gb))?;
+        crate::defaults::require_non_negative(crate::Field::StorageMonths, Some(self.storage_months))?;
         Ok(CostQuery {
             instance: self.instance.clone(),
             gpu: self.gpu.clone(),
             gpus: self.gpus,
-            providers: self.provider.clone(),
-            regions: self.region.clone(),
+            providers: self.providers.clone(),
+            regions: self.regions.clone(),
             price: self.price,
             spot_price: self.spot_price,
             hours: self.hours,
@@ -224,8 +224,8 @@ pub struct EnergyOptions {
     #[serde(default = "one")]
     pub pue: f64,
     /// Average share of TDP drawn, 0–1.
-    #[serde(default = "one", alias = "utilisation")]
-    pub utilization: f64,
+    #[serde(default = "one", alias = "utilization")]
+    pub utilisation: f64,
     /// Electricity price, USD per kWh.
     #[serde(default)]
     pub price_kwh: Option<f64>,
@@ -258,7 +258,7 @@ impl EnergyOptions {
             gpus: self.gpus,
             hours: self.hours,
             pue: self.pue,
-            utilization: self.utilization,
+            utilization: self.utilisation,
             price_per_kwh: self.price_kwh,
             purchase_usd: self.purchase_price,
             depreciation_years: self.depreciation_years,

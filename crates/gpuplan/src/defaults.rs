@@ -1,7 +1,7 @@
 //! The defaults both `estimate` and `plan` fill in when a request leaves a value open; each
 //! choice is recorded in words for the answer's `defaults`.
 
-use crate::Error;
+use crate::{Error, Field, RequestError};
 use gpuplan_estimate::TrainingAmount;
 use gpuplan_model::{Architecture, Engine, Framework, LoraTargets, ModelSpec, Offload, Task, TransformerSpec};
 
@@ -84,16 +84,18 @@ pub fn lora_targets(
 /// Offloading applies to training, and parameters leave the GPU only sharded (ZeRO-3/FSDP).
 pub fn check_offload(offload: Offload, task: Task, zero: Option<u8>) -> Result<(), Error> {
     if offload.any() && !task.is_training() {
-        return Err(Error::invalid(
-            "--offload applies to training tasks (pretrain, finetune, lora, qlora)",
-            Some("drop it".to_string()),
-        ));
+        return Err(
+            RequestError::not_applicable(Field::Offload, "training tasks (pretrain, finetune, lora, qlora)")
+                .with_hint("drop it")
+                .into(),
+        );
     }
     if offload.parameters && zero.is_some_and(|z| z < 3) {
-        return Err(Error::invalid(
-            "--offload params needs sharded parameters (ZeRO-3 or FSDP)",
-            Some("use --zero 3, or offload only the optimizer".to_string()),
-        ));
+        return Err(
+            RequestError::unsuitable(Field::Offload, "params", "needs sharded parameters (ZeRO-3 or FSDP)")
+                .with_hint("use {zero} 3, or offload only the optimizer")
+                .into(),
+        );
     }
     Ok(())
 }
@@ -107,18 +109,21 @@ pub fn training_amount(
 ) -> Result<Option<TrainingAmount>, Error> {
     match (tokens, epochs, dataset_size) {
         (Some(tokens), _, _) if tokens > 0.0 && tokens.is_finite() => Ok(Some(TrainingAmount::Tokens(tokens))),
-        (Some(tokens), _, _) => Err(Error::invalid(
-            format!("--tokens {tokens} must be a positive number"),
-            None,
-        )),
+        (Some(tokens), _, _) => {
+            Err(RequestError::out_of_range(Field::Tokens, shown(tokens), "a positive number").into())
+        }
         (None, epochs, Some(size)) if size > 0.0 && epochs.is_none_or(|e| e > 0.0) => {
             Ok(Some(TrainingAmount::Samples(size * epochs.unwrap_or(1.0))))
         }
-        (None, Some(_), None) => Err(Error::invalid(
-            "--epochs needs --dataset-size (samples per epoch)",
-            None,
-        )),
-        (None, _, Some(_)) => Err(Error::invalid("--epochs and --dataset-size must be positive", None)),
+        (None, Some(_), None) => {
+            Err(RequestError::needs(Field::Epochs, Field::DatasetSize, " (samples per epoch)").into())
+        }
+        (None, Some(e), Some(_)) if e.is_nan() || e <= 0.0 => {
+            Err(RequestError::out_of_range(Field::Epochs, shown(e), "a positive number").into())
+        }
+        (None, _, Some(size)) => {
+            Err(RequestError::out_of_range(Field::DatasetSize, shown(size), "a positive number").into())
+        }
         (None, None, None) => Ok(None),
     }
 }
@@ -163,27 +168,30 @@ pub fn is_diffusion(model: &ModelSpec) -> bool {
 }
 
 /// Sizes and counts that must be at least one (`--seq 0` is a mistake, not an empty plan).
-pub fn check_counts(counts: &[(&str, Option<u64>)]) -> Result<(), Error> {
-    if let Some((flag, _)) = counts.iter().find(|(_, value)| *value == Some(0)) {
-        return Err(Error::invalid(format!("{flag} must be at least 1"), None));
+pub fn check_counts(counts: &[(Field, Option<u64>)]) -> Result<(), Error> {
+    if let Some((field, _)) = counts.iter().find(|(_, value)| *value == Some(0)) {
+        return Err(at_least_one(*field, 0));
     }
     match counts.iter().find(|(_, value)| value.is_some_and(|v| v > MAX_COUNT)) {
-        Some((flag, Some(value))) => Err(Error::invalid(
-            format!("{flag} {value} is beyond any real workload (at most {MAX_COUNT})"),
-            None,
-        )),
+        Some((field, Some(value))) => {
+            Err(RequestError::beyond(*field, value, format!("beyond any real workload (at most {MAX_COUNT})")).into())
+        }
         _ => Ok(()),
     }
 }
 
-/// `value` of `flag`, which must be a positive finite number; the one wording every command
+/// `field` must be at least 1; `value` was given.
+pub fn at_least_one(field: Field, value: impl ToString) -> Error {
+    RequestError::out_of_range(field, value, "at least 1").into()
+}
+
+/// `value` of `field`, which must be a positive finite number; the one wording every command
 /// uses.
-pub fn require_positive(flag: &str, value: Option<f64>) -> Result<(), Error> {
+pub fn require_positive(field: Field, value: Option<f64>) -> Result<(), Error> {
     match value {
-        Some(v) if !(v > 0.0 && v.is_finite()) => Err(Error::invalid(
-            format!("{flag} must be a positive number, found {v}"),
-            None,
-        )),
+        Some(v) if !(v > 0.0 && v.is_finite()) => {
+            Err(RequestError::out_of_range(field, shown(v), "a positive number").into())
+        }
         _ => Ok(()),
     }
 }
@@ -205,22 +213,22 @@ pub fn shown(value: f64) -> String {
 /// `--qps` within [`LOAD_RANGE`].
 pub fn require_plausible_load(qps: Option<f64>) -> Result<(), Error> {
     match qps {
-        Some(q) if !LOAD_RANGE.contains(&q) => Err(Error::invalid(
-            format!(
-                "--qps {} is outside the loads a service is sized for (1e-5 to 1e7 requests/s)",
-                shown(q)
-            ),
-            Some("for a handful of requests a day, serverless endpoints or a batch job fit better".to_string()),
-        )),
+        Some(q) if !LOAD_RANGE.contains(&q) => Err(RequestError::beyond(
+            Field::Qps,
+            shown(q),
+            "outside the loads a service is sized for (1e-5 to 1e7 requests/s)",
+        )
+        .with_hint("for a handful of requests a day, serverless endpoints or a batch job fit better")
+        .into()),
         _ => Ok(()),
     }
 }
 
-/// `value` of `flag`, which must be zero or a positive finite number.
-pub fn require_non_negative(flag: &str, value: Option<f64>) -> Result<(), Error> {
+/// `value` of `field`, which must be zero or a positive finite number.
+pub fn require_non_negative(field: Field, value: Option<f64>) -> Result<(), Error> {
     match value {
         Some(v) if !(v >= 0.0 && v.is_finite()) => {
-            Err(Error::invalid(format!("{flag} must be zero or more, found {v}"), None))
+            Err(RequestError::out_of_range(field, shown(v), "zero or more").into())
         }
         _ => Ok(()),
     }
@@ -237,13 +245,15 @@ const MAX_CLUSTER_GPUS: u32 = 131_072;
 /// it spans several.
 pub fn check_node_shape(gpus: u32, per_node: u32) -> Result<(), Error> {
     if gpus > MAX_CLUSTER_GPUS {
-        return Err(Error::invalid(
-            format!("--gpus {gpus} is more than any cluster holds (at most {MAX_CLUSTER_GPUS})"),
-            None,
-        ));
+        return Err(RequestError::beyond(
+            Field::Gpus,
+            gpus,
+            format!("more than any cluster holds (at most {MAX_CLUSTER_GPUS})"),
+        )
+        .into());
     }
     if per_node == 0 {
-        return Err(Error::invalid("--gpus-per-node must be at least 1", None));
+        return Err(at_least_one(Field::GpusPerNode, 0));
     }
     if gpus > per_node && gpus % per_node != 0 {
         return Err(Error::invalid(
@@ -260,13 +270,9 @@ pub fn check_training_precision(task: Task, precision: gpuplan_model::Precision)
     use gpuplan_model::Precision;
     let integer = matches!(precision, Precision::Int8 | Precision::Int4 | Precision::Fp4);
     if task.is_training() && task != Task::Qlora && integer {
-        return Err(Error::invalid(
-            format!("--precision {precision} does not train weights"),
-            Some(
-                "train in bf16, fp16 or fp8; int8/int4 serve models, and QLoRA keeps a 4-bit base with --task qlora"
-                    .to_string(),
-            ),
-        ));
+        return Err(RequestError::unsuitable(Field::Precision, precision, "does not train weights")
+            .with_hint("train in bf16, fp16 or fp8; int8/int4 serve models, and QLoRA keeps a 4-bit base with {task} qlora")
+            .into());
     }
     Ok(())
 }

@@ -3,7 +3,7 @@
 //! (`max_num_seqs`). Unset knobs keep the engine release's defaults, and the answer says which
 //! were in force.
 
-use crate::Error;
+use crate::{Error, Field, RequestError};
 use gpuplan_model::{EngineRelease, EngineSettings};
 use serde::{Deserialize, Serialize};
 
@@ -54,9 +54,9 @@ pub(crate) fn split_release(text: &Option<String>) -> Result<(Option<String>, Op
         return Ok((Some(text.clone()), None));
     };
     let parsed = EngineRelease::parse(release).ok_or_else(|| {
-        Error::invalid(
-            format!("--engine {text}: `{release}` is not a release line"),
-            Some("give the engine's release as MAJOR.MINOR, e.g. --engine vllm@0.6".to_string()),
+        Error::from(
+            RequestError::invalid(Field::Engine, text, format!("`{release}` is not a release line"))
+                .with_hint("give the engine's release as MAJOR.MINOR, e.g. {engine} vllm@0.6"),
         )
     })?;
     Ok((Some(name.to_string()), Some(parsed)))
@@ -65,21 +65,23 @@ pub(crate) fn split_release(text: &Option<String>) -> Result<(Option<String>, Op
 impl EngineKnobs {
     /// The knobs as the estimator takes them, checked; `release` from `--engine NAME@RELEASE`.
     pub(crate) fn settings(&self, release: Option<EngineRelease>) -> Result<EngineSettings, Error> {
-        for (flag, value) in [
-            ("--max-num-seqs", self.max_num_seqs),
-            ("--max-num-batched-tokens", self.max_num_batched_tokens),
-            ("--scheduler-steps", self.scheduler_steps),
+        for (field, value) in [
+            (Field::MaxNumSeqs, self.max_num_seqs),
+            (Field::MaxNumBatchedTokens, self.max_num_batched_tokens),
+            (Field::SchedulerSteps, self.scheduler_steps),
         ] {
             if value == Some(0) {
-                return Err(Error::invalid(format!("{flag} must be at least 1"), None));
+                return Err(crate::defaults::at_least_one(field, 0));
             }
         }
         if let Some(users) = self.concurrency {
             if !(1.0..=1e7).contains(&users) {
-                return Err(Error::invalid(
-                    format!("--concurrency {users} is not a number of users from 1 to 10 million"),
-                    None,
-                ));
+                return Err(RequestError::beyond(
+                    Field::Concurrency,
+                    users,
+                    "not a number of users from 1 to 10 million",
+                )
+                .into());
             }
         }
         Ok(EngineSettings {
@@ -95,23 +97,25 @@ impl EngineKnobs {
     /// Knobs of a serving engine mean nothing to training.
     pub(crate) fn check_task(&self, task: gpuplan_model::Task) -> Result<(), Error> {
         match self.given().into_iter().find(|(_, g)| *g) {
-            Some((flag, _)) if task.is_training() => Err(Error::invalid(
-                format!("{flag} applies to serving (--task inference), not {task}"),
-                Some("drop it, or ask about inference".to_string()),
-            )),
+            Some((field, _)) if task.is_training() => Err(RequestError::not_applicable(
+                field,
+                format!("serving ({{task}} inference), not {task}"),
+            )
+            .with_hint("drop it, or ask about inference")
+            .into()),
             _ => Ok(()),
         }
     }
 
     /// The flags given, by name, for the checks that refuse them where they do not apply.
-    pub(crate) fn given(&self) -> [(&'static str, bool); 6] {
+    pub(crate) fn given(&self) -> [(Field, bool); 6] {
         [
-            ("--max-num-seqs", self.max_num_seqs.is_some()),
-            ("--max-num-batched-tokens", self.max_num_batched_tokens.is_some()),
-            ("--scheduler-steps", self.scheduler_steps.is_some()),
-            ("--chunked-prefill", self.chunked_prefill.is_some()),
-            ("--reserve-full-context", self.reserve_full_context.is_some()),
-            ("--concurrency", self.concurrency.is_some()),
+            (Field::MaxNumSeqs, self.max_num_seqs.is_some()),
+            (Field::MaxNumBatchedTokens, self.max_num_batched_tokens.is_some()),
+            (Field::SchedulerSteps, self.scheduler_steps.is_some()),
+            (Field::ChunkedPrefill, self.chunked_prefill.is_some()),
+            (Field::ReserveFullContext, self.reserve_full_context.is_some()),
+            (Field::Concurrency, self.concurrency.is_some()),
         ]
     }
 }

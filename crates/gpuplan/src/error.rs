@@ -1,3 +1,5 @@
+use crate::field::{Field, Naming};
+use crate::request_error::RequestError;
 use gpuplan_catalog::{CatalogError, LookupError};
 
 /// How a run ended, as the process exit code every front end reports.
@@ -21,6 +23,16 @@ pub enum ErrorCode {
     /// when it loaded it, never the request's.
     InvalidCatalog,
     InvalidInput,
+    /// A field's number outside what it allows.
+    OutOfRange,
+    /// A field given that means nothing for the request.
+    NotApplicable,
+    /// Two fields that state the same thing, or contradict each other.
+    ConflictingFields,
+    /// A field the request needs and does not give.
+    MissingField,
+    /// A field's value of the wrong form.
+    InvalidValue,
     NotANumber,
     Cancelled,
     /// A valid request that nothing satisfies.
@@ -40,11 +52,16 @@ pub enum ErrorCode {
 
 impl ErrorCode {
     /// Every code, for the documentation and the tests that walk the table.
-    pub const ALL: [ErrorCode; 16] = [
+    pub const ALL: [ErrorCode; 21] = [
         ErrorCode::UnknownAccelerator,
         ErrorCode::AmbiguousAccelerator,
         ErrorCode::InvalidCatalog,
         ErrorCode::InvalidInput,
+        ErrorCode::OutOfRange,
+        ErrorCode::NotApplicable,
+        ErrorCode::ConflictingFields,
+        ErrorCode::MissingField,
+        ErrorCode::InvalidValue,
         ErrorCode::NotANumber,
         ErrorCode::Cancelled,
         ErrorCode::Infeasible,
@@ -67,6 +84,11 @@ impl ErrorCode {
             AmbiguousAccelerator => ("ambiguous_accelerator", ExitStatus::Error, 400, "ambiguous accelerator"),
             InvalidCatalog => ("invalid_catalog", ExitStatus::Error, 500, "invalid catalog"),
             InvalidInput => ("invalid_input", ExitStatus::Error, 400, "bad input"),
+            OutOfRange => ("out_of_range", ExitStatus::Error, 400, "value out of range"),
+            NotApplicable => ("not_applicable", ExitStatus::Error, 400, "field does not apply"),
+            ConflictingFields => ("conflicting_fields", ExitStatus::Error, 400, "conflicting fields"),
+            MissingField => ("missing_field", ExitStatus::Error, 400, "missing field"),
+            InvalidValue => ("invalid_value", ExitStatus::Error, 400, "invalid value"),
             NotANumber => ("not_a_number", ExitStatus::Error, 422, "not a number"),
             Cancelled => ("cancelled", ExitStatus::Error, 503, "cancelled"),
             Infeasible => ("infeasible", ExitStatus::Infeasible, 422, "nothing feasible"),
@@ -113,6 +135,9 @@ pub enum Error {
     Lookup(#[from] LookupError),
     #[error("the catalog could not be loaded")]
     Catalog(#[source] CatalogError),
+    /// One field of the request refused, as data each front end words in its own terms.
+    #[error(transparent)]
+    Request(#[from] RequestError),
     #[error("{message}")]
     InvalidInput { message: String, hint: Option<String> },
     /// A computed figure came out as NaN or infinite: printing it as `null` would pass it
@@ -145,6 +170,7 @@ impl Error {
             Error::Catalog(_) => {
                 Some("check the file named above, or drop --catalog to use the built-in catalog".to_string())
             }
+            Error::Request(error) => error.hint_in(Naming::Flags),
             Error::InvalidInput { hint, .. } => hint.clone(),
             Error::NotANumber { .. } => Some(
                 "the inputs drive a formula outside its range (a zero or an extreme value); check them".to_string(),
@@ -161,6 +187,7 @@ impl Error {
             Error::Lookup(LookupError::Unknown { .. }) => ErrorCode::UnknownAccelerator,
             Error::Lookup(LookupError::Ambiguous { .. }) => ErrorCode::AmbiguousAccelerator,
             Error::Catalog(_) => ErrorCode::InvalidCatalog,
+            Error::Request(error) => error.code(),
             Error::InvalidInput { .. } => ErrorCode::InvalidInput,
             Error::NotANumber { .. } => ErrorCode::NotANumber,
             Error::Cancelled => ErrorCode::Cancelled,
@@ -170,11 +197,82 @@ impl Error {
     pub fn exit_status(&self) -> ExitStatus {
         self.code().exit_status()
     }
+
+    /// The field at fault, where one is.
+    pub fn field(&self) -> Option<Field> {
+        match self {
+            Error::Request(error) => Some(error.field),
+            _ => None,
+        }
+    }
+
+    /// The message in `naming`'s words: a field error is rendered from its parts; other
+    /// text has each command-line flag it mentions (`--max-num-seqs`) written as the key
+    /// (`` `max_num_seqs` ``) when `naming` is [`Naming::Keys`].
+    pub fn message(&self, naming: Naming) -> String {
+        match (self, naming) {
+            (Error::Request(error), _) => error.message(naming),
+            (_, Naming::Flags) => self.to_string(),
+            (_, Naming::Keys) => in_key_terms(&self.to_string()),
+        }
+    }
+
+    /// The hint in `naming`'s words (see [`Error::message`]).
+    pub fn hint_in(&self, naming: Naming) -> Option<String> {
+        match (self, naming) {
+            (Error::Request(error), _) => error.hint_in(naming),
+            (_, Naming::Flags) => self.hint(),
+            (_, Naming::Keys) => self.hint().map(|h| in_key_terms(&h)),
+        }
+    }
+}
+
+/// `text` with each command-line flag (`--max-num-seqs`) named as its key
+/// (`` `max_num_seqs` ``): keys are the flags in snake_case, one name per knob.
+pub fn in_key_terms(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("--") {
+        let (before, flag) = rest.split_at(at);
+        out.push_str(before);
+        let name_len = flag[2..]
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+            .unwrap_or(flag.len() - 2);
+        let name = flag[2..2 + name_len].trim_end_matches('-');
+        let starts_word = before.chars().next_back().is_none_or(|c| !c.is_alphanumeric());
+        if name.is_empty() || !starts_word || !name.starts_with(|c: char| c.is_ascii_lowercase()) {
+            out.push_str("--");
+            rest = &flag[2..];
+            continue;
+        }
+        out.push('`');
+        out.push_str(&name.replace('-', "_"));
+        out.push('`');
+        rest = &flag[2 + name.len()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn flags_in_free_text_are_named_as_keys() {
+        assert_eq!(
+            in_key_terms("--hours must be between 0 and 1e6"),
+            "`hours` must be between 0 and 1e6"
+        );
+        assert_eq!(
+            in_key_terms("--max-num-seqs applies to serving (--task inference), not pretrain"),
+            "`max_num_seqs` applies to serving (`task` inference), not pretrain"
+        );
+        assert_eq!(in_key_terms("give --engine NAME@RELEASE"), "give `engine` NAME@RELEASE");
+        // Not a flag: dashes inside words, a bare `--`, upper case after the dashes.
+        assert_eq!(in_key_terms("a--b, -- and --X"), "a--b, -- and --X");
+        assert_eq!(in_key_terms("no flags here"), "no flags here");
+    }
 
     #[test]
     fn the_code_table_is_consistent() {

@@ -205,10 +205,11 @@ pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result
 fn estimate_on(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateAnswer, Error> {
     let model = crate::resolve::model(catalog, &request.model)?;
     if request.tokens.is_some() && matches!(model.architecture, Architecture::Cited(_)) {
-        return Err(Error::invalid(
-            "--tokens applies to text models, which train on tokens",
-            Some("image models train on images: give --dataset-size (images) and --epochs".to_string()),
-        ));
+        return Err(
+            crate::RequestError::not_applicable(crate::Field::Tokens, "text models, which train on tokens")
+                .with_hint("image models train on images: give {dataset_size} (images) and {epochs}")
+                .into(),
+        );
     }
     let mut notes = Vec::new();
     let resolved = catalog.accelerators().resolve_one(&request.gpu)?;
@@ -226,15 +227,15 @@ fn estimate_on(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateA
 
     let gpus = request.gpus.unwrap_or(1);
     if gpus == 0 {
-        return Err(Error::invalid("--gpus must be at least 1", None));
+        return Err(crate::defaults::at_least_one(crate::Field::Gpus, 0));
     }
     let gpus_per_node = request.gpus_per_node.unwrap_or(gpus.min(8));
     defaults::check_node_shape(gpus, gpus_per_node)?;
     defaults::check_counts(&[
-        ("--seq", request.seq),
-        ("--batch", request.batch),
-        ("--micro-batch", request.micro_batch),
-        ("--lora-rank", request.lora_rank),
+        (crate::Field::Seq, request.seq),
+        (crate::Field::Batch, request.batch),
+        (crate::Field::MicroBatch, request.micro_batch),
+        (crate::Field::LoraRank, request.lora_rank),
     ])?;
     if let Some(precision) = request.precision {
         defaults::check_training_precision(task, precision)?;
@@ -243,7 +244,12 @@ fn estimate_on(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateA
         defaults.push(format!("{gpus_per_node} GPUs per node"));
     }
     if request.tp == Some(0) || request.pp == Some(0) {
-        return Err(Error::invalid("--tp and --pp must be at least 1", None));
+        let field = if request.tp == Some(0) {
+            crate::Field::Tp
+        } else {
+            crate::Field::Pp
+        };
+        return Err(crate::defaults::at_least_one(field, 0));
     }
     if let (Some(tp), Some(pp)) = (request.tp, request.pp) {
         if gpus % (tp * pp) != 0 {
@@ -254,15 +260,21 @@ fn estimate_on(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateA
         }
     }
     if request.cp == Some(0) || request.ep == Some(0) {
-        return Err(Error::invalid("--cp and --ep must be at least 1", None));
+        let field = if request.cp == Some(0) {
+            crate::Field::Cp
+        } else {
+            crate::Field::Ep
+        };
+        return Err(crate::defaults::at_least_one(field, 0));
     }
-    defaults::require_positive("--qps", request.serving.qps)?;
+    defaults::require_positive(crate::Field::Qps, request.serving.qps)?;
     defaults::require_plausible_load(request.serving.qps)?;
     if request.lora_targets.is_some() && !matches!(task, Task::Lora | Task::Qlora) {
-        return Err(Error::invalid(
-            "--lora-targets applies to --task lora or qlora",
-            Some("drop it".to_string()),
-        ));
+        return Err(
+            crate::RequestError::not_applicable(crate::Field::LoraTargets, "{task} lora or qlora")
+                .with_hint("drop it")
+                .into(),
+        );
     }
     if let Some(offload) = request.offload {
         defaults::check_offload(offload, task, request.zero)?;
@@ -285,16 +297,19 @@ fn estimate_on(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateA
         }
     }
     if request.kv_cache.is_some() && task.is_training() {
-        return Err(Error::invalid(
-            "--kv-cache-dtype applies to --task inference",
-            Some("drop it; training keeps no KV cache".to_string()),
-        ));
+        return Err(
+            crate::RequestError::not_applicable(crate::Field::KvCacheDtype, "{task} inference")
+                .with_hint("drop it; training keeps no KV cache")
+                .into(),
+        );
     }
     if request.framework.is_some() && !task.is_training() {
-        return Err(Error::invalid(
-            "--framework applies to training tasks (pretrain, finetune, lora, qlora)",
-            Some("drop it; serving is described by --engine".to_string()),
-        ));
+        return Err(crate::RequestError::not_applicable(
+            crate::Field::Framework,
+            "training tasks (pretrain, finetune, lora, qlora)",
+        )
+        .with_hint("drop it; serving is described by {engine}")
+        .into());
     }
     for (flag, degree) in [
         ("tensor", request.tp),
@@ -393,7 +408,9 @@ fn estimate_on(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateA
     };
     let memory_margin = request.memory_margin.unwrap_or(gpuplan_plan::DEFAULT_MEMORY_MARGIN);
     if !(0.0..0.9).contains(&memory_margin) {
-        return Err(Error::invalid("--memory-margin must be between 0 and 0.9", None));
+        return Err(
+            crate::RequestError::out_of_range(crate::Field::MemoryMargin, memory_margin, "between 0 and 0.9").into(),
+        );
     }
     let configured = configure(&model, &accelerator, &template, cluster, amount, memory_margin)
         .map_err(|error| Error::invalid(error.to_string(), error.hint()))?;
@@ -559,10 +576,13 @@ fn serving_report(
 ) -> Result<Option<LoadReport>, Error> {
     let question = &request.serving;
     if question.qps.is_some() && question.concurrency.is_some() {
-        return Err(Error::invalid(
-            "--qps and --concurrency are two ways to state the load; give one",
-            Some("--qps is an open load of Poisson arrivals; --concurrency N is N users in a closed loop".to_string()),
-        ));
+        return Err(crate::RequestError::conflict(
+            crate::Field::Qps,
+            crate::Field::Concurrency,
+            "are two ways to state the load; give one",
+        )
+        .with_hint("{qps} is an open load of Poisson arrivals; {concurrency} N is N users in a closed loop")
+        .into());
     }
     let Some(cost) = estimate.serving_cost else {
         if question.is_asked() || workload.engine_settings.any() {
@@ -583,7 +603,7 @@ fn serving_report(
     if let Some(hit) = question.prefix_cache_hit {
         mix = mix
             .with_prefix_cache_hit(hit)
-            .map_err(|message| Error::invalid(format!("--prefix-cache-hit: {message}"), None))?;
+            .map_err(|message| crate::RequestError::invalid(crate::Field::PrefixCacheHit, hit, message))?;
     }
     Ok(Some(serving::report(
         &cost,

@@ -51,11 +51,11 @@ pub fn find_instances(catalog: &Catalog, request: &InstancesRequest) -> Result<I
         }
     }
     if let Some(gib) = request.min_gpu_memory_gib {
-        crate::defaults::require_non_negative("--min-gpu-memory", Some(gib))?;
+        crate::defaults::require_non_negative(crate::Field::MinGpuMemory, Some(gib))?;
         query.min_gpu_memory = Some(Bytes::from_gib(gib));
     }
     if let Some(price) = request.max_price {
-        crate::defaults::require_positive("--max-price", Some(price))?;
+        crate::defaults::require_positive(crate::Field::MaxPrice, Some(price))?;
         query.max_price = Some(UsdPerHour(price));
     }
     if let Some(name) = &request.gpu {

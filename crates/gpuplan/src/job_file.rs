@@ -184,6 +184,8 @@ pub fn option_names() -> Vec<String> {
         _ => Vec::new(),
     };
     names.extend(crate::options::FIELD_ALIASES.iter().map(|(alias, _)| alias.to_string()));
+    // Read but not echoed (see `WorkloadOptions::requests`).
+    names.push("requests".to_string());
     names
 }
 

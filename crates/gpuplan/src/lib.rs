@@ -24,6 +24,7 @@ mod engine_knobs;
 mod error;
 mod estimate_workload;
 mod export_plan;
+mod field;
 mod forecast_options;
 mod forecast_usage;
 mod gpus;
@@ -34,6 +35,7 @@ mod plan_workload;
 mod poc;
 mod precision_kernel;
 mod probe_check;
+mod request_error;
 mod request_log;
 mod resolve;
 mod rightsize;
@@ -47,9 +49,10 @@ pub use cost_job::{
 };
 pub use cost_options::{CostOptions, EnergyOptions, PriceTier};
 pub use engine_knobs::EngineKnobs;
-pub use error::{Error, ErrorCode, ExitStatus};
+pub use error::{Error, ErrorCode, ExitStatus, in_key_terms};
 pub use estimate_workload::{EstimateAnswer, ModelSource, ServingQuestion, WorkloadRequest, estimate_workload};
 pub use export_plan::{ExportSettings, ExportTarget, SavedPlan, export_plan, read_saved_plan};
+pub use field::{Field, Naming, Phrase, Spelling};
 pub use forecast_options::{ForecastOptions, UsageHistory};
 pub use forecast_usage::{ForecastAnswer, ForecastQuery, UsagePoint, UsageUnit, forecast_chart, forecast_usage};
 pub use gpuplan_catalog::{Catalog, CatalogError, CatalogFile, CatalogSummary, OfferingSort};
@@ -63,6 +66,7 @@ pub use options::{EstimateOptions, InstancesOptions, PlanOptions, WorkloadOption
 pub use plan_workload::{InfeasiblePlan, PlanAnswer, PlanQuery, TabularQuery, plan_tabular_workload, plan_workload};
 pub use poc::{PocAnswer, PocComparison, PocFigure, PocRequest, compare_poc, poc_shape};
 pub use probe_check::{DeviceCheck, ProbeAnswer, check_probe};
+pub use request_error::{RequestError, RequestProblem};
 pub use request_log::parse_request_log;
 pub use rightsize::{Finding, GpuUse, JobUse, RightsizeAnswer, RightsizeQuery, rightsize};
 

@@ -20,7 +20,12 @@ use std::str::FromStr;
 /// `unknown` and refuses them itself.)
 /// Other names a request field answers to, as `(alias, field)`: the serde `alias` attributes,
 /// listed once for the job file's key check.
-pub(crate) const FIELD_ALIASES: &[(&str, &str)] = &[("input_tokens", "seq")];
+pub(crate) const FIELD_ALIASES: &[(&str, &str)] = &[
+    ("input_tokens", "seq"),
+    ("provider", "providers"),
+    ("region", "regions"),
+    ("utilization", "utilisation"),
+];
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct WorkloadOptions {
@@ -94,8 +99,16 @@ pub struct WorkloadOptions {
     pub tpot: Option<LatencyTarget>,
     #[serde(default)]
     pub prefix_cache_hit: Option<f64>,
-    /// Prompt and output lengths of the traffic (the CLI reads them from `--requests FILE`).
-    #[serde(skip)]
+    /// Prompt and output lengths of the traffic, one `{"input_tokens": 900, "output_tokens":
+    /// 250}` per request (the CLI reads them from `--requests FILE`). Read, not echoed: an
+    /// answer states the mix's means and spread in its assumptions.
+    #[serde(
+        default,
+        deserialize_with = "crate::request_log::request_list",
+        serialize_with = "crate::request_log::not_echoed",
+        skip_serializing_if = "crate::request_log::always"
+    )]
+    #[schema(value_type = Option<Vec<Object>>)]
     pub requests: Option<RequestMix>,
     /// A calibration `gpuplan probe --calibration-out` wrote (the CLI reads it from
     /// `--calibration FILE`): the measured GPUs' peaks and bandwidth in place of the
@@ -282,12 +295,12 @@ pub struct InstancesOptions {
     /// An accelerator id, alias or family name (`H100` matches every H100 variant).
     #[serde(default)]
     pub gpu: Option<String>,
-    /// Providers, comma-separated.
-    #[serde(default)]
-    pub provider: Option<String>,
-    /// Regions, comma-separated.
-    #[serde(default)]
-    pub region: Option<String>,
+    /// Providers, comma-separated (`provider` is the same field).
+    #[serde(default, alias = "provider")]
+    pub providers: Option<String>,
+    /// Regions, comma-separated (`region` is the same field).
+    #[serde(default, alias = "region")]
+    pub regions: Option<String>,
     #[serde(default)]
     pub min_gpus: Option<u32>,
     #[serde(default)]
@@ -342,8 +355,8 @@ impl InstancesOptions {
         };
         Ok(InstancesRequest {
             gpu: self.gpu.clone(),
-            providers: comma_list(&self.provider),
-            regions: comma_list(&self.region),
+            providers: comma_list(&self.providers),
+            regions: comma_list(&self.regions),
             min_gpus: self.min_gpus,
             max_gpus: self.max_gpus,
             min_gpu_memory_gib: self.min_gpu_memory,

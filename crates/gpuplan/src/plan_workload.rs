@@ -246,7 +246,10 @@ fn plan_on(catalog: &Catalog, query: &PlanQuery) -> Result<Result<PlanAnswer, Bo
             (1.0 - gpuplan_plan::DEFAULT_SERVING_HEADROOM) * 100.0
         ));
     }
-    for (flag, target) in [("--ttft", query.serving.ttft), ("--tpot", query.serving.tpot)] {
+    for (flag, target) in [
+        (crate::Field::Ttft, query.serving.ttft),
+        (crate::Field::Tpot, query.serving.tpot),
+    ] {
         if let Some(target) = target {
             if target.percentile == gpuplan_model::DEFAULT_TARGET_PERCENTILE {
                 defaults.push(format!("{flag} {target} (a bare target is the 90th percentile)"));
@@ -254,56 +257,60 @@ fn plan_on(catalog: &Catalog, query: &PlanQuery) -> Result<Result<PlanAnswer, Bo
         }
     }
     for (flag, value) in [
-        ("--deadline", query.deadline_hours),
-        ("--budget", query.budget_usd),
-        ("--qps", query.serving.qps),
-        ("--peak-qps", query.serving.peak_qps),
-        ("--ttft", query.serving.ttft.map(|t| t.seconds)),
-        ("--tpot", query.serving.tpot.map(|t| t.seconds)),
+        (crate::Field::Deadline, query.deadline_hours),
+        (crate::Field::Budget, query.budget_usd),
+        (crate::Field::Qps, query.serving.qps),
+        (crate::Field::PeakQps, query.serving.peak_qps),
+        (crate::Field::Ttft, query.serving.ttft.map(|t| t.seconds)),
+        (crate::Field::Tpot, query.serving.tpot.map(|t| t.seconds)),
     ] {
         defaults::require_positive(flag, value)?;
     }
     defaults::require_plausible_load(query.serving.qps)?;
     if let Some(headroom) = query.serving.headroom {
         if !(0.0..=0.9).contains(&headroom) {
-            return Err(Error::invalid(
-                format!("--headroom {headroom} is outside 0 to 0.9"),
-                Some("the share of each replica's goodput kept free: 0.1 plans at 90 % of goodput".to_string()),
-            ));
+            return Err(
+                crate::RequestError::beyond(crate::Field::Headroom, headroom, "outside 0 to 0.9")
+                    .with_hint("the share of each replica's goodput kept free: 0.1 plans at 90 % of goodput")
+                    .into(),
+            );
         }
     }
     if let (Some(qps), Some(peak)) = (query.serving.qps, query.serving.peak_qps) {
         if peak < qps {
-            return Err(Error::invalid(
-                format!("--peak-qps {peak} is below --qps {qps}"),
-                Some("the peak is the highest load; give it at least --qps".to_string()),
-            ));
+            return Err(
+                crate::RequestError::beyond(crate::Field::PeakQps, peak, format!("below {{qps}} {qps}"))
+                    .with_hint("the peak is the highest load; give it at least {qps}")
+                    .into(),
+            );
         }
     }
     for (flag, value) in [
-        ("--min-vcpus-per-gpu", query.min_vcpus_per_gpu),
-        ("--min-host-memory-per-gpu", query.min_host_memory_gib_per_gpu),
+        (crate::Field::MinVcpusPerGpu, query.min_vcpus_per_gpu),
+        (crate::Field::MinHostMemoryPerGpu, query.min_host_memory_gib_per_gpu),
     ] {
         defaults::require_non_negative(flag, value)?;
     }
     if query.max_gpus == Some(0) {
-        return Err(Error::invalid("--max-gpus must be at least 1", None));
+        return Err(crate::defaults::at_least_one(crate::Field::MaxGpus, 0));
     }
     if query.top == 0 {
-        return Err(Error::invalid("--top must be at least 1", None));
+        return Err(crate::defaults::at_least_one(crate::Field::Top, 0));
     }
     defaults::check_counts(&[
-        ("--seq", query.seq),
-        ("--batch", query.batch),
-        ("--micro-batch", query.micro_batch),
-        ("--lora-rank", query.lora_rank),
+        (crate::Field::Seq, query.seq),
+        (crate::Field::Batch, query.batch),
+        (crate::Field::MicroBatch, query.micro_batch),
+        (crate::Field::LoraRank, query.lora_rank),
     ])?;
     for precision in &query.precisions {
         defaults::check_training_precision(task, *precision)?;
     }
     let memory_margin = query.memory_margin.unwrap_or(gpuplan_plan::DEFAULT_MEMORY_MARGIN);
     if !(0.0..0.9).contains(&memory_margin) {
-        return Err(Error::invalid("--memory-margin must be between 0 and 0.9", None));
+        return Err(
+            crate::RequestError::out_of_range(crate::Field::MemoryMargin, memory_margin, "between 0 and 0.9").into(),
+        );
     }
     let providers = resolve::providers(catalog, &query.providers)?;
     let resolve_gpus = |names: &[String]| -> Result<Vec<AcceleratorId>, Error> {
@@ -426,7 +433,12 @@ pub type TabularAnswer = (Vec<gpuplan_plan::TabularOption>, Vec<String>, Vec<Str
 /// assumptions behind them.
 pub fn plan_tabular_workload(catalog: &Catalog, query: &TabularQuery) -> Result<TabularAnswer, Error> {
     if !(query.rows >= 1.0 && query.rows.is_finite() && query.features >= 1.0 && query.features.is_finite()) {
-        return Err(Error::invalid("--rows and --features must be at least 1", None));
+        let (field, value) = if query.rows >= 1.0 && query.rows.is_finite() {
+            (crate::Field::Features, query.features)
+        } else {
+            (crate::Field::Rows, query.rows)
+        };
+        return Err(crate::defaults::at_least_one(field, crate::defaults::shown(value)));
     }
     let mut defaults = Vec::new();
     if let Some(yours) = catalog.your_prices() {

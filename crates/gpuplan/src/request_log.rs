@@ -52,6 +52,35 @@ pub fn parse_request_log(text: &str, origin: &str) -> Result<RequestMix, Error> 
     RequestMix::from_shapes(shapes, origin).ok_or_else(|| bad(origin, 1, "no requests"))
 }
 
+/// The listed requests are read, not echoed (the answer states their mix).
+pub(crate) fn always(_: &Option<RequestMix>) -> bool {
+    true
+}
+
+/// Never called ([`always`] skips the field); writes nothing should it be.
+pub(crate) fn not_echoed<S: serde::Serializer>(_: &Option<RequestMix>, serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.serialize_none()
+}
+
+/// The `requests` field of a job file or an API body: a list of requests, each with its
+/// prompt and output tokens (either naming the log accepts).
+pub(crate) fn request_list<'de, D>(deserializer: D) -> Result<Option<RequestMix>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    use serde::de::Error as _;
+    let Some(list) = Option::<Vec<LoggedRequest>>::deserialize(deserializer)? else {
+        return Ok(None);
+    };
+    let shapes: Vec<RequestShape> = list.into_iter().map(RequestShape::from).collect();
+    if let Some(index) = shapes.iter().position(|s| s.input_tokens + s.output_tokens == 0) {
+        return Err(D::Error::custom(format!("request {} has no tokens", index + 1)));
+    }
+    RequestMix::from_shapes(shapes, "the listed requests")
+        .map(Some)
+        .ok_or_else(|| D::Error::custom("an empty list of requests"))
+}
+
 fn parse_json_lines(text: &str, origin: &str) -> Result<Vec<RequestShape>, Error> {
     text.lines()
         .enumerate()

@@ -11,8 +11,8 @@ const DEFAULT_TABLE_ROWS: usize = 40;
 pub fn run(catalog: &Catalog, args: &InstancesArgs, format: OutputFormat, money: &Money) -> Result<ExitStatus, Error> {
     let request = InstancesOptions {
         gpu: args.gpu.clone(),
-        provider: (!args.provider.is_empty()).then(|| args.provider.join(",")),
-        region: (!args.region.is_empty()).then(|| args.region.join(",")),
+        providers: (!args.providers.is_empty()).then(|| args.providers.join(",")),
+        regions: (!args.regions.is_empty()).then(|| args.regions.join(",")),
         min_gpus: args.min_gpus,
         max_gpus: args.max_gpus,
         min_gpu_memory: args.min_gpu_memory,

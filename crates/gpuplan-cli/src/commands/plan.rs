@@ -213,7 +213,9 @@ fn plan_options(args: &PlanArgs) -> Result<PlanOptions, Error> {
     }
     let mut options: PlanOptions = serde_json::from_value(serde_json::Value::Object(merged))
         .map_err(|e| Error::invalid(format!("{}: {e}", path.display()), None))?;
-    options.workload.requests = from_flags.workload.requests;
+    if from_flags.workload.requests.is_some() {
+        options.workload.requests = from_flags.workload.requests;
+    }
     Ok(options)
 }
 

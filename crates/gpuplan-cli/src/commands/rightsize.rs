@@ -96,7 +96,7 @@ pub fn run(catalog: &Catalog, args: &RightsizeArgs, format: OutputFormat, money:
         &RightsizeQuery {
             samples,
             price_per_gpu_hour: args.price,
-            providers: args.provider.clone(),
+            providers: args.providers.clone(),
             headroom: args.headroom,
         },
     )?;
