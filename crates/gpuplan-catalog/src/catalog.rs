@@ -1,8 +1,10 @@
 use crate::accelerator_index::AcceleratorIndex;
+use crate::compatibility::Compatibility;
 use crate::error::CatalogError;
 use crate::model_library::{ModelLibrary, parse_model};
 use crate::price_flags::flag_prices;
 use crate::price_overlay::PriceOverlay;
+use crate::published_benchmarks::PublishedBenchmarks;
 use crate::raw;
 use crate::raw_operations;
 use gpuplan_model::{
@@ -51,6 +53,10 @@ pub struct Catalog {
     storage_pricing: Vec<StoragePricing>,
     /// A machine's measurements applied over the datasheet figures, if any.
     calibration: Option<CalibrationProfile>,
+    /// Driver, CUDA, framework and container compatibility facts.
+    compatibility: Compatibility,
+    /// Published GEMM and memory-bandwidth measurements, for calibrating against.
+    published_benchmarks: PublishedBenchmarks,
 }
 
 /// Fills an offering's USD prices from its native-currency ones at the catalog's rate.
@@ -131,6 +137,8 @@ impl Catalog {
         let mut operations = Operations::default();
         let mut exchange_rates = Vec::new();
         let mut storage_pricing = Vec::new();
+        let mut compatibility = Compatibility::default();
+        let mut published_benchmarks = PublishedBenchmarks::default();
         for file in files {
             let path = file.path.as_str();
             if path.starts_with("accelerators/") && path.ends_with(".toml") {
@@ -153,6 +161,10 @@ impl Catalog {
                 stacks.extend(raw_operations::parse_stacks(path, &file.text)?);
             } else if path.starts_with("operations/") && path.ends_with(".toml") {
                 raw_operations::parse_operations(path, &file.text, &mut operations)?;
+            } else if path == "compat/compatibility.toml" {
+                compatibility = Compatibility::parse(path, &file.text)?;
+            } else if path == "benchmarks/published.toml" {
+                published_benchmarks = PublishedBenchmarks::parse(path, &file.text)?;
             }
         }
         let models = ModelLibrary::new(models).map_err(|message| CatalogError::new("models/", message))?;
@@ -212,7 +224,19 @@ impl Catalog {
             exchange_rates,
             storage_pricing,
             calibration: None,
+            compatibility,
+            published_benchmarks,
         })
+    }
+
+    /// Driver, CUDA, framework and container compatibility facts.
+    pub fn compatibility(&self) -> &Compatibility {
+        &self.compatibility
+    }
+
+    /// Published GEMM and memory-bandwidth measurements.
+    pub fn published_benchmarks(&self) -> &PublishedBenchmarks {
+        &self.published_benchmarks
     }
 
     pub fn accelerators(&self) -> &AcceleratorIndex {

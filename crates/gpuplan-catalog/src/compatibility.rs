@@ -182,8 +182,9 @@ impl NgcContainer {
     }
 }
 
-/// Every compatibility fact the catalog keeps.
-#[derive(Debug, Clone, Deserialize)]
+/// Every compatibility fact the catalog keeps (`compat/compatibility.toml`; empty where a
+/// catalog folder has no such file, and then every check says it does not know).
+#[derive(Debug, Clone, Default, Deserialize)]
 pub struct Compatibility {
     #[serde(default)]
     pub cuda_driver: Vec<CudaDriver>,
@@ -197,16 +198,10 @@ pub struct Compatibility {
     pub ngc_container: Vec<NgcContainer>,
 }
 
-const EMBEDDED: &str = include_str!("../data/compat/compatibility.toml");
-
-/// The embedded facts, parsed once.
-static PARSED: std::sync::LazyLock<Result<Compatibility, String>> =
-    std::sync::LazyLock::new(|| toml::from_str(EMBEDDED).map_err(|e| format!("data/compat/compatibility.toml: {e}")));
-
 impl Compatibility {
-    /// The facts built into the binary (parsed on first use).
-    pub fn embedded() -> Result<&'static Compatibility, String> {
-        PARSED.as_ref().map_err(Clone::clone)
+    /// The facts of a catalog's `compat/compatibility.toml`.
+    pub(crate) fn parse(file: &str, text: &str) -> Result<Compatibility, crate::CatalogError> {
+        crate::raw::parse_toml(file, text)
     }
 
     /// The driver a CUDA release needs (by major.minor), and the minor-version-compatibility
@@ -318,9 +313,13 @@ mod tests {
         assert!("12.x".parse::<Version>().is_err());
     }
 
+    fn embedded() -> Compatibility {
+        crate::Catalog::embedded().unwrap().compatibility().clone()
+    }
+
     #[test]
     fn the_embedded_facts_load_and_answer() {
-        let facts = Compatibility::embedded().unwrap();
+        let facts = embedded();
         assert!(!facts.cuda_driver.is_empty() && !facts.framework.is_empty());
         let twelve_four = facts.driver_for(&v("12.4")).unwrap();
         assert_eq!(twelve_four.min_driver, v("550.54.14"));
@@ -332,7 +331,7 @@ mod tests {
 
     #[test]
     fn every_fact_names_its_source_and_every_container_what_it_ships() {
-        let facts = Compatibility::embedded().unwrap();
+        let facts = embedded();
         let sources = facts
             .cuda_driver
             .iter()

@@ -5,8 +5,6 @@
 use gpuplan_model::{AcceleratorId, Precision};
 use serde::Deserialize;
 
-const EMBEDDED: &str = include_str!("../data/benchmarks/published.toml");
-
 /// What a row measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -34,20 +32,16 @@ pub struct PublishedMeasurement {
     pub source: String,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+/// A catalog's `benchmarks/published.toml` (empty where its folder has none).
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PublishedBenchmarks {
     pub measurement: Vec<PublishedMeasurement>,
 }
 
-/// The embedded measurements, parsed once.
-static PARSED: std::sync::LazyLock<Result<PublishedBenchmarks, String>> =
-    std::sync::LazyLock::new(|| toml::from_str(EMBEDDED).map_err(|e| format!("data/benchmarks/published.toml: {e}")));
-
 impl PublishedBenchmarks {
-    /// The measurements built into the binary (parsed on first use).
-    pub fn embedded() -> Result<&'static PublishedBenchmarks, String> {
-        PARSED.as_ref().map_err(Clone::clone)
+    pub(crate) fn parse(file: &str, text: &str) -> Result<PublishedBenchmarks, crate::CatalogError> {
+        crate::raw::parse_toml(file, text)
     }
 
     /// The rows of `what` (and, for a GEMM, `precision`), on any GPU.
@@ -80,7 +74,7 @@ mod tests {
     #[test]
     fn every_row_names_a_catalog_gpu_a_source_and_a_plausible_figure() {
         let catalog = Catalog::embedded().unwrap();
-        let published = PublishedBenchmarks::embedded().unwrap();
+        let published = catalog.published_benchmarks();
         assert!(published.measurement.len() >= 40);
         for row in &published.measurement {
             let gpu = catalog.accelerators().get(row.gpu.as_str());

@@ -348,6 +348,36 @@ as_of = "2026-11-22"
         .map_err(|e| e.to_string())
     }
 
+    /// Compatibility facts and published measurements are the catalog's own data: a folder
+    /// without them knows none (and says so, rather than borrowing the built-in ones); one with
+    /// them uses its own; a malformed file is refused with its line.
+    #[test]
+    fn compatibility_and_published_measurements_come_from_the_catalog_folder() {
+        let bare = load("").unwrap();
+        assert!(bare.compatibility().cuda_driver.is_empty() && bare.published_benchmarks().measurement.is_empty());
+        let facts = r#"
+[[cuda_driver]]
+cuda = "12.4"
+min_driver = "550.54.14"
+source = "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/"
+"#;
+        let own = Catalog::from_files(&[
+            file("catalog.toml", MANIFEST),
+            file("accelerators/test.toml", ACCELERATOR),
+            file("compat/compatibility.toml", facts),
+        ])
+        .unwrap();
+        assert_eq!(own.compatibility().cuda_driver.len(), 1);
+        let broken = Catalog::from_files(&[
+            file("catalog.toml", MANIFEST),
+            file("accelerators/test.toml", ACCELERATOR),
+            file("benchmarks/published.toml", "[[measurement]]\ngpu = 3\n"),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(broken.starts_with("benchmarks/published.toml:2:"), "{broken}");
+    }
+
     const NATIVE: &str = ",currency,on_demand_native,spot_native";
 
     fn load_native(row: &str, rates: Option<&str>) -> Result<Catalog, String> {

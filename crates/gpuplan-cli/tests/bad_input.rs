@@ -588,7 +588,7 @@ fn plan() {
         ),
         (
             "estimate --model llama-3.1-8b --task inference --gpu H100 --engine pytorch --max-num-seqs 8",
-            "apply to generative models served by a continuous-batching engine",
+            "--max-num-seqs applies to generative models served by a continuous-batching engine",
         ),
         (
             "estimate --model llama-3.1-8b --task inference --gpu H100 --qps 2 --concurrency 8",

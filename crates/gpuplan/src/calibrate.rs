@@ -226,7 +226,7 @@ pub fn calibrate(catalog: &Catalog, host: &HostFacts) -> Result<CalibrationProfi
             Some("run `gpuplan probe` without --facts-only on the GPU machine".to_string()),
         ));
     };
-    let published = PublishedBenchmarks::embedded().map_err(|e| Error::invalid(e, None))?;
+    let published = catalog.published_benchmarks();
     // GPU type → (precision → TFLOPS per device, copy GB/s per device, devices).
     type Measurements = (BTreeMap<Precision, Vec<f64>>, Vec<f64>, usize);
     let mut by_gpu: BTreeMap<AcceleratorId, Measurements> = BTreeMap::new();
@@ -313,7 +313,7 @@ mod tests {
     #[test]
     fn a_gpu_with_published_figures_is_compared_with_them() {
         let catalog = Catalog::embedded().unwrap();
-        let published = PublishedBenchmarks::embedded().unwrap();
+        let published = catalog.published_benchmarks();
         let h100 = catalog.accelerators().get("H100-SXM5-80GB").unwrap();
         let (figure, how, sources) =
             reference(&catalog, published, h100, Measured::Gemm, Some(Precision::Bf16)).unwrap();
@@ -330,7 +330,7 @@ mod tests {
     #[test]
     fn a_gpu_without_published_figures_takes_its_architectures_fraction_of_the_datasheet() {
         let catalog = Catalog::embedded().unwrap();
-        let published = PublishedBenchmarks::embedded().unwrap();
+        let published = catalog.published_benchmarks();
         let h100_nvl = catalog.accelerators().get("H100-NVL-94GB").unwrap();
         let (figure, how, _) = reference(&catalog, published, h100_nvl, Measured::Gemm, Some(Precision::Bf16)).unwrap();
         let peak = h100_nvl.dense.get(Precision::Bf16).unwrap().0 / TERA;

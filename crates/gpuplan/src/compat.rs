@@ -73,7 +73,7 @@ fn known_cuda_range(facts: &Compatibility) -> String {
 }
 
 pub fn compat(catalog: &Catalog, query: &CompatQuery) -> Result<CompatAnswer, Error> {
-    let facts = Compatibility::embedded().map_err(|e| Error::invalid(e, None))?;
+    let facts = catalog.compatibility();
     if query.gpu.is_none() && query.framework.is_none() && query.cuda.is_none() && query.driver.is_none() {
         return Err(Error::invalid(
             "nothing to check",
@@ -574,7 +574,7 @@ mod tests {
     #[test]
     fn no_driver_fix_contradicts_its_check() {
         let catalog = Catalog::embedded().unwrap();
-        let facts = Compatibility::embedded().unwrap();
+        let facts = catalog.compatibility();
         let mut drivers: Vec<String> = facts
             .cuda_driver
             .iter()

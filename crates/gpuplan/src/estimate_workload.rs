@@ -105,6 +105,36 @@ impl ServingQuestion {
             || self.requests.is_some()
             || self.prefix_cache_hit.is_some()
     }
+
+    /// The first serving field given, in the order the flags are documented.
+    pub(crate) fn first_given(&self) -> Option<crate::Field> {
+        use crate::Field;
+        [
+            (Field::Qps, self.qps.is_some()),
+            (Field::Concurrency, self.concurrency.is_some()),
+            (Field::Ttft, self.ttft.is_some()),
+            (Field::Tpot, self.tpot.is_some()),
+            (Field::Requests, self.requests.is_some()),
+            (Field::PrefixCacheHit, self.prefix_cache_hit.is_some()),
+        ]
+        .into_iter()
+        .find_map(|(field, given)| given.then_some(field))
+    }
+}
+
+/// The first engine knob given (a release counts as `engine`).
+fn first_knob(settings: &gpuplan_model::EngineSettings) -> Option<crate::Field> {
+    use crate::Field;
+    [
+        (Field::MaxNumSeqs, settings.max_num_seqs.is_some()),
+        (Field::MaxNumBatchedTokens, settings.max_num_batched_tokens.is_some()),
+        (Field::SchedulerSteps, settings.scheduler_steps.is_some()),
+        (Field::ChunkedPrefill, settings.chunked_prefill.is_some()),
+        (Field::ReserveFullContext, settings.reserve_full_context.is_some()),
+        (Field::Engine, settings.release.is_some()),
+    ]
+    .into_iter()
+    .find_map(|(field, given)| given.then_some(field))
 }
 
 impl WorkloadRequest {
@@ -311,17 +341,20 @@ fn estimate_on(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateA
         .with_hint("drop it; serving is described by {engine}")
         .into());
     }
-    for (flag, degree) in [
-        ("tensor", request.tp),
-        ("pipeline", request.pp),
-        ("context", request.cp),
+    for (field, kind, degree) in [
+        (crate::Field::Tp, "tensor", request.tp),
+        (crate::Field::Pp, "pipeline", request.pp),
+        (crate::Field::Cp, "context", request.cp),
     ] {
         if let Some(degree) = degree {
             if gpus % degree != 0 {
-                return Err(Error::invalid(
-                    format!("{gpus} GPUs cannot be split into {flag} parallel groups of {degree}"),
-                    Some(format!("use a GPU count that is a multiple of {degree}")),
-                ));
+                return Err(crate::RequestError::unsuitable(
+                    field,
+                    degree,
+                    format!("does not divide {{gpus}} {gpus}: {gpus} GPUs cannot be split into {kind} parallel groups of {degree}"),
+                )
+                .with_hint(format!("use a GPU count that is a multiple of {degree}"))
+                .into());
             }
         }
     }
@@ -586,13 +619,18 @@ fn serving_report(
     }
     let Some(cost) = estimate.serving_cost else {
         if question.is_asked() || workload.engine_settings.any() {
-            return Err(Error::invalid(
-                "--qps, --concurrency, --ttft, --tpot, --requests, --prefix-cache-hit, an engine release and the engine's scheduler knobs apply to generative models served by a continuous-batching engine",
-                Some(
-                    "use --task inference with --engine vllm, sglang, tensorrt-llm or tgi on a text-generation model"
-                        .to_string(),
-                ),
-            ));
+            return Err(crate::RequestError::not_applicable(
+                question
+                    .first_given()
+                    .or_else(|| first_knob(&workload.engine_settings))
+                    .unwrap_or(crate::Field::Engine),
+                "generative models served by a continuous-batching engine (as do the other serving fields, an \
+                 engine release and the engine's scheduler knobs)",
+            )
+            .with_hint(
+                "use {task} inference with {engine} vllm, sglang, tensorrt-llm or tgi on a text-generation model",
+            )
+            .into());
         }
         return Ok(None);
     };
@@ -603,7 +641,7 @@ fn serving_report(
     if let Some(hit) = question.prefix_cache_hit {
         mix = mix
             .with_prefix_cache_hit(hit)
-            .map_err(|message| crate::RequestError::invalid(crate::Field::PrefixCacheHit, hit, message))?;
+            .map_err(|message| crate::RequestError::invalid(crate::Field::PrefixCacheHit, "", message))?;
     }
     Ok(Some(serving::report(
         &cost,

@@ -4,10 +4,10 @@
 //! here, once, with the flag named in the error, so a flag and a JSON field cannot come to
 //! mean different things.
 
-use crate::Error;
 use crate::estimate_workload::{ModelSource, ServingQuestion, WorkloadRequest};
 use crate::instances::InstancesRequest;
 use crate::plan_workload::PlanQuery;
+use crate::{Error, Field, RequestError};
 use gpuplan_catalog::OfferingSort;
 use gpuplan_model::{BillingMode, ImageSettings, LatencyTarget, RequestMix, SequencePacking, SoftwareStack, Task};
 use gpuplan_plan::{InputSettings, Objective, Operational, ServingTargets, StartupOverrides};
@@ -347,10 +347,11 @@ impl InstancesOptions {
             "memory" => OfferingSort::Memory,
             "provider" => OfferingSort::Provider,
             other => {
-                return Err(Error::invalid(
-                    format!("--sort: unknown order `{other}`"),
-                    Some("use price, price-per-gpu, gpus, memory or provider".to_string()),
-                ));
+                return Err(
+                    RequestError::invalid(Field::Sort, "", format!("unknown order `{other}`"))
+                        .with_hint("use price, price-per-gpu, gpus, memory or provider")
+                        .into(),
+                );
             }
         };
         Ok(InstancesRequest {
@@ -370,44 +371,39 @@ impl InstancesOptions {
 }
 
 /// `text` of `flag` parsed, the flag named when it is not understood.
-fn parse<T: FromStr<Err = E>, E: ToString>(flag: &str, text: &Option<String>) -> Result<Option<T>, Error> {
-    text.as_deref().map(|t| parse_one(flag, t)).transpose()
+fn parse<T: FromStr<Err = E>, E: ToString>(field: Field, text: &Option<String>) -> Result<Option<T>, Error> {
+    text.as_deref().map(|t| parse_one(field, t)).transpose()
 }
 
-fn parse_one<T: FromStr<Err = E>, E: ToString>(flag: &str, text: &str) -> Result<T, Error> {
+/// `text` of `field` parsed; the parser's message (which names the value and suggests the
+/// nearest known name) says what is wrong.
+fn parse_one<T: FromStr<Err = E>, E: ToString>(field: Field, text: &str) -> Result<T, Error> {
     text.parse::<T>()
-        .map_err(|e| Error::invalid(format!("--{flag}: {}", e.to_string()), None))
+        .map_err(|e| RequestError::invalid(field, "", e.to_string()).into())
 }
 
-fn non_negative(flag: &str, value: Option<f64>) -> Result<Option<f64>, Error> {
-    match value {
-        Some(v) if !(v >= 0.0 && v.is_finite()) => {
-            Err(Error::invalid(format!("{flag} must be zero or more, found {v}"), None))
-        }
-        other => Ok(other),
-    }
+fn non_negative(field: Field, value: Option<f64>) -> Result<Option<f64>, Error> {
+    crate::defaults::require_non_negative(field, value)?;
+    Ok(value)
 }
 
-fn positive(flag: &str, value: Option<f64>) -> Result<Option<f64>, Error> {
-    match value {
-        Some(v) if !(v > 0.0 && v.is_finite()) => Err(Error::invalid(
-            format!("{flag} must be a positive number, found {v}"),
-            None,
-        )),
-        other => Ok(other),
-    }
+fn positive(field: Field, value: Option<f64>) -> Result<Option<f64>, Error> {
+    crate::defaults::require_positive(field, value)?;
+    Ok(value)
 }
 
 /// Largest token, epoch or sample count taken: a quintillion.
 const MAX_AMOUNT: f64 = 1e18;
 
 /// A count of tokens, epochs or samples: positive and at most [`MAX_AMOUNT`].
-fn amount(flag: &str, value: Option<f64>) -> Result<Option<f64>, Error> {
-    match positive(flag, value)? {
-        Some(v) if v > MAX_AMOUNT => Err(Error::invalid(
-            format!("{flag} {v:e} is more than any run processes (at most {MAX_AMOUNT:e})"),
-            None,
-        )),
+fn amount(field: Field, value: Option<f64>) -> Result<Option<f64>, Error> {
+    match positive(field, value)? {
+        Some(v) if v > MAX_AMOUNT => Err(RequestError::beyond(
+            field,
+            format!("{v:e}"),
+            format!("more than any run processes (at most {MAX_AMOUNT:e})"),
+        )
+        .into()),
         other => Ok(other),
     }
 }
@@ -415,12 +411,15 @@ fn amount(flag: &str, value: Option<f64>) -> Result<Option<f64>, Error> {
 /// Refuses the fields of a request no option claims, naming the first.
 fn refuse_unknown(unknown: &BTreeMap<String, serde_json::Value>) -> Result<(), Error> {
     match unknown.keys().next() {
-        Some(field) => Err(Error::invalid(
-            format!("unknown field `{field}`"),
-            Some(
-                "fields are the command's flags in snake_case: kv_cache_dtype for the kv-cache-dtype flag".to_string(),
-            ),
-        )),
+        Some(field) => {
+            let near = gpuplan_model::did_you_mean(field, Field::ALL.iter().map(|f| f.key()));
+            let hint = match near {
+                Some(near) => format!("did you mean `{near}`? Fields are the command's flags in snake_case"),
+                None => "fields are the command's flags in snake_case: kv_cache_dtype for the kv-cache-dtype flag"
+                    .to_string(),
+            };
+            Err(Error::invalid(format!("unknown field `{field}`"), Some(hint)))
+        }
         None => Ok(()),
     }
 }
@@ -441,16 +440,17 @@ pub fn billing_mode(text: &str) -> Result<BillingMode, Error> {
         "spot" | "preemptible" => Ok(BillingMode::Spot),
         "reserved-1y" | "1y" | "reserved" => Ok(BillingMode::Reserved1y),
         "reserved-3y" | "3y" => Ok(BillingMode::Reserved3y),
-        other => Err(Error::invalid(
-            format!("--billing: unknown billing mode `{other}`"),
-            Some("use on-demand, spot, reserved-1y or reserved-3y".to_string()),
-        )),
+        other => Err(
+            RequestError::invalid(Field::Billing, "", format!("unknown billing mode `{other}`"))
+                .with_hint("use on-demand, spot, reserved-1y or reserved-3y")
+                .into(),
+        ),
     }
 }
 
 impl WorkloadOptions {
     fn task(&self) -> Result<Task, Error> {
-        parse_one("task", &self.task)
+        parse_one(Field::Task, &self.task)
     }
 
     fn model_source(&self) -> ModelSource {
@@ -492,30 +492,30 @@ macro_rules! fill_workload {
         $target.micro_batch = w.micro_batch;
         $target.seq = w.seq;
         $target.output_tokens = w.output_tokens;
-        $target.checkpointing = parse("checkpointing", &w.checkpointing)?;
+        $target.checkpointing = parse(Field::Checkpointing, &w.checkpointing)?;
         let (recipe, builds) = crate::software_fit::split_framework(&w.framework)?;
         $target.framework = recipe;
         $target.framework_builds = builds;
-        $target.offload = parse("offload", &w.offload)?;
+        $target.offload = parse(Field::Offload, &w.offload)?;
         $target.packing = w.packing();
         $target.compiled = w.compile;
-        $target.kv_cache = parse("kv-cache-dtype", &w.kv_cache_dtype)?;
-        $target.optimizer = parse("optimizer", &w.optimizer)?;
+        $target.kv_cache = parse(Field::KvCacheDtype, &w.kv_cache_dtype)?;
+        $target.optimizer = parse(Field::Optimizer, &w.optimizer)?;
         $target.lora_rank = w.lora_rank;
-        $target.lora_targets = parse("lora-targets", &w.lora_targets)?;
+        $target.lora_targets = parse(Field::LoraTargets, &w.lora_targets)?;
         let (engine, release) = crate::engine_knobs::split_release(&w.engine)?;
-        $target.engine = parse("engine", &engine)?;
+        $target.engine = parse(Field::Engine, &engine)?;
         $target.engine_settings.release = release;
         $target.image = w.image();
-        $target.tokens = amount("--tokens", w.tokens)?;
-        $target.epochs = amount("--epochs", w.epochs)?;
-        $target.dataset_size = amount("--dataset-size", w.dataset_size)?;
+        $target.tokens = amount(Field::Tokens, w.tokens)?;
+        $target.epochs = amount(Field::Epochs, w.epochs)?;
+        $target.dataset_size = amount(Field::DatasetSize, w.dataset_size)?;
         $target.memory_margin = w.memory_margin;
         if let Some(calibration) = &w.calibration {
             calibration.check().map_err(|e| {
-                Error::invalid(
-                    format!("--calibration: {e}"),
-                    Some("measure again with `gpuplan probe`".to_string()),
+                Error::from(
+                    RequestError::invalid(Field::Calibration, "", e.to_string())
+                        .with_hint("measure again with `gpuplan probe`"),
                 )
             })?;
         }
@@ -586,15 +586,16 @@ impl PlanOptions {
         let mut kernels: Vec<_> = parsed.iter().filter_map(|(_, k)| *k).collect();
         kernels.dedup();
         if kernels.len() > 1 {
-            return Err(Error::invalid(
-                "--precision names more than one weight kernel",
-                Some("name the kernel once, on the precision it runs (int4:marlin)".to_string()),
-            ));
+            return Err(
+                RequestError::invalid(Field::Precision, "", "names more than one weight kernel")
+                    .with_hint("name the kernel once, on the precision it runs (int4:marlin)")
+                    .into(),
+            );
         }
         query.weight_kernel = kernels.first().copied();
         fill_workload!(query, w);
         crate::precision_kernel::check_task(query.weight_kernel, query.task)?;
-        query.deadline_hours = positive("--deadline", self.deadline)?;
+        query.deadline_hours = positive(Field::Deadline, self.deadline)?;
         query.budget_usd = self.budget;
         query.serving = ServingTargets {
             qps: w.qps,
@@ -634,10 +635,11 @@ impl PlanOptions {
             "cost" => Ok(Objective::Cost),
             "time" => Ok(Objective::Time),
             "balanced" => Ok(Objective::Balanced),
-            other => Err(Error::invalid(
-                format!("--objective: unknown objective `{other}`"),
-                Some("use cost, time or balanced".to_string()),
-            )),
+            other => Err(
+                RequestError::invalid(Field::Objective, "", format!("unknown objective `{other}`"))
+                    .with_hint("use cost, time or balanced")
+                    .into(),
+            ),
         }
     }
 
@@ -645,14 +647,14 @@ impl PlanOptions {
         let stacks = self
             .stack
             .iter()
-            .map(|s| parse_one::<SoftwareStack, _>("stack", s))
+            .map(|s| parse_one::<SoftwareStack, _>(Field::Stack, s))
             .collect::<Result<_, _>>()?;
         Ok(Operational {
             startup: StartupOverrides {
-                provision_seconds: non_negative("--provision-time", self.provision_time)?,
-                image_gb: non_negative("--image-size", self.image_size)?,
-                storage_gbps: positive("--storage-gbps", self.storage_gbps)?,
-                checkpoint_interval_hours: positive("--checkpoint-every", self.checkpoint_every)?,
+                provision_seconds: non_negative(Field::ProvisionTime, self.provision_time)?,
+                image_gb: non_negative(Field::ImageSize, self.image_size)?,
+                storage_gbps: positive(Field::StorageGbps, self.storage_gbps)?,
+                checkpoint_interval_hours: positive(Field::CheckpointEvery, self.checkpoint_every)?,
                 dataset_bytes: None,
             },
             interruption_rate: self.interruption_rate,
@@ -691,7 +693,10 @@ mod tests {
         let options: EstimateOptions =
             serde_json::from_str(r#"{"model": "llama-3.1-8b", "task": "lora", "gpu": "H100", "framework": "keras"}"#)
                 .unwrap();
-        let error = options.request().unwrap_err();
+        // A framework name is checked against the catalog's compatibility data when the
+        // request is resolved.
+        let catalog = crate::Catalog::embedded().unwrap();
+        let error = crate::estimate_workload(&catalog, &options.request().unwrap()).unwrap_err();
         assert!(error.to_string().starts_with("--framework: "), "{error}");
     }
 }

@@ -493,10 +493,13 @@ fn check_pipeline(catalog: &Catalog, pipeline: Option<&str>) -> Result<(), Error
     if known.iter().any(|k| k == pipeline) {
         Ok(())
     } else {
-        Err(Error::invalid(
-            format!("--input-pipeline: unknown pipeline `{pipeline}`"),
-            Some(format!("one of: {}", known.join(", "))),
-        ))
+        Err(crate::RequestError::invalid(
+            crate::Field::InputPipeline,
+            "",
+            format!("unknown pipeline `{pipeline}`"),
+        )
+        .with_hint(format!("one of: {}", known.join(", ")))
+        .into())
     }
 }
 
@@ -510,7 +513,7 @@ fn serving_targets(query: &PlanQuery, seq: u64, output_tokens: u64) -> Result<Se
             .unwrap_or_else(|| RequestMix::fixed(seq, output_tokens));
         targets.requests = Some(
             mix.with_prefix_cache_hit(hit)
-                .map_err(|message| Error::invalid(format!("--prefix-cache-hit: {message}"), None))?,
+                .map_err(|message| crate::RequestError::invalid(crate::Field::PrefixCacheHit, "", message))?,
         );
     }
     Ok(targets)

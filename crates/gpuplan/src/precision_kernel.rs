@@ -2,7 +2,7 @@
 //! (`int4:awq-gemm`, `int8:bnb-int8`) or in one word (`nf4`): how fast a 4-bit checkpoint
 //! decodes depends on the kernel as much as on its bytes.
 
-use crate::Error;
+use crate::{Error, Field, RequestError};
 use gpuplan_model::{Precision, Task, WeightKernel};
 
 /// `int4`, `int4:marlin`, `nf4` → the precision and the kernel named, if any.
@@ -17,19 +17,16 @@ pub(crate) fn parse(text: &str) -> Result<(Precision, Option<WeightKernel>), Err
     };
     let precision: Precision = precision
         .parse()
-        .map_err(|e: gpuplan_model::UnknownPrecision| Error::invalid(format!("--precision: {e}"), None))?;
+        .map_err(|e: gpuplan_model::UnknownPrecision| RequestError::invalid(Field::Precision, "", e.to_string()))?;
     let Some(kernel) = kernel else {
         return Ok((precision, None));
     };
-    let kernel: WeightKernel = kernel.parse().map_err(|e: String| {
-        Error::invalid(
-            format!("--precision {text}: {e}"),
-            Some(
-                "after the colon, the kernel that runs the quantised weights, e.g. int4:marlin or int4:bnb-nf4"
-                    .to_string(),
-            ),
-        )
-    })?;
+    let kernel: WeightKernel =
+        kernel.parse().map_err(|e: String| {
+            Error::from(RequestError::invalid(Field::Precision, text, e).with_hint(
+                "after the colon, the kernel that runs the quantised weights, e.g. int4:marlin or int4:bnb-nf4",
+            ))
+        })?;
     let serves = kernel.precisions();
     let fits = if serves.is_empty() {
         precision != Precision::Int4
@@ -37,13 +34,13 @@ pub(crate) fn parse(text: &str) -> Result<(Precision, Option<WeightKernel>), Err
         serves.contains(&precision)
     };
     if !fits {
-        return Err(Error::invalid(
-            format!("--precision {text}: the {kernel} kernel does not run {precision} weights"),
-            Some(
-                "int4 runs on marlin, awq-gemm, exllamav2 or bnb-nf4; int8 on native (W8A8), marlin or bnb-int8"
-                    .to_string(),
-            ),
-        ));
+        return Err(RequestError::invalid(
+            Field::Precision,
+            text,
+            format!("the {kernel} kernel does not run {precision} weights"),
+        )
+        .with_hint("int4 runs on marlin, awq-gemm, exllamav2 or bnb-nf4; int8 on native (W8A8), marlin or bnb-int8")
+        .into());
     }
     Ok((precision, Some(kernel)))
 }
@@ -51,10 +48,13 @@ pub(crate) fn parse(text: &str) -> Result<(Precision, Option<WeightKernel>), Err
 /// A kernel only means something to inference: training quantises its own way (QLoRA).
 pub(crate) fn check_task(kernel: Option<WeightKernel>, task: Task) -> Result<(), Error> {
     match kernel {
-        Some(kernel) if task != Task::Inference => Err(Error::invalid(
-            format!("--precision …:{kernel} names an inference kernel; {task} does not run one"),
-            Some("drop the kernel; --task qlora trains on NF4 weights by itself".to_string()),
-        )),
+        Some(kernel) if task != Task::Inference => Err(RequestError::unsuitable(
+            Field::Precision,
+            format!("…:{kernel}"),
+            format!("names an inference kernel; {task} does not run one"),
+        )
+        .with_hint("drop the kernel; {task} qlora trains on NF4 weights by itself")
+        .into()),
         _ => Ok(()),
     }
 }

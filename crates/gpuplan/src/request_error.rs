@@ -125,6 +125,7 @@ impl RequestError {
             RequestProblem::Needs { other, why } => {
                 format!("{name} needs {}{}", other.named(naming), why.render(naming))
             }
+            RequestProblem::Invalid { value, why } if value.is_empty() => format!("{name}: {}", why.render(naming)),
             RequestProblem::Invalid { value, why } => format!("{name} {value}: {}", why.render(naming)),
             RequestProblem::Unsuitable { value, why } => format!("{name} {value} {}", why.render(naming)),
         }

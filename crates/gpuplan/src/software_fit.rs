@@ -1,7 +1,7 @@
 //! Which accelerators a job's software runs on: the CUDA release it is built with and the
 //! framework builds it needs (`pytorch==2.5`, `vllm==0.8`), from the compatibility data.
 
-use crate::Error;
+use crate::{Error, Field, RequestError};
 use gpuplan_catalog::Catalog;
 use gpuplan_catalog::compatibility::{Compatibility, FrameworkBuild, Version};
 use gpuplan_model::{Accelerator, AcceleratorId, Framework};
@@ -33,73 +33,88 @@ pub fn no_recipe_line(builds: &[SoftwareBuild]) -> String {
     )
 }
 
-fn facts() -> Result<&'static Compatibility, Error> {
-    Compatibility::embedded().map_err(|e| Error::invalid(e, None))
-}
-
 /// `--framework`'s comma list split into the training recipe (`torchtune`) and the framework
-/// builds (`pytorch==2.5`): an item is a build when it names a version or a framework the
-/// compatibility data knows.
+/// builds (`pytorch==2.5`, or `vllm` for any version): an item is a recipe when it names one,
+/// a build otherwise. Only the syntax is checked here; [`check_builds`] checks the builds
+/// against the catalog's compatibility data.
 pub fn split_framework(text: &Option<String>) -> Result<(Option<Framework>, Vec<SoftwareBuild>), Error> {
     let Some(text) = text else {
         return Ok((None, Vec::new()));
     };
-    let facts = facts()?;
     let mut recipe = None;
     let mut builds = Vec::new();
     for item in text.split(',').map(str::trim).filter(|i| !i.is_empty()) {
         let (name, version) = item
             .split_once("==")
             .map_or((item, None), |(n, v)| (n.trim(), Some(v.trim())));
-        if version.is_some() || facts.knows_framework(name) {
-            builds.push(build(facts, name, version)?);
-        } else if recipe.is_some() {
-            return Err(Error::invalid(
-                format!("--framework {text}: more than one training framework"),
-                Some("name one recipe (e.g. torchtune) and any builds (e.g. pytorch==2.5)".to_string()),
-            ));
-        } else {
-            recipe = Some(item.parse::<Framework>().map_err(|e| {
-                Error::invalid(
-                    format!("--framework: {e}"),
-                    Some(format!(
-                        "or a framework build: {} (with ==version)",
-                        facts.framework_names().join(", ")
-                    )),
-                )
-            })?);
+        match (version, item.parse::<Framework>()) {
+            (None, Ok(_)) if recipe.is_some() => {
+                return Err(
+                    RequestError::invalid(Field::Framework, text, "more than one training framework")
+                        .with_hint("name one recipe (e.g. torchtune) and any builds (e.g. pytorch==2.5)")
+                        .into(),
+                );
+            }
+            (None, Ok(framework)) => recipe = Some(framework),
+            _ => builds.push(build(name, version)?),
         }
     }
     Ok((recipe, builds))
 }
 
-fn build(facts: &Compatibility, name: &str, version: Option<&str>) -> Result<SoftwareBuild, Error> {
+fn build(name: &str, version: Option<&str>) -> Result<SoftwareBuild, Error> {
     let version = version
         .map(|v| {
             v.parse::<Version>()
-                .map_err(|e| Error::invalid(format!("--framework {name}: {e}"), None))
+                .map_err(|e| RequestError::invalid(Field::Framework, name, e))
         })
         .transpose()?;
-    let wanted = SoftwareBuild {
+    Ok(SoftwareBuild {
         name: name.to_lowercase(),
         version,
-    };
-    if facts.builds(&wanted.name, wanted.version.as_ref()).is_empty() {
+    })
+}
+
+/// Each build in the catalog's compatibility data, or an error naming the versions it has.
+fn check_builds(facts: &Compatibility, builds: &[SoftwareBuild]) -> Result<(), Error> {
+    for wanted in builds {
+        if !facts.builds(&wanted.name, wanted.version.as_ref()).is_empty() {
+            continue;
+        }
         let known: Vec<String> = facts
             .builds(&wanted.name, None)
             .iter()
             .map(|b| b.version.to_string())
             .collect();
-        return Err(Error::invalid(
-            format!("--framework {wanted}: not in the compatibility data"),
-            Some(if known.is_empty() {
-                format!("frameworks known: {}", facts.framework_names().join(", "))
-            } else {
-                format!("{} versions known: {}", wanted.name, known.join(", "))
-            }),
-        ));
+        let recipes: Vec<&str> = Framework::ALL.iter().map(|f| f.name()).collect();
+        let hint = if known.is_empty() {
+            "name one training recipe and any framework builds, a build with its version (torchtune,pytorch==2.5)"
+                .to_string()
+        } else {
+            format!("{} versions known: {}", wanted.name, known.join(", "))
+        };
+        let near = gpuplan_model::did_you_mean(
+            &wanted.name,
+            Framework::ALL.iter().map(|f| f.name()).chain(facts.framework_names()),
+        );
+        let error = if known.is_empty() {
+            let near = near.map_or(String::new(), |near| format!("; did you mean `{near}`?"));
+            RequestError::invalid(
+                Field::Framework,
+                "",
+                format!(
+                    "unknown framework `{}` (expected one of {}, or a framework build: {}){near}",
+                    wanted.name,
+                    recipes.join(", "),
+                    facts.framework_names().join(", ")
+                ),
+            )
+        } else {
+            RequestError::invalid(Field::Framework, wanted, "not in the compatibility data")
+        };
+        return Err(error.with_hint(hint).into());
     }
-    Ok(wanted)
+    Ok(())
 }
 
 /// The rows of `build` that can be used, built for `cuda` when one is given.
@@ -145,7 +160,8 @@ pub fn not_running(
     if cuda.is_none() && builds.is_empty() {
         return Ok(Vec::new());
     }
-    let facts = facts()?;
+    let facts = catalog.compatibility();
+    check_builds(facts, builds)?;
     let cuda = cuda
         .map(|c| {
             c.parse::<Version>()
@@ -248,11 +264,15 @@ mod tests {
 
     #[test]
     fn unknown_builds_and_two_recipes_are_refused() {
-        let error = split_framework(&Some("pytorch==1.2".to_string())).unwrap_err();
+        let catalog = Catalog::embedded().unwrap();
+        let facts = catalog.compatibility();
+        let (_, builds) = split_framework(&Some("pytorch==1.2".to_string())).unwrap();
+        let error = check_builds(facts, &builds).unwrap_err();
         assert!(error.to_string().contains("not in the compatibility data"), "{error}");
         let error = split_framework(&Some("torchtune,axolotl".to_string())).unwrap_err();
         assert!(error.to_string().contains("more than one"), "{error}");
-        let error = split_framework(&Some("keras".to_string())).unwrap_err();
+        let (_, builds) = split_framework(&Some("keras".to_string())).unwrap();
+        let error = check_builds(facts, &builds).unwrap_err();
         assert!(error.to_string().starts_with("--framework: "), "{error}");
     }
 
