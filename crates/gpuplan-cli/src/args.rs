@@ -493,8 +493,8 @@ pub struct PlanArgs {
     pub given: Vec<String>,
 
     /// `tabular` for classical ML (gradient-boosted trees) on --rows × --features.
-    #[arg(long, value_parser = ["tabular"])]
-    pub workload: Option<String>,
+    #[arg(long = "workload", id = "workload", value_parser = ["tabular"])]
+    pub workload_kind: Option<String>,
 
     /// Training rows (tabular).
     #[arg(long, value_parser = count, requires = "workload")]
@@ -512,81 +512,8 @@ pub struct PlanArgs {
     #[arg(long, value_delimiter = ',')]
     pub precision: Vec<String>,
 
-    /// Global batch in sequences or samples (training; default 256).
-    #[arg(long)]
-    pub batch: Option<u64>,
-
-    /// Sequences per GPU per step (default: the fastest that fits).
-    #[arg(long)]
-    pub micro_batch: Option<u64>,
-
-    /// Tokens per sequence (training) or prompt tokens (inference).
-    #[arg(long, alias = "input-tokens")]
-    pub seq: Option<u64>,
-
-    /// Tokens generated per request (inference).
-    #[arg(long)]
-    pub output_tokens: Option<u64>,
-
-    /// Activation recomputation: none, selective (attention core), op (torchtitan's per-op)
-    /// or full (default: the least that fits).
-    #[arg(long)]
-    pub checkpointing: Option<String>,
-
-    /// Training framework whose defaults and loss to follow: hf-trainer, torchtune, litgpt,
-    /// torchtitan, megatron, deepspeed, llm-foundry or axolotl; and, comma-separated, framework
-    /// builds the job needs (`pytorch==2.5`, `vllm==0.8`): GPUs they do not run on are left out.
-    #[arg(long)]
-    pub framework: Option<String>,
-
-    /// Training state kept in host memory: a comma list of optimizer, params, activations
-    /// (DeepSpeed ZeRO-Offload, FSDP CPU offload, torchtune activation offloading).
-    #[arg(long)]
-    pub offload: Option<String>,
-
     #[command(flatten)]
-    pub step: TrainingStepArgs,
-
-    /// adamw, adam8bit, sgd or adafactor.
-    #[arg(long)]
-    pub optimizer: Option<String>,
-
-    /// LoRA rank (default 16).
-    #[arg(long)]
-    pub lora_rank: Option<u64>,
-
-    /// Layers LoRA adapts: q,v, attention, all-linear or all-linear+head (default: the
-    /// framework's recipe, else all-linear).
-    #[arg(long)]
-    pub lora_targets: Option<String>,
-
-    /// Inference engine (default vllm when planning serving); a release after `@` applies
-    /// that release's defaults and overheads (`vllm@0.6`).
-    #[arg(long)]
-    pub engine: Option<String>,
-
-    #[command(flatten)]
-    pub knobs: gpuplan::EngineKnobs,
-
-    /// Serving: how the engine stores the KV cache: auto (the engine's default), 16-bit or fp8
-    /// (vLLM's and SGLang's `--kv-cache-dtype`).
-    #[arg(long)]
-    pub kv_cache_dtype: Option<String>,
-
-    #[command(flatten)]
-    pub image: ImageArgs,
-
-    /// Tokens to train on (`5e8`).
-    #[arg(long, value_parser = count)]
-    pub tokens: Option<f64>,
-
-    /// Epochs over --dataset-size samples.
-    #[arg(long, value_parser = count)]
-    pub epochs: Option<f64>,
-
-    /// Samples per epoch.
-    #[arg(long, value_parser = count)]
-    pub dataset_size: Option<f64>,
+    pub workload: WorkloadArgs,
 
     /// Finish within this time (`24h`, `3d`; a bare number is hours).
     #[arg(long, value_parser = hours_duration, value_name = "DURATION")]
@@ -596,10 +523,6 @@ pub struct PlanArgs {
     #[arg(long, value_name = "USD")]
     pub budget: Option<f64>,
 
-    /// Requests per second to serve.
-    #[arg(long)]
-    pub qps: Option<f64>,
-
     /// Peak requests per second, for the autoscaling range.
     #[arg(long)]
     pub peak_qps: Option<f64>,
@@ -608,24 +531,6 @@ pub struct PlanArgs {
     /// (0 to 0.9; default 0.1): replicas are planned at goodput × (1 − headroom).
     #[arg(long)]
     pub headroom: Option<f64>,
-
-    /// Time-to-first-token target at a percentile (`p90:800ms`, `p99:2s`; a bare `1s` is p90).
-    #[arg(long, value_parser = latency_target, value_name = "[pNN:]DURATION")]
-    pub ttft: Option<LatencyTarget>,
-
-    /// Time-per-output-token target at a percentile (`p99:60ms`; a bare `50ms` is p90).
-    #[arg(long, value_parser = latency_target, value_name = "[pNN:]DURATION")]
-    pub tpot: Option<LatencyTarget>,
-
-    /// Prompt and output lengths of the traffic from a request log: CSV with columns
-    /// input_tokens,output_tokens, or JSON Lines with those keys.
-    #[arg(long, value_name = "FILE")]
-    pub requests: Option<std::path::PathBuf>,
-
-    /// Share of prompt tokens the engine finds in its prefix cache (0–1: a shared system
-    /// prompt, chat history); they are not computed again.
-    #[arg(long, value_name = "SHARE")]
-    pub prefix_cache_hit: Option<f64>,
 
     /// Only these providers (comma-separated).
     #[arg(long, alias = "provider", value_delimiter = ',')]
@@ -658,15 +563,6 @@ pub struct PlanArgs {
     /// At most this many nodes (default 64).
     #[arg(long)]
     pub max_nodes: Option<u32>,
-
-    /// Share of each GPU's memory kept free (default 0.10).
-    #[arg(long)]
-    pub memory_margin: Option<f64>,
-
-    /// A calibration `gpuplan probe --calibration-out` wrote: the measured GPUs' peaks and
-    /// memory bandwidth in place of the datasheet's.
-    #[arg(long, value_name = "FILE")]
-    pub calibration: Option<PathBuf>,
 
     /// At least this many vCPUs per GPU on the host.
     #[arg(long)]
@@ -790,21 +686,8 @@ pub struct EstimateArgs {
     #[arg(long)]
     pub precision: Option<String>,
 
-    /// Global batch in sequences or samples (inference: sequences processed together).
-    #[arg(long)]
-    pub batch: Option<u64>,
-
-    /// Sequences per GPU per forward/backward pass (default: the fastest that fits).
-    #[arg(long)]
-    pub micro_batch: Option<u64>,
-
-    /// Tokens per sequence (the prompt, for inference).
-    #[arg(long, alias = "input-tokens")]
-    pub seq: Option<u64>,
-
-    /// Tokens generated per sequence (inference; 0 for encoders such as BERT).
-    #[arg(long)]
-    pub output_tokens: Option<u64>,
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
 
     /// Tensor-parallel degree (default: chosen).
     #[arg(long)]
@@ -826,6 +709,33 @@ pub struct EstimateArgs {
     /// ZeRO stage 0–3 (FSDP full sharding = 3; default: the lowest that fits).
     #[arg(long)]
     pub zero: Option<u8>,
+
+    /// Use fused flash attention (default: on for compute capability 8.0+; diffusion: on).
+    #[arg(long)]
+    pub flash_attention: Option<bool>,
+}
+
+/// The workload `estimate` and `plan` both describe: one declaration of each flag, flattened
+/// into both commands, so their names, parsers and help cannot drift apart.
+#[derive(Debug, Args)]
+#[command(allow_negative_numbers = true)]
+pub struct WorkloadArgs {
+    /// Global batch in sequences or samples (training; `plan` defaults to 256). For `estimate
+    /// --task inference`: sequences processed together.
+    #[arg(long)]
+    pub batch: Option<u64>,
+
+    /// Sequences per GPU per forward/backward pass (default: the fastest that fits).
+    #[arg(long)]
+    pub micro_batch: Option<u64>,
+
+    /// Tokens per sequence (training) or prompt tokens (inference).
+    #[arg(long, alias = "input-tokens")]
+    pub seq: Option<u64>,
+
+    /// Tokens generated per request (inference; 0 for encoders such as BERT).
+    #[arg(long)]
+    pub output_tokens: Option<u64>,
 
     /// Activation recomputation: none, selective (attention core), op (torchtitan's per-op)
     /// or full (default: the least that fits).
@@ -859,20 +769,21 @@ pub struct EstimateArgs {
     #[arg(long)]
     pub lora_targets: Option<String>,
 
-    /// Tokens to train on, for the time to train (`2e9` works).
+    /// Tokens to train on (`5e8`).
     #[arg(long, value_parser = count)]
     pub tokens: Option<f64>,
 
-    /// Epochs over --dataset-size samples, for the time to train.
+    /// Epochs over --dataset-size samples.
     #[arg(long, value_parser = count)]
     pub epochs: Option<f64>,
 
-    /// Samples (sequences or images) per epoch.
+    /// Samples (sequences or images) per epoch; for inference, the requests of a batch job.
     #[arg(long, value_parser = count)]
     pub dataset_size: Option<f64>,
 
     /// Inference engine: pytorch, torch-compile, vllm, sglang, tensorrt-llm, tgi, tensorrt or
-    /// onnxruntime; a release after `@` applies that release's defaults (`vllm@0.6`).
+    /// onnxruntime (default vllm for text generation); a release after `@` applies that
+    /// release's defaults and overheads (`vllm@0.6`).
     #[arg(long)]
     pub engine: Option<String>,
 
@@ -884,37 +795,35 @@ pub struct EstimateArgs {
     #[arg(long)]
     pub kv_cache_dtype: Option<String>,
 
-    /// Use fused flash attention (default: on for compute capability 8.0+; diffusion: on).
-    #[arg(long)]
-    pub flash_attention: Option<bool>,
-
-    /// Share of each GPU's memory kept free when judging the fit (default 0.10, as `plan`).
+    /// Share of each GPU's memory kept free when judging the fit (default 0.10).
     #[arg(long)]
     pub memory_margin: Option<f64>,
 
-    /// A calibration `gpuplan probe --calibration-out` wrote: the measured GPU's peaks and
+    /// A calibration `gpuplan probe --calibration-out` wrote: the measured GPUs' peaks and
     /// memory bandwidth in place of the datasheet's.
     #[arg(long, value_name = "FILE")]
     pub calibration: Option<PathBuf>,
 
-    /// Serving: offered load of one replica, requests/s (continuous-batching engines).
+    /// Requests per second: the load on one replica (`estimate`) or the total to serve
+    /// (`plan`).
     #[arg(long, help_heading = "Serving")]
     pub qps: Option<f64>,
 
-    /// Time-to-first-token target at a percentile (`p90:800ms`; a bare value is p90).
+    /// Time-to-first-token target at a percentile (`p90:800ms`, `p99:2s`; a bare `1s` is p90).
     #[arg(long, value_parser = latency_target, value_name = "[pNN:]DURATION", help_heading = "Serving")]
     pub ttft: Option<LatencyTarget>,
 
-    /// Time-per-output-token target at a percentile (`p99:60ms`; a bare value is p90).
+    /// Time-per-output-token target at a percentile (`p99:60ms`; a bare `50ms` is p90).
     #[arg(long, value_parser = latency_target, value_name = "[pNN:]DURATION", help_heading = "Serving")]
     pub tpot: Option<LatencyTarget>,
 
-    /// Prompt and output lengths from a request log (CSV or JSON Lines of input_tokens,
-    /// output_tokens).
+    /// Prompt and output lengths of the traffic from a request log: CSV with columns
+    /// input_tokens,output_tokens, or JSON Lines with those keys.
     #[arg(long, value_name = "FILE", help_heading = "Serving")]
-    pub requests: Option<std::path::PathBuf>,
+    pub requests: Option<PathBuf>,
 
-    /// Share of prompt tokens the engine finds in its prefix cache (0–1).
+    /// Share of prompt tokens the engine finds in its prefix cache (0–1: a shared system
+    /// prompt, chat history); they are not computed again.
     #[arg(long, value_name = "SHARE", help_heading = "Serving")]
     pub prefix_cache_hit: Option<f64>,
 

@@ -30,8 +30,8 @@ pub(crate) fn model_and_config(model: &str) -> Result<(String, Option<serde_json
 /// The flags as the options every front end fills.
 fn options(args: &EstimateArgs) -> Result<EstimateOptions, Error> {
     Ok(EstimateOptions {
-        workload: workload_options!(args, &args.model, &args.task),
-        knobs: args.knobs,
+        workload: super::workload_options(&args.workload, &args.model, &args.task)?,
+        knobs: args.workload.knobs,
         unknown: Default::default(),
         gpu: args.gpu.clone(),
         gpus: args.gpus,

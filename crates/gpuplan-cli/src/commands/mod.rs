@@ -1,50 +1,43 @@
-/// The workload flags `estimate` and `plan` share (their argument structs name them alike) as
-/// the options every front end fills; `model` is an id or a config file's path.
-macro_rules! workload_options {
-    ($args:expr, $model:expr, $task:expr) => {{
-        let args = $args;
-        let (model, model_config) = $crate::commands::estimate::model_and_config($model)?;
-        gpuplan::WorkloadOptions {
-            model,
-            model_config,
-            task: $task.to_string(),
-            batch: args.batch,
-            micro_batch: args.micro_batch,
-            seq: args.seq,
-            output_tokens: args.output_tokens,
-            checkpointing: args.checkpointing.clone(),
-            framework: args.framework.clone(),
-            offload: args.offload.clone(),
-            compile: args.step.compile,
-            mean_seq: args.step.mean_seq,
-            kv_cache_dtype: args.kv_cache_dtype.clone(),
-            optimizer: args.optimizer.clone(),
-            lora_rank: args.lora_rank,
-            lora_targets: args.lora_targets.clone(),
-            engine: args.engine.clone(),
-            resolution: args.image.resolution,
-            steps: args.image.steps,
-            no_guidance: args.image.no_guidance,
-            tokens: args.tokens,
-            epochs: args.epochs,
-            dataset_size: args.dataset_size,
-            memory_margin: args.memory_margin,
-            qps: args.qps,
-            ttft: args.ttft,
-            tpot: args.tpot,
-            prefix_cache_hit: args.prefix_cache_hit,
-            requests: args
-                .requests
-                .as_deref()
-                .map($crate::commands::plan::read_request_log)
-                .transpose()?,
-            calibration: args
-                .calibration
-                .as_deref()
-                .map($crate::commands::probe::read_calibration)
-                .transpose()?,
-        }
-    }};
+/// The workload flags `estimate` and `plan` share as the options every front end fills;
+/// `model` is an id or a config file's path.
+pub(crate) fn workload_options(
+    args: &crate::args::WorkloadArgs,
+    model: &str,
+    task: &str,
+) -> Result<gpuplan::WorkloadOptions, Error> {
+    let (model, model_config) = estimate::model_and_config(model)?;
+    Ok(gpuplan::WorkloadOptions {
+        model,
+        model_config,
+        task: task.to_string(),
+        batch: args.batch,
+        micro_batch: args.micro_batch,
+        seq: args.seq,
+        output_tokens: args.output_tokens,
+        checkpointing: args.checkpointing.clone(),
+        framework: args.framework.clone(),
+        offload: args.offload.clone(),
+        compile: args.step.compile,
+        mean_seq: args.step.mean_seq,
+        kv_cache_dtype: args.kv_cache_dtype.clone(),
+        optimizer: args.optimizer.clone(),
+        lora_rank: args.lora_rank,
+        lora_targets: args.lora_targets.clone(),
+        engine: args.engine.clone(),
+        resolution: args.image.resolution,
+        steps: args.image.steps,
+        no_guidance: args.image.no_guidance,
+        tokens: args.tokens,
+        epochs: args.epochs,
+        dataset_size: args.dataset_size,
+        memory_margin: args.memory_margin,
+        qps: args.qps,
+        ttft: args.ttft,
+        tpot: args.tpot,
+        prefix_cache_hit: args.prefix_cache_hit,
+        requests: args.requests.as_deref().map(plan::read_request_log).transpose()?,
+        calibration: args.calibration.as_deref().map(probe::read_calibration).transpose()?,
+    })
 }
 
 mod catalog;

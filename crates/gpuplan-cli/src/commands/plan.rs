@@ -66,8 +66,8 @@ fn run_tabular(catalog: &Catalog, args: &PlanArgs, format: OutputFormat, money: 
 fn options(args: &PlanArgs, model: &str, task: &str) -> Result<PlanOptions, Error> {
     let operations = &args.operations;
     Ok(PlanOptions {
-        workload: workload_options!(args, model, task),
-        knobs: args.knobs,
+        workload: super::workload_options(&args.workload, model, task)?,
+        knobs: args.workload.knobs,
         unknown: Default::default(),
         precision: args.precision.clone(),
         deadline: args.deadline,
@@ -106,7 +106,7 @@ fn options(args: &PlanArgs, model: &str, task: &str) -> Result<PlanOptions, Erro
 }
 
 pub fn run(catalog: &Catalog, args: &PlanArgs, format: OutputFormat, money: &Money) -> Result<ExitStatus, Error> {
-    if args.workload.is_some() {
+    if args.workload_kind.is_some() {
         return run_tabular(catalog, args, format, money);
     }
     if args.export.is_some() && (format != OutputFormat::Table || args.explain) {
@@ -130,7 +130,7 @@ pub fn run(catalog: &Catalog, args: &PlanArgs, format: OutputFormat, money: &Mon
     let task = query.task;
 
     // A batch of requests is a job with a time and a total, like training.
-    let online_serving = task == Task::Inference && args.dataset_size.is_none();
+    let online_serving = task == Task::Inference && args.workload.dataset_size.is_none();
     match plan_workload(catalog, &query)? {
         Ok(answer) => {
             let mut wire = PlanJson::new(&answer.plan, &answer.defaults);
