@@ -493,7 +493,7 @@ pub struct PlanArgs {
     pub given: Vec<String>,
 
     /// `tabular` for classical ML (gradient-boosted trees) on --rows × --features.
-    #[arg(long = "workload", id = "workload", value_parser = ["tabular"])]
+    #[arg(long = "workload", id = "workload", value_name = "KIND", value_parser = ["tabular"])]
     pub workload_kind: Option<String>,
 
     /// Training rows (tabular).

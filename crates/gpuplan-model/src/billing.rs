@@ -45,6 +45,16 @@ pub enum CommitmentTerm {
     ThreeYears,
 }
 
+impl CommitmentTerm {
+    /// Hours billed over the term (365-day years, as providers bill reserved capacity).
+    pub fn hours(self) -> f64 {
+        match self {
+            CommitmentTerm::OneYear => 8760.0,
+            CommitmentTerm::ThreeYears => 3.0 * 8760.0,
+        }
+    }
+}
+
 impl fmt::Display for CommitmentTerm {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
@@ -64,6 +74,17 @@ pub enum BillingMode {
     Reserved1y,
     #[serde(rename = "reserved-3y")]
     Reserved3y,
+}
+
+impl BillingMode {
+    /// The term a reserved mode commits to; `None` for pay-as-you-go modes.
+    pub fn commitment(self) -> Option<CommitmentTerm> {
+        match self {
+            BillingMode::Reserved1y => Some(CommitmentTerm::OneYear),
+            BillingMode::Reserved3y => Some(CommitmentTerm::ThreeYears),
+            BillingMode::OnDemand | BillingMode::Spot => None,
+        }
+    }
 }
 
 impl fmt::Display for BillingMode {

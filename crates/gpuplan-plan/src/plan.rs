@@ -18,8 +18,8 @@ use gpuplan_estimate::cost::billed_hours;
 use gpuplan_estimate::spot::{SpotJob, expected};
 use gpuplan_estimate::{Cluster, EstimateError, TrainingAmount, TrainingEstimate};
 use gpuplan_model::{
-    Architecture, BillingMode, CommitmentTerm, GpuInterconnect, NodeNetwork, Offering, Precision, RequestMix,
-    SoftwareStack, Task, UNKNOWN_NODE_NETWORK_GBPS,
+    Architecture, BillingMode, GpuInterconnect, NodeNetwork, Offering, Precision, RequestMix, SoftwareStack, Task,
+    UNKNOWN_NODE_NETWORK_GBPS,
 };
 use std::collections::{BTreeMap, HashMap};
 
@@ -166,41 +166,20 @@ fn without_flagged_prices(offering: &Offering) -> Offering {
     checked
 }
 
-/// Hourly price per instance for a billing mode, and whether it is derived.
+/// Hourly price per instance for a billing mode, with the note a derived price carries.
 fn hourly_price(
     source: &impl OfferingSource,
     offering: &Offering,
     billing: BillingMode,
 ) -> Option<(f64, Option<String>)> {
-    match billing {
-        BillingMode::OnDemand => offering.on_demand.map(|p| (p.0, None)),
-        BillingMode::Spot => offering.spot.map(|p| (p.0, None)),
-        BillingMode::Reserved1y | BillingMode::Reserved3y => {
-            let term = if billing == BillingMode::Reserved1y {
-                CommitmentTerm::OneYear
-            } else {
-                CommitmentTerm::ThreeYears
-            };
-            let discount = source.reserved_discount(&offering.provider, term)?;
-            let on_demand = offering.on_demand?;
-            Some((
-                on_demand.0 * (1.0 - discount.discount),
-                Some(format!(
-                    "{billing} price derived: on-demand less {}'s published {:.0} % {term} discount",
-                    offering.provider.display_name(),
-                    discount.discount * 100.0
-                )),
-            ))
-        }
-    }
+    let rate = crate::rate(source, offering, billing, None)?;
+    let note = rate.derivation().map(|how| format!("{billing} price derived: {how}"));
+    Some((rate.usd_per_hour, note))
 }
 
+/// Hours a reserved mode bills over its term; `None` for pay-as-you-go modes.
 fn term_hours(billing: BillingMode) -> Option<f64> {
-    match billing {
-        BillingMode::Reserved1y => Some(8760.0),
-        BillingMode::Reserved3y => Some(3.0 * 8760.0),
-        _ => None,
-    }
+    billing.commitment().map(|term| term.hours())
 }
 
 /// Bandwidth between nodes for training traffic: the fabric table's figure, else the

@@ -74,9 +74,12 @@ pub fn plan_tabular(source: &impl OfferingSource, request: &TabularRequest, by_t
         {
             continue;
         }
-        let Some(price) = price(offering, &c.billing) else {
+        if c.billing
+            .iter()
+            .all(|mode| crate::rate(source, offering, *mode, None).is_none())
+        {
             continue;
-        };
+        }
         if offering.memory < host_need || offering.vcpus < 1.0 {
             continue;
         }
@@ -114,10 +117,14 @@ pub fn plan_tabular(source: &impl OfferingSource, request: &TabularRequest, by_t
         if c.deadline_hours.is_some_and(|d| total_seconds / 3600.0 > d) {
             continue;
         }
-        let total = price * billed_hours(total_seconds / 3600.0, offering.billing_granularity);
+        let billed = billed_hours(total_seconds / 3600.0, offering.billing_granularity);
+        let Some((rate, total)) = cheapest_total(source, offering, &c.billing, billed) else {
+            continue;
+        };
         if c.budget_usd.is_some_and(|b| total > b) {
             continue;
         }
+        why.extend(billing_notes(&rate, billed));
         why.push(format!(
             "{:.0} s of boosting + {TABULAR_FIXED_SECONDS:.0} s to start and load",
             seconds
@@ -136,7 +143,7 @@ pub fn plan_tabular(source: &impl OfferingSource, request: &TabularRequest, by_t
             },
             memory_available_bytes: available.as_u64(),
             time_seconds: total_seconds,
-            hourly_usd: price,
+            hourly_usd: rate.usd_per_hour,
             total_usd: total,
             why,
         });
@@ -158,13 +165,83 @@ pub fn plan_tabular(source: &impl OfferingSource, request: &TabularRequest, by_t
     options
 }
 
-fn price(offering: &Offering, billing: &[BillingMode]) -> Option<f64> {
-    billing
+/// The billing mode that makes `billed` hours cheapest, and the total: a reserved mode bills
+/// its whole term however short the job.
+fn cheapest_total(
+    source: &impl OfferingSource,
+    offering: &Offering,
+    modes: &[BillingMode],
+    billed: f64,
+) -> Option<(crate::Rate, f64)> {
+    modes
         .iter()
-        .filter_map(|mode| match mode {
-            BillingMode::OnDemand => offering.on_demand.map(|p| p.0),
-            BillingMode::Spot => offering.spot.map(|p| p.0),
-            _ => None,
+        .filter_map(|mode| crate::rate(source, offering, *mode, None))
+        .map(|rate| {
+            let hours = rate
+                .billing
+                .commitment()
+                .map_or(billed, |term| term.hours().max(billed));
+            let total = rate.usd_per_hour * hours;
+            (rate, total)
         })
-        .min_by(f64::total_cmp)
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+}
+
+/// What the price of a tabular option rests on, where it is not a plain on-demand rate.
+fn billing_notes(rate: &crate::Rate, billed: f64) -> Vec<String> {
+    let mut notes = Vec::new();
+    if let Some(how) = rate.derivation() {
+        notes.push(format!("{} price derived: {how}", rate.billing));
+    }
+    if let Some(term) = rate.billing.commitment().filter(|t| t.hours() > billed) {
+        notes.push(format!(
+            "a {} commitment bills {:.0} h whatever the job uses",
+            rate.billing,
+            term.hours()
+        ));
+    }
+    notes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpuplan_catalog::Catalog;
+
+    fn request(billing: Vec<BillingMode>) -> TabularRequest {
+        TabularRequest {
+            rows: 1e7,
+            features: 100.0,
+            rounds: DEFAULT_BOOSTING_ROUNDS,
+            constraints: Constraints {
+                providers: vec![gpuplan_model::ProviderId::new("aws")],
+                billing,
+                ..Constraints::default()
+            },
+        }
+    }
+
+    /// A reserved term is priced like every other plan prices it: the discounted rate over the
+    /// whole term, which a job of minutes never repays; so asked for on-demand or reserved,
+    /// the cheapest answer is on demand, and asked for reserved only, it bills the year.
+    #[test]
+    fn a_reserved_term_bills_its_whole_term() {
+        let catalog = Catalog::embedded().unwrap();
+        let on_demand = plan_tabular(&catalog, &request(vec![BillingMode::OnDemand]), false);
+        let either = plan_tabular(
+            &catalog,
+            &request(vec![BillingMode::OnDemand, BillingMode::Reserved1y]),
+            false,
+        );
+        assert_eq!(either[0].total_usd, on_demand[0].total_usd);
+        let reserved = plan_tabular(&catalog, &request(vec![BillingMode::Reserved1y]), false);
+        let first = &reserved[0];
+        assert!(first.total_usd > 8000.0 * first.hourly_usd, "{first:?}");
+        assert!(
+            first.why.iter().any(|w| w.contains("commitment bills 8760 h")),
+            "{:?}",
+            first.why
+        );
+        assert!(first.why.iter().any(|w| w.contains("price derived")), "{:?}", first.why);
+    }
 }

@@ -80,14 +80,6 @@ impl CostQuery {
     }
 }
 
-/// Hours in a commitment term (365-day years).
-fn term_hours(term: CommitmentTerm) -> f64 {
-    match term {
-        CommitmentTerm::OneYear => 8760.0,
-        CommitmentTerm::ThreeYears => 3.0 * 8760.0,
-    }
-}
-
 /// The cost of one billing mode.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct CostLine {
@@ -116,14 +108,35 @@ pub struct CostAnswer {
 }
 
 fn reserved_term_in(modes: &[BillingMode]) -> Option<CommitmentTerm> {
-    modes.iter().find_map(|b| reserved_term(*b))
+    modes.iter().find_map(|b| b.commitment())
 }
 
-fn reserved_term(billing: BillingMode) -> Option<CommitmentTerm> {
+/// The rate `billing` is priced at, and how it was derived: the user's rate where given (a
+/// negotiated on-demand or spot price; for a reserved mode without an instance, the reserved
+/// rate itself), else the catalog's under the planner's one pricing rule.
+fn rate_of(
+    catalog: &Catalog,
+    query: &CostQuery,
+    offering: Option<&Offering>,
+    billing: BillingMode,
+) -> (Option<f64>, Option<String>) {
+    let given = if billing == BillingMode::Spot {
+        query.spot_price
+    } else {
+        query.price
+    };
+    let Some(offering) = offering else {
+        return (given, None);
+    };
     match billing {
-        BillingMode::Reserved1y => Some(CommitmentTerm::OneYear),
-        BillingMode::Reserved3y => Some(CommitmentTerm::ThreeYears),
-        _ => None,
+        BillingMode::OnDemand | BillingMode::Spot if given.is_some() => (given, None),
+        _ => match gpuplan_plan::rate(catalog, offering, billing, query.price) {
+            Some(rate) => (
+                Some(rate.usd_per_hour),
+                rate.derivation().map(|how| format!("derived: {how}")),
+            ),
+            None => (None, None),
+        },
     }
 }
 
@@ -344,45 +357,7 @@ pub fn cost_job(catalog: &Catalog, query: &CostQuery) -> Result<CostAnswer, Erro
         }
     )];
     for &billing in &query.billing {
-        let (rate, derived) = match billing {
-            BillingMode::OnDemand => (
-                query.price.or(offering.as_ref().and_then(|o| o.on_demand.map(|p| p.0))),
-                None,
-            ),
-            BillingMode::Spot => (
-                query.spot_price.or(offering.as_ref().and_then(|o| o.spot.map(|p| p.0))),
-                None,
-            ),
-            BillingMode::Reserved1y | BillingMode::Reserved3y => {
-                if query.price.is_some() && offering.is_none() {
-                    (query.price, None)
-                } else {
-                    let term = if billing == BillingMode::Reserved1y {
-                        CommitmentTerm::OneYear
-                    } else {
-                        CommitmentTerm::ThreeYears
-                    };
-                    match offering
-                        .as_ref()
-                        .and_then(|o| catalog.reserved_discount(&o.provider, term).map(|d| (o, d)))
-                    {
-                        Some((o, discount)) => {
-                            let base = query.price.or(o.on_demand.map(|p| p.0));
-                            (
-                                base.map(|p| p * (1.0 - discount.discount)),
-                                Some(format!(
-                                    "derived: on-demand less {}'s {:.0} % {term} discount ({})",
-                                    o.provider.display_name(),
-                                    discount.discount * 100.0,
-                                    discount.applies_to
-                                )),
-                            )
-                        }
-                        None => (None, None),
-                    }
-                }
-            }
-        };
+        let (rate, derived) = rate_of(catalog, query, offering.as_ref(), billing);
         let Some(rate) = rate else {
             let flag = if billing == BillingMode::Spot {
                 "--spot-price"
@@ -396,7 +371,7 @@ pub fn cost_job(catalog: &Catalog, query: &CostQuery) -> Result<CostAnswer, Erro
             continue;
         };
         let mut notes = Vec::new();
-        let billed_hours = match reserved_term(billing) {
+        let billed_hours = match billing.commitment() {
             None => billed_for,
             Some(term) => match query.utilisation {
                 Some(utilisation) => {
@@ -408,7 +383,7 @@ pub fn cost_job(catalog: &Catalog, query: &CostQuery) -> Result<CostAnswer, Erro
                     billed_for / utilisation
                 }
                 None => {
-                    let hours = term_hours(term).max(billed_for);
+                    let hours = term.hours().max(billed_for);
                     if billed_for < hours {
                         notes.push(format!(
                             "a {term} commitment bills {hours:.0} h whatever the job uses; --utilisation shares it with other work"
