@@ -6,7 +6,7 @@ use std::collections::HashMap;
 /// Names are matched after [`normalize_name`] (case, spaces, `-`, `_` ignored). A name that
 /// is no id or alias may still name a family by its tokens: `H100` matches every id whose
 /// dash-separated tokens include `h100`, `A100 80GB` every id with `a100` and `80gb`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct AcceleratorIndex {
     accelerators: Vec<Accelerator>,
     by_name: HashMap<String, usize>,

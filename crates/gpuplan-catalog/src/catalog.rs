@@ -12,6 +12,7 @@ use gpuplan_model::{
     ReservedDiscount, StackSupport, StoragePricing, UsdPerHour,
 };
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 /// The version of the data layout in `data/SCHEMA.md` that this build reads.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -32,14 +33,22 @@ pub struct CatalogFile {
 /// is off by more is a per-GPU figure written as a total, or the wrong accelerator.
 const MEMORY_TOTAL_TOLERANCE: f64 = 0.10;
 
+/// The first bytes of a compact catalog: its format and the gpuplan version that wrote it (the
+/// binary form has no field names, so only the same types can read it).
+const COMPACT_MAGIC: &[u8] = concat!("gpuplan-catalog ", env!("CARGO_PKG_VERSION"), " compact 1\n").as_bytes();
+
 /// What makes an offering unique: provider, instance type, region, zone.
 type OfferingKey = (String, String, Option<String>, Option<String>);
 
 /// Accelerators, offerings and reserved-price discounts, validated together.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Catalog {
     accelerators: AcceleratorIndex,
-    offerings: Vec<Offering>,
+    /// Written apart in the compact form, and read from it when first asked for.
+    #[serde(skip)]
+    offerings: Offerings,
+    /// The newest `as_of` of any offering.
+    newest_price: Option<Date>,
     reserved_discounts: Vec<ReservedDiscount>,
     models: ModelLibrary,
     fabrics: Vec<FabricRule>,
@@ -59,6 +68,51 @@ pub struct Catalog {
     published_benchmarks: PublishedBenchmarks,
 }
 
+/// A catalog's offerings: parsed, or the compact bytes they are parsed from on first use (most
+/// commands that read the built-in catalog never look at its 8,000 offerings).
+#[derive(Debug, Clone, Default)]
+struct Offerings {
+    parsed: OnceLock<Vec<Offering>>,
+    compact: &'static [u8],
+}
+
+impl Offerings {
+    fn parsed(list: Vec<Offering>) -> Self {
+        Offerings {
+            parsed: OnceLock::from(list),
+            compact: &[],
+        }
+    }
+
+    fn compact(bytes: &'static [u8]) -> Self {
+        Offerings {
+            parsed: OnceLock::new(),
+            compact: bytes,
+        }
+    }
+
+    /// The offerings. The compact bytes were written by this build from a validated catalog
+    /// (and a test reads them back whole), so they decode; were they ever not to, the catalog
+    /// would have no offerings rather than stop the program.
+    fn get(&self) -> &[Offering] {
+        self.parsed
+            .get_or_init(|| postcard::from_bytes(self.compact).unwrap_or_default())
+    }
+
+    fn take(&mut self) -> Vec<Offering> {
+        match self.parsed.take() {
+            Some(list) => list,
+            None => postcard::from_bytes(self.compact).unwrap_or_default(),
+        }
+    }
+}
+
+impl PartialEq for Offerings {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get()
+    }
+}
+
 /// Fills an offering's USD prices from its native-currency ones at the catalog's rate.
 fn convert_native(offering: &mut Offering, rates: &[ExchangeRate]) -> Result<(), String> {
     let Some(native) = &offering.native else {
@@ -76,7 +130,7 @@ fn convert_native(offering: &mut Offering, rates: &[ExchangeRate]) -> Result<(),
 }
 
 /// Where the user's prices came from and what they changed.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct YourPrices {
     pub file: String,
     /// Offerings whose price the file changed.
@@ -105,6 +159,35 @@ impl Catalog {
             })
             .collect();
         Catalog::from_files(&files)
+    }
+
+    /// The catalog in its compact binary form ([postcard](https://postcard.jamesmunns.com/)),
+    /// which [`Catalog::from_compact`] reads back without parsing or validating the text
+    /// files again: a build step writes the built-in catalog so, once validated.
+    /// The form is the magic line, the length of the rest of the catalog as 8 little-endian
+    /// bytes, the rest of the catalog, then its offerings.
+    pub fn to_compact(&self) -> Result<Vec<u8>, CatalogError> {
+        let error = |e: postcard::Error| CatalogError::new("the compact catalog", e.to_string());
+        let head = postcard::to_stdvec(self).map_err(error)?;
+        let offerings = postcard::to_stdvec(self.offerings()).map_err(error)?;
+        let length = (head.len() as u64).to_le_bytes();
+        Ok([COMPACT_MAGIC, &length, &head, &offerings].concat())
+    }
+
+    /// A catalog [`Catalog::to_compact`] wrote, by this same version of gpuplan; its offerings
+    /// are read when first asked for.
+    pub fn from_compact(bytes: &'static [u8]) -> Result<Catalog, CatalogError> {
+        let error = |message: &str| CatalogError::new("the compact catalog", message);
+        let body = bytes
+            .strip_prefix(COMPACT_MAGIC)
+            .ok_or_else(|| error("written by another version of gpuplan, or not a compact catalog"))?;
+        let (length, body) = body.split_first_chunk::<8>().ok_or_else(|| error("cut short"))?;
+        let length = usize::try_from(u64::from_le_bytes(*length)).map_err(|_| error("cut short"))?;
+        let (head, offerings) = body.split_at_checked(length).ok_or_else(|| error("cut short"))?;
+        let mut catalog: Catalog =
+            postcard::from_bytes(head).map_err(|e| CatalogError::new("the compact catalog", e.to_string()))?;
+        catalog.offerings = Offerings::compact(offerings);
+        Ok(catalog)
     }
 
     /// Builds a catalog from files laid out as under `data/`: `catalog.toml`,
@@ -214,7 +297,8 @@ impl Catalog {
         flag_prices(&mut offerings);
         Ok(Catalog {
             accelerators,
-            offerings,
+            newest_price: offerings.iter().map(|o| o.as_of).max(),
+            offerings: Offerings::parsed(offerings),
             reserved_discounts,
             models,
             fabrics,
@@ -246,7 +330,9 @@ impl Catalog {
     /// The catalog with the user's prices applied (`--prices`); list prices stay on each
     /// changed offering.
     pub fn with_prices(mut self, file: &str, overlay: &PriceOverlay) -> Result<Catalog, CatalogError> {
-        let offerings = overlay.apply(file, &mut self.offerings)?;
+        let mut list = self.offerings.take();
+        let offerings = overlay.apply(file, &mut list)?;
+        self.offerings = Offerings::parsed(list);
         self.your_prices = Some(YourPrices {
             file: file.to_string(),
             offerings,
@@ -289,7 +375,12 @@ impl Catalog {
     }
 
     pub fn offerings(&self) -> &[Offering] {
-        &self.offerings
+        self.offerings.get()
+    }
+
+    /// The newest date any offering's price was read.
+    pub fn newest_price(&self) -> Option<Date> {
+        self.newest_price
     }
 
     pub fn reserved_discounts(&self) -> &[ReservedDiscount] {
@@ -318,7 +409,7 @@ impl Catalog {
     /// The oldest and newest `as_of` dates among all numbers of the catalog.
     pub fn as_of_range(&self) -> Option<(Date, Date)> {
         let dates = self
-            .offerings
+            .offerings()
             .iter()
             .map(|offering| offering.as_of)
             .chain(self.accelerators.iter().flat_map(|a| a.sources.iter().map(|s| s.as_of)));

@@ -3,7 +3,7 @@
 //! what framework builds exist for which CUDA and GPUs, features by compute capability, and
 //! NGC containers with the driver they need.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::cmp::Ordering;
 
 /// A dotted version (`12.4`, `550.54.14`, `2.5`), compared number by number, missing parts 0,
@@ -79,6 +79,12 @@ impl PartialOrd for Version {
     }
 }
 
+impl Serialize for Version {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&self.1)
+    }
+}
+
 impl<'de> Deserialize<'de> for Version {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let text = String::deserialize(deserializer)?;
@@ -86,7 +92,7 @@ impl<'de> Deserialize<'de> for Version {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CudaDriver {
     pub cuda: Version,
     pub min_driver: Version,
@@ -94,7 +100,7 @@ pub struct CudaDriver {
     pub source: String,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CudaCompute {
     pub cuda_from: Version,
     pub cuda_to: Option<Version>,
@@ -111,7 +117,7 @@ impl CudaCompute {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FrameworkBuild {
     pub name: String,
     pub version: Version,
@@ -137,7 +143,7 @@ impl FrameworkBuild {
     }
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Feature {
     pub feature: String,
     pub min_compute_capability: Version,
@@ -149,7 +155,7 @@ pub struct Feature {
 }
 
 /// An NGC container release: its CUDA, the driver it needs, and the framework versions inside.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NgcContainer {
     pub image: String,
     pub cuda: Version,
@@ -184,7 +190,7 @@ impl NgcContainer {
 
 /// Every compatibility fact the catalog keeps (`compat/compatibility.toml`; empty where a
 /// catalog folder has no such file, and then every check says it does not know).
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Compatibility {
     #[serde(default)]
     pub cuda_driver: Vec<CudaDriver>,

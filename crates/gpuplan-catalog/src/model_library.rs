@@ -172,7 +172,7 @@ fn model_key(name: &str) -> String {
 }
 
 /// The built-in models by id and alias.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ModelLibrary {
     models: Vec<ModelSpec>,
     by_name: HashMap<String, usize>,

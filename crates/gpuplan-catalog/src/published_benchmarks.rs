@@ -3,10 +3,10 @@
 //! method and source. `probe` calibrates a machine against them.
 
 use gpuplan_model::{AcceleratorId, Precision};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// What a row measured.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Measured {
     /// Dense matrix multiply, TFLOPS.
@@ -15,7 +15,7 @@ pub enum Measured {
     MemoryBandwidth,
 }
 
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PublishedMeasurement {
     /// The catalog's accelerator.
@@ -33,7 +33,7 @@ pub struct PublishedMeasurement {
 }
 
 /// A catalog's `benchmarks/published.toml` (empty where its folder has none).
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PublishedBenchmarks {
     pub measurement: Vec<PublishedMeasurement>,

@@ -56,7 +56,7 @@ const STALE_AFTER_DAYS: i32 = 120;
 /// Says on standard error when the catalog's newest price is older than
 /// [`STALE_AFTER_DAYS`], naming the catalog, and how to refresh it.
 pub fn warn_if_stale(catalog: &Catalog, folder: Option<&Path>) {
-    let Some(newest) = catalog.offerings().iter().map(|o| o.as_of).max() else {
+    let Some(newest) = catalog.newest_price() else {
         return;
     };
     // A catalog other than the built-in one (a refresh, a copy) is named on every command, so
@@ -102,7 +102,7 @@ pub fn files(folder: Option<&Path>) -> Result<Vec<CatalogFile>, Error> {
 /// The catalog in use: the built-in one, or the one in `folder`, which must have a catalog.toml.
 pub fn load(folder: Option<&Path>) -> Result<Catalog, Error> {
     let Some(folder) = folder else {
-        return Ok(Catalog::embedded()?);
+        return gpuplan::builtin_catalog();
     };
     let files = files(Some(folder))?;
     if !files.iter().any(|f| f.path == "catalog.toml") {

@@ -54,7 +54,7 @@ pub struct Accelerator {
     pub interconnect: Option<String>,
     /// Total bidirectional bandwidth per device over a scale-up link other than NVLink
     /// (AMD Infinity Fabric, AWS NeuronLink, Google ICI).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub peer_link: Option<BytesPerSecond>,
     pub aliases: Vec<String>,
     /// Dense peak throughput (no sparsity).
@@ -63,7 +63,7 @@ pub struct Accelerator {
     pub sparse: PeakTable,
     pub sources: Vec<Source>,
     /// The software stacks that run models on it, and for what.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub stacks: Vec<StackSupport>,
 }
 

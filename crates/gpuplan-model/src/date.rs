@@ -75,16 +75,27 @@ impl fmt::Display for Date {
     }
 }
 
+/// `2026-11-22` in text formats; `(year, month, day)` in compact binary ones.
 impl Serialize for Date {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self)
+        if serializer.is_human_readable() {
+            serializer.collect_str(self)
+        } else {
+            (self.year, self.month, self.day).serialize(serializer)
+        }
     }
 }
 
 impl<'de> Deserialize<'de> for Date {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(deserializer)?;
-        text.parse().map_err(serde::de::Error::custom)
+        if deserializer.is_human_readable() {
+            let text = String::deserialize(deserializer)?;
+            text.parse().map_err(serde::de::Error::custom)
+        } else {
+            let (year, month, day) = <(u16, u8, u8)>::deserialize(deserializer)?;
+            Date::new(year, month, day)
+                .ok_or_else(|| serde::de::Error::custom(format!("no such date {year}-{month}-{day}")))
+        }
     }
 }
 

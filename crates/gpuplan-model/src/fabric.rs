@@ -90,7 +90,7 @@ pub struct NodeFabric {
 }
 
 /// One entry of the fabric table: the instance types of a provider it describes.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FabricRule {
     pub provider: ProviderId,
     /// Exact instance type names, or prefixes written with a trailing `*`.

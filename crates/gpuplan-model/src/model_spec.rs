@@ -21,14 +21,58 @@ pub struct ModelSpec {
     pub sources: Vec<Source>,
 }
 
-/// How a model is built.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "kind")]
+/// How a model is built. In JSON an object tagged by `kind` (`{"kind": "transformer", …}`);
+/// in the catalog's compact binary form, a variant index (formats that are not
+/// self-describing cannot read an internal tag).
+#[derive(Debug, Clone, PartialEq)]
 pub enum Architecture {
     /// A transformer described layer by layer (from a Hugging Face config).
     Transformer(TransformerSpec),
     /// A model described by cited totals: CNNs and diffusion pipelines.
     Cited(CitedSpec),
+}
+
+/// [`Architecture`] as JSON writes it.
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "kind")]
+enum TaggedArchitecture {
+    Transformer(TransformerSpec),
+    Cited(CitedSpec),
+}
+
+/// [`Architecture`] as compact binary forms write it.
+#[derive(Serialize, Deserialize)]
+enum IndexedArchitecture {
+    Transformer(TransformerSpec),
+    Cited(CitedSpec),
+}
+
+impl Serialize for Architecture {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let human = serializer.is_human_readable();
+        match (self.clone(), human) {
+            (Architecture::Transformer(spec), true) => TaggedArchitecture::Transformer(spec).serialize(serializer),
+            (Architecture::Cited(spec), true) => TaggedArchitecture::Cited(spec).serialize(serializer),
+            (Architecture::Transformer(spec), false) => IndexedArchitecture::Transformer(spec).serialize(serializer),
+            (Architecture::Cited(spec), false) => IndexedArchitecture::Cited(spec).serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Architecture {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        if deserializer.is_human_readable() {
+            Ok(match TaggedArchitecture::deserialize(deserializer)? {
+                TaggedArchitecture::Transformer(spec) => Architecture::Transformer(spec),
+                TaggedArchitecture::Cited(spec) => Architecture::Cited(spec),
+            })
+        } else {
+            Ok(match IndexedArchitecture::deserialize(deserializer)? {
+                IndexedArchitecture::Transformer(spec) => Architecture::Transformer(spec),
+                IndexedArchitecture::Cited(spec) => Architecture::Cited(spec),
+            })
+        }
+    }
 }
 
 /// Which stacks of layers a transformer has.

@@ -96,19 +96,19 @@ pub struct Offering {
     pub notes: Option<String>,
     /// The node-to-node network of this shape from the catalog's fabric table; `None` where
     /// the table does not describe it (see [`Offering::node_fabric`]).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub fabric: Option<NodeFabric>,
     /// The price as the provider publishes it, where that is not USD; `on_demand` and `spot`
     /// are then converted at the catalog's exchange rate for the currency.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub native: Option<NativePrice>,
     /// The list prices, where the user's own prices (`--prices`) replaced them.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub list_on_demand: Option<UsdPerHour>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub list_spot: Option<UsdPerHour>,
     /// Checks this row's prices failed when the catalog was loaded.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(default)]
     pub price_flags: Vec<PriceFlag>,
 }
 

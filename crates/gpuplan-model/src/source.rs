@@ -9,6 +9,6 @@ pub struct Source {
     pub title: String,
     pub url: String,
     pub as_of: Date,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(default)]
     pub note: Option<String>,
 }

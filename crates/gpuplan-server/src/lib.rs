@@ -8,7 +8,7 @@
 //!
 //! ```no_run
 //! # async fn run() -> std::io::Result<()> {
-//! let catalog = gpuplan::Catalog::embedded().expect("the built-in catalog loads");
+//! let catalog = gpuplan::builtin_catalog().expect("the built-in catalog loads");
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
 //! gpuplan_server::serve(listener, gpuplan_server::AppState::new(catalog)).await
 //! # }

@@ -8,7 +8,7 @@
 //! ```
 //! use gpuplan::{Catalog, InstancesRequest, find_instances};
 //!
-//! let catalog = Catalog::embedded().unwrap();
+//! let catalog = gpuplan::builtin_catalog().unwrap();
 //! let request = InstancesRequest { gpu: Some("T4".into()), providers: vec!["aws".into()], ..Default::default() };
 //! let answer = find_instances(&catalog, &request).unwrap();
 //! assert!(answer.offerings.iter().any(|o| o.instance_type == "g4dn.xlarge"));
@@ -75,6 +75,14 @@ pub use gpuplan_emit as emit;
 pub use gpuplan_estimate as estimator;
 pub use gpuplan_model as model;
 
+/// The built-in catalog, parsed and validated when gpuplan was built and read here from its
+/// compact binary form (the same catalog as [`Catalog::embedded`], which parses the text files
+/// each time).
+pub fn builtin_catalog() -> Result<Catalog, Error> {
+    static COMPACT: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/catalog.postcard"));
+    Ok(Catalog::from_compact(COMPACT)?)
+}
+
 /// What the catalog holds, per provider.
 pub fn summarize_catalog(catalog: &Catalog) -> CatalogSummary {
     CatalogSummary::of(catalog)
@@ -92,4 +100,17 @@ pub(crate) fn duration_schema() -> utoipa::openapi::schema::Schema {
         .item(ObjectBuilder::new().schema_type(Type::Null))
         .build();
     Schema::OneOf(one_of)
+}
+
+#[cfg(test)]
+mod tests {
+    /// The compact form the build writes is the catalog the text files give, field for field
+    /// and offering for offering.
+    #[test]
+    fn the_compact_catalog_is_the_text_catalog() {
+        let compact = super::builtin_catalog().unwrap();
+        let text = super::Catalog::embedded().unwrap();
+        assert_eq!(compact.offerings().len(), text.offerings().len());
+        assert!(compact == text, "the compact catalog differs from the text one");
+    }
 }
