@@ -12,7 +12,7 @@ use crate::replica::{
     size_continuous, split_pools,
 };
 use crate::request::{Objective, Operational, PlanRequest, ServingTargets};
-use crate::startup::{Startup, startup};
+use crate::startup::{JobWeights, Startup, startup};
 use gpuplan_catalog::fold_zones;
 use gpuplan_estimate::cost::billed_hours;
 use gpuplan_estimate::spot::{SpotJob, expected};
@@ -230,6 +230,41 @@ type ShapeKey = (String, u32, u32, Option<GpuInterconnect>, u64, Precision, u64,
 /// degree): the same for every offering and region of that shape.
 type ReplicaKey = (String, u32, Option<GpuInterconnect>, Precision, u32);
 
+/// A price per instance-hour under a billing mode, with the note a derived price carries.
+type Priced = (BillingMode, f64, Option<String>);
+
+/// One offering at one precision, priced, as the evaluators take it.
+struct Candidate<'a> {
+    offering: &'a Offering,
+    stack: Option<SoftwareStack>,
+    precision: Precision,
+    priced: &'a [Priced],
+}
+
+/// What the evaluators found: the configurations that work, the candidates each constraint
+/// removed, and how many candidates were tried.
+#[derive(Default)]
+struct Outcomes {
+    feasible: Vec<Recommendation>,
+    rejections: Vec<Rejection>,
+    evaluated: usize,
+}
+
+impl Outcomes {
+    fn reject(&mut self, rejection: Rejection) {
+        self.rejections.push(rejection);
+    }
+
+    /// Rejections per constraint.
+    fn counts(&self) -> BTreeMap<Constraint, usize> {
+        let mut counts = BTreeMap::new();
+        for rejection in &self.rejections {
+            *counts.entry(rejection.constraint).or_default() += 1;
+        }
+        counts
+    }
+}
+
 struct Evaluator<'a, S: OfferingSource> {
     source: &'a S,
     request: &'a PlanRequest<'a>,
@@ -348,14 +383,7 @@ pub fn plan(source: &impl OfferingSource, request: &PlanRequest) -> Result<Plan,
         request,
         cache: HashMap::new(),
     };
-    let mut feasible: Vec<Recommendation> = Vec::new();
-    let mut rejections: Vec<Rejection> = Vec::new();
-    let mut counts: BTreeMap<Constraint, usize> = BTreeMap::new();
-    let mut evaluated = 0usize;
-    let mut reject = |rejection: Rejection, rejections: &mut Vec<Rejection>| {
-        *counts.entry(rejection.constraint).or_default() += 1;
-        rejections.push(rejection);
-    };
+    let mut outcomes = Outcomes::default();
 
     // Whether each accelerator's stacks run the request, decided once per accelerator.
     let mut stacks: HashMap<Option<gpuplan_model::AcceleratorId>, Result<Option<SoftwareStack>, String>> =
@@ -369,8 +397,8 @@ pub fn plan(source: &impl OfferingSource, request: &PlanRequest) -> Result<Plan,
             continue;
         }
         if let Some(rejection) = host_rejection(&offering, c) {
-            evaluated += 1;
-            reject(rejection, &mut rejections);
+            outcomes.evaluated += 1;
+            outcomes.reject(rejection);
             continue;
         }
         let stack_key = offering.accelerator.clone();
@@ -388,21 +416,21 @@ pub fn plan(source: &impl OfferingSource, request: &PlanRequest) -> Result<Plan,
         let stack = match stack {
             Ok(stack) => stack,
             Err(rejection) => {
-                evaluated += 1;
-                reject(*rejection, &mut rejections);
+                outcomes.evaluated += 1;
+                outcomes.reject(*rejection);
                 continue;
             }
         };
         let trusted =
             |billing: BillingMode| request.operational.trust_prices || offering.price_flagged(billing).is_none();
-        let priced: Vec<(BillingMode, f64, Option<String>)> = c
+        let priced: Vec<Priced> = c
             .billing
             .iter()
             .filter(|billing| trusted(**billing))
             .filter_map(|&billing| hourly_price(source, &offering, billing).map(|(price, note)| (billing, price, note)))
             .collect();
         if priced.is_empty() {
-            evaluated += 1;
+            outcomes.evaluated += 1;
             let flagged: Vec<&str> = offering.price_flags.iter().map(|f| f.describe()).collect();
             let reason = if flagged.is_empty() {
                 format!(
@@ -415,39 +443,34 @@ pub fn plan(source: &impl OfferingSource, request: &PlanRequest) -> Result<Plan,
                     flagged.join(", ")
                 )
             };
-            reject(
-                Rejection::outright(candidate_label(&offering, 1, None), Constraint::Price, reason),
-                &mut rejections,
-            );
+            outcomes.reject(Rejection::outright(
+                candidate_label(&offering, 1, None),
+                Constraint::Price,
+                reason,
+            ));
             continue;
         }
         for &precision in &request.precisions {
+            let candidate = Candidate {
+                offering: &offering,
+                stack,
+                precision,
+                priced: &priced,
+            };
             if serving {
-                evaluate_serving(
-                    &mut evaluator,
-                    &offering,
-                    stack,
-                    precision,
-                    &priced,
-                    &mut feasible,
-                    &mut |r| reject(r, &mut rejections),
-                    &mut evaluated,
-                );
+                evaluate_serving(&mut evaluator, &candidate, &mut outcomes);
             } else {
-                evaluate_training(
-                    &mut evaluator,
-                    &offering,
-                    stack,
-                    precision,
-                    &priced,
-                    &mut feasible,
-                    &mut |r| reject(r, &mut rejections),
-                    &mut evaluated,
-                );
+                evaluate_training(&mut evaluator, &candidate, &mut outcomes);
             }
         }
     }
 
+    let counts = outcomes.counts();
+    let Outcomes {
+        feasible,
+        rejections,
+        evaluated,
+    } = outcomes;
     if feasible.is_empty() {
         return Err(PlanError::Infeasible(Box::new(infeasible(
             rejections, counts, evaluated, request,
@@ -456,17 +479,17 @@ pub fn plan(source: &impl OfferingSource, request: &PlanRequest) -> Result<Plan,
     Ok(rank(feasible, rejections, counts, evaluated, request))
 }
 
-#[allow(clippy::too_many_arguments)]
 fn evaluate_training(
     evaluator: &mut Evaluator<'_, impl OfferingSource>,
-    offering: &Offering,
-    stack: Option<SoftwareStack>,
-    precision: Precision,
-    priced: &[(BillingMode, f64, Option<String>)],
-    feasible: &mut Vec<Recommendation>,
-    reject: &mut dyn FnMut(Rejection),
-    evaluated: &mut usize,
+    candidate: &Candidate<'_>,
+    outcomes: &mut Outcomes,
 ) {
+    let Candidate {
+        offering,
+        stack,
+        precision,
+        priced,
+    } = *candidate;
     let request = evaluator.request;
     let c = &request.constraints;
     let per_node = offering.accelerator_count;
@@ -475,20 +498,20 @@ fn evaluate_training(
         if nodes > c.max_nodes || gpus > c.max_gpus {
             break;
         }
-        *evaluated += priced.len();
+        outcomes.evaluated += priced.len();
         // Labels are written only for candidates that are rejected.
         let label = || candidate_label(offering, nodes, None);
         if nodes > 1 {
             if let Some(rejection) = fabric_rejection(offering, &label()) {
                 // The fabric is the same for every larger cluster of this shape.
-                reject(rejection);
+                outcomes.reject(rejection);
                 break;
             }
         }
         let configured = match evaluator.configured(offering, gpus, per_node, precision, None, request.template.ep) {
             Ok(Some(configured)) => configured,
             Ok(None) => {
-                reject(Rejection::outright(
+                outcomes.reject(Rejection::outright(
                     label(),
                     Constraint::Layout,
                     format!("the batch cannot be spread over {gpus} GPUs"),
@@ -496,12 +519,12 @@ fn evaluate_training(
                 continue;
             }
             Err(error) => {
-                reject(Rejection::outright(label(), Constraint::Layout, error.to_string()));
+                outcomes.reject(Rejection::outright(label(), Constraint::Layout, error.to_string()));
                 continue;
             }
         };
         if let Some(rejection) = memory_rejection(label, &configured, c.memory_margin) {
-            reject(rejection);
+            outcomes.reject(rejection);
             // More nodes may fit; keep going.
             continue;
         }
@@ -515,15 +538,17 @@ fn evaluate_training(
             &ops.startup,
             offering,
             nodes,
-            parameters.total,
-            parameters.trainable,
-            configured.workload.precision,
-            configured.workload.task,
+            JobWeights {
+                parameters: parameters.total,
+                trainable: parameters.trainable,
+                precision: configured.workload.precision,
+                task: configured.workload.task,
+            },
         );
         let (training, input_note) = match fed_training(evaluator.source, ops, offering, nodes, &boot, training) {
             Ok(fed) => fed,
             Err(reason) => {
-                reject(Rejection::outright(label(), Constraint::Stack, reason));
+                outcomes.reject(Rejection::outright(label(), Constraint::Stack, reason));
                 continue;
             }
         };
@@ -531,7 +556,7 @@ fn evaluate_training(
         estimate.training = Some(training);
         let work_seconds = training.time_seconds;
         if let Some(work) = work_seconds.filter(|work| nodes > 1 && *work < boot.seconds()) {
-            reject(Rejection {
+            outcomes.reject(Rejection {
                 candidate: label(),
                 constraint: Constraint::Size,
                 reason: format!(
@@ -548,18 +573,16 @@ fn evaluate_training(
         warnings.extend(capacity_warning(evaluator.source, offering, gpus));
         for (billing, price, note) in priced {
             let hourly = price * f64::from(nodes);
-            let run = job_run(
-                evaluator.source,
-                ops,
+            let placement = Placement {
                 offering,
-                *billing,
+                billing: *billing,
                 nodes,
-                &boot,
                 work_seconds,
-                configured.workload.task,
-            );
+                task: configured.workload.task,
+            };
+            let run = job_run(evaluator.source, ops, placement, &boot);
             if run.wall_seconds.is_some_and(|s| !s.is_finite()) {
-                reject(Rejection::outright(
+                outcomes.reject(Rejection::outright(
                     label(),
                     Constraint::Layout,
                     "the estimate gives no finite time for this amount of work".to_string(),
@@ -571,7 +594,7 @@ fn evaluate_training(
             let label = || candidate_label(offering, nodes, Some(*billing));
             if let (Some(deadline), Some(h)) = (c.deadline_hours, hours) {
                 if h > deadline {
-                    reject(Rejection {
+                    outcomes.reject(Rejection {
                         candidate: label(),
                         constraint: Constraint::Deadline,
                         reason: format!("{h:.1} h, over the {deadline} h deadline"),
@@ -583,7 +606,7 @@ fn evaluate_training(
             }
             if let (Some(budget), Some(total)) = (c.budget_usd, total) {
                 if total > budget {
-                    reject(Rejection {
+                    outcomes.reject(Rejection {
                         candidate: label(),
                         constraint: Constraint::Budget,
                         reason: format!("${total:.0}, over the ${budget:.0} budget"),
@@ -625,7 +648,7 @@ fn evaluate_training(
                 ));
             }
             warnings.dedup();
-            feasible.push(Recommendation {
+            outcomes.feasible.push(Recommendation {
                 offering: offering.clone(),
                 billing: *billing,
                 nodes,
@@ -706,17 +729,28 @@ fn interruption_rate(source: &impl OfferingSource, rate: Option<f64>, offering: 
     }
 }
 
-#[allow(clippy::too_many_arguments)]
+/// `nodes` instances of an offering under one billing mode, doing `work_seconds` of `task`.
+struct Placement<'a> {
+    offering: &'a Offering,
+    billing: BillingMode,
+    nodes: u32,
+    work_seconds: Option<f64>,
+    task: Task,
+}
+
 fn job_run(
     source: &impl OfferingSource,
     ops: &crate::request::Operational,
-    offering: &Offering,
-    billing: BillingMode,
-    nodes: u32,
+    placement: Placement<'_>,
     boot: &Startup,
-    work_seconds: Option<f64>,
-    task: Task,
 ) -> JobRun {
+    let Placement {
+        offering,
+        billing,
+        nodes,
+        work_seconds,
+        task,
+    } = placement;
     if billing != BillingMode::Spot {
         return JobRun {
             wall_seconds: work_seconds.map(|work| boot.wall_seconds(work, task)),
@@ -1221,29 +1255,29 @@ fn split_for_load(
     split.map(|split| (split, split.replicas().div_ceil(replicas_per_instance)))
 }
 
-#[allow(clippy::too_many_arguments)]
 fn evaluate_serving(
     evaluator: &mut Evaluator<'_, impl OfferingSource>,
-    offering: &Offering,
-    stack: Option<SoftwareStack>,
-    precision: Precision,
-    priced: &[(BillingMode, f64, Option<String>)],
-    feasible: &mut Vec<Recommendation>,
-    reject: &mut dyn FnMut(Rejection),
-    evaluated: &mut usize,
+    candidate: &Candidate<'_>,
+    outcomes: &mut Outcomes,
 ) {
+    let Candidate {
+        offering,
+        stack,
+        precision,
+        priced,
+    } = *candidate;
     let request = evaluator.request;
     let c = &request.constraints;
     let targets = &c.serving;
     let per_node = offering.accelerator_count;
-    *evaluated += priced.len();
+    outcomes.evaluated += priced.len();
     let label = candidate_label(offering, 1, None);
     let mix = serving_mix(request);
     let offline = request.operational.batch_requests.is_some();
     let sized = match size_replica(evaluator, offering, precision, &mix, offline) {
         Ok(sized) => sized,
         Err(rejection) => {
-            reject(rejection);
+            outcomes.reject(rejection);
             return;
         }
     };
@@ -1255,16 +1289,7 @@ fn evaluate_serving(
             replicas_per_instance,
             gpus_per_replica: sized.gpus_per_replica,
         };
-        evaluate_batch(
-            evaluator,
-            offering,
-            stack,
-            &sized.configured,
-            shape,
-            priced,
-            feasible,
-            reject,
-        );
+        evaluate_batch(evaluator, candidate, &sized.configured, shape, outcomes);
         return;
     }
     let replicas_for = |qps: f64| ((qps / sized.planned).ceil() as u32).max(1);
@@ -1275,7 +1300,7 @@ fn evaluate_serving(
     let split = split_option.filter(|(_, n)| *n < colocated).map(|(split, _)| split);
     let instances = split.map_or(colocated, |s| s.replicas().div_ceil(replicas_per_instance));
     if instances > c.max_nodes || instances * per_node > c.max_gpus {
-        reject(Rejection {
+        outcomes.reject(Rejection {
             candidate: label,
             constraint: Constraint::Size,
             reason: format!("{instances} instances needed for the load, over the limits"),
@@ -1352,7 +1377,7 @@ fn evaluate_serving(
         }
         let monthly = hourly * HOURS_PER_MONTH;
         if let Some(budget) = c.budget_usd.filter(|budget| monthly > *budget) {
-            reject(Rejection {
+            outcomes.reject(Rejection {
                 candidate: candidate_label(offering, instances, Some(*billing)),
                 constraint: Constraint::Budget,
                 reason: format!("${monthly:.0} per month, over the ${budget:.0} budget"),
@@ -1361,7 +1386,7 @@ fn evaluate_serving(
             });
             continue;
         }
-        feasible.push(Recommendation {
+        outcomes.feasible.push(Recommendation {
             offering: offering.clone(),
             billing: *billing,
             nodes: instances,
@@ -1408,17 +1433,19 @@ struct BatchShape {
 
 /// Offline batch inference: enough replicas to process every request before the deadline
 /// (one instance without one), priced for the hours it runs, start-up included.
-#[allow(clippy::too_many_arguments)]
 fn evaluate_batch(
     evaluator: &mut Evaluator<'_, impl OfferingSource>,
-    offering: &Offering,
-    stack: Option<SoftwareStack>,
+    candidate: &Candidate<'_>,
     configured: &Configured,
     shape: BatchShape,
-    priced: &[(BillingMode, f64, Option<String>)],
-    feasible: &mut Vec<Recommendation>,
-    reject: &mut dyn FnMut(Rejection),
+    outcomes: &mut Outcomes,
 ) {
+    let Candidate {
+        offering,
+        stack,
+        priced,
+        ..
+    } = *candidate;
     let request = evaluator.request;
     let c = &request.constraints;
     let per_node = offering.accelerator_count;
@@ -1428,17 +1455,19 @@ fn evaluate_batch(
         &request.operational.startup,
         offering,
         1,
-        parameters.total,
-        0,
-        configured.workload.precision,
-        Task::Inference,
+        JobWeights {
+            parameters: parameters.total,
+            trainable: 0,
+            precision: configured.workload.precision,
+            task: Task::Inference,
+        },
     );
     let label = candidate_label(offering, 1, None);
     let replicas = match c.deadline_hours {
         Some(deadline) => {
             let available = deadline * 3600.0 - boot.seconds();
             if available <= 0.0 {
-                reject(Rejection {
+                outcomes.reject(Rejection {
                     candidate: label,
                     constraint: Constraint::Deadline,
                     reason: format!(
@@ -1457,7 +1486,7 @@ fn evaluate_batch(
     let instances = replicas.div_ceil(shape.replicas_per_instance);
     let replicas = instances * shape.replicas_per_instance;
     if instances > c.max_nodes || instances * per_node > c.max_gpus {
-        reject(Rejection {
+        outcomes.reject(Rejection {
             candidate: label,
             constraint: Constraint::Size,
             reason: format!("{instances} instances needed to finish in time, over the limits"),
@@ -1481,7 +1510,7 @@ fn evaluate_batch(
             request.operational.utilisation,
         );
         if let (Some(budget), true) = (c.budget_usd, total > c.budget_usd.unwrap_or(f64::INFINITY)) {
-            reject(Rejection {
+            outcomes.reject(Rejection {
                 candidate: candidate_label(offering, instances, Some(*billing)),
                 constraint: Constraint::Budget,
                 reason: format!("${total:.0}, over the ${budget:.0} budget"),
@@ -1495,7 +1524,7 @@ fn evaluate_batch(
             "batch: {:.3e} requests at {:.2} req/s per replica × {replicas} replicas",
             shape.requests, shape.per_replica
         ));
-        feasible.push(Recommendation {
+        outcomes.feasible.push(Recommendation {
             offering: offering.clone(),
             billing: *billing,
             nodes: instances,

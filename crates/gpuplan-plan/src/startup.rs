@@ -91,19 +91,30 @@ fn stored_bytes_per_parameter(precision: Precision) -> f64 {
     }
 }
 
-/// Start-up of `nodes` instances of `offering` for a model of `parameters` (of which
-/// `trainable` are trained).
-#[allow(clippy::too_many_arguments)]
+/// The model a job loads at start and checkpoints as it runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct JobWeights {
+    pub parameters: u64,
+    /// Of `parameters`, those trained (their optimizer state is checkpointed too).
+    pub trainable: u64,
+    pub precision: Precision,
+    pub task: Task,
+}
+
+/// Start-up of `nodes` instances of `offering` for a job on `weights`.
 pub fn startup(
     operations: &Operations,
     overrides: &StartupOverrides,
     offering: &Offering,
     nodes: u32,
-    parameters: u64,
-    trainable: u64,
-    precision: Precision,
-    task: Task,
+    weights: JobWeights,
 ) -> Startup {
+    let JobWeights {
+        parameters,
+        trainable,
+        precision,
+        task,
+    } = weights;
     let profile = operations.startup(&offering.provider);
     let provision = overrides
         .provision_seconds
@@ -159,10 +170,12 @@ mod tests {
             &StartupOverrides::default(),
             &offering(),
             1,
-            8_000_000_000,
-            8_000_000_000,
-            Precision::Bf16,
-            Task::Finetune,
+            JobWeights {
+                parameters: 8_000_000_000,
+                trainable: 8_000_000_000,
+                precision: Precision::Bf16,
+                task: Task::Finetune,
+            },
         );
         // 600 s provisioning, 15 GB image at 1 Gbit/s = 120 s, 16 GB of weights = 128 s.
         assert!((s.seconds() - (600.0 + 120.0 + 128.0)).abs() < 1e-6, "{}", s.seconds());
@@ -183,10 +196,12 @@ mod tests {
             &overrides,
             &offering(),
             2,
-            1_000_000,
-            1_000_000,
-            Precision::Bf16,
-            Task::Pretrain,
+            JobWeights {
+                parameters: 1_000_000,
+                trainable: 1_000_000,
+                precision: Precision::Bf16,
+                task: Task::Pretrain,
+            },
         );
         assert_eq!(s.seconds(), 60.0);
     }

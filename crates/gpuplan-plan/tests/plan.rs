@@ -9,8 +9,8 @@ use gpuplan_model::{
     Operations, Optimizer, Precision, ProviderId, ReservedDiscount, Task, UsdPerHour,
 };
 use gpuplan_plan::{
-    Constraint, Constraints, Objective, OfferingSource, Operational, PlanError, PlanRequest, StartupOverrides,
-    WorkloadTemplate, configure, plan, startup,
+    Constraint, Constraints, JobWeights, Objective, OfferingSource, Operational, PlanError, PlanRequest,
+    StartupOverrides, WorkloadTemplate, configure, plan, startup,
 };
 use proptest::prelude::*;
 use std::sync::OnceLock;
@@ -158,10 +158,12 @@ fn oracle(source: &SmallCatalog, request: &PlanRequest) -> Vec<(String, u32, Bil
                 &StartupOverrides::default(),
                 offering,
                 nodes,
-                parameters.total,
-                parameters.trainable,
-                configured.workload.precision,
-                configured.workload.task,
+                JobWeights {
+                    parameters: parameters.total,
+                    trainable: parameters.trainable,
+                    precision: configured.workload.precision,
+                    task: configured.workload.task,
+                },
             );
             // Scaling out a job shorter than its start-up is refused.
             if nodes > 1 && work < boot.seconds() {

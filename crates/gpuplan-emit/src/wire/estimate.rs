@@ -160,7 +160,6 @@ impl EstimateJson {
         self
     }
 
-    #[allow(clippy::too_many_arguments)]
     pub fn new(
         model: &ModelSpec,
         accelerator: &Accelerator,
