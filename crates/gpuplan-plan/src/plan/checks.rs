@@ -1,0 +1,180 @@
+//! The checks a candidate must pass before and beside its estimate: host resources, the
+//! software stack, the node fabric, memory, and the warnings that do not reject it.
+
+use super::*;
+
+/// Bandwidth between nodes for training traffic: the fabric table's figure, else the
+/// offering's network, else the conservative default (the same number the message states).
+pub(super) fn node_network_gbps(offering: &Offering) -> Option<f64> {
+    Some(offering.node_bandwidth_gbps().0)
+}
+
+/// Why several instances of `offering` cannot train together, if they cannot.
+pub(super) fn fabric_rejection(offering: &Offering, label: &str) -> Option<Rejection> {
+    let fabric = offering.node_fabric();
+    let (gbps, assumed) = offering.node_bandwidth_gbps();
+    let reject = |reason: String, shortfall: f64| Rejection {
+        candidate: label.to_string(),
+        constraint: Constraint::Network,
+        reason,
+        shortfall,
+        needed: None,
+    };
+    if !fabric.cluster_placement {
+        return Some(reject(
+            format!(
+                "{} does not place several {} together for multi-node training ({} between instances{})",
+                offering.provider.display_name(),
+                offering.instance_type,
+                fabric.kind,
+                if assumed {
+                    format!(", {gbps} Gbps assumed")
+                } else {
+                    format!(", {gbps} Gbps")
+                }
+            ),
+            f64::INFINITY,
+        ));
+    }
+    (gbps < MIN_MULTI_NODE_GBPS).then(|| {
+        reject(
+            format!("{gbps} Gbps between nodes is too slow for multi-node training"),
+            MIN_MULTI_NODE_GBPS / gbps.max(1e-9),
+        )
+    })
+}
+
+pub(super) fn memory_rejection(
+    label: impl FnOnce() -> String,
+    configured: &Configured,
+    margin: f64,
+) -> Option<Rejection> {
+    let memory = &configured.estimate.memory;
+    let limit = memory.capacity.as_u64() as f64 * (1.0 - margin);
+    let need = memory.per_gpu.as_u64() as f64;
+    (need > limit).then(|| Rejection {
+        candidate: label(),
+        constraint: Constraint::Memory,
+        reason: format!(
+            "{} per GPU needed, {} available ({:.0} % kept free)",
+            memory.per_gpu,
+            gpuplan_model::Bytes(limit as u64),
+            margin * 100.0
+        ),
+        shortfall: need / limit,
+        needed: None,
+    })
+}
+
+/// A note when `gpus` of this accelerator exceed what the provider typically rents on demand.
+pub(super) fn capacity_warning(source: &impl OfferingSource, offering: &Offering, gpus: u32) -> Option<String> {
+    let accelerator = offering.accelerator.as_ref()?;
+    let limit = source.operations().capacity(&offering.provider, accelerator)?;
+    // One node is what a routine quota request buys; beyond that, capacity is reserved.
+    let threshold = limit
+        .on_demand_gpus
+        .max(offering.accelerator_count)
+        .max(ROUTINE_QUOTA_GPUS);
+    (gpus > threshold).then(|| {
+        format!(
+            "{gpus} × {accelerator} is more than {} rents on demand without arrangement ({} for a new account): {}",
+            offering.provider.display_name(),
+            limit.on_demand_gpus,
+            limit.beyond
+        )
+    })
+}
+
+/// The stack `offering`'s accelerator runs the request on (`None` where the catalog records
+/// no stack for it), or why it runs nowhere allowed.
+pub(super) fn stack_rejection(
+    source: &impl OfferingSource,
+    offering: &Offering,
+    request: &PlanRequest,
+) -> Result<Option<SoftwareStack>, Box<Rejection>> {
+    let Some(accelerator) = offering.accelerator.as_ref().and_then(|id| source.accelerator(id)) else {
+        return Ok(None);
+    };
+    if accelerator.stacks.is_empty() && request.operational.stacks.is_empty() {
+        return Ok(None);
+    }
+    let model_type = match &request.model.architecture {
+        Architecture::Transformer(spec) => Some(spec.model_type.as_str()),
+        Architecture::Cited(_) => None,
+    };
+    accelerator
+        .stack_for(
+            &request.operational.stacks,
+            request.template.task,
+            model_type,
+            request.template.engine,
+        )
+        .map(|support| Some(support.stack))
+        .map_err(|reason| {
+            Box::new(Rejection::outright(
+                candidate_label(offering, 1, None),
+                Constraint::Stack,
+                format!("{}: {reason}", accelerator.id),
+            ))
+        })
+}
+
+/// The user's minimum host resources per GPU, checked before anything is estimated.
+pub(super) fn host_rejection(offering: &Offering, c: &crate::request::Constraints) -> Option<Rejection> {
+    let gpus = f64::from(offering.accelerator_count.max(1));
+    let vcpus = offering.vcpus / gpus;
+    let memory = offering.memory.as_gib() / gpus;
+    let short = |what: &str, have: f64, need: f64| Rejection {
+        candidate: candidate_label(offering, 1, None),
+        constraint: Constraint::Host,
+        reason: format!("{have:.0} {what} per GPU, {need:.0} required"),
+        shortfall: need / have.max(1e-9),
+        needed: None,
+    };
+    if let Some(need) = c.min_vcpus_per_gpu.filter(|need| vcpus < *need) {
+        return Some(short("vCPUs", vcpus, need));
+    }
+    c.min_host_memory_gib_per_gpu
+        .filter(|need| memory < *need)
+        .map(|need| short("GiB host memory", memory, need))
+}
+
+pub(super) fn host_warnings(offering: &Offering, configured: &Configured, nodes: u32) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let per_node = f64::from(offering.accelerator_count.max(1));
+    let large = offering
+        .accelerator_memory
+        .is_some_and(|m| m.as_gib() / per_node >= 40.0);
+    if large && configured.workload.task.is_training() {
+        let vcpus = offering.vcpus / per_node;
+        let ram = offering.memory.as_gib() / per_node;
+        if vcpus < MIN_VCPUS_PER_LARGE_GPU {
+            warnings.push(format!(
+                "{vcpus:.0} vCPUs per GPU may not keep it fed (≥ {MIN_VCPUS_PER_LARGE_GPU} advised)"
+            ));
+        }
+        if ram < MIN_HOST_GIB_PER_LARGE_GPU {
+            warnings.push(format!(
+                "{ram:.0} GiB host RAM per GPU (≥ {MIN_HOST_GIB_PER_LARGE_GPU} GiB advised)"
+            ));
+        }
+    }
+    if nodes > 1 {
+        match offering.network {
+            Some(gbps) if gbps.0 < RECOMMENDED_MULTI_NODE_GBPS => warnings.push(format!(
+                "{} Gbps between nodes: communication will dominate (≥ {RECOMMENDED_MULTI_NODE_GBPS} Gbps advised)",
+                gbps.0
+            )),
+            None => warnings.push(format!(
+                "network bandwidth between nodes not published; {UNKNOWN_NODE_NETWORK_GBPS} Gbps assumed"
+            )),
+            _ => {}
+        }
+        if offering.node_network == Some(NodeNetwork::Ethernet)
+            && configured.estimate.parameters.total > FABRIC_ADVISED_ABOVE_PARAMETERS
+        {
+            warnings.push("plain Ethernet between nodes; InfiniBand or EFA is usual for models this large".to_string());
+        }
+    }
+    warnings
+}

@@ -1,0 +1,290 @@
+//! The feasible configurations ranked by the objective, folded across regions, with the
+//! Pareto front; or, when none is feasible, the report of what removed what.
+
+use super::*;
+
+pub(super) fn order(
+    objective: Objective,
+    a: &Recommendation,
+    b: &Recommendation,
+    best_cost: f64,
+    best_time: f64,
+) -> std::cmp::Ordering {
+    let by_cost = a
+        .cost_metric
+        .total_cmp(&b.cost_metric)
+        .then(a.time_metric.total_cmp(&b.time_metric));
+    let by_time = a
+        .time_metric
+        .total_cmp(&b.time_metric)
+        .then(a.cost_metric.total_cmp(&b.cost_metric));
+    match objective {
+        Objective::Cost => by_cost,
+        Objective::Time => by_time,
+        Objective::Balanced => {
+            let score = |r: &Recommendation| ((r.cost_metric / best_cost) * (r.time_metric / best_time)).sqrt();
+            score(a).total_cmp(&score(b)).then(by_cost)
+        }
+    }
+}
+
+/// Provider, instance type, nodes, billing, precision, hourly price and time (as bits).
+pub(super) type RegionFoldKey = (String, String, u32, BillingMode, Precision, u64, u64);
+
+/// Candidates that differ only by region (same price, same estimate) become one, whose
+/// `why` names the other regions.
+pub(super) fn fold_regions(feasible: Vec<Recommendation>) -> Vec<Recommendation> {
+    let mut folded: Vec<Recommendation> = Vec::new();
+    let mut index: HashMap<RegionFoldKey, (usize, Vec<String>)> = HashMap::new();
+    for candidate in feasible {
+        let key = (
+            candidate.offering.provider.to_string(),
+            candidate.offering.instance_type.clone(),
+            candidate.nodes,
+            candidate.billing,
+            candidate.workload.precision,
+            candidate.hourly_usd.to_bits(),
+            candidate.time_metric.to_bits(),
+        );
+        match index.get_mut(&key) {
+            Some((_, regions)) => regions.extend(candidate.offering.region.clone()),
+            None => {
+                index.insert(key, (folded.len(), Vec::new()));
+                folded.push(candidate);
+            }
+        }
+    }
+    for (at, regions) in index.into_values() {
+        if !regions.is_empty() {
+            let mut regions = regions;
+            regions.sort();
+            let shown: Vec<&str> = regions.iter().take(4).map(String::as_str).collect();
+            let more = if regions.len() > 4 {
+                format!(" and {} more", regions.len() - 4)
+            } else {
+                String::new()
+            };
+            folded[at].why.push(format!("same price in {}{more}", shown.join(", ")));
+        }
+    }
+    folded
+}
+
+pub(super) fn rank(
+    feasible: Vec<Recommendation>,
+    mut rejections: Vec<Rejection>,
+    counts: BTreeMap<Constraint, usize>,
+    evaluated: usize,
+    request: &PlanRequest,
+) -> Plan {
+    let total_feasible = feasible.len();
+    let feasible = fold_regions(feasible);
+    let best_cost = feasible.iter().map(|r| r.cost_metric).fold(f64::INFINITY, f64::min);
+    let best_time = feasible.iter().map(|r| r.time_metric).fold(f64::INFINITY, f64::min);
+    let objective = match (
+        request.objective,
+        request.constraints.deadline_hours,
+        request.constraints.budget_usd,
+    ) {
+        (Objective::Balanced, Some(_), None) => Objective::Cost,
+        (Objective::Balanced, None, Some(_)) => Objective::Time,
+        (objective, _, _) => objective,
+    };
+    // Sort positions, then move each recommendation once: they are large.
+    let mut positions: Vec<usize> = (0..feasible.len()).collect();
+    positions.sort_by(|&a, &b| order(objective, &feasible[a], &feasible[b], best_cost, best_time));
+    let mut slots: Vec<Option<Recommendation>> = feasible.into_iter().map(Some).collect();
+    let feasible: Vec<Recommendation> = positions.iter().filter_map(|&i| slots[i].take()).collect();
+    let front: Vec<usize> = pareto_front(
+        &feasible
+            .iter()
+            .map(|r| (r.cost_metric, r.time_metric))
+            .collect::<Vec<_>>(),
+    );
+    let cheapest = (0..feasible.len())
+        .min_by(|&a, &b| {
+            feasible[a]
+                .cost_metric
+                .total_cmp(&feasible[b].cost_metric)
+                .then(a.cmp(&b))
+        })
+        .unwrap_or(0);
+    let fastest = (0..feasible.len())
+        .min_by(|&a, &b| {
+            feasible[a]
+                .time_metric
+                .total_cmp(&feasible[b].time_metric)
+                .then(a.cmp(&b))
+        })
+        .unwrap_or(0);
+
+    // Keep the top N, plus the cheapest, the fastest and the front.
+    let top = request.top.max(1);
+    let mut keep: Vec<usize> = (0..feasible.len().min(top)).collect();
+    for index in front.iter().copied().chain([cheapest, fastest]) {
+        if !keep.contains(&index) {
+            keep.push(index);
+        }
+    }
+    keep.sort_unstable();
+    let remap: HashMap<usize, usize> = keep.iter().enumerate().map(|(new, old)| (*old, new)).collect();
+    let kept: Vec<Recommendation> = keep.iter().map(|&i| feasible[i].clone()).collect();
+    let mut recommendations = kept;
+    let pareto: Vec<usize> = front.iter().filter_map(|i| remap.get(i).copied()).collect();
+
+    // Explain the winner against its neighbours.
+    if recommendations.len() > 1 {
+        let winner = recommendations[0].clone();
+        recommendations[0].why.insert(0, format!("best by {objective}"));
+        for other in recommendations.iter_mut().skip(1) {
+            let cost_ratio = other.cost_metric / winner.cost_metric;
+            let speed_ratio = winner.time_metric / other.time_metric;
+            other.why.insert(
+                0,
+                format!(
+                    "{:.2}× the cost of the best for {:.2}× its speed",
+                    cost_ratio, speed_ratio
+                ),
+            );
+        }
+    } else if let Some(only) = recommendations.first_mut() {
+        only.why.insert(0, "the only feasible configuration".to_string());
+    }
+
+    // Nearest misses: the three closest of each constraint.
+    rejections.sort_by(|a, b| {
+        a.constraint
+            .cmp(&b.constraint)
+            .then(a.shortfall.total_cmp(&b.shortfall))
+    });
+    let mut shown: BTreeMap<Constraint, usize> = BTreeMap::new();
+    rejections.retain(|r| {
+        let count = shown.entry(r.constraint).or_default();
+        *count += 1;
+        *count <= 3
+    });
+
+    let mut assumptions = vec![
+        format!(
+            "memory must fit with {:.0} % of each GPU kept free",
+            request.constraints.memory_margin * 100.0
+        ),
+        "zones folded per region: on-demand is the region's price, spot the lowest of its zones".to_string(),
+        "per-second billing rounds up to a 60 s minimum, per-minute to the minute, unknown granularity to whole hours"
+            .to_string(),
+    ];
+    if request.template.task == Task::Inference {
+        assumptions.push(format!(
+            "replicas sized for {:.0} % utilisation at the target load; cost is per month of {HOURS_PER_MONTH} h",
+            SERVING_TARGET_UTILISATION * 100.0
+        ));
+    }
+    if let Some(TrainingAmount::Tokens(tokens)) = request.amount {
+        assumptions.push(format!("{tokens:.3e} training tokens"));
+    }
+    if let Some(first) = recommendations.first() {
+        assumptions.extend(first.estimate.assumptions.iter().cloned());
+    }
+    Plan {
+        recommendations,
+        cheapest: remap.get(&cheapest).copied().unwrap_or(0),
+        fastest: remap.get(&fastest).copied().unwrap_or(0),
+        pareto,
+        rejected: rejections,
+        rejected_counts: counts,
+        evaluated,
+        feasible: total_feasible,
+        assumptions,
+    }
+}
+
+pub(super) fn infeasible(
+    mut rejections: Vec<Rejection>,
+    counts: BTreeMap<Constraint, usize>,
+    evaluated: usize,
+    request: &PlanRequest,
+) -> Infeasible {
+    rejections.sort_by(|a, b| a.shortfall.total_cmp(&b.shortfall));
+    // One suggestion per constraint that removed something, the user's own limits first.
+    let mut suggestions = Vec::new();
+    for constraint in [
+        Constraint::Deadline,
+        Constraint::Budget,
+        Constraint::Latency,
+        Constraint::Memory,
+        Constraint::Network,
+        Constraint::Size,
+    ] {
+        let Some(nearest) = rejections
+            .iter()
+            .find(|r| r.constraint == constraint && r.shortfall.is_finite())
+        else {
+            continue;
+        };
+        suggestions.push(match constraint {
+            Constraint::Deadline => format!(
+                "relax the deadline to {:.0} h (nearest: {})",
+                nearest.needed.unwrap_or(0.0).ceil(),
+                nearest.candidate
+            ),
+            Constraint::Budget => {
+                format!(
+                    "raise the budget to ${:.0} (nearest: {})",
+                    nearest.needed.unwrap_or(0.0).ceil(),
+                    nearest.candidate
+                )
+            }
+            Constraint::Memory => {
+                let quantise = if request.template.task == Task::Inference {
+                    "allow int8 or int4 weights (--precision), "
+                } else {
+                    ""
+                };
+                format!(
+                    "{quantise}allow more GPUs (--max-gpus) or larger GPUs: the nearest needs {:.0} % more memory",
+                    (nearest.shortfall - 1.0) * 100.0
+                )
+            }
+            Constraint::Latency => format!(
+                "relax the latency target to {:.0} ms (nearest: {})",
+                nearest.needed.unwrap_or(0.0) * 1e3,
+                nearest.candidate
+            ),
+            Constraint::Network => "allow single-node configurations or providers with faster networks".to_string(),
+            _ => "raise --max-gpus or --max-nodes".to_string(),
+        });
+    }
+    let suggestion = (!suggestions.is_empty()).then(|| suggestions.join("; or "));
+    // The nearest misses shown: per constraint (the user's own limits first), a few distinct
+    // reasons, since the same shape misses the same way in every region.
+    let priority = |c: Constraint| match c {
+        Constraint::Host => 5,
+        Constraint::Deadline => 0,
+        Constraint::Budget => 1,
+        Constraint::Latency => 2,
+        Constraint::Memory => 3,
+        _ => 4,
+    };
+    rejections.sort_by(|a, b| {
+        priority(a.constraint)
+            .cmp(&priority(b.constraint))
+            .then(a.shortfall.total_cmp(&b.shortfall))
+    });
+    let mut seen = std::collections::HashSet::new();
+    let mut per_constraint: BTreeMap<Constraint, usize> = BTreeMap::new();
+    rejections.retain(|r| {
+        let count = per_constraint.entry(r.constraint).or_default();
+        if *count >= 3 || !seen.insert((r.constraint, r.reason.clone())) {
+            return false;
+        }
+        *count += 1;
+        true
+    });
+    rejections.truncate(10);
+    Infeasible {
+        rejected_counts: counts,
+        nearest: rejections,
+        suggestion,
+        evaluated,
+    }
+}

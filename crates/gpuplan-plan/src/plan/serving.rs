@@ -1,0 +1,499 @@
+//! Serving candidates: one replica sized per shape against the latency targets (continuous
+//! or dynamic batching, expert parallelism, disaggregated pools), then replicas for the load.
+
+use super::*;
+
+/// One replica size of an offering and the load it is planned to carry.
+#[derive(Clone)]
+pub(super) struct SizedReplica {
+    pub(super) configured: Configured,
+    pub(super) gpus_per_replica: u32,
+    /// Requests/s one replica carries at the planned utilisation (offline: all it can).
+    pub(super) planned: f64,
+    pub(super) continuous: Option<ContinuousReplica>,
+}
+
+/// The request shapes a serving plan sizes for: the user's log, or the template's lengths.
+pub(super) fn serving_mix(request: &PlanRequest) -> RequestMix {
+    request
+        .constraints
+        .serving
+        .requests
+        .clone()
+        .unwrap_or_else(|| RequestMix::fixed(request.template.seq, request.template.output_tokens))
+}
+
+pub(super) fn refusal(label: &str, refusal: Refusal) -> Rejection {
+    Rejection {
+        candidate: label.to_string(),
+        constraint: refusal.constraint,
+        reason: refusal.reason,
+        shortfall: refusal.shortfall,
+        needed: refusal.needed,
+    }
+}
+
+/// A dynamically batched replica of `gpus` GPUs: the largest batch within the targets.
+pub(super) fn size_dynamic(
+    evaluator: &mut Evaluator<'_, impl OfferingSource>,
+    offering: &Offering,
+    gpus: u32,
+    precision: Precision,
+    offline: bool,
+    label: &str,
+) -> Result<Option<SizedReplica>, Rejection> {
+    let c = &evaluator.request.constraints;
+    let mut sized: Option<SizedReplica> = None;
+    for batch in SERVING_BATCHES {
+        let ep = evaluator.request.template.ep;
+        let configured = match evaluator.configured(offering, gpus, gpus, precision, Some(batch), ep) {
+            Ok(Some(configured)) => configured,
+            _ => break,
+        };
+        if let Some(rejection) = memory_rejection(|| label.to_string(), &configured, c.memory_margin) {
+            return if batch == 1 { Err(rejection) } else { Ok(sized) };
+        }
+        let Some(inference) = configured.estimate.inference else {
+            break;
+        };
+        if !offline {
+            if let Err(miss) = dynamic_batch_meets(&inference, &c.serving) {
+                return if batch == 1 {
+                    Err(refusal(label, miss))
+                } else {
+                    Ok(sized)
+                };
+            }
+        }
+        let utilisation = if offline { 1.0 } else { SERVING_TARGET_UTILISATION };
+        sized = Some(SizedReplica {
+            configured,
+            gpus_per_replica: gpus,
+            planned: inference.requests_per_second * utilisation,
+            continuous: None,
+        });
+    }
+    Ok(sized)
+}
+
+/// One continuous-batching replica shape asked of an offering: its GPUs, precision and
+/// expert-parallel degree, and the traffic it is sized for.
+#[derive(Clone, Copy)]
+pub(super) struct ReplicaAsk<'m> {
+    pub(super) gpus: u32,
+    pub(super) precision: Precision,
+    pub(super) ep: u32,
+    pub(super) mix: &'m RequestMix,
+    pub(super) offline: bool,
+}
+
+/// A continuous-batching replica sized by its goodput; `Ok(None)` when the model is not one a
+/// continuous-batching engine generates with.
+pub(super) fn size_continuous_replica(
+    evaluator: &mut Evaluator<'_, impl OfferingSource>,
+    offering: &Offering,
+    ask: ReplicaAsk<'_>,
+    label: &str,
+) -> Result<Option<SizedReplica>, Rejection> {
+    let key = (
+        offering.accelerator.as_ref().map(|a| a.to_string()).unwrap_or_default(),
+        ask.gpus,
+        offering.gpu_interconnect,
+        ask.precision,
+        ask.ep,
+    );
+    if let Some(cached) = evaluator.replicas.get(&key) {
+        return cached.clone().map_err(|rejection| Rejection {
+            candidate: label.to_string(),
+            ..rejection
+        });
+    }
+    let sized = size_continuous_uncached(evaluator, offering, ask, label);
+    evaluator.replicas.insert(key, sized.clone());
+    sized
+}
+
+pub(super) fn size_continuous_uncached(
+    evaluator: &mut Evaluator<'_, impl OfferingSource>,
+    offering: &Offering,
+    ask: ReplicaAsk<'_>,
+    label: &str,
+) -> Result<Option<SizedReplica>, Rejection> {
+    let c = &evaluator.request.constraints;
+    let configured = match evaluator.configured(offering, ask.gpus, ask.gpus, ask.precision, Some(1), ask.ep) {
+        Ok(Some(configured)) => configured,
+        _ => return Ok(None),
+    };
+    if let Some(rejection) = memory_rejection(|| label.to_string(), &configured, c.memory_margin) {
+        return Err(rejection);
+    }
+    let Some(cost) = configured.estimate.serving_cost else {
+        return Ok(None);
+    };
+    let replica = size_continuous(&cost, ask.mix, &c.serving, ask.offline).map_err(|miss| refusal(label, miss))?;
+    Ok(Some(SizedReplica {
+        configured,
+        gpus_per_replica: ask.gpus,
+        planned: replica.planned,
+        continuous: Some(replica),
+    }))
+}
+
+/// The replica size of `offering` that serves the most requests per instance.
+pub(super) fn size_replica(
+    evaluator: &mut Evaluator<'_, impl OfferingSource>,
+    offering: &Offering,
+    precision: Precision,
+    mix: &RequestMix,
+    offline: bool,
+) -> Result<SizedReplica, Rejection> {
+    let per_node = offering.accelerator_count;
+    let label = candidate_label(offering, 1, None);
+    let continuous = evaluator.request.template.engine.continuous_batching();
+    let qps = evaluator.request.constraints.serving.qps.filter(|_| !offline);
+    let mut best: Option<(SizedReplica, f64)> = None;
+    let mut nearest: Option<Rejection> = None;
+    for gpus in [1u32, 2, 4, 8]
+        .into_iter()
+        .filter(|g| *g <= per_node && per_node % g == 0)
+    {
+        let sized = if continuous {
+            let ask = ReplicaAsk {
+                gpus,
+                precision,
+                ep: 1,
+                mix,
+                offline,
+            };
+            match size_continuous_replica(evaluator, offering, ask, &label) {
+                Ok(None) => size_dynamic(evaluator, offering, gpus, precision, offline, &label),
+                other => expert_parallel_if_better(evaluator, offering, ask, &label, other),
+            }
+        } else {
+            size_dynamic(evaluator, offering, gpus, precision, offline, &label)
+        };
+        match sized {
+            Ok(Some(sized)) => {
+                // Fewest instances for the load, then the smallest replica (no sharding
+                // without need); without a load, the most requests per instance.
+                let per_instance = f64::from(per_node / gpus) * sized.planned;
+                let score = match qps {
+                    Some(qps) => -(qps / per_instance).ceil() - f64::from(gpus) * 1e-3,
+                    None => per_instance,
+                };
+                if best.as_ref().is_none_or(|(_, current)| score > *current) {
+                    best = Some((sized, score));
+                }
+            }
+            Ok(None) => {}
+            Err(rejection) => {
+                if nearest.as_ref().is_none_or(|n| rejection.shortfall < n.shortfall) {
+                    nearest = Some(rejection);
+                }
+            }
+        }
+    }
+    best.map(|(sized, _)| sized).ok_or_else(|| {
+        nearest.unwrap_or(Rejection::outright(
+            label,
+            Constraint::Layout,
+            "no replica size serves this model".to_string(),
+        ))
+    })
+}
+
+/// A mixture-of-experts replica of several GPUs also weighed with its experts placed whole over
+/// them (expert parallelism), which routes to fewer experts per GPU but waits for the busiest;
+/// the one that plans more requests/s is kept (tensor-parallel experts on a tie).
+pub(super) fn expert_parallel_if_better(
+    evaluator: &mut Evaluator<'_, impl OfferingSource>,
+    offering: &Offering,
+    ask: ReplicaAsk<'_>,
+    label: &str,
+    split: Result<Option<SizedReplica>, Rejection>,
+) -> Result<Option<SizedReplica>, Rejection> {
+    let gpus = ask.gpus;
+    let experts = match &evaluator.request.model.architecture {
+        gpuplan_model::Architecture::Transformer(spec) => spec.moe.map(|m| m.experts),
+        gpuplan_model::Architecture::Cited(_) => None,
+    };
+    if gpus < 2 || evaluator.request.template.ep > 1 || experts.is_none_or(|e| e % u64::from(gpus) != 0) {
+        return split;
+    }
+    let whole = size_continuous_replica(evaluator, offering, ReplicaAsk { ep: gpus, ..ask }, label);
+    match (&split, &whole) {
+        (Ok(Some(a)), Ok(Some(b))) if b.planned > a.planned => whole,
+        (Err(_) | Ok(None), Ok(Some(_))) => whole,
+        _ => split,
+    }
+}
+
+/// What the plan says of a replica's latency at its share of the load.
+/// The load in requests/s: `qps`, or for a closed loop of users the rate they send at the
+/// users planned per replica.
+pub(super) fn offered_rate(targets: &ServingTargets, sized: &SizedReplica) -> Option<f64> {
+    targets.qps.or_else(|| {
+        let users = targets.concurrency?;
+        let per_replica = sized.continuous.as_ref()?.users?;
+        Some(users * sized.planned / per_replica.planned)
+    })
+}
+
+/// The latency at `rate` requests/s per replica, or with `users` per replica in a closed loop.
+pub(super) fn serving_latency(sized: &SizedReplica, rate: f64, users: Option<f64>, mix: &RequestMix) -> ServingLatency {
+    let Some(replica) = &sized.continuous else {
+        let inference = sized.configured.estimate.inference;
+        return ServingLatency {
+            batching: Batching::Dynamic,
+            goodput_per_replica: None,
+            goodput_limit: None,
+            load_per_replica: rate,
+            ttft: inference.map(|i| Percentiles::flat(dynamic_batch_latency(i.ttft_seconds))),
+            tpot: inference
+                .filter(|i| i.tpot_seconds > 0.0)
+                .map(|i| Percentiles::flat(i.tpot_seconds)),
+            concurrent_sequences: None,
+            kv_cache_utilisation: None,
+            users_within_targets_per_replica: None,
+            users_per_replica: None,
+            request_latency_seconds: inference.map_or(0.0, |i| dynamic_batch_latency(i.request_latency_seconds)),
+        };
+    };
+    if let Some(users) = users.filter(|_| replica.users.is_some()) {
+        let point = latency_with_users(replica, users, mix);
+        return ServingLatency {
+            batching: Batching::Continuous,
+            goodput_per_replica: Some(replica.goodput),
+            goodput_limit: replica.limit,
+            load_per_replica: point.requests_per_second,
+            ttft: Some(point.ttft),
+            tpot: Some(point.tpot),
+            concurrent_sequences: Some(point.sequences),
+            kv_cache_utilisation: None,
+            users_within_targets_per_replica: replica.users.map(|u| u.within),
+            users_per_replica: Some(users),
+            request_latency_seconds: point.ttft.mean + point.tpot.mean * (mix.mean_output() - 1.0).max(0.0),
+        };
+    }
+    let point = latency_at(replica, rate, mix);
+    ServingLatency {
+        batching: Batching::Continuous,
+        goodput_per_replica: Some(replica.goodput),
+        goodput_limit: replica.limit,
+        load_per_replica: rate,
+        ttft: point.map(|p| p.ttft()),
+        tpot: point.map(|p| p.tpot()),
+        concurrent_sequences: point.map(|p| p.sequences),
+        kv_cache_utilisation: point.map(|p| p.kv_utilisation),
+        users_within_targets_per_replica: None,
+        users_per_replica: None,
+        request_latency_seconds: point.map_or(f64::INFINITY, |p| p.e2e_mean()),
+    }
+}
+
+/// Disaggregated pools for the load and the instances they take. The KV cache moves over the
+/// node's GPU links when both pools fit in one instance, else over the network between
+/// instances.
+pub(super) fn split_for_load(
+    evaluator: &mut Evaluator<'_, impl OfferingSource>,
+    sized: &SizedReplica,
+    mix: &RequestMix,
+    offering: &Offering,
+    precision: Precision,
+) -> Option<(SplitPools, u32)> {
+    let targets = &evaluator.request.constraints.serving;
+    let replica = sized.continuous.as_ref()?;
+    let qps = targets.qps?;
+    let per_node = offering.accelerator_count;
+    let replicas_per_instance = per_node / sized.gpus_per_replica;
+    let transfer = if replicas_per_instance >= 2 {
+        replica.cost.link_bytes_per_second
+    } else {
+        offering.node_bandwidth_gbps().0 * 1e9 / 8.0 / f64::from(per_node)
+    };
+    let key = (
+        (
+            offering.accelerator.as_ref().map(|a| a.to_string()).unwrap_or_default(),
+            sized.gpus_per_replica,
+            offering.gpu_interconnect,
+            precision,
+            sized.configured.workload.layout.ep,
+        ),
+        (transfer / 1e6) as u64,
+    );
+    let split = match evaluator.splits.get(&key) {
+        Some(cached) => *cached,
+        None => {
+            let split = split_pools(replica, mix, targets, qps, transfer);
+            evaluator.splits.insert(key, split);
+            split
+        }
+    };
+    split.map(|split| (split, split.replicas().div_ceil(replicas_per_instance)))
+}
+
+pub(super) fn evaluate_serving(
+    evaluator: &mut Evaluator<'_, impl OfferingSource>,
+    candidate: &Candidate<'_>,
+    outcomes: &mut Outcomes,
+) {
+    let Candidate {
+        offering,
+        stack,
+        precision,
+        priced,
+    } = *candidate;
+    let request = evaluator.request;
+    let c = &request.constraints;
+    let targets = &c.serving;
+    let per_node = offering.accelerator_count;
+    outcomes.evaluated += priced.len();
+    let label = candidate_label(offering, 1, None);
+    let mix = serving_mix(request);
+    let offline = request.operational.batch_requests.is_some();
+    let sized = match size_replica(evaluator, offering, precision, &mix, offline) {
+        Ok(sized) => sized,
+        Err(rejection) => {
+            outcomes.reject(rejection);
+            return;
+        }
+    };
+    let replicas_per_instance = per_node / sized.gpus_per_replica;
+    if let Some(requests) = request.operational.batch_requests {
+        let shape = BatchShape {
+            requests,
+            per_replica: sized.planned,
+            replicas_per_instance,
+            gpus_per_replica: sized.gpus_per_replica,
+        };
+        evaluate_batch(evaluator, candidate, &sized.configured, shape, outcomes);
+        return;
+    }
+    let replicas_for = |qps: f64| ((qps / sized.planned).ceil() as u32).max(1);
+    let asked = offered_rate(targets, &sized);
+    let replicas = asked.map_or(1, replicas_for);
+    let colocated = replicas.div_ceil(replicas_per_instance);
+    let split_option = split_for_load(evaluator, &sized, &mix, offering, precision);
+    let split = split_option.filter(|(_, n)| *n < colocated).map(|(split, _)| split);
+    let instances = split.map_or(colocated, |s| s.replicas().div_ceil(replicas_per_instance));
+    if instances > c.max_nodes || instances * per_node > c.max_gpus {
+        outcomes.reject(Rejection {
+            candidate: label,
+            constraint: Constraint::Size,
+            reason: format!("{instances} instances needed for the load, over the limits"),
+            shortfall: f64::from(instances * per_node) / f64::from(c.max_gpus.max(1)),
+            needed: None,
+        });
+        return;
+    }
+    // Every replica of the instances serves: the load spreads over all of them.
+    let serving_replicas = split.map_or(instances * replicas_per_instance, |s| s.replicas());
+    let load = asked.map_or(sized.planned, |qps| qps / f64::from(serving_replicas));
+    let users = targets.concurrency.map(|n| n / f64::from(serving_replicas));
+    let mut latency = serving_latency(&sized, load, users, &mix);
+    if let Some(split) = &split {
+        latency.ttft = Some(split.ttft);
+        latency.tpot = Some(split.tpot);
+        latency.concurrent_sequences = Some(split.decode_sequences);
+        latency.kv_cache_utilisation = None;
+        latency.request_latency_seconds = split.ttft.mean + split.tpot.mean * (mix.mean_output() - 1.0).max(0.0);
+    }
+    // The autoscaling range: a quarter of the load at least, the peak (or every replica the
+    // instances hold) at most.
+    let max_replicas = targets
+        .peak_qps
+        .map_or(serving_replicas, replicas_for)
+        .max(serving_replicas);
+    let min_replicas = asked
+        .map_or(1, |qps| replicas_for(qps * AUTOSCALE_FLOOR_SHARE))
+        .min(max_replicas);
+    let warnings: Vec<String> = capacity_warning(evaluator.source, offering, instances * per_node)
+        .into_iter()
+        .collect();
+    let served = asked.unwrap_or(sized.planned);
+    let output_tokens_per_hour = served * mix.mean_output() * 3600.0;
+    for (billing, price, note) in priced {
+        let hourly = price * f64::from(instances);
+        let mut why = Vec::new();
+        if let Some(note) = note {
+            why.push(note.clone());
+        }
+        if let (Some(within), Some(users), Some(limit)) = (
+            latency.users_within_targets_per_replica,
+            sized.continuous.and_then(|c| c.users),
+            latency.goodput_limit,
+        ) {
+            why.push(format!(
+                "{within:.0} concurrent users per replica within the targets, bounded by {limit}; planned for {:.0} ({:.0} % headroom)",
+                users.planned,
+                targets.headroom() * 100.0
+            ));
+        } else if let (Some(goodput), Some(limit)) = (latency.goodput_per_replica, latency.goodput_limit) {
+            why.push(format!(
+                "goodput {goodput:.2} req/s per replica, bounded by {}; planned at {:.2} ({:.0} % headroom)",
+                limit,
+                sized.planned,
+                targets.headroom() * 100.0
+            ));
+        }
+        match (&split, &split_option) {
+            (Some(split), _) => why.push(format!(
+                "prefill and decode on separate pools ({} + {} replicas, {:.0} ms to move each prompt's KV cache): {instances} instances against {colocated} colocated",
+                split.prefill_replicas,
+                split.decode_replicas,
+                split.kv_transfer_seconds * 1e3
+            )),
+            (None, Some((alternative, n))) => why.push(format!(
+                "colocated prefill and decode: separate pools would take {n} instances ({} + {} replicas)",
+                alternative.prefill_replicas, alternative.decode_replicas
+            )),
+            (None, None) => {}
+        }
+        if *billing == BillingMode::Spot {
+            why.push("spot: instances can be reclaimed; keep on-demand capacity for the minimum replicas".to_string());
+        }
+        let monthly = hourly * HOURS_PER_MONTH;
+        if let Some(budget) = c.budget_usd.filter(|budget| monthly > *budget) {
+            outcomes.reject(Rejection {
+                candidate: candidate_label(offering, instances, Some(*billing)),
+                constraint: Constraint::Budget,
+                reason: format!("${monthly:.0} per month, over the ${budget:.0} budget"),
+                shortfall: monthly / budget,
+                needed: Some(monthly),
+            });
+            continue;
+        }
+        outcomes.feasible.push(Recommendation {
+            offering: offering.clone(),
+            billing: *billing,
+            nodes: instances,
+            gpus: instances * per_node,
+            workload: sized.configured.workload.clone(),
+            estimate: sized.configured.estimate.clone(),
+            hourly_usd: hourly,
+            time_seconds: None,
+            total_usd: Some(monthly),
+            serving: Some(Serving {
+                batch_per_replica: sized.configured.workload.batch,
+                gpus_per_replica: sized.gpus_per_replica,
+                replicas: serving_replicas,
+                requests_per_second_per_replica: sized.planned,
+                min_replicas,
+                max_replicas,
+                usd_per_million_output_tokens: (output_tokens_per_hour > 0.0)
+                    .then(|| hourly / output_tokens_per_hour * 1e6),
+                usd_per_thousand_requests: (served > 0.0).then(|| hourly / (served * 3600.0) * 1e3),
+                latency,
+                disaggregated: split,
+            }),
+            cost_metric: hourly,
+            time_metric: latency.request_latency_seconds,
+            why,
+            warnings: warnings.clone(),
+            startup_seconds: None,
+            fabric: None,
+            stack,
+            expected_interruptions: None,
+        });
+    }
+}
