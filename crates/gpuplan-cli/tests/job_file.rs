@@ -247,3 +247,38 @@ fn a_job_file_can_be_piped_in() {
     assert_eq!(plan["request"]["model"], "llama-3.1-8b");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A mistake in a value the job file set is named as the file names it, with the file; the
+/// same mistake made with a flag is named by the flag.
+#[test]
+fn a_bad_value_from_the_file_is_named_by_its_key() {
+    let dir = folder("key-named");
+    std::fs::write(
+        dir.join("job.yaml"),
+        "model: llama-3.1-8b\ntask: lora\ntokens: 5e8\nlora_rank: 0\n",
+    )
+    .unwrap();
+    let run = gpuplan(&dir, &["plan", "-f", "job.yaml"]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("job.yaml: `lora_rank` must be at least 1"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("--lora-rank"), "{}", run.stderr);
+    let json_error = gpuplan(&dir, &["plan", "-f", "job.yaml", "--format", "json"]);
+    let error: Value = serde_json::from_str(json_error.stderr.trim()).unwrap();
+    assert_eq!(
+        (&error["error"]["code"], &error["error"]["field"]),
+        (&Value::from("out_of_range"), &Value::from("lora_rank"))
+    );
+    std::fs::write(dir.join("job.yaml"), "model: llama-3.1-8b\ntask: lora\ntokens: 5e8\n").unwrap();
+    let flagged = gpuplan(&dir, &["plan", "-f", "job.yaml", "--lora-rank", "0"]);
+    assert_eq!(flagged.code, 2, "{}", flagged.stderr);
+    assert!(
+        flagged.stderr.contains("--lora-rank must be at least 1"),
+        "{}",
+        flagged.stderr
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

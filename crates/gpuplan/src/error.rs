@@ -144,6 +144,10 @@ pub enum Error {
     /// off as "not applicable".
     #[error("the answer holds a value that is not a number at {path}")]
     NotANumber { path: String },
+    /// An error about a field a job file set: named as the file names it (`lora_rank`), with
+    /// the file.
+    #[error("{file}: {}", error.message(Naming::Keys))]
+    InFile { file: String, error: Box<Error> },
     /// The asker stopped waiting (a server's client went away or its time ran out).
     #[error("the question was cancelled before its answer was ready")]
     Cancelled,
@@ -171,6 +175,7 @@ impl Error {
                 Some("check the file named above, or drop --catalog to use the built-in catalog".to_string())
             }
             Error::Request(error) => error.hint_in(Naming::Flags),
+            Error::InFile { error, .. } => error.hint_in(Naming::Keys),
             Error::InvalidInput { hint, .. } => hint.clone(),
             Error::NotANumber { .. } => Some(
                 "the inputs drive a formula outside its range (a zero or an extreme value); check them".to_string(),
@@ -188,6 +193,7 @@ impl Error {
             Error::Lookup(LookupError::Ambiguous { .. }) => ErrorCode::AmbiguousAccelerator,
             Error::Catalog(_) => ErrorCode::InvalidCatalog,
             Error::Request(error) => error.code(),
+            Error::InFile { error, .. } => error.code(),
             Error::InvalidInput { .. } => ErrorCode::InvalidInput,
             Error::NotANumber { .. } => ErrorCode::NotANumber,
             Error::Cancelled => ErrorCode::Cancelled,
@@ -202,7 +208,17 @@ impl Error {
     pub fn field(&self) -> Option<Field> {
         match self {
             Error::Request(error) => Some(error.field),
+            Error::InFile { error, .. } => error.field(),
             _ => None,
+        }
+    }
+
+    /// This error as one about a value `file` set: the field named by its key, as the file
+    /// writes it.
+    pub fn in_file(self, file: impl Into<String>) -> Error {
+        Error::InFile {
+            file: file.into(),
+            error: Box::new(self),
         }
     }
 
@@ -212,7 +228,7 @@ impl Error {
     pub fn message(&self, naming: Naming) -> String {
         match (self, naming) {
             (Error::Request(error), _) => error.message(naming),
-            (_, Naming::Flags) => self.to_string(),
+            (Error::InFile { .. }, _) | (_, Naming::Flags) => self.to_string(),
             (_, Naming::Keys) => in_key_terms(&self.to_string()),
         }
     }
@@ -221,7 +237,7 @@ impl Error {
     pub fn hint_in(&self, naming: Naming) -> Option<String> {
         match (self, naming) {
             (Error::Request(error), _) => error.hint_in(naming),
-            (_, Naming::Flags) => self.hint(),
+            (Error::InFile { .. }, _) | (_, Naming::Flags) => self.hint(),
             (_, Naming::Keys) => self.hint().map(|h| in_key_terms(&h)),
         }
     }

@@ -126,12 +126,19 @@ pub fn run(catalog: &Catalog, args: &PlanArgs, format: OutputFormat, money: &Mon
         ));
     }
     let options = plan_options(args)?;
-    let query = options.query()?;
+    // A field the job file set (and no flag overrode) is named as the file names it.
+    let from_file = |error: Error| match (&args.file, error.field()) {
+        (Some(path), Some(field)) if !args.given.iter().any(|g| g == field.key()) => {
+            error.in_file(path.display().to_string())
+        }
+        _ => error,
+    };
+    let query = options.query().map_err(from_file)?;
     let task = query.task;
 
     // A batch of requests is a job with a time and a total, like training.
-    let online_serving = task == Task::Inference && args.workload.dataset_size.is_none();
-    match plan_workload(catalog, &query)? {
+    let online_serving = task == Task::Inference && options.workload.dataset_size.is_none();
+    match plan_workload(catalog, &query).map_err(from_file)? {
         Ok(answer) => {
             let mut wire = PlanJson::new(&answer.plan, &answer.defaults);
             wire.request = serde_json::to_value(&options).ok();
