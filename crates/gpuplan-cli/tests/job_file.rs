@@ -282,3 +282,16 @@ fn a_bad_value_from_the_file_is_named_by_its_key() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A tabular job can be written in a job file like any other.
+#[test]
+fn a_tabular_job_file_plans() {
+    let dir = folder("tabular");
+    std::fs::write(dir.join("job.yaml"), "workload: tabular\nrows: 5e6\nfeatures: 200\n").unwrap();
+    let plan = json(&gpuplan(&dir, &["plan", "-f", "job.yaml", "--format", "json"]));
+    assert!(
+        plan["recommendations"].as_array().is_some_and(|r| !r.is_empty()),
+        "{plan}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

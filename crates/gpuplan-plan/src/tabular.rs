@@ -50,6 +50,8 @@ pub struct TabularOption {
     pub memory_needed_bytes: u64,
     pub memory_available_bytes: u64,
     pub time_seconds: f64,
+    /// The billing mode the price is under: the cheapest of those allowed for the job.
+    pub billing: BillingMode,
     pub hourly_usd: f64,
     pub total_usd: f64,
     pub why: Vec<String>,
@@ -143,6 +145,7 @@ pub fn plan_tabular(source: &impl OfferingSource, request: &TabularRequest, by_t
             },
             memory_available_bytes: available.as_u64(),
             time_seconds: total_seconds,
+            billing: rate.billing,
             hourly_usd: rate.usd_per_hour,
             total_usd: total,
             why,

@@ -613,3 +613,39 @@ async fn the_api_takes_the_command_lines_syntax_and_echoes_the_request() {
         "{problem}"
     );
 }
+
+/// A tabular job is asked in the API as on the command line: `workload: tabular` with rows and
+/// features, and a field that only a model's plan reads is refused by name.
+#[tokio::test]
+async fn a_tabular_job_is_planned_through_the_api() {
+    let answer = post(
+        "/api/v1/plan",
+        json!({"workload": "tabular", "rows": 5e6, "features": 200, "billing": ["on-demand", "spot"]}).to_string(),
+    )
+    .await;
+    let plan = answer.json();
+    assert_eq!(answer.status, StatusCode::OK, "{plan}");
+    let first = &plan["recommendations"][0];
+    assert_eq!(
+        first["billing"], "spot",
+        "the cheapest allowed mode, named as such: {first}"
+    );
+    assert_eq!(plan["request"]["workload"], "tabular");
+    let problem = post(
+        "/api/v1/plan",
+        json!({"workload": "tabular", "rows": 5e6, "features": 200, "gpu": ["H100"]}).to_string(),
+    )
+    .await
+    .problem(StatusCode::BAD_REQUEST, 2);
+    assert_eq!(
+        (&problem["code"], &problem["field"]),
+        (&json!("not_applicable"), &json!("gpu"))
+    );
+    let problem = post("/api/v1/plan", json!({"task": "lora"}).to_string())
+        .await
+        .problem(StatusCode::BAD_REQUEST, 2);
+    assert_eq!(
+        (&problem["code"], &problem["field"]),
+        (&json!("missing_field"), &json!("model"))
+    );
+}

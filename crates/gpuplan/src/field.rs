@@ -25,15 +25,7 @@ pub enum Spelling {
     /// Only a flag naming a file: the value is data read from that file on the command line;
     /// job files and the API carry the data itself under the key (`requests`).
     FlagReadsFile,
-    /// Only a flag, for now: `why` says what the other front ends lack.
-    CliOnly { why: &'static str },
 }
-
-/// Tabular plans are asked on the command line only: the API's and job files' plan request
-/// describes a model and a task.
-const TABULAR: Spelling = Spelling::CliOnly {
-    why: "tabular plans (`plan --workload tabular`) have no API or job-file form yet",
-};
 
 macro_rules! fields {
     ($( $variant:ident = $key:literal $(, $spelling:expr)? ; )*) => {
@@ -140,10 +132,10 @@ fields! {
     CheckpointEvery = "checkpoint_every";
     Cuda = "cuda";
     // Tabular training (plan --workload tabular).
-    Workload = "workload", TABULAR;
-    Rows = "rows", TABULAR;
-    Features = "features", TABULAR;
-    Rounds = "rounds", TABULAR;
+    Workload = "workload";
+    Rows = "rows";
+    Features = "features";
+    Rounds = "rounds";
     // A job's bill (cost) and its energy (energy).
     Instance = "instance";
     Price = "price";
@@ -181,9 +173,7 @@ impl Field {
     pub fn flag(self) -> String {
         match self.spelling() {
             Spelling::KeyOnly { cli } => cli.to_string(),
-            Spelling::Same | Spelling::FlagReadsFile | Spelling::CliOnly { .. } => {
-                format!("--{}", self.key().replace('_', "-"))
-            }
+            Spelling::Same | Spelling::FlagReadsFile => format!("--{}", self.key().replace('_', "-")),
         }
     }
 
@@ -323,10 +313,6 @@ mod tests {
         let job_file = crate::option_names();
         for field in Field::ALL {
             let key = field.key().to_string();
-            if let Spelling::CliOnly { why } = field.spelling() {
-                assert!(!api.contains(&key), "{key} is in the API; drop its CliOnly ({why})");
-                continue;
-            }
             assert!(api.contains(&key), "{key}: no API request has it");
             if plan.contains(&key) {
                 assert!(job_file.contains(&key), "{key}: a plan field job files refuse");

@@ -29,14 +29,17 @@ pub(crate) const FIELD_ALIASES: &[(&str, &str)] = &[
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct WorkloadOptions {
-    /// A built-in model id (`gpuplan models`), or the name of the config in `model_config`.
+    /// A built-in model id (`gpuplan models`), or the name of the config in `model_config`
+    /// (needed unless `workload` is `tabular`).
+    #[serde(default)]
     pub model: String,
     /// A Hugging Face config.json for `model`, as an object or as text (the CLI reads it from
     /// the path given as `--model`).
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
     pub model_config: Option<serde_json::Value>,
-    /// pretrain, finetune, lora, qlora or inference.
+    /// pretrain, finetune, lora, qlora or inference (needed unless `workload` is `tabular`).
+    #[serde(default)]
     pub task: String,
     #[serde(default)]
     pub batch: Option<u64>,
@@ -234,6 +237,19 @@ pub struct PlanOptions {
     /// out (Volta from CUDA 13, Blackwell before 12.8), and accelerators without CUDA.
     #[serde(default)]
     pub cuda: Option<String>,
+    /// `tabular` for classical ML (gradient-boosted trees) on `rows` × `features`, instead of
+    /// a `model` and `task`.
+    #[serde(default, rename = "workload")]
+    pub kind: Option<String>,
+    /// Tabular: training rows.
+    #[serde(default)]
+    pub rows: Option<f64>,
+    /// Tabular: features per row.
+    #[serde(default)]
+    pub features: Option<f64>,
+    /// Tabular: boosting rounds (default 100).
+    #[serde(default)]
+    pub rounds: Option<u32>,
 }
 
 fn on_demand() -> Vec<String> {
@@ -282,6 +298,10 @@ impl Default for PlanOptions {
             stream_dataset: false,
             checkpoint_every: None,
             cuda: None,
+            kind: None,
+            rows: None,
+            features: None,
+            rounds: None,
         }
     }
 }
@@ -450,6 +470,13 @@ pub fn billing_mode(text: &str) -> Result<BillingMode, Error> {
 
 impl WorkloadOptions {
     fn task(&self) -> Result<Task, Error> {
+        for (field, value) in [(Field::Model, &self.model), (Field::Task, &self.task)] {
+            if value.trim().is_empty() {
+                return Err(RequestError::missing(field, "to say what is run")
+                    .with_hint("give {model} and {task} (or {workload} tabular with {rows} and {features})")
+                    .into());
+            }
+        }
         parse_one(Field::Task, &self.task)
     }
 
@@ -572,9 +599,96 @@ impl PlanOptions {
         refuse_unknown(&self.unknown)
     }
 
+    /// The tabular question, when `workload` is `tabular`; `None` for a model and task.
+    pub fn tabular_query(&self) -> Result<Option<crate::TabularQuery>, Error> {
+        self.check_fields()?;
+        match self.kind.as_deref() {
+            None => {
+                let given = [
+                    (Field::Rows, self.rows.is_some()),
+                    (Field::Features, self.features.is_some()),
+                    (Field::Rounds, self.rounds.is_some()),
+                ];
+                match given.into_iter().find(|(_, given)| *given) {
+                    Some((field, _)) => Err(RequestError::not_applicable(field, "{workload} tabular")
+                        .with_hint("add {workload} tabular, or drop it")
+                        .into()),
+                    None => Ok(None),
+                }
+            }
+            Some("tabular") => self.tabular().map(Some),
+            Some(other) => Err(
+                RequestError::invalid(Field::Workload, other, "the one workload kind is `tabular`")
+                    .with_hint("drop {workload} to plan a model and task")
+                    .into(),
+            ),
+        }
+    }
+
+    fn tabular(&self) -> Result<crate::TabularQuery, Error> {
+        let w = &self.workload;
+        for (field, given) in [(Field::Model, !w.model.is_empty()), (Field::Task, !w.task.is_empty())] {
+            if given {
+                return Err(
+                    RequestError::not_applicable(field, "a model and task, not {workload} tabular")
+                        .with_hint("drop it; a tabular job is described by {rows} and {features}")
+                        .into(),
+                );
+            }
+        }
+        let model_only = [
+            (Field::Precision, !self.precision.is_empty()),
+            (Field::Gpu, !self.gpu.is_empty()),
+            (Field::ExcludeGpu, !self.exclude_gpu.is_empty()),
+            (Field::MaxGpus, self.max_gpus.is_some()),
+            (Field::MaxNodes, self.max_nodes.is_some()),
+            (Field::MinVcpusPerGpu, self.min_vcpus_per_gpu.is_some()),
+            (Field::MinHostMemoryPerGpu, self.min_host_memory_per_gpu.is_some()),
+            (Field::PeakQps, self.peak_qps.is_some()),
+            (Field::Headroom, self.headroom.is_some()),
+            (Field::Batch, w.batch.is_some()),
+            (Field::Seq, w.seq.is_some()),
+            (Field::Tokens, w.tokens.is_some()),
+            (Field::Epochs, w.epochs.is_some()),
+            (Field::DatasetSize, w.dataset_size.is_some()),
+            (Field::Qps, w.qps.is_some()),
+            (Field::Engine, w.engine.is_some()),
+        ];
+        if let Some((field, _)) = model_only.into_iter().find(|(_, given)| *given) {
+            return Err(
+                RequestError::not_applicable(field, "a model and task, not {workload} tabular")
+                    .with_hint("drop it; a tabular job is sized by {rows}, {features} and {rounds}")
+                    .into(),
+            );
+        }
+        let (Some(rows), Some(features)) = (self.rows, self.features) else {
+            return Err(
+                RequestError::unsuitable(Field::Workload, "tabular", "needs {rows} and {features}")
+                    .with_hint("e.g. {workload} tabular {rows} 5e6 {features} 200")
+                    .into(),
+            );
+        };
+        Ok(crate::TabularQuery {
+            rows,
+            features,
+            rounds: self.rounds,
+            providers: self.providers.clone(),
+            regions: self.regions.clone(),
+            billing: billing_modes(&self.billing, self.spot)?,
+            deadline_hours: positive(Field::Deadline, self.deadline)?,
+            budget_usd: positive(Field::Budget, self.budget)?,
+            by_time: self.objective == "time",
+        })
+    }
+
     /// The facade's query, every name parsed.
     pub fn query(&self) -> Result<PlanQuery, Error> {
         self.check_fields()?;
+        if self.kind.is_some() {
+            return Err(RequestError::not_applicable(Field::Workload, "the tabular question")
+                .with_hint("ask `tabular_query` for it")
+                .into());
+        }
         let w = &self.workload;
         let mut query = PlanQuery::new(w.model_source(), w.task()?);
         let parsed: Vec<_> = self

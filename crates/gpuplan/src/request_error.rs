@@ -25,6 +25,8 @@ pub enum RequestProblem {
     NotApplicable { applies_to: Phrase },
     /// Given together with `with`, which states the same thing another way or contradicts it.
     Conflict { with: Field, why: Phrase },
+    /// Not given, and the request cannot be answered without it (`why`: "to name the model").
+    Missing { why: Phrase },
     /// Given without `other`, which it needs (`why`: " (samples per epoch)").
     Needs { other: Field, why: Phrase },
     /// A value of the wrong form (`why`: "`next` is not a release line").
@@ -93,6 +95,11 @@ impl RequestError {
         RequestError::new(field, RequestProblem::Conflict { with, why: why.into() })
     }
 
+    /// `field` is needed and was not given; `why` says what for.
+    pub fn missing(field: Field, why: impl Into<Phrase>) -> Self {
+        RequestError::new(field, RequestProblem::Missing { why: why.into() })
+    }
+
     /// `field` was given without `other`, which it needs.
     pub fn needs(field: Field, other: Field, why: impl Into<Phrase>) -> Self {
         RequestError::new(field, RequestProblem::Needs { other, why: why.into() })
@@ -122,6 +129,7 @@ impl RequestError {
             RequestProblem::Conflict { with, why } => {
                 format!("{name} and {} {}", with.named(naming), why.render(naming))
             }
+            RequestProblem::Missing { why } => format!("{name} is needed {}", why.render(naming)),
             RequestProblem::Needs { other, why } => {
                 format!("{name} needs {}{}", other.named(naming), why.render(naming))
             }
@@ -143,7 +151,7 @@ impl RequestError {
             RequestProblem::OutOfRange { .. } | RequestProblem::Beyond { .. } => ErrorCode::OutOfRange,
             RequestProblem::NotApplicable { .. } => ErrorCode::NotApplicable,
             RequestProblem::Conflict { .. } => ErrorCode::ConflictingFields,
-            RequestProblem::Needs { .. } => ErrorCode::MissingField,
+            RequestProblem::Needs { .. } | RequestProblem::Missing { .. } => ErrorCode::MissingField,
             RequestProblem::Invalid { .. } | RequestProblem::Unsuitable { .. } => ErrorCode::InvalidValue,
         }
     }

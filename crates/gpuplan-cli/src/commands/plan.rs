@@ -4,29 +4,17 @@ use gpuplan::emit::Money;
 use gpuplan::emit::wire::{InfeasibleJson, PlanJson};
 use gpuplan::emit::{OutputFormat, infeasible_report, plan_explanation, plan_table};
 use gpuplan::model::{RequestMix, Task};
-use gpuplan::{
-    Catalog, Error, ExitStatus, PlanOptions, TabularQuery, billing_modes, plan_tabular_workload, plan_workload,
-};
+use gpuplan::{Catalog, Error, ExitStatus, PlanOptions, TabularQuery, plan_tabular_workload, plan_workload};
 
-fn run_tabular(catalog: &Catalog, args: &PlanArgs, format: OutputFormat, money: &Money) -> Result<ExitStatus, Error> {
-    let (Some(rows), Some(features)) = (args.rows, args.features) else {
-        return Err(Error::InvalidInput {
-            message: "--workload tabular needs --rows and --features".to_string(),
-            hint: Some("e.g. --workload tabular --rows 5e6 --features 200".to_string()),
-        });
-    };
-    let query = TabularQuery {
-        rows,
-        features,
-        rounds: args.rounds,
-        providers: args.providers.clone(),
-        regions: args.regions.clone(),
-        billing: billing_modes(&args.billing, args.spot)?,
-        deadline_hours: args.deadline,
-        budget_usd: args.budget,
-        by_time: args.objective == ObjectiveArg::Time,
-    };
-    let (options, defaults, assumptions) = plan_tabular_workload(catalog, &query)?;
+fn run_tabular(
+    catalog: &Catalog,
+    args: &PlanArgs,
+    query: &TabularQuery,
+    format: OutputFormat,
+    money: &Money,
+) -> Result<ExitStatus, Error> {
+    let (rows, features) = (query.rows, query.features);
+    let (options, defaults, assumptions) = plan_tabular_workload(catalog, query)?;
     if options.is_empty() {
         let wire = InfeasibleJson {
             feasible: false,
@@ -45,11 +33,7 @@ fn run_tabular(catalog: &Catalog, args: &PlanArgs, format: OutputFormat, money: 
     match format {
         OutputFormat::Json => output::json(&wire)?,
         OutputFormat::Table => {
-            let objective = if args.objective == ObjectiveArg::Time {
-                "time"
-            } else {
-                "cost"
-            };
+            let objective = if query.by_time { "time" } else { "cost" };
             let header = format!("tabular · {rows:.0} rows × {features:.0} features · best by {objective}\n");
             let body = gpuplan::emit::TerminalExporter.export_table(&plan_table(&wire, false, money));
             output::text(&format!(
@@ -102,12 +86,17 @@ fn options(args: &PlanArgs, model: &str, task: &str) -> Result<PlanOptions, Erro
         stream_dataset: operations.stream_dataset,
         checkpoint_every: operations.checkpoint_every,
         cuda: args.cuda.clone(),
+        kind: args.workload_kind.clone(),
+        rows: args.rows,
+        features: args.features,
+        rounds: args.rounds,
     })
 }
 
 pub fn run(catalog: &Catalog, args: &PlanArgs, format: OutputFormat, money: &Money) -> Result<ExitStatus, Error> {
-    if args.workload_kind.is_some() {
-        return run_tabular(catalog, args, format, money);
+    let options = plan_options(args)?;
+    if let Some(tabular) = options.tabular_query()? {
+        return run_tabular(catalog, args, &tabular, format, money);
     }
     if args.export.is_some() && (format != OutputFormat::Table || args.explain) {
         return Err(Error::invalid(
@@ -125,7 +114,6 @@ pub fn run(catalog: &Catalog, args: &PlanArgs, format: OutputFormat, money: &Mon
             Some("add --export k8s, skypilot or skyserve, or drop it".to_string()),
         ));
     }
-    let options = plan_options(args)?;
     // A field the job file set (and no flag overrode) is named as the file names it.
     let from_file = |error: Error| match (&args.file, error.field()) {
         (Some(path), Some(field)) if !args.given.iter().any(|g| g == field.key()) => {
@@ -182,10 +170,11 @@ pub fn run(catalog: &Catalog, args: &PlanArgs, format: OutputFormat, money: &Mon
 /// place of the file's value; without a file, the flags.
 fn plan_options(args: &PlanArgs) -> Result<PlanOptions, Error> {
     let Some(path) = &args.file else {
-        let (Some(model), Some(task)) = (&args.model, &args.task) else {
-            return Err(Error::invalid("--model and --task are required", None));
-        };
-        return options(args, model, task);
+        return options(
+            args,
+            args.model.as_deref().unwrap_or_default(),
+            args.task.as_deref().unwrap_or_default(),
+        );
     };
     let mut merged = read_job_file(path)?;
     let from_flags = options(
@@ -210,8 +199,9 @@ fn plan_options(args: &PlanArgs) -> Result<PlanOptions, Error> {
             }
         }
     }
+    let tabular = merged.contains_key("workload");
     for required in ["model", "task"] {
-        if !merged.contains_key(required) {
+        if !tabular && !merged.contains_key(required) {
             return Err(Error::invalid(
                 format!("{}: no `{required}`", path.display()),
                 Some(format!("add `{required}: …` to the file, or give --{required}")),

@@ -40,6 +40,9 @@ pub(crate) async fn plan(
     // diffs like a saved CLI one.
     let echoed = serde_json::to_value(&options).ok();
     super::computed(&state, key, move || {
+        if let Some(tabular) = options.tabular_query()? {
+            return plan_tabular(&catalog, &tabular, options.top, echoed);
+        }
         let mut query = options.query()?;
         query.cancel = cancel;
         let planned = gpuplan::plan_workload(&catalog, &query);
@@ -66,4 +69,31 @@ pub(crate) async fn plan(
         }
     })
     .await
+}
+
+/// A tabular job's plan, in the same answer shape as a model's.
+fn plan_tabular(
+    catalog: &gpuplan::Catalog,
+    query: &gpuplan::TabularQuery,
+    top: usize,
+    echoed: Option<serde_json::Value>,
+) -> Result<PlanJson, ApiError> {
+    let (options, defaults, assumptions) = gpuplan::plan_tabular_workload(catalog, query)?;
+    if options.is_empty() {
+        let report = InfeasibleJson {
+            feasible: false,
+            candidates_evaluated: 0,
+            rejected_counts: Default::default(),
+            nearest: Vec::new(),
+            suggestion: Some("relax the deadline or budget, or allow more providers".to_string()),
+        };
+        let detail = report.suggestion.clone().unwrap_or_default();
+        return Err(ApiError::infeasible(
+            detail,
+            serde_json::to_value(&report).unwrap_or_default(),
+        ));
+    }
+    let mut wire = PlanJson::from_tabular(&options, top, &defaults, &assumptions);
+    wire.request = echoed;
+    Ok(wire)
 }
