@@ -437,7 +437,7 @@ pub fn cost_job(catalog: &Catalog, query: &CostQuery) -> Result<CostAnswer, Erro
                     spot_usd_per_hour: rate,
                     on_demand_usd_per_hour: offering.as_ref().and_then(|o| o.on_demand.map(|p| p.0)).or(query.price),
                 };
-                let estimate = expected(&job).map_err(|e| Error::invalid(e.to_string(), None))?;
+                let estimate = expected(&job)?;
                 if settings.checkpoint_write_hours == 0.0 {
                     notes.push(
                         "checkpoints taken as free to write (no --checkpoint-write), so the wall time counts only lost work and restarts, and no interval is optimal; give the time one takes".to_string(),
@@ -452,8 +452,7 @@ pub fn cost_job(catalog: &Catalog, query: &CostQuery) -> Result<CostAnswer, Erro
                     &rates,
                 );
                 if let Some(runs) = settings.monte_carlo_runs {
-                    simulation =
-                        Some(simulate(&job, runs, settings.seed).map_err(|e| Error::invalid(e.to_string(), None))?);
+                    simulation = Some(simulate(&job, runs, settings.seed)?);
                 }
                 spot = Some(estimate);
             } else {
@@ -665,7 +664,7 @@ pub fn energy_of(catalog: &Catalog, query: &EnergyQuery) -> Result<EnergyAnswer,
     if query.gpus == 0 {
         return Err(crate::defaults::at_least_one(crate::Field::Gpus, 0));
     }
-    let estimate = energy(&input).map_err(|e| Error::invalid(e.to_string(), None))?;
+    let estimate = energy(&input)?;
     for (field, value) in [
         (crate::Field::PurchasePrice, query.purchase_usd),
         (crate::Field::RentPrice, query.rent_usd_per_hour),

@@ -135,6 +135,21 @@ pub enum Error {
     Lookup(#[from] LookupError),
     #[error("the catalog could not be loaded")]
     Catalog(#[source] CatalogError),
+    /// A workload the estimators cannot evaluate, with what to change.
+    #[error(transparent)]
+    Estimate(#[from] gpuplan_estimate::EstimateError),
+    /// Spot-interruption input the model cannot simulate.
+    #[error(transparent)]
+    Spot(#[from] gpuplan_estimate::spot::SpotError),
+    /// Energy input out of range.
+    #[error(transparent)]
+    Energy(#[from] gpuplan_estimate::energy::EnergyError),
+    /// A usage history the forecast cannot fit.
+    #[error(transparent)]
+    Forecast(#[from] gpuplan_forecast::ForecastError),
+    /// Commitment prices the newsvendor plan cannot use.
+    #[error(transparent)]
+    Commitment(#[from] gpuplan_forecast::CommitmentError),
     /// One field of the request refused, as data each front end words in its own terms.
     #[error(transparent)]
     Request(#[from] RequestError),
@@ -175,6 +190,8 @@ impl Error {
                 Some("check the file named above, or drop --catalog to use the built-in catalog".to_string())
             }
             Error::Request(error) => error.hint_in(Naming::Flags),
+            Error::Estimate(error) => error.hint(),
+            Error::Spot(_) | Error::Energy(_) | Error::Forecast(_) | Error::Commitment(_) => None,
             Error::InFile { error, .. } => error.hint_in(Naming::Keys),
             Error::InvalidInput { hint, .. } => hint.clone(),
             Error::NotANumber { .. } => Some(
@@ -193,6 +210,9 @@ impl Error {
             Error::Lookup(LookupError::Ambiguous { .. }) => ErrorCode::AmbiguousAccelerator,
             Error::Catalog(_) => ErrorCode::InvalidCatalog,
             Error::Request(error) => error.code(),
+            Error::Estimate(_) | Error::Spot(_) | Error::Energy(_) | Error::Forecast(_) | Error::Commitment(_) => {
+                ErrorCode::InvalidInput
+            }
             Error::InFile { error, .. } => error.code(),
             Error::InvalidInput { .. } => ErrorCode::InvalidInput,
             Error::NotANumber { .. } => ErrorCode::NotANumber,

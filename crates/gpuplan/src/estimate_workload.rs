@@ -445,8 +445,7 @@ fn estimate_on(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateA
             crate::RequestError::out_of_range(crate::Field::MemoryMargin, memory_margin, "between 0 and 0.9").into(),
         );
     }
-    let configured = configure(&model, &accelerator, &template, cluster, amount, memory_margin)
-        .map_err(|error| Error::invalid(error.to_string(), error.hint()))?;
+    let configured = configure(&model, &accelerator, &template, cluster, amount, memory_margin)?;
     let Some(Configured { workload, estimate }) = configured else {
         return Err(Error::invalid(
             format!("the batch cannot be spread over {gpus} GPUs in any layout"),

@@ -88,8 +88,7 @@ pub fn forecast_usage(catalog: &Catalog, query: &ForecastQuery) -> Result<Foreca
     if query.unit == UsageUnit::Gpus {
         series_hours.values.iter_mut().for_each(|v| *v *= hours);
     }
-    let result =
-        forecast(&series_hours, query.horizon, query.level).map_err(|e| Error::invalid(e.to_string(), None))?;
+    let result = forecast(&series_hours, query.horizon, query.level)?;
     let mut assumptions = vec![
         format!(
             "{:?} periods of {hours} h; values are GPU-hours per period",
@@ -138,7 +137,7 @@ pub fn forecast_usage(catalog: &Catalog, query: &ForecastQuery) -> Result<Foreca
                 reserved_usd_per_gpu_hour: reserved,
                 hours_per_period: hours,
             };
-            Some(plan_commitment(&result, &prices).map_err(|e| Error::invalid(e.to_string(), None))?)
+            Some(plan_commitment(&result, &prices)?)
         }
     };
     if commitment.is_none() {

@@ -165,17 +165,15 @@ pub fn not_running(
     let cuda = cuda
         .map(|c| {
             c.parse::<Version>()
-                .map_err(|e| Error::invalid(format!("--cuda: {e}"), None))
+                .map_err(|e| RequestError::invalid(Field::Cuda, "", e))
         })
         .transpose()?;
     let range = cuda
         .as_ref()
         .map(|c| {
             facts.compute_range(c).ok_or_else(|| {
-                Error::invalid(
-                    format!("--cuda {c}: not a CUDA release the catalog knows"),
-                    Some("give a released version, e.g. 12.4".to_string()),
-                )
+                RequestError::invalid(Field::Cuda, c, "not a CUDA release the catalog knows")
+                    .with_hint("give a released version, e.g. 12.4")
             })
         })
         .transpose()?;
