@@ -246,11 +246,58 @@ const MAX_USD_PER_HOUR: f64 = 100_000.0;
 /// Most spot runs simulated.
 const MAX_MONTE_CARLO_RUNS: u32 = 1_000_000;
 
-/// Prices `query` under each requested billing mode.
+/// Prices `query` under each requested billing mode: checked, resolved to an offering (or a
+/// rate), then priced line by line.
 pub fn cost_job(catalog: &Catalog, query: &CostQuery) -> Result<CostAnswer, Error> {
+    check_cost_query(query)?;
+    let offering = choose_offering(catalog, query)?;
+    if offering.is_none() && query.price.is_none() {
+        return Err(Error::invalid(
+            "nothing to price",
+            Some("name an --instance, a --gpu (with --gpus), or give a --price per hour".to_string()),
+        ));
+    }
+    let (rates, rate_notes) = storage_rates(catalog, offering.as_ref().map(|o| &o.provider));
+    let pricing = Pricing {
+        catalog,
+        query,
+        offering: offering.as_ref(),
+        granularity: offering.as_ref().and_then(|o| o.billing_granularity),
+        // A minimum commitment bills at least its hours.
+        billed_for: query.hours.max(query.minimum_hours.unwrap_or(0.0)),
+        rates,
+    };
+    let mut lines = Vec::new();
+    let mut unpriced = Vec::new();
+    for &billing in &query.billing {
+        match billing_line(&pricing, billing)? {
+            Ok(line) => lines.push(line),
+            Err(why) => unpriced.push(why),
+        }
+    }
+    lines.extend(tiered_line(&pricing)?);
+    lines.extend(savings_plan_line(&pricing)?);
+    if lines.is_empty() {
+        return Err(Error::invalid(
+            "no billing mode could be priced",
+            Some(unpriced.join("; ")),
+        ));
+    }
+    Ok(CostAnswer {
+        subject: subject_of(offering.as_ref(), query.price),
+        hours: query.hours,
+        lines,
+        unpriced,
+        assumptions: cost_assumptions(&pricing, rate_notes),
+    })
+}
+
+/// The checks a cost question must pass before anything is looked up.
+fn check_cost_query(query: &CostQuery) -> Result<(), Error> {
+    use crate::{Field, RequestError};
     if !(query.hours > 0.0 && query.hours <= MAX_HOURS) {
-        return Err(crate::RequestError::out_of_range(
-            crate::Field::Hours,
+        return Err(RequestError::out_of_range(
+            Field::Hours,
             format!("{:e}", query.hours),
             format!("between 0 and {MAX_HOURS:.0} (a century)"),
         )
@@ -258,18 +305,18 @@ pub fn cost_job(catalog: &Catalog, query: &CostQuery) -> Result<CostAnswer, Erro
     }
     if query.spot.is_some() && !query.billing.contains(&BillingMode::Spot) {
         let field = match &query.spot {
-            Some(s) if s.checkpoint_interval_hours.is_some() => crate::Field::CheckpointMinutes,
-            Some(s) if s.interruption_rate.is_some() => crate::Field::InterruptionRate,
-            _ => crate::Field::MonteCarlo,
+            Some(s) if s.checkpoint_interval_hours.is_some() => Field::CheckpointMinutes,
+            Some(s) if s.interruption_rate.is_some() => Field::InterruptionRate,
+            _ => Field::MonteCarlo,
         };
-        return Err(crate::RequestError::not_applicable(field, "spot billing")
+        return Err(RequestError::not_applicable(field, "spot billing")
             .with_hint("add {billing} spot (or on-demand,spot), or drop {checkpoint_minutes}, {interruption_rate} and {monte_carlo}")
             .into());
     }
     if let Some(runs) = query.spot.and_then(|s| s.monte_carlo_runs) {
         if !(1..=MAX_MONTE_CARLO_RUNS).contains(&runs) {
-            return Err(crate::RequestError::invalid(
-                crate::Field::MonteCarlo,
+            return Err(RequestError::invalid(
+                Field::MonteCarlo,
                 runs,
                 format!("give between 1 and {MAX_MONTE_CARLO_RUNS} runs"),
             )
@@ -277,14 +324,11 @@ pub fn cost_job(catalog: &Catalog, query: &CostQuery) -> Result<CostAnswer, Erro
             .into());
         }
     }
-    crate::defaults::require_positive(crate::Field::Price, query.price)?;
-    crate::defaults::require_positive(crate::Field::SpotPrice, query.spot_price)?;
-    for (field, price) in [
-        (crate::Field::Price, query.price),
-        (crate::Field::SpotPrice, query.spot_price),
-    ] {
+    crate::defaults::require_positive(Field::Price, query.price)?;
+    crate::defaults::require_positive(Field::SpotPrice, query.spot_price)?;
+    for (field, price) in [(Field::Price, query.price), (Field::SpotPrice, query.spot_price)] {
         if let Some(price) = price.filter(|p| *p > MAX_USD_PER_HOUR) {
-            return Err(crate::RequestError::beyond(
+            return Err(RequestError::beyond(
                 field,
                 crate::defaults::shown(price),
                 format!("beyond any rental price (at most {MAX_USD_PER_HOUR} USD per hour)"),
@@ -292,11 +336,11 @@ pub fn cost_job(catalog: &Catalog, query: &CostQuery) -> Result<CostAnswer, Erro
             .into());
         }
     }
-    crate::defaults::require_non_negative(crate::Field::StorageGb, Some(query.storage_gb_months))?;
-    crate::defaults::require_non_negative(crate::Field::EgressGb, Some(query.egress_gb))?;
+    crate::defaults::require_non_negative(Field::StorageGb, Some(query.storage_gb_months))?;
+    crate::defaults::require_non_negative(Field::EgressGb, Some(query.egress_gb))?;
     if query.egress_gb > MAX_EGRESS_GB {
-        return Err(crate::RequestError::beyond(
-            crate::Field::EgressGb,
+        return Err(RequestError::beyond(
+            Field::EgressGb,
             crate::defaults::shown(query.egress_gb),
             "beyond any job's traffic (at most 1e9 GB, an exabyte)",
         )
@@ -308,14 +352,27 @@ pub fn cost_job(catalog: &Catalog, query: &CostQuery) -> Result<CostAnswer, Erro
             Some("use --billing on-demand,spot,reserved-1y".to_string()),
         ));
     }
-    let offering = choose_offering(catalog, query)?;
-    if offering.is_none() && query.price.is_none() {
-        return Err(Error::invalid(
-            "nothing to price",
-            Some("name an --instance, a --gpu (with --gpus), or give a --price per hour".to_string()),
-        ));
+    if let Some(u) = query.utilisation {
+        if !(u > 0.0 && u <= 1.0) {
+            return Err(
+                RequestError::beyond(Field::Utilisation, u, "not a share between 0 and 1")
+                    .with_hint("0.7 means the reserved capacity is busy 70 % of its term")
+                    .into(),
+            );
+        }
+        if reserved_term_in(&query.billing).is_none() {
+            return Err(RequestError::not_applicable(Field::Utilisation, "reserved billing")
+                .with_hint("add {billing} reserved-1y (or reserved-3y), or drop {utilisation}")
+                .into());
+        }
     }
-    let subject = match (&offering, query.price) {
+    crate::defaults::require_non_negative(Field::MinimumHours, query.minimum_hours)?;
+    Ok(())
+}
+
+/// What is priced, in words.
+fn subject_of(offering: Option<&Offering>, price: Option<f64>) -> String {
+    match (offering, price) {
         (Some(o), None) => format!(
             "{} {} ({}), cheapest region in scope",
             o.provider,
@@ -325,284 +382,274 @@ pub fn cost_job(catalog: &Catalog, query: &CostQuery) -> Result<CostAnswer, Erro
         (Some(o), Some(price)) => format!("{} {} at a negotiated ${price}/h", o.provider, o.instance_type),
         (None, Some(price)) => format!("a rate of ${price}/h"),
         (None, None) => String::new(),
-    };
-    let granularity = offering.as_ref().and_then(|o| o.billing_granularity);
-    if let Some(u) = query.utilisation {
-        if !(u > 0.0 && u <= 1.0) {
-            return Err(
-                crate::RequestError::beyond(crate::Field::Utilisation, u, "not a share between 0 and 1")
-                    .with_hint("0.7 means the reserved capacity is busy 70 % of its term")
-                    .into(),
-            );
-        }
-        if reserved_term_in(&query.billing).is_none() {
-            return Err(
-                crate::RequestError::not_applicable(crate::Field::Utilisation, "reserved billing")
-                    .with_hint("add {billing} reserved-1y (or reserved-3y), or drop {utilisation}")
-                    .into(),
-            );
-        }
     }
-    crate::defaults::require_non_negative(crate::Field::MinimumHours, query.minimum_hours)?;
-    // A minimum commitment bills at least its hours.
-    let billed_for = query.hours.max(query.minimum_hours.unwrap_or(0.0));
-    let (rates, rate_notes) = storage_rates(catalog, offering.as_ref().map(|o| &o.provider));
-    let mut lines = Vec::new();
-    let mut unpriced = Vec::new();
-    let mut assumptions = vec![format!(
-        "billed {}",
-        match granularity {
-            Some(g) => format!("per {g}"),
-            None => "in whole hours (granularity not published)".to_string(),
-        }
-    )];
-    for &billing in &query.billing {
-        let (rate, derived) = rate_of(catalog, query, offering.as_ref(), billing);
-        let Some(rate) = rate else {
-            let flag = if billing == BillingMode::Spot {
-                "--spot-price"
-            } else {
-                "--price"
-            };
-            unpriced.push(match &offering {
-                Some(_) => format!("{billing}: no price in the catalog for this offering; give {flag}"),
-                None => format!("{billing}: no {billing} rate given; give {flag}"),
-            });
-            continue;
-        };
-        let mut notes = Vec::new();
-        let billed_hours = match billing.commitment() {
-            None => billed_for,
-            Some(term) => match query.utilisation {
-                Some(utilisation) => {
-                    notes.push(format!(
-                        "the job's {:.0} h at the reserved rate over {:.0} % use of the {term} term",
-                        billed_for,
-                        utilisation * 100.0
-                    ));
-                    billed_for / utilisation
-                }
-                None => {
-                    let hours = term.hours().max(billed_for);
-                    if billed_for < hours {
-                        notes.push(format!(
-                            "a {term} commitment bills {hours:.0} h whatever the job uses; --utilisation shares it with other work"
-                        ));
-                    }
-                    hours
-                }
-            },
-        };
-        let (mut breakdown, mut spot, mut simulation) = (
-            job_cost(
-                rate,
-                billed_hours,
-                granularity,
-                query.storage_gb_months,
-                query.egress_gb,
-                &rates,
-            ),
-            None,
-            None,
-        );
-        if billing == BillingMode::Spot {
-            if let Some(settings) = query.spot {
-                let published = offering
-                    .as_ref()
-                    .and_then(|o| catalog.operations().interruption(&o.provider));
-                let rate_per_hour = match (settings.interruption_rate, published) {
-                    (Some(rate), _) => rate,
-                    (None, Some(published)) => {
-                        notes.push(format!(
-                            "interruption rate {}/h: {}'s default ({})",
-                            published.per_hour,
-                            published.provider.display_name(),
-                            published.source.url
-                        ));
-                        published.per_hour
-                    }
-                    (None, None) => {
-                        notes.push(format!(
-                            "interruption rate {ASSUMED_SPOT_INTERRUPTIONS_PER_HOUR}/h assumed, not published; give --interruption-rate"
-                        ));
-                        ASSUMED_SPOT_INTERRUPTIONS_PER_HOUR
-                    }
-                };
-                let job = SpotJob {
-                    work_hours: query.hours,
-                    interruption_rate: rate_per_hour,
-                    checkpoint_interval_hours: settings.checkpoint_interval_hours,
-                    checkpoint_write_hours: settings.checkpoint_write_hours,
-                    restart_hours: settings.restart_hours,
-                    spot_usd_per_hour: rate,
-                    on_demand_usd_per_hour: offering.as_ref().and_then(|o| o.on_demand.map(|p| p.0)).or(query.price),
-                };
-                let estimate = expected(&job)?;
-                if settings.checkpoint_write_hours == 0.0 {
-                    notes.push(
-                        "checkpoints taken as free to write (no --checkpoint-write), so the wall time counts only lost work and restarts, and no interval is optimal; give the time one takes".to_string(),
-                    );
-                }
-                breakdown = job_cost(
-                    rate,
-                    estimate.expected_wall_hours,
-                    None,
-                    query.storage_gb_months,
-                    query.egress_gb,
-                    &rates,
-                );
-                if let Some(runs) = settings.monte_carlo_runs {
-                    simulation = Some(simulate(&job, runs, settings.seed)?);
-                }
-                spot = Some(estimate);
-            } else {
-                notes.push(
-                    "interruptible: priced without interruptions (add --checkpoint-minutes to model them)".to_string(),
-                );
-            }
-        }
-        lines.push(CostLine {
-            billing: billing.to_string(),
-            usd_per_hour: rate,
-            breakdown,
-            derived_from: derived,
-            spot,
-            simulation,
-            notes,
-        });
-    }
-    let on_demand_rate = query.price.or(offering.as_ref().and_then(|o| o.on_demand.map(|p| p.0)));
-    let extras = |compute: f64| {
-        let base = job_cost(
-            0.0,
-            billed_for,
+}
+
+/// A resolved cost question: what every line is priced against.
+struct Pricing<'a> {
+    catalog: &'a Catalog,
+    query: &'a CostQuery,
+    offering: Option<&'a Offering>,
+    granularity: Option<gpuplan_model::BillingGranularity>,
+    /// Hours billed: the job's, or the minimum commitment's where longer.
+    billed_for: f64,
+    rates: StorageRates,
+}
+
+impl Pricing<'_> {
+    /// Compute, storage and egress for `hours` at `rate`.
+    fn job(&self, rate: f64, hours: f64, granularity: Option<gpuplan_model::BillingGranularity>) -> CostBreakdown {
+        job_cost(
+            rate,
+            hours,
             granularity,
-            query.storage_gb_months,
-            query.egress_gb,
-            &rates,
-        );
+            self.query.storage_gb_months,
+            self.query.egress_gb,
+            &self.rates,
+        )
+    }
+
+    /// A computed compute cost with the job's storage and egress added.
+    fn with_extras(&self, compute: f64) -> CostBreakdown {
+        let base = self.job(0.0, self.billed_for, self.granularity);
         CostBreakdown {
             compute_usd: compute,
             total_usd: compute + base.storage_usd + base.egress_usd,
             ..base
         }
+    }
+
+    fn on_demand_rate(&self) -> Option<f64> {
+        self.query
+            .price
+            .or(self.offering.and_then(|o| o.on_demand.map(|p| p.0)))
+    }
+}
+
+/// The line of one billing mode, or why it has no price.
+fn billing_line(p: &Pricing, billing: BillingMode) -> Result<Result<CostLine, String>, Error> {
+    let (rate, derived) = rate_of(p.catalog, p.query, p.offering, billing);
+    let Some(rate) = rate else {
+        let flag = if billing == BillingMode::Spot {
+            "--spot-price"
+        } else {
+            "--price"
+        };
+        return Ok(Err(match p.offering {
+            Some(_) => format!("{billing}: no price in the catalog for this offering; give {flag}"),
+            None => format!("{billing}: no {billing} rate given; give {flag}"),
+        }));
     };
-    if !query.tiers.is_empty() {
-        let mut tiers = query.tiers.clone();
-        tiers.sort_by(|a, b| a.0.total_cmp(&b.0));
-        if tiers[0].0 != 0.0 || tiers.iter().any(|(from, price)| !(*from >= 0.0 && *price > 0.0)) {
-            return Err(crate::RequestError::unsuitable(
-                crate::Field::Tiers,
-                tiers
-                    .iter()
-                    .map(|(from, price)| format!("{from}:{price}"))
-                    .collect::<Vec<_>>()
-                    .join(","),
-                "must start at hour 0 with positive prices (e.g. 0:3.06,500:2.50)",
-            )
-            .into());
+    let mut notes = Vec::new();
+    let hours = match billing.commitment() {
+        None => p.billed_for,
+        Some(term) => reserved_hours(p, term, &mut notes),
+    };
+    let mut breakdown = p.job(rate, hours, p.granularity);
+    let (mut spot, mut simulation) = (None, None);
+    if billing == BillingMode::Spot {
+        match p.query.spot {
+            Some(settings) => {
+                let (modelled, estimate, runs) = spot_costs(p, rate, settings, &mut notes)?;
+                breakdown = modelled;
+                spot = Some(estimate);
+                simulation = runs;
+            }
+            None => notes.push(
+                "interruptible: priced without interruptions (add --checkpoint-minutes to model them)".to_string(),
+            ),
         }
-        let compute = gpuplan_estimate::cost::tiered_compute_cost(billed_for, &tiers);
-        lines.push(CostLine {
-            billing: "tiered".to_string(),
-            usd_per_hour: compute / billed_for,
-            breakdown: extras(compute),
-            derived_from: Some(format!(
-                "staged monthly prices: {}",
-                tiers
-                    .iter()
-                    .map(|(from, price)| format!("${price}/h from hour {from}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )),
-            spot: None,
-            simulation: None,
-            notes: Vec::new(),
-        });
     }
-    if let Some((commitment, discount)) = query.savings_plan {
-        if !(commitment > 0.0 && commitment.is_finite()) {
-            return Err(crate::RequestError::out_of_range(
-                crate::Field::SavingsPlan,
-                commitment,
-                "a positive commitment in USD per hour",
-            )
-            .into());
-        }
-        if discount.is_some_and(|d| !(d > 0.0 && d < 1.0)) {
-            return Err(crate::RequestError::out_of_range(
-                crate::Field::SavingsDiscount,
-                discount.unwrap_or_default(),
-                "between 0 and 1",
-            )
-            .into());
-        }
-        let Some(on_demand) = on_demand_rate else {
-            return Err(crate::RequestError::needs(
-                crate::Field::SavingsPlan,
-                crate::Field::Price,
-                ", an on-demand rate (or an {instance} that has one)",
-            )
-            .into());
-        };
-        let discount = match discount {
-            Some(d) => d,
-            None => offering
-                .as_ref()
-                .and_then(|o| catalog.reserved_discount(&o.provider, CommitmentTerm::OneYear))
-                .map(|d| d.discount)
-                .ok_or_else(|| {
-                    Error::invalid(
-                        "no published discount for this provider",
-                        Some("give --savings-discount".to_string()),
-                    )
-                })?,
-        };
-        if !(commitment > 0.0 && (0.0..1.0).contains(&discount)) {
-            return Err(Error::invalid(
-                "--savings-plan must be positive and the discount between 0 and 1",
-                None,
+    Ok(Ok(CostLine {
+        billing: billing.to_string(),
+        usd_per_hour: rate,
+        breakdown,
+        derived_from: derived,
+        spot,
+        simulation,
+        notes,
+    }))
+}
+
+/// Hours a reserved `term` bills: the whole term, or the job's share of it at the stated
+/// utilisation.
+fn reserved_hours(p: &Pricing, term: CommitmentTerm, notes: &mut Vec<String>) -> f64 {
+    match p.query.utilisation {
+        Some(utilisation) => {
+            notes.push(format!(
+                "the job's {:.0} h at the reserved rate over {:.0} % use of the {term} term",
+                p.billed_for,
+                utilisation * 100.0
             ));
+            p.billed_for / utilisation
         }
-        let compute = gpuplan_estimate::cost::savings_plan_cost(billed_for, on_demand, discount, commitment);
-        lines.push(CostLine {
-            billing: "savings-plan".to_string(),
-            usd_per_hour: compute / billed_for,
-            breakdown: extras(compute),
-            derived_from: Some(format!(
-                "${commitment}/h committed at {:.0} % off; usage beyond it at on-demand",
-                discount * 100.0
-            )),
-            spot: None,
-            simulation: None,
-            notes: Vec::new(),
-        });
+        None => {
+            let hours = term.hours().max(p.billed_for);
+            if p.billed_for < hours {
+                notes.push(format!(
+                    "a {term} commitment bills {hours:.0} h whatever the job uses; --utilisation shares it with other work"
+                ));
+            }
+            hours
+        }
     }
-    if query.storage_gb_months > 0.0 {
+}
+
+/// A spot line with interruptions modelled: the expected wall time's cost, the estimate, and
+/// the Monte Carlo runs where asked.
+fn spot_costs(
+    p: &Pricing,
+    rate: f64,
+    settings: SpotSettings,
+    notes: &mut Vec<String>,
+) -> Result<(CostBreakdown, SpotEstimate, Option<SpotSimulation>), Error> {
+    let published = p
+        .offering
+        .and_then(|o| p.catalog.operations().interruption(&o.provider));
+    let rate_per_hour = match (settings.interruption_rate, published) {
+        (Some(rate), _) => rate,
+        (None, Some(published)) => {
+            notes.push(format!(
+                "interruption rate {}/h: {}'s default ({})",
+                published.per_hour,
+                published.provider.display_name(),
+                published.source.url
+            ));
+            published.per_hour
+        }
+        (None, None) => {
+            notes.push(format!(
+                "interruption rate {ASSUMED_SPOT_INTERRUPTIONS_PER_HOUR}/h assumed, not published; give --interruption-rate"
+            ));
+            ASSUMED_SPOT_INTERRUPTIONS_PER_HOUR
+        }
+    };
+    let job = SpotJob {
+        work_hours: p.query.hours,
+        interruption_rate: rate_per_hour,
+        checkpoint_interval_hours: settings.checkpoint_interval_hours,
+        checkpoint_write_hours: settings.checkpoint_write_hours,
+        restart_hours: settings.restart_hours,
+        spot_usd_per_hour: rate,
+        on_demand_usd_per_hour: p.offering.and_then(|o| o.on_demand.map(|p| p.0)).or(p.query.price),
+    };
+    let estimate = expected(&job)?;
+    if settings.checkpoint_write_hours == 0.0 {
+        notes.push(
+            "checkpoints taken as free to write (no --checkpoint-write), so the wall time counts only lost work and restarts, and no interval is optimal; give the time one takes".to_string(),
+        );
+    }
+    let breakdown = p.job(rate, estimate.expected_wall_hours, None);
+    let simulation = settings
+        .monte_carlo_runs
+        .map(|runs| simulate(&job, runs, settings.seed))
+        .transpose()?;
+    Ok((breakdown, estimate, simulation))
+}
+
+/// The line of staged monthly prices, where given.
+fn tiered_line(p: &Pricing) -> Result<Option<CostLine>, Error> {
+    if p.query.tiers.is_empty() {
+        return Ok(None);
+    }
+    let mut tiers = p.query.tiers.clone();
+    tiers.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let written = |separator: &str, each: &dyn Fn(&(f64, f64)) -> String| {
+        tiers.iter().map(each).collect::<Vec<_>>().join(separator)
+    };
+    if tiers[0].0 != 0.0 || tiers.iter().any(|(from, price)| !(*from >= 0.0 && *price > 0.0)) {
+        return Err(crate::RequestError::unsuitable(
+            crate::Field::Tiers,
+            written(",", &|(from, price)| format!("{from}:{price}")),
+            "must start at hour 0 with positive prices (e.g. 0:3.06,500:2.50)",
+        )
+        .into());
+    }
+    let compute = gpuplan_estimate::cost::tiered_compute_cost(p.billed_for, &tiers);
+    Ok(Some(CostLine {
+        billing: "tiered".to_string(),
+        usd_per_hour: compute / p.billed_for,
+        breakdown: p.with_extras(compute),
+        derived_from: Some(format!(
+            "staged monthly prices: {}",
+            written(", ", &|(from, price)| format!("${price}/h from hour {from}"))
+        )),
+        spot: None,
+        simulation: None,
+        notes: Vec::new(),
+    }))
+}
+
+/// The line of a savings plan, where one is asked for.
+fn savings_plan_line(p: &Pricing) -> Result<Option<CostLine>, Error> {
+    use crate::{Field, RequestError};
+    let Some((commitment, discount)) = p.query.savings_plan else {
+        return Ok(None);
+    };
+    if !(commitment > 0.0 && commitment.is_finite()) {
+        return Err(RequestError::out_of_range(
+            Field::SavingsPlan,
+            commitment,
+            "a positive commitment in USD per hour",
+        )
+        .into());
+    }
+    if let Some(d) = discount.filter(|d| !(*d > 0.0 && *d < 1.0)) {
+        return Err(RequestError::out_of_range(Field::SavingsDiscount, d, "between 0 and 1").into());
+    }
+    let Some(on_demand) = p.on_demand_rate() else {
+        return Err(RequestError::needs(
+            Field::SavingsPlan,
+            Field::Price,
+            ", an on-demand rate (or an {instance} that has one)",
+        )
+        .into());
+    };
+    let discount = match discount {
+        Some(d) => d,
+        None => p
+            .offering
+            .and_then(|o| p.catalog.reserved_discount(&o.provider, CommitmentTerm::OneYear))
+            .map(|d| d.discount)
+            .ok_or_else(|| RequestError::missing(Field::SavingsDiscount, "where the provider publishes no discount"))?,
+    };
+    let compute = gpuplan_estimate::cost::savings_plan_cost(p.billed_for, on_demand, discount, commitment);
+    Ok(Some(CostLine {
+        billing: "savings-plan".to_string(),
+        usd_per_hour: compute / p.billed_for,
+        breakdown: p.with_extras(compute),
+        derived_from: Some(format!(
+            "${commitment}/h committed at {:.0} % off; usage beyond it at on-demand",
+            discount * 100.0
+        )),
+        spot: None,
+        simulation: None,
+        notes: Vec::new(),
+    }))
+}
+
+/// What the lines assume: the billing granularity, the storage and egress rates, the spot model.
+fn cost_assumptions(p: &Pricing, rate_notes: RateNotes) -> Vec<String> {
+    let mut assumptions = vec![format!(
+        "billed {}",
+        match p.granularity {
+            Some(g) => format!("per {g}"),
+            None => "in whole hours (granularity not published)".to_string(),
+        }
+    )];
+    if p.query.storage_gb_months > 0.0 {
         assumptions.push(rate_notes.storage);
     }
-    if query.egress_gb > 0.0 {
+    if p.query.egress_gb > 0.0 {
         assumptions.push(rate_notes.egress);
     }
-    if query.spot.is_some() {
+    if p.query.spot.is_some() {
         assumptions.push(
             "spot: expected wall time W(1 + δ/τ)(1 + λ(R + (τ + δ)/2)) (Daly 2006); Young's τ* = √(2δ/λ) suggested"
                 .to_string(),
         );
     }
-    if lines.is_empty() {
-        return Err(Error::invalid(
-            "no billing mode could be priced",
-            Some(unpriced.join("; ")),
-        ));
-    }
-    Ok(CostAnswer {
-        subject,
-        hours: query.hours,
-        lines,
-        unpriced,
-        assumptions,
-    })
+    assumptions
 }
 
 /// An energy question.
