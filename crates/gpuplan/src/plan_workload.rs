@@ -155,6 +155,7 @@ pub fn plan_workload(catalog: &Catalog, query: &PlanQuery) -> Result<Result<Plan
 fn plan_on(catalog: &Catalog, query: &PlanQuery) -> Result<Result<PlanAnswer, Box<InfeasiblePlan>>, Error> {
     let model = resolve::model(catalog, &query.model)?;
     crate::applicability::check_plan_query(query, &model)?;
+    check_plan_numbers(query)?;
     let mut defaults = Vec::new();
     defaults.extend(crate::calibrate::calibration_note(catalog, None));
     if let Some(yours) = catalog.your_prices() {
@@ -163,232 +164,18 @@ fn plan_on(catalog: &Catalog, query: &PlanQuery) -> Result<Result<PlanAnswer, Bo
             yours.file, yours.offerings
         ));
     }
-    let transformer = match &model.architecture {
-        Architecture::Transformer(spec) => Some(spec),
-        Architecture::Cited(_) => None,
-    };
-    let task = query.task;
-    let precisions = if query.precisions.is_empty() {
-        defaults.push(
-            if task == Task::Inference {
-                "precision bf16 (fp16 on GPUs without bf16); add --precision fp8,int8,int4 to allow quantisation"
-            } else {
-                "precision bf16 (fp16 on GPUs without bf16); add --precision bf16,fp8 to allow fp8 training"
-            }
-            .to_string(),
-        );
-        vec![Precision::Bf16]
-    } else {
-        query.precisions.clone()
-    };
-    let seq = defaults::sequence(query.seq, transformer, &mut defaults);
-    crate::applicability::check_training_step(task, &model, query.packing, query.compiled, seq)?;
-    let output_tokens = defaults::output_tokens(query.output_tokens, task, transformer, &mut defaults);
-    let engine = defaults::engine(query.engine, task, &model, &mut defaults);
-    let lora_rank = defaults::lora_rank(query.lora_rank, task, &mut defaults);
-    let lora_targets = defaults::lora_targets(query.lora_targets, task, query.framework, &mut defaults);
-    let batch = match (query.batch, task) {
-        (Some(batch), _) => Some(batch),
-        (None, Task::Inference) => None,
-        (None, _) => {
-            defaults.push("global batch 256 sequences (samples)".to_string());
-            Some(256)
-        }
-    };
-    let amount = if task.is_training() {
+    let (template, precisions) = template_for(query, &model, &mut defaults)?;
+    let amount = if query.task.is_training() {
         defaults::training_amount(query.tokens, query.epochs, query.dataset_size)?
     } else {
         None
     };
-    let mut operational = query.operational.clone();
-    if task == Task::Inference {
-        operational.batch_requests = query.dataset_size;
-    }
-    if task.is_training() && defaults::decodes_images(&model) {
-        let image_bytes = catalog.operations().image_file_kb.unwrap_or(DEFAULT_IMAGE_FILE_KB) * 1e3;
-        operational.input.image_bytes = Some(image_bytes);
-        check_pipeline(catalog, operational.input.pipeline.as_deref())?;
-        let pipeline = operational.input.pipeline.as_deref().unwrap_or(DEFAULT_PIPELINE);
-        if operational.input.pipeline.is_none() {
-            defaults.push(format!(
-                "input pipeline {pipeline} (DataLoader workers on the vCPUs; --input-pipeline dali decodes on the GPU)"
-            ));
-        }
-        match (operational.input.stream_dataset, query.dataset_size) {
-            (true, _) => {}
-            // Image datasets are copied to each node before training starts.
-            (false, Some(samples)) => {
-                operational.startup.dataset_bytes.get_or_insert(samples * image_bytes);
-            }
-            (false, None) => {}
-        }
-    }
-    if operational.stacks.is_empty() {
-        defaults.push(
-            "every software stack that runs the request (CUDA, ROCm, Neuron, XLA); --stack restricts".to_string(),
-        );
-    }
-    if task.is_training() && amount.is_none() {
+    let operational = operational_for(catalog, query, &model, &mut defaults)?;
+    if query.task.is_training() && amount.is_none() {
         defaults.push("no --tokens or --epochs: ranked by cost per token, no total".to_string());
     }
-    if task == Task::Inference
-        && query.serving.qps.is_none()
-        && query.serving.concurrency.is_none()
-        && query.dataset_size.is_none()
-    {
-        defaults.push("no --qps: one replica".to_string());
-    }
-    let online_load = query.serving.qps.is_some() || query.serving.concurrency.is_some();
-    if task == Task::Inference && online_load && query.serving.headroom.is_none() {
-        defaults.push(format!(
-            "--headroom {}: each replica planned at {:.0} % of its goodput",
-            gpuplan_plan::DEFAULT_SERVING_HEADROOM,
-            (1.0 - gpuplan_plan::DEFAULT_SERVING_HEADROOM) * 100.0
-        ));
-    }
-    for (flag, target) in [
-        (crate::Field::Ttft, query.serving.ttft),
-        (crate::Field::Tpot, query.serving.tpot),
-    ] {
-        if let Some(target) = target {
-            if target.percentile == gpuplan_model::DEFAULT_TARGET_PERCENTILE {
-                defaults.push(format!("{flag} {target} (a bare target is the 90th percentile)"));
-            }
-        }
-    }
-    for (flag, value) in [
-        (crate::Field::Deadline, query.deadline_hours),
-        (crate::Field::Budget, query.budget_usd),
-        (crate::Field::Qps, query.serving.qps),
-        (crate::Field::PeakQps, query.serving.peak_qps),
-        (crate::Field::Ttft, query.serving.ttft.map(|t| t.seconds)),
-        (crate::Field::Tpot, query.serving.tpot.map(|t| t.seconds)),
-    ] {
-        defaults::require_positive(flag, value)?;
-    }
-    defaults::require_plausible_load(query.serving.qps)?;
-    if let Some(headroom) = query.serving.headroom {
-        if !(0.0..=0.9).contains(&headroom) {
-            return Err(
-                crate::RequestError::beyond(crate::Field::Headroom, headroom, "outside 0 to 0.9")
-                    .with_hint("the share of each replica's goodput kept free: 0.1 plans at 90 % of goodput")
-                    .into(),
-            );
-        }
-    }
-    if let (Some(qps), Some(peak)) = (query.serving.qps, query.serving.peak_qps) {
-        if peak < qps {
-            return Err(
-                crate::RequestError::beyond(crate::Field::PeakQps, peak, format!("below {{qps}} {qps}"))
-                    .with_hint("the peak is the highest load; give it at least {qps}")
-                    .into(),
-            );
-        }
-    }
-    for (flag, value) in [
-        (crate::Field::MinVcpusPerGpu, query.min_vcpus_per_gpu),
-        (crate::Field::MinHostMemoryPerGpu, query.min_host_memory_gib_per_gpu),
-    ] {
-        defaults::require_non_negative(flag, value)?;
-    }
-    if query.max_gpus == Some(0) {
-        return Err(crate::defaults::at_least_one(crate::Field::MaxGpus, 0));
-    }
-    if query.top == 0 {
-        return Err(crate::defaults::at_least_one(crate::Field::Top, 0));
-    }
-    defaults::check_counts(&[
-        (crate::Field::Seq, query.seq),
-        (crate::Field::Batch, query.batch),
-        (crate::Field::MicroBatch, query.micro_batch),
-        (crate::Field::LoraRank, query.lora_rank),
-    ])?;
-    for precision in &query.precisions {
-        defaults::check_training_precision(task, *precision)?;
-    }
-    let memory_margin = query.memory_margin.unwrap_or(gpuplan_plan::DEFAULT_MEMORY_MARGIN);
-    if !(0.0..0.9).contains(&memory_margin) {
-        return Err(
-            crate::RequestError::out_of_range(crate::Field::MemoryMargin, memory_margin, "between 0 and 0.9").into(),
-        );
-    }
-    let providers = resolve::providers(catalog, &query.providers)?;
-    let resolve_gpus = |names: &[String]| -> Result<Vec<AcceleratorId>, Error> {
-        let mut ids = Vec::new();
-        for name in names {
-            for accelerator in catalog.accelerators().resolve_family(name)? {
-                ids.push(accelerator.id.clone());
-            }
-        }
-        Ok(ids)
-    };
-    let gpus = resolve_gpus(&query.gpus)?;
-    let mut excluded = resolve_gpus(&query.exclude_gpus)?;
-    if query.framework.is_none() && task.is_training() && !query.framework_builds.is_empty() {
-        defaults.push(crate::software_fit::no_recipe_line(&query.framework_builds));
-    }
-    if query.cuda.is_some() || !query.framework_builds.is_empty() {
-        let outside =
-            crate::software_fit::not_running(catalog, query.cuda.as_deref(), &query.framework_builds, &mut defaults)?;
-        if !gpus.is_empty() && gpus.iter().all(|g| outside.contains(g)) {
-            return Err(Error::invalid(
-                format!(
-                    "the job's software runs on none of the GPUs asked ({})",
-                    query.gpus.join(", ")
-                ),
-                Some("`gpuplan compat --gpu … --framework … --cuda …` says what each GPU needs".to_string()),
-            ));
-        }
-        excluded.extend(outside);
-    }
-    let constraints = Constraints {
-        deadline_hours: query.deadline_hours,
-        budget_usd: query.budget_usd,
-        serving: serving_targets(query, seq, output_tokens)?,
-        providers,
-        regions: query.regions.clone(),
-        gpus,
-        exclude_gpus: excluded,
-        billing: query.billing.clone(),
-        max_gpus: query.max_gpus.unwrap_or_else(|| {
-            defaults.push(format!(
-                "at most {} GPUs (--max-gpus): larger clusters need capacity reservations",
-                gpuplan_plan::DEFAULT_MAX_GPUS
-            ));
-            gpuplan_plan::DEFAULT_MAX_GPUS
-        }),
-        max_nodes: query.max_nodes.unwrap_or(gpuplan_plan::DEFAULT_MAX_NODES),
-        memory_margin,
-        min_vcpus_per_gpu: query.min_vcpus_per_gpu,
-        min_host_memory_gib_per_gpu: query.min_host_memory_gib_per_gpu,
-    };
-    let template = WorkloadTemplate {
-        task,
-        precision: precisions[0],
-        batch,
-        micro_batch: query.micro_batch,
-        seq,
-        output_tokens,
-        tp: None,
-        pp: None,
-        cp: 1,
-        ep: 1,
-        zero: None,
-        checkpointing: query.checkpointing,
-        optimizer: query.optimizer.unwrap_or(Optimizer::AdamW),
-        lora_rank,
-        lora_targets,
-        offload: query.offload.unwrap_or_default(),
-        packing: query.packing,
-        compiled: query.compiled,
-        flash_attention: transformer.is_some() || crate::defaults::is_diffusion(&model),
-        engine,
-        framework: query.framework,
-        engine_settings: query.engine_settings,
-        weight_kernel: query.weight_kernel,
-        kv_cache: query.kv_cache.unwrap_or(KvCacheDtype::Auto),
-        image: query.image,
-    };
+    serving_defaults(query, &mut defaults);
+    let constraints = constraints_for(catalog, query, &template, &mut defaults)?;
     let request = PlanRequest {
         model: &model,
         template,
@@ -410,6 +197,253 @@ fn plan_on(catalog: &Catalog, query: &PlanQuery) -> Result<Result<PlanAnswer, Bo
         Err(PlanError::Invalid(message)) => Err(Error::invalid(message, None)),
         Err(PlanError::Cancelled) => Err(Error::Cancelled),
     }
+}
+
+/// The numbers of a plan question, each within what it may be.
+fn check_plan_numbers(query: &PlanQuery) -> Result<(), Error> {
+    use crate::{Field, RequestError};
+    for (field, value) in [
+        (Field::Deadline, query.deadline_hours),
+        (Field::Budget, query.budget_usd),
+        (Field::Qps, query.serving.qps),
+        (Field::PeakQps, query.serving.peak_qps),
+        (Field::Ttft, query.serving.ttft.map(|t| t.seconds)),
+        (Field::Tpot, query.serving.tpot.map(|t| t.seconds)),
+    ] {
+        defaults::require_positive(field, value)?;
+    }
+    defaults::require_plausible_load(query.serving.qps)?;
+    if let Some(headroom) = query.serving.headroom.filter(|h| !(0.0..=0.9).contains(h)) {
+        return Err(RequestError::beyond(Field::Headroom, headroom, "outside 0 to 0.9")
+            .with_hint("the share of each replica's goodput kept free: 0.1 plans at 90 % of goodput")
+            .into());
+    }
+    if let (Some(qps), Some(peak)) = (query.serving.qps, query.serving.peak_qps) {
+        if peak < qps {
+            return Err(
+                RequestError::beyond(Field::PeakQps, peak, format!("below {{qps}} {qps}"))
+                    .with_hint("the peak is the highest load; give it at least {qps}")
+                    .into(),
+            );
+        }
+    }
+    for (field, value) in [
+        (Field::MinVcpusPerGpu, query.min_vcpus_per_gpu),
+        (Field::MinHostMemoryPerGpu, query.min_host_memory_gib_per_gpu),
+    ] {
+        defaults::require_non_negative(field, value)?;
+    }
+    if query.max_gpus == Some(0) {
+        return Err(defaults::at_least_one(Field::MaxGpus, 0));
+    }
+    if query.top == 0 {
+        return Err(defaults::at_least_one(Field::Top, 0));
+    }
+    defaults::check_counts(&[
+        (Field::Seq, query.seq),
+        (Field::Batch, query.batch),
+        (Field::MicroBatch, query.micro_batch),
+        (Field::LoraRank, query.lora_rank),
+    ])?;
+    for precision in &query.precisions {
+        defaults::check_training_precision(query.task, *precision)?;
+    }
+    let memory_margin = query.memory_margin.unwrap_or(gpuplan_plan::DEFAULT_MEMORY_MARGIN);
+    if !(0.0..0.9).contains(&memory_margin) {
+        return Err(RequestError::out_of_range(Field::MemoryMargin, memory_margin, "between 0 and 0.9").into());
+    }
+    Ok(())
+}
+
+/// The workload every candidate is configured from, and the precisions allowed, with the
+/// defaults chosen for it.
+fn template_for(
+    query: &PlanQuery,
+    model: &ModelSpec,
+    defaults: &mut Vec<String>,
+) -> Result<(WorkloadTemplate, Vec<Precision>), Error> {
+    let transformer = match &model.architecture {
+        Architecture::Transformer(spec) => Some(spec),
+        Architecture::Cited(_) => None,
+    };
+    let task = query.task;
+    let precisions = if query.precisions.is_empty() {
+        defaults.push(
+            if task == Task::Inference {
+                "precision bf16 (fp16 on GPUs without bf16); add --precision fp8,int8,int4 to allow quantisation"
+            } else {
+                "precision bf16 (fp16 on GPUs without bf16); add --precision bf16,fp8 to allow fp8 training"
+            }
+            .to_string(),
+        );
+        vec![Precision::Bf16]
+    } else {
+        query.precisions.clone()
+    };
+    let seq = defaults::sequence(query.seq, transformer, defaults);
+    crate::applicability::check_training_step(task, model, query.packing, query.compiled, seq)?;
+    let output_tokens = defaults::output_tokens(query.output_tokens, task, transformer, defaults);
+    let engine = defaults::engine(query.engine, task, model, defaults);
+    let lora_rank = defaults::lora_rank(query.lora_rank, task, defaults);
+    let lora_targets = defaults::lora_targets(query.lora_targets, task, query.framework, defaults);
+    let batch = match (query.batch, task) {
+        (Some(batch), _) => Some(batch),
+        (None, Task::Inference) => None,
+        (None, _) => {
+            defaults.push("global batch 256 sequences (samples)".to_string());
+            Some(256)
+        }
+    };
+    let template = WorkloadTemplate {
+        task,
+        precision: precisions[0],
+        batch,
+        micro_batch: query.micro_batch,
+        seq,
+        output_tokens,
+        tp: None,
+        pp: None,
+        cp: 1,
+        ep: 1,
+        zero: None,
+        checkpointing: query.checkpointing,
+        optimizer: query.optimizer.unwrap_or(Optimizer::AdamW),
+        lora_rank,
+        lora_targets,
+        offload: query.offload.unwrap_or_default(),
+        packing: query.packing,
+        compiled: query.compiled,
+        flash_attention: transformer.is_some() || crate::defaults::is_diffusion(model),
+        engine,
+        framework: query.framework,
+        engine_settings: query.engine_settings,
+        weight_kernel: query.weight_kernel,
+        kv_cache: query.kv_cache.unwrap_or(KvCacheDtype::Auto),
+        image: query.image,
+    };
+    Ok((template, precisions))
+}
+
+/// How the job runs around its computation: the batch of requests, the input pipeline and
+/// the dataset copied to each node, and the stacks allowed.
+fn operational_for(
+    catalog: &Catalog,
+    query: &PlanQuery,
+    model: &ModelSpec,
+    defaults: &mut Vec<String>,
+) -> Result<gpuplan_plan::Operational, Error> {
+    let task = query.task;
+    let mut operational = query.operational.clone();
+    if task == Task::Inference {
+        operational.batch_requests = query.dataset_size;
+    }
+    if task.is_training() && defaults::decodes_images(model) {
+        let image_bytes = catalog.operations().image_file_kb.unwrap_or(DEFAULT_IMAGE_FILE_KB) * 1e3;
+        operational.input.image_bytes = Some(image_bytes);
+        check_pipeline(catalog, operational.input.pipeline.as_deref())?;
+        let pipeline = operational.input.pipeline.as_deref().unwrap_or(DEFAULT_PIPELINE);
+        if operational.input.pipeline.is_none() {
+            defaults.push(format!(
+                "input pipeline {pipeline} (DataLoader workers on the vCPUs; --input-pipeline dali decodes on the GPU)"
+            ));
+        }
+        // Image datasets are copied to each node before training starts.
+        if let (false, Some(samples)) = (operational.input.stream_dataset, query.dataset_size) {
+            operational.startup.dataset_bytes.get_or_insert(samples * image_bytes);
+        }
+    }
+    if operational.stacks.is_empty() {
+        defaults.push(
+            "every software stack that runs the request (CUDA, ROCm, Neuron, XLA); --stack restricts".to_string(),
+        );
+    }
+    Ok(operational)
+}
+
+/// The defaults a serving plan's load and targets were read with.
+fn serving_defaults(query: &PlanQuery, defaults: &mut Vec<String>) {
+    if query.task != Task::Inference {
+        return;
+    }
+    let online_load = query.serving.qps.is_some() || query.serving.concurrency.is_some();
+    if !online_load && query.dataset_size.is_none() {
+        defaults.push("no --qps: one replica".to_string());
+    }
+    if online_load && query.serving.headroom.is_none() {
+        defaults.push(format!(
+            "--headroom {}: each replica planned at {:.0} % of its goodput",
+            gpuplan_plan::DEFAULT_SERVING_HEADROOM,
+            (1.0 - gpuplan_plan::DEFAULT_SERVING_HEADROOM) * 100.0
+        ));
+    }
+    for (field, target) in [
+        (crate::Field::Ttft, query.serving.ttft),
+        (crate::Field::Tpot, query.serving.tpot),
+    ] {
+        if let Some(target) = target.filter(|t| t.percentile == gpuplan_model::DEFAULT_TARGET_PERCENTILE) {
+            defaults.push(format!("{field} {target} (a bare target is the 90th percentile)"));
+        }
+    }
+}
+
+/// What every candidate must satisfy: providers, regions and GPUs resolved in the catalog,
+/// the GPUs the job's software runs on, the serving targets, the limits.
+fn constraints_for(
+    catalog: &Catalog,
+    query: &PlanQuery,
+    template: &WorkloadTemplate,
+    defaults: &mut Vec<String>,
+) -> Result<Constraints, Error> {
+    let resolve_gpus = |names: &[String]| -> Result<Vec<AcceleratorId>, Error> {
+        let mut ids = Vec::new();
+        for name in names {
+            for accelerator in catalog.accelerators().resolve_family(name)? {
+                ids.push(accelerator.id.clone());
+            }
+        }
+        Ok(ids)
+    };
+    let providers = resolve::providers(catalog, &query.providers)?;
+    let gpus = resolve_gpus(&query.gpus)?;
+    let mut excluded = resolve_gpus(&query.exclude_gpus)?;
+    if query.framework.is_none() && query.task.is_training() && !query.framework_builds.is_empty() {
+        defaults.push(crate::software_fit::no_recipe_line(&query.framework_builds));
+    }
+    if query.cuda.is_some() || !query.framework_builds.is_empty() {
+        let outside =
+            crate::software_fit::not_running(catalog, query.cuda.as_deref(), &query.framework_builds, defaults)?;
+        if !gpus.is_empty() && gpus.iter().all(|g| outside.contains(g)) {
+            return Err(Error::invalid(
+                format!(
+                    "the job's software runs on none of the GPUs asked ({})",
+                    query.gpus.join(", ")
+                ),
+                Some("`gpuplan compat --gpu … --framework … --cuda …` says what each GPU needs".to_string()),
+            ));
+        }
+        excluded.extend(outside);
+    }
+    Ok(Constraints {
+        deadline_hours: query.deadline_hours,
+        budget_usd: query.budget_usd,
+        serving: serving_targets(query, template.seq, template.output_tokens)?,
+        providers,
+        regions: query.regions.clone(),
+        gpus,
+        exclude_gpus: excluded,
+        billing: query.billing.clone(),
+        max_gpus: query.max_gpus.unwrap_or_else(|| {
+            defaults.push(format!(
+                "at most {} GPUs (--max-gpus): larger clusters need capacity reservations",
+                gpuplan_plan::DEFAULT_MAX_GPUS
+            ));
+            gpuplan_plan::DEFAULT_MAX_GPUS
+        }),
+        max_nodes: query.max_nodes.unwrap_or(gpuplan_plan::DEFAULT_MAX_NODES),
+        memory_margin: query.memory_margin.unwrap_or(gpuplan_plan::DEFAULT_MEMORY_MARGIN),
+        min_vcpus_per_gpu: query.min_vcpus_per_gpu,
+        min_host_memory_gib_per_gpu: query.min_host_memory_gib_per_gpu,
+    })
 }
 
 /// A tabular (gradient-boosted trees) training job.
