@@ -234,13 +234,7 @@ pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result
 
 fn estimate_on(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateAnswer, Error> {
     let model = crate::resolve::model(catalog, &request.model)?;
-    if request.tokens.is_some() && matches!(model.architecture, Architecture::Cited(_)) {
-        return Err(
-            crate::RequestError::not_applicable(crate::Field::Tokens, "text models, which train on tokens")
-                .with_hint("image models train on images: give {dataset_size} (images) and {epochs}")
-                .into(),
-        );
-    }
+    let (gpus, gpus_per_node) = check_estimate_request(request, &model)?;
     let mut notes = Vec::new();
     let resolved = catalog.accelerators().resolve_one(&request.gpu)?;
     let accelerator = resolved.accelerator.clone();
@@ -249,12 +243,76 @@ fn estimate_on(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateA
     }
     let mut defaults = Vec::new();
     defaults.extend(crate::calibrate::calibration_note(catalog, Some(&accelerator.id)));
-    let task = request.task;
+    if request.gpus_per_node.is_none() && gpus > 1 {
+        defaults.push(format!("{gpus_per_node} GPUs per node"));
+    }
+    check_software(catalog, request, &accelerator, &mut defaults)?;
+    let template = estimate_template(request, &model, &accelerator, &mut defaults)?;
+    let cluster = Cluster::new(
+        &accelerator,
+        gpus,
+        gpus_per_node,
+        request.interconnect,
+        request.node_network_gbps,
+    );
+    let amount = defaults::training_amount(request.tokens, request.epochs, request.dataset_size)?;
+    let memory_margin = request.memory_margin.unwrap_or(gpuplan_plan::DEFAULT_MEMORY_MARGIN);
+    let configured = configure(&model, &accelerator, &template, cluster, amount, memory_margin)?;
+    let Some(Configured { workload, estimate }) = configured else {
+        return Err(Error::invalid(
+            format!("the batch cannot be spread over {gpus} GPUs in any layout"),
+            Some("use a --batch that is a multiple of the data-parallel replicas".to_string()),
+        ));
+    };
     let transformer = match &model.architecture {
         Architecture::Transformer(spec) => Some(spec),
         Architecture::Cited(_) => None,
     };
+    let layouts = layout_candidates(&template, transformer, gpus, gpus_per_node).len();
+    chosen_layout_defaults(request, &workload, layouts, gpus, &mut defaults);
+    let fits = fits_with(&estimate, memory_margin);
+    let nearest_fit = if fits {
+        Vec::new()
+    } else {
+        let search = FitSearch {
+            model: &model,
+            accelerator: &accelerator,
+            template: &template,
+            amount,
+            margin: memory_margin,
+            interconnect: request.interconnect,
+            network: request.node_network_gbps,
+        };
+        search.nearest(gpus, gpus_per_node)
+    };
+    let serving = serving_report(request, &workload, &estimate)?;
+    Ok(EstimateAnswer {
+        model,
+        accelerator,
+        workload,
+        gpus,
+        gpus_per_node,
+        estimate,
+        defaults,
+        notes,
+        memory_margin,
+        fits,
+        nearest_fit,
+        serving,
+    })
+}
 
+/// The checks an estimate request must pass before anything is looked up; the GPUs and GPUs
+/// per node it asks for.
+fn check_estimate_request(request: &WorkloadRequest, model: &ModelSpec) -> Result<(u32, u32), Error> {
+    let task = request.task;
+    if request.tokens.is_some() && matches!(model.architecture, Architecture::Cited(_)) {
+        return Err(
+            crate::RequestError::not_applicable(crate::Field::Tokens, "text models, which train on tokens")
+                .with_hint("image models train on images: give {dataset_size} (images) and {epochs}")
+                .into(),
+        );
+    }
     let gpus = request.gpus.unwrap_or(1);
     if gpus == 0 {
         return Err(crate::defaults::at_least_one(crate::Field::Gpus, 0));
@@ -269,9 +327,6 @@ fn estimate_on(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateA
     ])?;
     if let Some(precision) = request.precision {
         defaults::check_training_precision(task, precision)?;
-    }
-    if request.gpus_per_node.is_none() && gpus > 1 {
-        defaults.push(format!("{gpus_per_node} GPUs per node"));
     }
     if request.tp == Some(0) || request.pp == Some(0) {
         let field = if request.tp == Some(0) {
@@ -309,23 +364,6 @@ fn estimate_on(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateA
     if let Some(offload) = request.offload {
         defaults::check_offload(offload, task, request.zero)?;
     }
-    if !request.framework_builds.is_empty() {
-        if request.framework.is_none() && task.is_training() {
-            defaults.push(crate::software_fit::no_recipe_line(&request.framework_builds));
-        }
-        let mut checked = Vec::new();
-        let outside = crate::software_fit::not_running(catalog, None, &request.framework_builds, &mut checked)?;
-        if outside.contains(&accelerator.id) {
-            let builds: Vec<String> = request.framework_builds.iter().map(ToString::to_string).collect();
-            return Err(Error::invalid(
-                format!("{} does not run on {}", builds.join(" and "), accelerator.id),
-                Some(format!(
-                    "`gpuplan compat --gpu {} --framework {}` says which versions do",
-                    accelerator.id, builds[0]
-                )),
-            ));
-        }
-    }
     if request.kv_cache.is_some() && task.is_training() {
         return Err(
             crate::RequestError::not_applicable(crate::Field::KvCacheDtype, "{task} inference")
@@ -358,7 +396,55 @@ fn estimate_on(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateA
             }
         }
     }
+    let memory_margin = request.memory_margin.unwrap_or(gpuplan_plan::DEFAULT_MEMORY_MARGIN);
+    if !(0.0..0.9).contains(&memory_margin) {
+        return Err(
+            crate::RequestError::out_of_range(crate::Field::MemoryMargin, memory_margin, "between 0 and 0.9").into(),
+        );
+    }
+    Ok((gpus, gpus_per_node))
+}
 
+/// The framework builds the job needs run on the GPU asked for.
+fn check_software(
+    catalog: &Catalog,
+    request: &WorkloadRequest,
+    accelerator: &gpuplan_model::Accelerator,
+    defaults: &mut Vec<String>,
+) -> Result<(), Error> {
+    let task = request.task;
+    if !request.framework_builds.is_empty() {
+        if request.framework.is_none() && task.is_training() {
+            defaults.push(crate::software_fit::no_recipe_line(&request.framework_builds));
+        }
+        let mut checked = Vec::new();
+        let outside = crate::software_fit::not_running(catalog, None, &request.framework_builds, &mut checked)?;
+        if outside.contains(&accelerator.id) {
+            let builds: Vec<String> = request.framework_builds.iter().map(ToString::to_string).collect();
+            return Err(Error::invalid(
+                format!("{} does not run on {}", builds.join(" and "), accelerator.id),
+                Some(format!(
+                    "`gpuplan compat --gpu {} --framework {}` says which versions do",
+                    accelerator.id, builds[0]
+                )),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The workload estimated, with the defaults chosen for it.
+fn estimate_template(
+    request: &WorkloadRequest,
+    model: &ModelSpec,
+    accelerator: &gpuplan_model::Accelerator,
+    defaults: &mut Vec<String>,
+) -> Result<WorkloadTemplate, Error> {
+    let task = request.task;
+    let transformer = match &model.architecture {
+        Architecture::Transformer(spec) => Some(spec),
+        Architecture::Cited(_) => None,
+    };
     let precision = match request.precision {
         Some(precision) => precision,
         None => {
@@ -374,11 +460,11 @@ fn estimate_on(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateA
             chosen
         }
     };
-    let seq = defaults::sequence(request.seq, transformer, &mut defaults);
-    applicability::check_training_step(task, &model, request.packing, request.compiled, seq)?;
-    let output_tokens = defaults::output_tokens(request.output_tokens, task, transformer, &mut defaults);
+    let seq = defaults::sequence(request.seq, transformer, defaults);
+    applicability::check_training_step(task, model, request.packing, request.compiled, seq)?;
+    let output_tokens = defaults::output_tokens(request.output_tokens, task, transformer, defaults);
     let flash_attention = request.flash_attention.unwrap_or_else(|| {
-        if crate::defaults::is_diffusion(&model) {
+        if crate::defaults::is_diffusion(model) {
             defaults.push("fused attention on (PyTorch scaled_dot_product_attention, diffusers' default)".to_string());
             return true;
         }
@@ -397,21 +483,11 @@ fn estimate_on(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateA
         ));
         on
     });
-    let engine = defaults::engine(request.engine, task, &model, &mut defaults);
+    let engine = defaults::engine(request.engine, task, model, defaults);
     let optimizer = request.optimizer.unwrap_or(Optimizer::AdamW);
-    let lora_rank = defaults::lora_rank(request.lora_rank, task, &mut defaults);
-    let lora_targets = defaults::lora_targets(request.lora_targets, task, request.framework, &mut defaults);
-
+    let lora_rank = defaults::lora_rank(request.lora_rank, task, defaults);
+    let lora_targets = defaults::lora_targets(request.lora_targets, task, request.framework, defaults);
     let batch_given = request.batch;
-    let cluster = Cluster::new(
-        &accelerator,
-        gpus,
-        gpus_per_node,
-        request.interconnect,
-        request.node_network_gbps,
-    );
-    let amount = defaults::training_amount(request.tokens, request.epochs, request.dataset_size)?;
-
     let template = WorkloadTemplate {
         task,
         precision,
@@ -439,33 +515,31 @@ fn estimate_on(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateA
         kv_cache: request.kv_cache.unwrap_or(KvCacheDtype::Auto),
         image: request.image,
     };
-    let memory_margin = request.memory_margin.unwrap_or(gpuplan_plan::DEFAULT_MEMORY_MARGIN);
-    if !(0.0..0.9).contains(&memory_margin) {
-        return Err(
-            crate::RequestError::out_of_range(crate::Field::MemoryMargin, memory_margin, "between 0 and 0.9").into(),
-        );
-    }
-    let configured = configure(&model, &accelerator, &template, cluster, amount, memory_margin)?;
-    let Some(Configured { workload, estimate }) = configured else {
-        return Err(Error::invalid(
-            format!("the batch cannot be spread over {gpus} GPUs in any layout"),
-            Some("use a --batch that is a multiple of the data-parallel replicas".to_string()),
-        ));
-    };
-    let layouts = layout_candidates(&template, transformer, gpus, gpus_per_node);
+    Ok(template)
+}
+
+/// The defaults of the layout the estimate chose, where the request left it open.
+fn chosen_layout_defaults(
+    request: &WorkloadRequest,
+    workload: &gpuplan_model::Workload,
+    layouts: usize,
+    gpus: u32,
+    defaults: &mut Vec<String>,
+) {
+    let task = request.task;
     let zeros = if task.is_training() && gpus > 1 && !matches!(task, Task::Lora | Task::Qlora) {
         4
     } else {
         1
     };
     let checkpointings = if task.is_training() { 2 } else { 1 };
-    if request.tp.is_none() && layouts.len() > 1 {
+    if request.tp.is_none() && layouts > 1 {
         defaults.push(format!(
             "tensor parallel {} (chosen for speed among layouts that fit)",
             workload.layout.tp
         ));
     }
-    if request.pp.is_none() && layouts.len() > 1 {
+    if request.pp.is_none() && layouts > 1 {
         defaults.push(format!("pipeline parallel {}", workload.layout.pp));
     }
     if request.zero.is_none() && zeros > 1 {
@@ -481,38 +555,8 @@ fn estimate_on(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateA
         defaults.push(format!("micro-batch {} (the fastest that fits)", workload.micro_batch));
     }
     if task.is_training() && request.optimizer.is_none() {
-        defaults.push(format!("optimizer {optimizer}"));
+        defaults.push(format!("optimizer {}", workload.optimizer));
     }
-    let fits = fits_with(&estimate, memory_margin);
-    let nearest_fit = if fits {
-        Vec::new()
-    } else {
-        let search = FitSearch {
-            model: &model,
-            accelerator: &accelerator,
-            template: &template,
-            amount,
-            margin: memory_margin,
-            interconnect: request.interconnect,
-            network: request.node_network_gbps,
-        };
-        search.nearest(gpus, gpus_per_node)
-    };
-    let serving = serving_report(request, &workload, &estimate)?;
-    Ok(EstimateAnswer {
-        model,
-        accelerator,
-        workload,
-        gpus,
-        gpus_per_node,
-        estimate,
-        defaults,
-        notes,
-        memory_margin,
-        fits,
-        nearest_fit,
-        serving,
-    })
 }
 
 fn fits_with(estimate: &gpuplan_estimate::Estimate, margin: f64) -> bool {
