@@ -77,6 +77,14 @@ pub enum BillingMode {
 }
 
 impl BillingMode {
+    /// The reserved mode of `term`.
+    pub fn reserved(term: CommitmentTerm) -> BillingMode {
+        match term {
+            CommitmentTerm::OneYear => BillingMode::Reserved1y,
+            CommitmentTerm::ThreeYears => BillingMode::Reserved3y,
+        }
+    }
+
     /// The term a reserved mode commits to; `None` for pay-as-you-go modes.
     pub fn commitment(self) -> Option<CommitmentTerm> {
         match self {

@@ -41,19 +41,30 @@ pub fn rate(
     on_demand: Option<f64>,
 ) -> Option<Rate> {
     let on_demand = on_demand.or(offering.on_demand.map(|p| p.0));
-    let (usd_per_hour, discount) = match billing.commitment() {
-        None if billing == BillingMode::Spot => (offering.spot?.0, None),
-        None => (on_demand?, None),
+    let usd_per_hour = match billing.commitment() {
+        None if billing == BillingMode::Spot => offering.spot?.0,
+        None => on_demand?,
         Some(term) => {
-            let discount = source.reserved_discount(&offering.provider, term)?;
-            (on_demand? * (1.0 - discount.discount), Some(discount.clone()))
+            return Some(reserved_rate(
+                on_demand?,
+                source.reserved_discount(&offering.provider, term)?,
+            ));
         }
     };
     Some(Rate {
         billing,
         usd_per_hour,
-        discount,
+        discount: None,
     })
+}
+
+/// The reserved rate `discount` gives off an `on_demand` rate.
+pub fn reserved_rate(on_demand: f64, discount: &ReservedDiscount) -> Rate {
+    Rate {
+        billing: BillingMode::reserved(discount.term),
+        usd_per_hour: on_demand * (1.0 - discount.discount),
+        discount: Some(discount.clone()),
+    }
 }
 
 /// The cheapest of `offering`'s rates under any of `modes`.

@@ -123,13 +123,9 @@ pub fn forecast_usage(catalog: &Catalog, query: &ForecastQuery) -> Result<Foreca
                             Some("give --reserved-price".to_string()),
                         )
                     })?;
-                    assumptions.push(format!(
-                        "reserved price derived: on-demand less {}'s {:.0} % {} discount",
-                        provider.display_name(),
-                        discount.discount * 100.0,
-                        query.term
-                    ));
-                    on_demand * (1.0 - discount.discount)
+                    let rate = gpuplan_plan::reserved_rate(on_demand, discount);
+                    assumptions.extend(rate.derivation().map(|how| format!("reserved price derived: {how}")));
+                    rate.usd_per_hour
                 }
             };
             let prices = CommitmentPrices {
