@@ -74,136 +74,177 @@ fn known_cuda_range(facts: &Compatibility) -> String {
 
 pub fn compat(catalog: &Catalog, query: &CompatQuery) -> Result<CompatAnswer, Error> {
     let facts = catalog.compatibility();
-    if query.gpu.is_none() && query.framework.is_none() && query.cuda.is_none() && query.driver.is_none() {
-        return Err(Error::invalid(
-            "nothing to check",
-            Some("give --gpu, --framework, --cuda or --driver (e.g. --gpu T4 --framework pytorch==2.5 --cuda 12.4 --driver 535.104)".to_string()),
-        ));
+    let asked = Asked::parse(catalog, query)?;
+    asked.check_known(facts)?;
+    let mut checks = Vec::new();
+    if let (Some(driver), Some(cc)) = (&asked.driver, &asked.capability) {
+        checks.extend(gpu_driver_check(facts, driver, cc));
     }
-    let accelerator = query.gpu.as_deref().map(|g| gpu(catalog, g)).transpose()?;
-    let capability = accelerator
-        .and_then(|a| a.compute_capability.as_deref())
-        .map(|cc| version("--gpu", cc))
-        .transpose()?;
-    if accelerator.is_some() && capability.is_none() {
-        return Err(Error::invalid(
-            format!(
-                "{} is not a CUDA GPU (no compute capability)",
-                accelerator.map_or("", |a| a.id.as_str())
-            ),
-            Some("compat checks NVIDIA GPUs".to_string()),
+    if let Some(cuda) = &asked.cuda {
+        checks.extend(cuda_checks(
+            facts,
+            cuda,
+            asked.driver.as_ref(),
+            asked.capability.as_ref(),
         ));
+    } else if let Some(driver) = &asked.driver {
+        checks.extend(newest_cuda_check(facts, driver));
     }
-    let cuda = query.cuda.as_deref().map(|c| version("--cuda", c)).transpose()?;
-    let driver = query.driver.as_deref().map(|d| version("--driver", d)).transpose()?;
-    let (framework, framework_version) = match query.framework.as_deref() {
-        None => (None, None),
-        Some(text) => {
-            let (name, v) = text.split_once("==").map_or((text, None), |(n, v)| (n, Some(v)));
-            (
-                Some(name.trim().to_lowercase()),
-                v.map(|v| version("--framework", v)).transpose()?,
-            )
+    if let Some(name) = &asked.framework {
+        checks.extend(framework_checks(
+            facts,
+            name,
+            asked.framework_version.as_ref(),
+            asked.cuda.as_ref(),
+            asked.driver.as_ref(),
+            asked.capability.as_ref(),
+        )?);
+    }
+    let features = features_of(facts, asked.accelerator, asked.capability.as_ref());
+    let containers = containers(
+        facts,
+        asked.framework.as_deref(),
+        asked.framework_version.as_ref(),
+        asked.cuda.as_ref(),
+        asked.driver.as_ref(),
+    );
+    let ok = checks.iter().all(|c| c.ok);
+    Ok(CompatAnswer {
+        gpu: asked.accelerator.map(|a| a.id.to_string()),
+        compute_capability: asked.capability.map(|c| c.to_string()),
+        checks,
+        features,
+        containers,
+        ok,
+    })
+}
+
+/// A compat question with its names and versions parsed.
+struct Asked<'a> {
+    accelerator: Option<&'a gpuplan_model::Accelerator>,
+    capability: Option<Version>,
+    cuda: Option<Version>,
+    driver: Option<Version>,
+    framework: Option<String>,
+    framework_version: Option<Version>,
+}
+
+impl<'a> Asked<'a> {
+    fn parse(catalog: &'a Catalog, query: &CompatQuery) -> Result<Asked<'a>, Error> {
+        if query.gpu.is_none() && query.framework.is_none() && query.cuda.is_none() && query.driver.is_none() {
+            return Err(Error::invalid(
+                "nothing to check",
+                Some("give --gpu, --framework, --cuda or --driver (e.g. --gpu T4 --framework pytorch==2.5 --cuda 12.4 --driver 535.104)".to_string()),
+            ));
         }
-    };
-    // Unknown is not broken: a release or driver the data does not cover is a question we
-    // cannot answer (exit 2), never a failed check.
-    if let Some(cuda) = &cuda {
-        if facts.driver_for(cuda).is_none() {
+        let accelerator = query.gpu.as_deref().map(|g| gpu(catalog, g)).transpose()?;
+        let capability = accelerator
+            .and_then(|a| a.compute_capability.as_deref())
+            .map(|cc| version("--gpu", cc))
+            .transpose()?;
+        if accelerator.is_some() && capability.is_none() {
+            return Err(Error::invalid(
+                format!(
+                    "{} is not a CUDA GPU (no compute capability)",
+                    accelerator.map_or("", |a| a.id.as_str())
+                ),
+                Some("compat checks NVIDIA GPUs".to_string()),
+            ));
+        }
+        let (framework, framework_version) = match query.framework.as_deref() {
+            None => (None, None),
+            Some(text) => {
+                let (name, v) = text.split_once("==").map_or((text, None), |(n, v)| (n, Some(v)));
+                (
+                    Some(name.trim().to_lowercase()),
+                    v.map(|v| version("--framework", v)).transpose()?,
+                )
+            }
+        };
+        Ok(Asked {
+            accelerator,
+            capability,
+            cuda: query.cuda.as_deref().map(|c| version("--cuda", c)).transpose()?,
+            driver: query.driver.as_deref().map(|d| version("--driver", d)).transpose()?,
+            framework,
+            framework_version,
+        })
+    }
+
+    /// Unknown is not broken: a release or driver the data does not cover is a question we
+    /// cannot answer (exit 2), never a failed check.
+    fn check_known(&self, facts: &Compatibility) -> Result<(), Error> {
+        if let Some(cuda) = self.cuda.as_ref().filter(|c| facts.driver_for(c).is_none()) {
             let known = known_cuda_range(facts);
             return Err(Error::invalid(
                 format!("--cuda {cuda}: not a release the compatibility data knows"),
                 Some(format!("give a released CUDA version ({known})")),
             ));
         }
-    }
-    if let Some(driver) = &driver {
         let oldest = facts
             .cuda_driver
             .iter()
             .flat_map(|d| std::iter::once(&d.min_driver).chain(d.minor_compat_min_driver.as_ref()))
             .min();
-        if oldest.is_some_and(|oldest| driver < oldest) {
-            return Err(Error::invalid(
-                format!(
-                    "--driver {driver}: older than any driver the compatibility data covers (from {})",
-                    oldest.map_or(String::new(), ToString::to_string)
-                ),
-                Some("give the version nvidia-smi prints, e.g. 535.104.05".to_string()),
-            ));
+        if let (Some(driver), Some(oldest)) = (&self.driver, oldest) {
+            if driver < oldest {
+                return Err(Error::invalid(
+                    format!("--driver {driver}: older than any driver the compatibility data covers (from {oldest})"),
+                    Some("give the version nvidia-smi prints, e.g. 535.104.05".to_string()),
+                ));
+            }
         }
+        Ok(())
     }
-    let mut checks = Vec::new();
-    if let (Some(driver), Some(cc)) = (&driver, &capability) {
-        checks.extend(gpu_driver_check(facts, driver, cc));
-    }
-    if let Some(cuda) = &cuda {
-        checks.extend(cuda_checks(facts, cuda, driver.as_ref(), capability.as_ref()));
-    } else if let Some(driver) = &driver {
-        if let Some(newest) = facts.newest_runnable_cuda(driver) {
-            let native = facts.newest_cuda_for(driver).map(|n| n.cuda.truncated(2));
-            let through_minor = match &native {
-                Some(native) if *native == newest.cuda.truncated(2) => String::new(),
-                Some(native) => format!(" (natively up to {native}, beyond it through minor-version compatibility)"),
-                None => " (through minor-version compatibility)".to_string(),
-            };
-            checks.push(check(
-                "driver",
-                true,
-                format!(
-                    "driver {driver} runs CUDA up to {}{through_minor}",
-                    newest.cuda.truncated(2)
-                ),
-                None,
-                Some(&newest.source),
-            ));
-        }
-    }
-    if let Some(name) = &framework {
-        checks.extend(framework_checks(
-            facts,
-            name,
-            framework_version.as_ref(),
-            cuda.as_ref(),
-            driver.as_ref(),
-            capability.as_ref(),
-        )?);
-    }
-    let features = capability.as_ref().map_or_else(Vec::new, |cc| {
-        facts
-            .feature
-            .iter()
-            .map(|f| FeatureSupport {
-                feature: f.feature.clone(),
-                supported: f.min_compute_capability <= *cc
-                    && f.max_compute_capability.as_ref().is_none_or(|max| cc <= max)
-                    && (f.gpus.is_empty()
-                        || accelerator.is_some_and(|a| {
-                            f.gpus
-                                .iter()
-                                .any(|g| a.id.as_str().starts_with(g.as_str()) || a.aliases.contains(g))
-                        })),
-                note: f.note.clone(),
-                source: f.source.clone(),
-            })
-            .collect()
-    });
-    let containers = containers(
-        facts,
-        framework.as_deref(),
-        framework_version.as_ref(),
-        cuda.as_ref(),
-        driver.as_ref(),
-    );
-    let ok = checks.iter().all(|c| c.ok);
-    Ok(CompatAnswer {
-        gpu: accelerator.map(|a| a.id.to_string()),
-        compute_capability: capability.map(|c| c.to_string()),
-        checks,
-        features,
-        containers,
-        ok,
-    })
+}
+
+/// The newest CUDA release `driver` runs, natively or through minor-version compatibility.
+fn newest_cuda_check(facts: &Compatibility, driver: &Version) -> Option<CompatCheck> {
+    let newest = facts.newest_runnable_cuda(driver)?;
+    let native = facts.newest_cuda_for(driver).map(|n| n.cuda.truncated(2));
+    let through_minor = match &native {
+        Some(native) if *native == newest.cuda.truncated(2) => String::new(),
+        Some(native) => format!(" (natively up to {native}, beyond it through minor-version compatibility)"),
+        None => " (through minor-version compatibility)".to_string(),
+    };
+    Some(check(
+        "driver",
+        true,
+        format!(
+            "driver {driver} runs CUDA up to {}{through_minor}",
+            newest.cuda.truncated(2)
+        ),
+        None,
+        Some(&newest.source),
+    ))
+}
+
+/// The features the GPU's compute capability supports (none without a GPU).
+fn features_of(
+    facts: &Compatibility,
+    accelerator: Option<&gpuplan_model::Accelerator>,
+    capability: Option<&Version>,
+) -> Vec<FeatureSupport> {
+    let Some(cc) = capability else {
+        return Vec::new();
+    };
+    facts
+        .feature
+        .iter()
+        .map(|f| FeatureSupport {
+            feature: f.feature.clone(),
+            supported: f.min_compute_capability <= *cc
+                && f.max_compute_capability.as_ref().is_none_or(|max| cc <= max)
+                && (f.gpus.is_empty()
+                    || accelerator.is_some_and(|a| {
+                        f.gpus
+                            .iter()
+                            .any(|g| a.id.as_str().starts_with(g.as_str()) || a.aliases.contains(g))
+                    })),
+            note: f.note.clone(),
+            source: f.source.clone(),
+        })
+        .collect()
 }
 
 /// The NGC containers that match what was asked — the framework (and version) inside, the
