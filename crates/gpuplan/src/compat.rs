@@ -3,7 +3,7 @@
 
 use crate::Error;
 use gpuplan_catalog::Catalog;
-use gpuplan_catalog::compatibility::{Compatibility, NgcContainer, Version};
+use gpuplan_catalog::compatibility::{Compatibility, FrameworkBuild, NgcContainer, Version};
 use serde::Serialize;
 
 /// What is asked; any part may be left out.
@@ -323,7 +323,7 @@ fn gpu<'a>(catalog: &'a Catalog, name: &str) -> Result<&'a gpuplan_model::Accele
 /// data has none of its toolkits' ranges.
 fn framework_gpu_by_cuda(
     facts: &Compatibility,
-    build: &gpuplan_catalog::compatibility::FrameworkBuild,
+    build: &FrameworkBuild,
     label: &str,
     cc: &Version,
 ) -> Option<CompatCheck> {
@@ -469,110 +469,16 @@ fn framework_checks(
     let label = format!("{} {}", build.name, build.version);
     let mut checks = Vec::new();
     if let Some(cuda) = cuda {
-        let ok = build.built_for(cuda);
-        let builds: Vec<String> = build.cuda.iter().map(Version::to_string).collect();
-        checks.push(check(
-            "framework-cuda",
-            ok,
-            format!(
-                "{label} is built for CUDA {}",
-                if builds.is_empty() {
-                    "(not stated)".to_string()
-                } else {
-                    builds.join(", ")
-                }
-            ),
-            Some(format!(
-                "install the {label} build for CUDA {}, or another version",
-                builds.last().cloned().unwrap_or_default()
-            )),
-            Some(&build.source),
-        ));
+        checks.push(framework_cuda_check(build, &label, cuda));
     }
     if let (Some(cc), None, false) = (capability, &build.min_compute_capability, build.cuda.is_empty()) {
         checks.extend(framework_gpu_by_cuda(facts, build, &label, cc));
     }
     if let (Some(cc), Some(min)) = (capability, &build.min_compute_capability) {
-        let runs = |b: &gpuplan_catalog::compatibility::FrameworkBuild| b.runs_on(cc);
-        let ok = runs(build);
-        let range = format!(
-            "{min}{}",
-            build
-                .max_compute_capability
-                .as_ref()
-                .map_or("+".to_string(), |m| format!("–{m}"))
-        );
-        // The nearest release of the same framework known to run on this GPU (one whose
-        // range the data states).
-        let mut others: Vec<&gpuplan_catalog::compatibility::FrameworkBuild> = facts
-            .builds(&build.name, None)
-            .into_iter()
-            .filter(|b| b.min_compute_capability.is_some() && runs(b))
-            .collect();
-        others.sort_by(|a, b| a.version.cmp(&b.version));
-        let fix = if *cc > *min {
-            others
-                .iter()
-                .find(|b| b.version > build.version)
-                .map(|b| format!("use {} {} or later", b.name, b.version))
-        } else {
-            others
-                .iter()
-                .rev()
-                .find(|b| b.version < build.version)
-                .map(|b| format!("use {} {} or earlier", b.name, b.version))
-        };
-        checks.push(check(
-            "framework-gpu",
-            ok,
-            format!("{label} runs on compute capability {range}; the GPU is {cc}"),
-            Some(
-                fix.unwrap_or_else(|| format!("no {} release in the data runs on compute capability {cc}", build.name)),
-            ),
-            Some(&build.source),
-        ));
+        checks.push(framework_gpu_check(facts, build, &label, cc, min));
     }
     if let (Some(driver), None, false) = (driver, &build.min_driver, build.cuda.is_empty()) {
-        let runnable: Vec<String> = build
-            .cuda
-            .iter()
-            .filter(|c| facts.driver_runs(driver, c))
-            .map(Version::to_string)
-            .collect();
-        // The oldest driver that runs one of the builds (through minor-version compatibility
-        // where the major allows it).
-        let floor = |row: &gpuplan_catalog::compatibility::CudaDriver| {
-            row.minor_compat_min_driver
-                .clone()
-                .unwrap_or_else(|| row.min_driver.clone())
-        };
-        let newest = build
-            .cuda
-            .iter()
-            .filter_map(|c| facts.driver_for(c))
-            .min_by(|a, b| floor(a).cmp(&floor(b)));
-        checks.push(check(
-            "framework-driver",
-            !runnable.is_empty(),
-            if runnable.is_empty() {
-                format!("driver {driver} runs none of {label}'s CUDA builds")
-            } else {
-                format!(
-                    "driver {driver} runs {label}'s CUDA {} build{}",
-                    runnable.join(", "),
-                    if runnable.len() == 1 { "" } else { "s" }
-                )
-            },
-            Some(newest.map_or("upgrade the driver".to_string(), |row| {
-                format!(
-                    "upgrade the driver to ≥ {} (the CUDA {} build; ≥ {} runs it natively)",
-                    floor(row),
-                    row.cuda,
-                    row.min_driver
-                )
-            })),
-            newest.map(|row| row.source.as_str()),
-        ));
+        checks.push(framework_driver_by_cuda(facts, build, &label, driver));
     }
     if let (Some(driver), Some(min)) = (driver, &build.min_driver) {
         checks.push(check(
@@ -593,6 +499,126 @@ fn framework_checks(
         ));
     }
     Ok(checks)
+}
+
+/// Whether `build` is built for CUDA `cuda`.
+fn framework_cuda_check(build: &FrameworkBuild, label: &str, cuda: &Version) -> CompatCheck {
+    let ok = build.built_for(cuda);
+    let builds: Vec<String> = build.cuda.iter().map(Version::to_string).collect();
+    check(
+        "framework-cuda",
+        ok,
+        format!(
+            "{label} is built for CUDA {}",
+            if builds.is_empty() {
+                "(not stated)".to_string()
+            } else {
+                builds.join(", ")
+            }
+        ),
+        Some(format!(
+            "install the {label} build for CUDA {}, or another version",
+            builds.last().cloned().unwrap_or_default()
+        )),
+        Some(&build.source),
+    )
+}
+
+/// Whether `build`, whose compute-capability range the data states, runs on `cc`; the
+/// nearest release that does where it does not.
+fn framework_gpu_check(
+    facts: &Compatibility,
+    build: &FrameworkBuild,
+    label: &str,
+    cc: &Version,
+    min: &Version,
+) -> CompatCheck {
+    let runs = |b: &FrameworkBuild| b.runs_on(cc);
+    let ok = runs(build);
+    let range = format!(
+        "{min}{}",
+        build
+            .max_compute_capability
+            .as_ref()
+            .map_or("+".to_string(), |m| format!("–{m}"))
+    );
+    // The nearest release of the same framework known to run on this GPU (one whose
+    // range the data states).
+    let mut others: Vec<&FrameworkBuild> = facts
+        .builds(&build.name, None)
+        .into_iter()
+        .filter(|b| b.min_compute_capability.is_some() && runs(b))
+        .collect();
+    others.sort_by(|a, b| a.version.cmp(&b.version));
+    let fix = if *cc > *min {
+        others
+            .iter()
+            .find(|b| b.version > build.version)
+            .map(|b| format!("use {} {} or later", b.name, b.version))
+    } else {
+        others
+            .iter()
+            .rev()
+            .find(|b| b.version < build.version)
+            .map(|b| format!("use {} {} or earlier", b.name, b.version))
+    };
+    check(
+        "framework-gpu",
+        ok,
+        format!("{label} runs on compute capability {range}; the GPU is {cc}"),
+        Some(fix.unwrap_or_else(|| format!("no {} release in the data runs on compute capability {cc}", build.name))),
+        Some(&build.source),
+    )
+}
+
+/// Whether `driver` runs one of `build`'s CUDA builds (natively or through minor-version
+/// compatibility).
+fn framework_driver_by_cuda(
+    facts: &Compatibility,
+    build: &FrameworkBuild,
+    label: &str,
+    driver: &Version,
+) -> CompatCheck {
+    let runnable: Vec<String> = build
+        .cuda
+        .iter()
+        .filter(|c| facts.driver_runs(driver, c))
+        .map(Version::to_string)
+        .collect();
+    // The oldest driver that runs one of the builds (through minor-version compatibility
+    // where the major allows it).
+    let floor = |row: &gpuplan_catalog::compatibility::CudaDriver| {
+        row.minor_compat_min_driver
+            .clone()
+            .unwrap_or_else(|| row.min_driver.clone())
+    };
+    let newest = build
+        .cuda
+        .iter()
+        .filter_map(|c| facts.driver_for(c))
+        .min_by(|a, b| floor(a).cmp(&floor(b)));
+    check(
+        "framework-driver",
+        !runnable.is_empty(),
+        if runnable.is_empty() {
+            format!("driver {driver} runs none of {label}'s CUDA builds")
+        } else {
+            format!(
+                "driver {driver} runs {label}'s CUDA {} build{}",
+                runnable.join(", "),
+                if runnable.len() == 1 { "" } else { "s" }
+            )
+        },
+        Some(newest.map_or("upgrade the driver".to_string(), |row| {
+            format!(
+                "upgrade the driver to ≥ {} (the CUDA {} build; ≥ {} runs it natively)",
+                floor(row),
+                row.cuda,
+                row.min_driver
+            )
+        })),
+        newest.map(|row| row.source.as_str()),
+    )
 }
 
 #[cfg(test)]
