@@ -91,19 +91,19 @@ impl Offerings {
         }
     }
 
-    /// The offerings. The compact bytes were written by this build from a validated catalog
-    /// (and a test reads them back whole), so they decode; were they ever not to, the catalog
-    /// would have no offerings rather than stop the program.
+    /// The offerings the compact bytes hold. They were written by this build from a
+    /// validated catalog (and a test reads them back whole), so they decode; were they ever not
+    /// to, the catalog would have no offerings rather than stop the program.
+    fn decode(&self) -> Vec<Offering> {
+        postcard::from_bytes(self.compact).unwrap_or_default()
+    }
+
     fn get(&self) -> &[Offering] {
-        self.parsed
-            .get_or_init(|| postcard::from_bytes(self.compact).unwrap_or_default())
+        self.parsed.get_or_init(|| self.decode())
     }
 
     fn take(&mut self) -> Vec<Offering> {
-        match self.parsed.take() {
-            Some(list) => list,
-            None => postcard::from_bytes(self.compact).unwrap_or_default(),
-        }
+        self.parsed.take().unwrap_or_else(|| self.decode())
     }
 }
 

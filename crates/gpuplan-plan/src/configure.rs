@@ -84,6 +84,18 @@ pub struct Configured {
     pub estimate: Estimate,
 }
 
+impl Configured {
+    /// What a job of this workload loads at start and checkpoints as it runs.
+    pub fn job_weights(&self) -> crate::JobWeights {
+        crate::JobWeights {
+            parameters: self.estimate.parameters.total,
+            trainable: self.estimate.parameters.trainable,
+            precision: self.workload.precision,
+            task: self.workload.task,
+        }
+    }
+}
+
 /// Whether `candidate` beats `current`: fitting beats not fitting; among fitting estimates the
 /// faster wins (training throughput, or serving latency); among the rest, less memory wins.
 fn better(candidate: &Estimate, current: &Estimate, memory_margin: f64) -> bool {

@@ -35,7 +35,7 @@ pub use input_pipeline::{
 pub use offering_source::OfferingSource;
 pub use pareto::pareto_front;
 pub use plan::{HOURS_PER_MONTH, Infeasible, Plan, PlanError, SERVING_TARGET_UTILISATION, plan};
-pub use rate::{Rate, cheapest_rate, rate, reserved_rate};
+pub use rate::{Rate, rate, reserved_rate};
 pub use recommendation::{Batching, Percentiles, Recommendation, Serving, ServingLatency, candidate_label};
 pub use rejection::{Constraint, Rejection};
 pub use replica::SplitPools;

@@ -67,14 +67,6 @@ pub fn reserved_rate(on_demand: f64, discount: &ReservedDiscount) -> Rate {
     }
 }
 
-/// The cheapest of `offering`'s rates under any of `modes`.
-pub fn cheapest_rate(source: &impl OfferingSource, offering: &Offering, modes: &[BillingMode]) -> Option<Rate> {
-    modes
-        .iter()
-        .filter_map(|mode| rate(source, offering, *mode, None))
-        .min_by(|a, b| a.usd_per_hour.total_cmp(&b.usd_per_hour))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -103,7 +95,7 @@ mod tests {
         let negotiated = rate(&catalog, offering, BillingMode::Reserved1y, Some(10.0)).unwrap();
         let discount = negotiated.discount.as_ref().unwrap().discount;
         assert!((negotiated.usd_per_hour - 10.0 * (1.0 - discount)).abs() < 1e-9);
-        let cheapest = cheapest_rate(&catalog, offering, &[BillingMode::OnDemand, BillingMode::Reserved3y]).unwrap();
-        assert_eq!(cheapest.billing, BillingMode::Reserved3y);
+        let three_years = rate(&catalog, offering, BillingMode::Reserved3y, None).unwrap();
+        assert!(three_years.usd_per_hour < reserved.usd_per_hour);
     }
 }

@@ -76,12 +76,6 @@ pub fn plan_tabular(source: &impl OfferingSource, request: &TabularRequest, by_t
         {
             continue;
         }
-        if c.billing
-            .iter()
-            .all(|mode| crate::rate(source, offering, *mode, None).is_none())
-        {
-            continue;
-        }
         if offering.memory < host_need || offering.vcpus < 1.0 {
             continue;
         }

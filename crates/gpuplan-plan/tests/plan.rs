@@ -9,8 +9,8 @@ use gpuplan_model::{
     Operations, Optimizer, Precision, ProviderId, ReservedDiscount, Task, UsdPerHour,
 };
 use gpuplan_plan::{
-    Constraint, Constraints, JobWeights, Objective, OfferingSource, Operational, PlanError, PlanRequest,
-    StartupOverrides, WorkloadTemplate, configure, plan, startup,
+    Constraint, Constraints, Objective, OfferingSource, Operational, PlanError, PlanRequest, StartupOverrides,
+    WorkloadTemplate, configure, plan, startup,
 };
 use proptest::prelude::*;
 use std::sync::OnceLock;
@@ -152,18 +152,12 @@ fn oracle(source: &SmallCatalog, request: &PlanRequest) -> Vec<(String, u32, Bil
                 continue;
             }
             let work = configured.estimate.training.unwrap().time_seconds.unwrap();
-            let parameters = configured.estimate.parameters;
             let boot = startup(
                 &Operations::default(),
                 &StartupOverrides::default(),
                 offering,
                 nodes,
-                JobWeights {
-                    parameters: parameters.total,
-                    trainable: parameters.trainable,
-                    precision: configured.workload.precision,
-                    task: configured.workload.task,
-                },
+                configured.job_weights(),
             );
             // Scaling out a job shorter than its start-up is refused.
             if nodes > 1 && work < boot.seconds() {

@@ -56,18 +56,12 @@ pub(super) fn evaluate_training(
             continue;
         };
         let ops = &request.operational;
-        let parameters = configured.estimate.parameters;
         let boot = startup(
             evaluator.source.operations(),
             &ops.startup,
             offering,
             nodes,
-            JobWeights {
-                parameters: parameters.total,
-                trainable: parameters.trainable,
-                precision: configured.workload.precision,
-                task: configured.workload.task,
-            },
+            configured.job_weights(),
         );
         let (training, input_note) = match fed_training(evaluator.source, ops, offering, nodes, &boot, training) {
             Ok(fed) => fed,
