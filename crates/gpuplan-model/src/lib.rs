@@ -22,6 +22,7 @@ mod diffusion_spec;
 pub mod duration;
 mod engine_settings;
 mod fabric;
+pub mod field;
 mod framework;
 mod gpu_calibration;
 mod model_spec;

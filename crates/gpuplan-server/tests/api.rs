@@ -183,6 +183,16 @@ async fn an_estimate_is_the_cli_estimate() {
     assert_eq!(estimate["workload"]["seq"], 4096);
     assert!(estimate["memory"]["per_gpu_bytes"].as_u64().unwrap() > 16_000_000_000);
     assert!(estimate["training"]["tokens_per_second"].as_f64().unwrap() > 0.0);
+    // What was chosen for the request names its JSON key, as a line and as a record.
+    let lines = estimate["defaults"].to_string();
+    assert!(lines.contains("`lora_rank` = 16"), "{lines}");
+    assert!(!lines.contains("--"), "{lines}");
+    let rank = estimate["defaulted"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["field"] == "lora_rank");
+    assert_eq!(rank.map(|d| d["value"].clone()), Some(json!("16")));
     conforms(&estimate, "EstimateJson").await;
     conforms(&body, "EstimateOptions").await;
     // Serving, with its load report.
@@ -465,7 +475,7 @@ async fn an_estimate_on_a_calibrated_gpu_follows_the_measurement() {
     let rate = |e: &Value| e["training"]["tokens_per_second"].as_f64().unwrap();
     assert!((rate(&answer) / rate(&datasheet) - 0.5).abs() < 0.01);
     assert!(
-        answer["defaults"]
+        answer["assumptions"]
             .to_string()
             .contains("calibrated on driver 550.54.15")
     );

@@ -1,7 +1,7 @@
 //! The defaults both `estimate` and `plan` fill in when a request leaves a value open; each
 //! choice is recorded in words for the answer's `defaults`.
 
-use crate::{Error, Field, RequestError};
+use crate::{Defaulted, Error, Field, RequestError};
 use gpuplan_estimate::TrainingAmount;
 use gpuplan_model::{Architecture, Engine, Framework, LoraTargets, ModelSpec, Offload, Task, TransformerSpec};
 
@@ -14,7 +14,7 @@ pub const DEFAULT_SEQUENCE: u64 = 2048;
 
 /// Tokens per sequence: as given, else 2048 capped by the model's context; a vision
 /// transformer sees its patches; models described by cited totals take 1.
-pub fn sequence(given: Option<u64>, transformer: Option<&TransformerSpec>, defaults: &mut Vec<String>) -> u64 {
+pub fn sequence(given: Option<u64>, transformer: Option<&TransformerSpec>, defaults: &mut Vec<Defaulted>) -> u64 {
     match (given, transformer) {
         (Some(seq), _) => seq,
         (None, Some(spec)) if spec.image.is_none() => {
@@ -23,7 +23,12 @@ pub fn sequence(given: Option<u64>, transformer: Option<&TransformerSpec>, defau
             } else {
                 DEFAULT_SEQUENCE
             };
-            defaults.push(format!("sequence length {chosen}"));
+            let why = if chosen < DEFAULT_SEQUENCE {
+                "the model's context, below the usual 2048"
+            } else {
+                "tokens per sequence, within the model's context"
+            };
+            defaults.push(Defaulted::new(Field::Seq, chosen, why));
             chosen
         }
         (None, Some(spec)) => spec.max_context,
@@ -36,12 +41,16 @@ pub fn output_tokens(
     given: Option<u64>,
     task: Task,
     transformer: Option<&TransformerSpec>,
-    defaults: &mut Vec<String>,
+    defaults: &mut Vec<Defaulted>,
 ) -> u64 {
     match given {
         Some(tokens) => tokens,
         None if task == Task::Inference && transformer.is_some_and(|spec| spec.generates()) => {
-            defaults.push(format!("{DEFAULT_OUTPUT_TOKENS} output tokens per request"));
+            defaults.push(Defaulted::new(
+                Field::OutputTokens,
+                DEFAULT_OUTPUT_TOKENS,
+                "generated tokens per request",
+            ));
             DEFAULT_OUTPUT_TOKENS
         }
         None => 0,
@@ -49,11 +58,15 @@ pub fn output_tokens(
 }
 
 /// The adapters' rank: as given, else 16 for LoRA and QLoRA, 0 otherwise.
-pub fn lora_rank(given: Option<u64>, task: Task, defaults: &mut Vec<String>) -> u64 {
+pub fn lora_rank(given: Option<u64>, task: Task, defaults: &mut Vec<Defaulted>) -> u64 {
     match (given, task) {
         (Some(rank), _) => rank,
         (None, Task::Lora | Task::Qlora) => {
-            defaults.push(format!("LoRA rank {DEFAULT_LORA_RANK}"));
+            defaults.push(Defaulted::new(
+                Field::LoraRank,
+                DEFAULT_LORA_RANK,
+                "PEFT and torchtune recipes use 8–16",
+            ));
             DEFAULT_LORA_RANK
         }
         (None, _) => 0,
@@ -66,7 +79,7 @@ pub fn lora_targets(
     given: Option<LoraTargets>,
     task: Task,
     framework: Option<Framework>,
-    defaults: &mut Vec<String>,
+    defaults: &mut Vec<Defaulted>,
 ) -> LoraTargets {
     match (given, task) {
         (Some(targets), _) => targets,
@@ -74,7 +87,11 @@ pub fn lora_targets(
             let targets = framework.map_or(LoraTargets::AllLinear, |f| {
                 gpuplan_estimate::calibration::framework(f).lora_targets
             });
-            defaults.push(format!("LoRA on {targets} layers"));
+            let why = match framework {
+                Some(f) => format!("the {f} recipe's layers"),
+                None => "every linear layer".to_string(),
+            };
+            defaults.push(Defaulted::new(Field::LoraTargets, targets, why));
             targets
         }
         (None, _) => LoraTargets::AllLinear,
@@ -132,7 +149,7 @@ pub fn training_amount(
 /// then runs through PyTorch's fused `scaled_dot_product_attention` unless told otherwise).
 /// Serving engine for `task` unless the user names one: vLLM (continuous batching) for
 /// models that generate text, diffusers on PyTorch for diffusion, PyTorch for the rest.
-pub fn engine(given: Option<Engine>, task: Task, model: &ModelSpec, defaults: &mut Vec<String>) -> Engine {
+pub fn engine(given: Option<Engine>, task: Task, model: &ModelSpec, defaults: &mut Vec<Defaulted>) -> Engine {
     if let Some(engine) = given {
         return engine;
     }
@@ -143,14 +160,14 @@ pub fn engine(given: Option<Engine>, task: Task, model: &ModelSpec, defaults: &m
     let (engine, why) = if generates {
         (
             Engine::Vllm,
-            "continuous batching; --engine sglang, tensorrt-llm, tgi or pytorch to change",
+            "continuous batching; sglang, tensorrt-llm, tgi and pytorch are the others",
         )
     } else if is_diffusion(model) {
         (Engine::Pytorch, "diffusers")
     } else {
         (Engine::Pytorch, "dynamic batching of single forward passes")
     };
-    defaults.push(format!("engine {engine} ({why})"));
+    defaults.push(Defaulted::new(Field::Engine, engine, why));
     engine
 }
 

@@ -1,5 +1,5 @@
-use crate::field::{Field, Naming};
 use crate::request_error::RequestError;
+use crate::{Field, Naming};
 use gpuplan_catalog::{CatalogError, LookupError};
 
 /// How a run ended, as the process exit code every front end reports.

@@ -1,7 +1,7 @@
 //! `estimate`: a user's description of a workload, with defaults filled in and said, run
 //! through the estimators.
 
-use crate::{Error, applicability, defaults};
+use crate::{Defaulted, Error, Field, Naming, applicability, defaults};
 use gpuplan_catalog::Catalog;
 use gpuplan_estimate::serving::{self, LoadReport};
 use gpuplan_estimate::{Cluster, Estimate};
@@ -193,7 +193,7 @@ pub struct EstimateAnswer {
     pub gpus_per_node: u32,
     pub estimate: Estimate,
     /// Every value chosen for the user, with why.
-    pub defaults: Vec<String>,
+    pub defaults: Vec<Defaulted>,
     /// How names were resolved.
     pub notes: Vec<String>,
     /// Share of each GPU's memory kept free when judging the fit.
@@ -208,7 +208,7 @@ pub struct EstimateAnswer {
 
 impl EstimateAnswer {
     /// The answer as the documented JSON (`estimate --format json`, `POST /api/v1/estimate`).
-    pub fn wire(&self) -> gpuplan_emit::wire::EstimateJson {
+    pub fn wire(&self, naming: Naming) -> gpuplan_emit::wire::EstimateJson {
         gpuplan_emit::wire::EstimateJson::new(
             &self.model,
             &self.accelerator,
@@ -216,8 +216,8 @@ impl EstimateAnswer {
             self.gpus_per_node,
             &self.workload,
             &self.estimate,
-            &self.defaults,
         )
+        .with_defaults(&self.defaults, naming)
         .with_margin(self.memory_margin, self.nearest_fit.clone())
         .with_serving(self.serving.clone())
     }
@@ -241,10 +241,14 @@ fn estimate_on(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateA
     if resolved.note.is_some() {
         notes.push(format!("`{}` means {}", request.gpu, accelerator.id));
     }
+    let calibration = crate::calibrate::calibration_note(catalog, Some(&accelerator.id));
     let mut defaults = Vec::new();
-    defaults.extend(crate::calibrate::calibration_note(catalog, Some(&accelerator.id)));
     if request.gpus_per_node.is_none() && gpus > 1 {
-        defaults.push(format!("{gpus_per_node} GPUs per node"));
+        defaults.push(Defaulted::new(
+            Field::GpusPerNode,
+            gpus_per_node,
+            "up to 8 per node, as most GPU servers have",
+        ));
     }
     check_software(catalog, request, &accelerator, &mut defaults)?;
     let template = estimate_template(request, &model, &accelerator, &mut defaults)?;
@@ -258,7 +262,7 @@ fn estimate_on(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateA
     let amount = defaults::training_amount(request.tokens, request.epochs, request.dataset_size)?;
     let memory_margin = request.memory_margin.unwrap_or(gpuplan_plan::DEFAULT_MEMORY_MARGIN);
     let configured = configure(&model, &accelerator, &template, cluster, amount, memory_margin)?;
-    let Some(Configured { workload, estimate }) = configured else {
+    let Some(Configured { workload, mut estimate }) = configured else {
         return Err(Error::invalid(
             format!("the batch cannot be spread over {gpus} GPUs in any layout"),
             Some("use a --batch that is a multiple of the data-parallel replicas".to_string()),
@@ -268,6 +272,7 @@ fn estimate_on(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateA
         Architecture::Transformer(spec) => Some(spec),
         Architecture::Cited(_) => None,
     };
+    estimate.assumptions.splice(0..0, calibration);
     let layouts = layout_candidates(&template, transformer, gpus, gpus_per_node).len();
     chosen_layout_defaults(request, &workload, layouts, gpus, &mut defaults);
     let fits = fits_with(&estimate, memory_margin);
@@ -410,12 +415,12 @@ fn check_software(
     catalog: &Catalog,
     request: &WorkloadRequest,
     accelerator: &gpuplan_model::Accelerator,
-    defaults: &mut Vec<String>,
+    defaults: &mut Vec<Defaulted>,
 ) -> Result<(), Error> {
     let task = request.task;
     if !request.framework_builds.is_empty() {
         if request.framework.is_none() && task.is_training() {
-            defaults.push(crate::software_fit::no_recipe_line(&request.framework_builds));
+            defaults.push(crate::software_fit::no_recipe(&request.framework_builds));
         }
         let mut checked = Vec::new();
         let outside = crate::software_fit::not_running(catalog, None, &request.framework_builds, &mut checked)?;
@@ -438,7 +443,7 @@ fn estimate_template(
     request: &WorkloadRequest,
     model: &ModelSpec,
     accelerator: &gpuplan_model::Accelerator,
-    defaults: &mut Vec<String>,
+    defaults: &mut Vec<Defaulted>,
 ) -> Result<WorkloadTemplate, Error> {
     let task = request.task;
     let transformer = match &model.architecture {
@@ -453,9 +458,10 @@ fn estimate_template(
             } else {
                 Precision::Fp16
             };
-            defaults.push(format!(
-                "precision {chosen} (what {} computes fastest in 16 bits)",
-                accelerator.id
+            defaults.push(Defaulted::new(
+                Field::Precision,
+                chosen,
+                format!("what {} computes fastest in 16 bits", accelerator.id),
             ));
             chosen
         }
@@ -465,21 +471,25 @@ fn estimate_template(
     let output_tokens = defaults::output_tokens(request.output_tokens, task, transformer, defaults);
     let flash_attention = request.flash_attention.unwrap_or_else(|| {
         if crate::defaults::is_diffusion(model) {
-            defaults.push("fused attention on (PyTorch scaled_dot_product_attention, diffusers' default)".to_string());
+            defaults.push(Defaulted::new(
+                Field::FlashAttention,
+                true,
+                "fused attention: PyTorch scaled_dot_product_attention, diffusers' default",
+            ));
             return true;
         }
         if transformer.is_none() {
             return false;
         }
         let on = accelerator.is_ampere_or_newer();
-        defaults.push(format!(
-            "flash attention {} ({})",
-            if on { "on" } else { "off" },
+        defaults.push(Defaulted::new(
+            Field::FlashAttention,
+            on,
             if on {
                 "compute capability 8.0 or newer"
             } else {
                 "needs compute capability 8.0"
-            }
+            },
         ));
         on
     });
@@ -524,7 +534,7 @@ fn chosen_layout_defaults(
     workload: &gpuplan_model::Workload,
     layouts: usize,
     gpus: u32,
-    defaults: &mut Vec<String>,
+    defaults: &mut Vec<Defaulted>,
 ) {
     let task = request.task;
     let zeros = if task.is_training() && gpus > 1 && !matches!(task, Task::Lora | Task::Qlora) {
@@ -534,28 +544,42 @@ fn chosen_layout_defaults(
     };
     let checkpointings = if task.is_training() { 2 } else { 1 };
     if request.tp.is_none() && layouts > 1 {
-        defaults.push(format!(
-            "tensor parallel {} (chosen for speed among layouts that fit)",
-            workload.layout.tp
+        defaults.push(Defaulted::new(
+            Field::Tp,
+            workload.layout.tp,
+            "chosen for speed among layouts that fit",
         ));
     }
     if request.pp.is_none() && layouts > 1 {
-        defaults.push(format!("pipeline parallel {}", workload.layout.pp));
+        defaults.push(Defaulted::new(Field::Pp, workload.layout.pp, "the layout chosen"));
     }
     if request.zero.is_none() && zeros > 1 {
-        defaults.push(format!("ZeRO stage {} (the lowest that fits)", workload.layout.zero));
+        defaults.push(Defaulted::new(
+            Field::Zero,
+            workload.layout.zero,
+            "the lowest stage that fits",
+        ));
     }
     if request.checkpointing.is_none() && checkpointings > 1 {
-        defaults.push(format!(
-            "{} activation recomputation (the least that fits)",
-            workload.checkpointing
+        defaults.push(Defaulted::new(
+            Field::Checkpointing,
+            workload.checkpointing,
+            "the least activation recomputation that fits",
         ));
     }
     if request.micro_batch.is_none() && task.is_training() {
-        defaults.push(format!("micro-batch {} (the fastest that fits)", workload.micro_batch));
+        defaults.push(Defaulted::new(
+            Field::MicroBatch,
+            workload.micro_batch,
+            "the fastest that fits",
+        ));
     }
     if task.is_training() && request.optimizer.is_none() {
-        defaults.push(format!("optimizer {}", workload.optimizer));
+        defaults.push(Defaulted::new(
+            Field::Optimizer,
+            workload.optimizer,
+            "the usual optimizer for these models",
+        ));
     }
 }
 

@@ -376,7 +376,7 @@ fn parameters(model: &ModelSpec) -> u64 {
     }
 }
 
-fn trainable_parameters(model: &ModelSpec, query: &crate::PlanQuery, notes: &mut Vec<String>) -> u64 {
+fn trainable_parameters(model: &ModelSpec, query: &crate::PlanQuery, notes: &mut Vec<crate::Defaulted>) -> u64 {
     match (&model.architecture, query.task) {
         (Architecture::Transformer(spec), Task::Lora | Task::Qlora) => {
             let rank = crate::defaults::lora_rank(query.lora_rank, query.task, notes);

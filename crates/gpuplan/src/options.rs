@@ -814,3 +814,64 @@ mod tests {
         assert!(error.to_string().starts_with("--framework: "), "{error}");
     }
 }
+
+#[cfg(test)]
+mod field_reach {
+    use super::*;
+
+    /// The property names of a request type's schema, its own and those it flattens in.
+    fn properties<T: utoipa::PartialSchema>() -> Vec<String> {
+        let schema = serde_json::to_value(T::schema()).unwrap();
+        let mut names = Vec::new();
+        let parts = schema["allOf"]
+            .as_array()
+            .cloned()
+            .unwrap_or_else(|| vec![schema.clone()]);
+        for part in parts.iter().chain([&schema]) {
+            if let Some(map) = part["properties"].as_object() {
+                names.extend(map.keys().cloned());
+            }
+        }
+        names
+    }
+
+    /// Every field is a key of some API request, and a plan's are keys of job files too;
+    /// every key of those requests is a field (a knob cannot be added without being declared
+    /// here).
+    #[test]
+    fn every_field_is_reachable_from_the_api_and_job_files() {
+        use super::{EstimateOptions, PlanOptions, WorkloadOptions};
+        use crate::{CostOptions, EnergyOptions, EngineKnobs, InstancesOptions};
+        let api: Vec<String> = [
+            properties::<WorkloadOptions>(),
+            properties::<EngineKnobs>(),
+            properties::<EstimateOptions>(),
+            properties::<PlanOptions>(),
+            properties::<CostOptions>(),
+            properties::<EnergyOptions>(),
+            properties::<InstancesOptions>(),
+        ]
+        .concat();
+        let plan: Vec<String> = [
+            properties::<WorkloadOptions>(),
+            properties::<EngineKnobs>(),
+            properties::<PlanOptions>(),
+        ]
+        .concat();
+        let job_file = crate::option_names();
+        for field in Field::ALL {
+            let key = field.key().to_string();
+            assert!(api.contains(&key), "{key}: no API request has it");
+            if plan.contains(&key) {
+                assert!(job_file.contains(&key), "{key}: a plan field job files refuse");
+            }
+        }
+        for key in api.iter().chain(&job_file) {
+            let aliased = FIELD_ALIASES.iter().any(|(alias, _)| alias == key);
+            assert!(
+                aliased || Field::ALL.iter().any(|f| f.key() == key),
+                "`{key}` is a request key no Field declares"
+            );
+        }
+    }
+}

@@ -1,7 +1,7 @@
 //! `plan`: a workload and its constraints, searched over the catalog's offerings.
 
 use crate::estimate_workload::ModelSource;
-use crate::{Error, defaults, resolve};
+use crate::{Defaulted, Error, Field, Naming, defaults, resolve};
 use gpuplan_catalog::Catalog;
 use gpuplan_model::{
     AcceleratorId, Architecture, BillingMode, Checkpointing, Engine, Framework, ImageSettings, KvCacheDtype,
@@ -133,7 +133,16 @@ impl PlanQuery {
 pub struct PlanAnswer {
     pub model: ModelSpec,
     pub plan: Plan,
-    pub defaults: Vec<String>,
+    /// Every value chosen because the query left it open, with why.
+    pub defaults: Vec<Defaulted>,
+}
+
+impl PlanAnswer {
+    /// The answer as the documented JSON (`plan --format json`, `POST /api/v1/plan`), its
+    /// defaults in the front end's words.
+    pub fn wire(&self, naming: Naming) -> gpuplan_emit::wire::PlanJson {
+        gpuplan_emit::wire::PlanJson::new(&self.plan, &self.defaults, naming)
+    }
 }
 
 /// A plan with no feasible configuration, explained.
@@ -156,14 +165,11 @@ fn plan_on(catalog: &Catalog, query: &PlanQuery) -> Result<Result<PlanAnswer, Bo
     let model = resolve::model(catalog, &query.model)?;
     crate::applicability::check_plan_query(query, &model)?;
     check_plan_numbers(query)?;
+    let mut notes: Vec<String> = crate::calibrate::calibration_note(catalog, None)
+        .into_iter()
+        .chain(your_prices_note(catalog))
+        .collect();
     let mut defaults = Vec::new();
-    defaults.extend(crate::calibrate::calibration_note(catalog, None));
-    if let Some(yours) = catalog.your_prices() {
-        defaults.push(format!(
-            "your prices from {} for {} offerings; list prices elsewhere",
-            yours.file, yours.offerings
-        ));
-    }
     let (template, precisions) = template_for(query, &model, &mut defaults)?;
     let amount = if query.task.is_training() {
         defaults::training_amount(query.tokens, query.epochs, query.dataset_size)?
@@ -172,10 +178,14 @@ fn plan_on(catalog: &Catalog, query: &PlanQuery) -> Result<Result<PlanAnswer, Bo
     };
     let operational = operational_for(catalog, query, &model, &mut defaults)?;
     if query.task.is_training() && amount.is_none() {
-        defaults.push("no --tokens or --epochs: ranked by cost per token, no total".to_string());
+        defaults.push(Defaulted::new(
+            Field::Tokens,
+            "none",
+            "no amount of training given: ranked by cost per token, no total",
+        ));
     }
     serving_defaults(query, &mut defaults);
-    let constraints = constraints_for(catalog, query, &template, &mut defaults)?;
+    let constraints = constraints_for(catalog, query, &template, &mut defaults, &mut notes)?;
     let request = PlanRequest {
         model: &model,
         template,
@@ -188,11 +198,14 @@ fn plan_on(catalog: &Catalog, query: &PlanQuery) -> Result<Result<PlanAnswer, Bo
         cancel: query.cancel.clone(),
     };
     match gpuplan_plan::plan(catalog, &request) {
-        Ok(plan) => Ok(Ok(PlanAnswer {
-            model: model.clone(),
-            plan,
-            defaults,
-        })),
+        Ok(mut plan) => {
+            plan.assumptions.splice(0..0, notes);
+            Ok(Ok(PlanAnswer {
+                model: model.clone(),
+                plan,
+                defaults,
+            }))
+        }
         Err(PlanError::Infeasible(infeasible)) => Ok(Err(infeasible)),
         Err(PlanError::Invalid(message)) => Err(Error::invalid(message, None)),
         Err(PlanError::Cancelled) => Err(Error::Cancelled),
@@ -260,7 +273,7 @@ fn check_plan_numbers(query: &PlanQuery) -> Result<(), Error> {
 fn template_for(
     query: &PlanQuery,
     model: &ModelSpec,
-    defaults: &mut Vec<String>,
+    defaults: &mut Vec<Defaulted>,
 ) -> Result<(WorkloadTemplate, Vec<Precision>), Error> {
     let transformer = match &model.architecture {
         Architecture::Transformer(spec) => Some(spec),
@@ -268,14 +281,15 @@ fn template_for(
     };
     let task = query.task;
     let precisions = if query.precisions.is_empty() {
-        defaults.push(
+        defaults.push(Defaulted::new(
+            Field::Precision,
+            Precision::Bf16,
             if task == Task::Inference {
-                "precision bf16 (fp16 on GPUs without bf16); add --precision fp8,int8,int4 to allow quantisation"
+                "fp16 on GPUs without bf16; list fp8, int8 or int4 too to allow quantisation"
             } else {
-                "precision bf16 (fp16 on GPUs without bf16); add --precision bf16,fp8 to allow fp8 training"
-            }
-            .to_string(),
-        );
+                "fp16 on GPUs without bf16; list fp8 too to allow fp8 training"
+            },
+        ));
         vec![Precision::Bf16]
     } else {
         query.precisions.clone()
@@ -290,7 +304,11 @@ fn template_for(
         (Some(batch), _) => Some(batch),
         (None, Task::Inference) => None,
         (None, _) => {
-            defaults.push("global batch 256 sequences (samples)".to_string());
+            defaults.push(Defaulted::new(
+                Field::Batch,
+                256,
+                "sequences (samples) per optimizer step",
+            ));
             Some(256)
         }
     };
@@ -330,7 +348,7 @@ fn operational_for(
     catalog: &Catalog,
     query: &PlanQuery,
     model: &ModelSpec,
-    defaults: &mut Vec<String>,
+    defaults: &mut Vec<Defaulted>,
 ) -> Result<gpuplan_plan::Operational, Error> {
     let task = query.task;
     let mut operational = query.operational.clone();
@@ -343,8 +361,10 @@ fn operational_for(
         check_pipeline(catalog, operational.input.pipeline.as_deref())?;
         let pipeline = operational.input.pipeline.as_deref().unwrap_or(DEFAULT_PIPELINE);
         if operational.input.pipeline.is_none() {
-            defaults.push(format!(
-                "input pipeline {pipeline} (DataLoader workers on the vCPUs; --input-pipeline dali decodes on the GPU)"
+            defaults.push(Defaulted::new(
+                Field::InputPipeline,
+                pipeline,
+                "DataLoader workers on the vCPUs; dali decodes on the GPU",
             ));
         }
         // Image datasets are copied to each node before training starts.
@@ -353,35 +373,37 @@ fn operational_for(
         }
     }
     if operational.stacks.is_empty() {
-        defaults.push(
-            "every software stack that runs the request (CUDA, ROCm, Neuron, XLA); --stack restricts".to_string(),
-        );
+        defaults.push(Defaulted::new(
+            Field::Stack,
+            "any",
+            "every software stack that runs the request (CUDA, ROCm, Neuron, XLA)",
+        ));
     }
     Ok(operational)
 }
 
 /// The defaults a serving plan's load and targets were read with.
-fn serving_defaults(query: &PlanQuery, defaults: &mut Vec<String>) {
+fn serving_defaults(query: &PlanQuery, defaults: &mut Vec<Defaulted>) {
     if query.task != Task::Inference {
         return;
     }
     let online_load = query.serving.qps.is_some() || query.serving.concurrency.is_some();
     if !online_load && query.dataset_size.is_none() {
-        defaults.push("no --qps: one replica".to_string());
+        defaults.push(Defaulted::new(Field::Qps, "none", "no load given: one replica"));
     }
     if online_load && query.serving.headroom.is_none() {
-        defaults.push(format!(
-            "--headroom {}: each replica planned at {:.0} % of its goodput",
+        defaults.push(Defaulted::new(
+            Field::Headroom,
             gpuplan_plan::DEFAULT_SERVING_HEADROOM,
-            (1.0 - gpuplan_plan::DEFAULT_SERVING_HEADROOM) * 100.0
+            format!(
+                "each replica planned at {:.0} % of its goodput",
+                (1.0 - gpuplan_plan::DEFAULT_SERVING_HEADROOM) * 100.0
+            ),
         ));
     }
-    for (field, target) in [
-        (crate::Field::Ttft, query.serving.ttft),
-        (crate::Field::Tpot, query.serving.tpot),
-    ] {
+    for (field, target) in [(Field::Ttft, query.serving.ttft), (Field::Tpot, query.serving.tpot)] {
         if let Some(target) = target.filter(|t| t.percentile == gpuplan_model::DEFAULT_TARGET_PERCENTILE) {
-            defaults.push(format!("{field} {target} (a bare target is the 90th percentile)"));
+            defaults.push(Defaulted::new(field, target, "a bare target is the 90th percentile"));
         }
     }
 }
@@ -392,7 +414,8 @@ fn constraints_for(
     catalog: &Catalog,
     query: &PlanQuery,
     template: &WorkloadTemplate,
-    defaults: &mut Vec<String>,
+    defaults: &mut Vec<Defaulted>,
+    notes: &mut Vec<String>,
 ) -> Result<Constraints, Error> {
     let resolve_gpus = |names: &[String]| -> Result<Vec<AcceleratorId>, Error> {
         let mut ids = Vec::new();
@@ -407,11 +430,10 @@ fn constraints_for(
     let gpus = resolve_gpus(&query.gpus)?;
     let mut excluded = resolve_gpus(&query.exclude_gpus)?;
     if query.framework.is_none() && query.task.is_training() && !query.framework_builds.is_empty() {
-        defaults.push(crate::software_fit::no_recipe_line(&query.framework_builds));
+        defaults.push(crate::software_fit::no_recipe(&query.framework_builds));
     }
     if query.cuda.is_some() || !query.framework_builds.is_empty() {
-        let outside =
-            crate::software_fit::not_running(catalog, query.cuda.as_deref(), &query.framework_builds, defaults)?;
+        let outside = crate::software_fit::not_running(catalog, query.cuda.as_deref(), &query.framework_builds, notes)?;
         if !gpus.is_empty() && gpus.iter().all(|g| outside.contains(g)) {
             return Err(Error::invalid(
                 format!(
@@ -433,9 +455,10 @@ fn constraints_for(
         exclude_gpus: excluded,
         billing: query.billing.clone(),
         max_gpus: query.max_gpus.unwrap_or_else(|| {
-            defaults.push(format!(
-                "at most {} GPUs (--max-gpus): larger clusters need capacity reservations",
-                gpuplan_plan::DEFAULT_MAX_GPUS
+            defaults.push(Defaulted::new(
+                Field::MaxGpus,
+                gpuplan_plan::DEFAULT_MAX_GPUS,
+                "larger clusters need capacity reservations",
             ));
             gpuplan_plan::DEFAULT_MAX_GPUS
         }),
@@ -461,7 +484,7 @@ pub struct TabularQuery {
 }
 
 /// Priced options (cheapest or fastest first), the defaults chosen, the assumptions.
-pub type TabularAnswer = (Vec<gpuplan_plan::TabularOption>, Vec<String>, Vec<String>);
+pub type TabularAnswer = (Vec<gpuplan_plan::TabularOption>, Vec<Defaulted>, Vec<String>);
 
 /// The priced options for a tabular job, cheapest (or fastest) first, with the defaults and
 /// assumptions behind them.
@@ -475,16 +498,11 @@ pub fn plan_tabular_workload(catalog: &Catalog, query: &TabularQuery) -> Result<
         return Err(crate::defaults::at_least_one(field, crate::defaults::shown(value)));
     }
     let mut defaults = Vec::new();
-    if let Some(yours) = catalog.your_prices() {
-        defaults.push(format!(
-            "your prices from {} for {} offerings; list prices elsewhere",
-            yours.file, yours.offerings
-        ));
-    }
     let rounds = query.rounds.unwrap_or_else(|| {
-        defaults.push(format!(
-            "{} boosting rounds (XGBoost's default)",
-            gpuplan_plan::DEFAULT_BOOSTING_ROUNDS
+        defaults.push(Defaulted::new(
+            Field::Rounds,
+            gpuplan_plan::DEFAULT_BOOSTING_ROUNDS,
+            "XGBoost's default",
         ));
         gpuplan_plan::DEFAULT_BOOSTING_ROUNDS
     });
@@ -503,7 +521,8 @@ pub fn plan_tabular_workload(catalog: &Catalog, query: &TabularQuery) -> Result<
         constraints,
     };
     let options = gpuplan_plan::plan_tabular(catalog, &request, query.by_time);
-    let assumptions = vec![
+    let mut assumptions: Vec<String> = your_prices_note(catalog).into_iter().collect();
+    assumptions.extend([
         format!(
             "gradient-boosted trees: {:.0e} row·feature·rounds per second per vCPU (hist), {:.1e} on a V100 scaled by memory bandwidth (gpu_hist); ±50 %",
             gpuplan_plan::CPU_CELL_ROUNDS_PER_VCPU_SECOND,
@@ -514,8 +533,18 @@ pub fn plan_tabular_workload(catalog: &Catalog, query: &TabularQuery) -> Result<
             gpuplan_plan::TABULAR_FIXED_SECONDS
         ),
         "single-GPU instances only for GPU boosting; host RAM must hold 3× the float matrix".to_string(),
-    ];
+    ]);
     Ok((options, defaults, assumptions))
+}
+
+/// Where the user's own prices replace list prices.
+fn your_prices_note(catalog: &Catalog) -> Option<String> {
+    catalog.your_prices().map(|yours| {
+        format!(
+            "your prices from {} for {} offerings; list prices elsewhere",
+            yours.file, yours.offerings
+        )
+    })
 }
 
 /// Refuses an input pipeline the catalog has no decode rate for.

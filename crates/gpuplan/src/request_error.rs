@@ -2,7 +2,7 @@
 //! values involved. Each front end renders it in its own words (flags on the command line,
 //! keys in job files and API answers), and API clients match on the code and the field.
 
-use crate::field::{Field, Naming, Phrase};
+use crate::{Field, Naming, Phrase};
 
 /// One field of a request refused, and why.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

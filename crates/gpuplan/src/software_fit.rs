@@ -1,7 +1,7 @@
 //! Which accelerators a job's software runs on: the CUDA release it is built with and the
 //! framework builds it needs (`pytorch==2.5`, `vllm==0.8`), from the compatibility data.
 
-use crate::{Error, Field, RequestError};
+use crate::{Defaulted, Error, Field, RequestError};
 use gpuplan_catalog::Catalog;
 use gpuplan_catalog::compatibility::{Compatibility, FrameworkBuild, Version};
 use gpuplan_model::{Accelerator, AcceleratorId, Framework};
@@ -24,12 +24,13 @@ impl std::fmt::Display for SoftwareBuild {
 }
 
 /// The line a training answer carries when `--framework` named builds but no recipe.
-pub fn no_recipe_line(builds: &[SoftwareBuild]) -> String {
+pub fn no_recipe(builds: &[SoftwareBuild]) -> Defaulted {
     let named: Vec<String> = builds.iter().map(ToString::to_string).collect();
-    format!(
-        "--framework {} only limits the GPUs to those it runs on; memory and speed are modelled without a \
-         training recipe's defaults (add one: torchtune, megatron, …)",
-        named.join(",")
+    Defaulted::new(
+        Field::Framework,
+        named.join(","),
+        "no training recipe: the builds only limit the GPUs to those they run on, and memory and speed are \
+         modelled without a recipe's defaults (add one: torchtune, megatron, …)",
     )
 }
 

@@ -144,7 +144,8 @@ fn a_plan_for_a_cuda_release_leaves_out_what_it_does_not_compile_for() {
     }
     assert!(
         answer
-            .defaults
+            .plan
+            .assumptions
             .iter()
             .any(|d| d.starts_with("--cuda 13.0 compiles for compute capability 7.5"))
     );
@@ -179,10 +180,11 @@ fn a_serving_plan_leaves_out_the_gpus_its_engine_build_does_not_run_on() {
     }
     assert!(
         answer
-            .defaults
+            .plan
+            .assumptions
             .iter()
             .any(|d| d.starts_with("tensorrt-llm==1.0 runs on compute capability 8.0+")),
         "{:?}",
-        answer.defaults
+        answer.plan.assumptions
     );
 }

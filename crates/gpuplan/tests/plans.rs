@@ -175,7 +175,11 @@ fn a_tabular_model_gets_a_cpu_instance() {
     let (options, defaults, _) = plan_tabular_workload(catalog(), &query).unwrap();
     assert!(options[0].gpu.is_none(), "{:?}", options[0]);
     assert_eq!(options[0].gpus, 0);
-    assert!(defaults.iter().any(|d| d.contains("100 boosting rounds")));
+    assert!(
+        defaults
+            .iter()
+            .any(|d| d.field == gpuplan::Field::Rounds && d.value == "100")
+    );
     // A GPU is offered too, and is faster, but does not pay for itself.
     let gpu = options.iter().find(|o| o.gpu.is_some()).unwrap();
     assert!(gpu.time_seconds < options[0].time_seconds && gpu.total_usd > options[0].total_usd);

@@ -4,7 +4,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use gpuplan::emit::wire::PlanJson;
 use gpuplan::model::{BillingMode, Task};
 use gpuplan::planner::{Objective, ServingTargets};
 use gpuplan::{
@@ -25,7 +24,7 @@ fn query(model: &str, task: Task) -> PlanQuery {
 /// The plan as `gpuplan plan --format json` prints it.
 fn plan(query: &PlanQuery) -> Value {
     match plan_workload(catalog(), query).unwrap() {
-        Ok(answer) => serde_json::to_value(PlanJson::new(&answer.plan, &answer.defaults)).unwrap(),
+        Ok(answer) => serde_json::to_value(answer.wire(gpuplan::Naming::Flags)).unwrap(),
         Err(infeasible) => panic!("infeasible: {:?} {:?}", infeasible.suggestion, infeasible.nearest),
     }
 }
@@ -179,8 +178,16 @@ fn imagenet_staging_counts_in_the_start_up_of_vision_training() {
 #[test]
 fn the_default_size_limit_is_stated() {
     let p = plan(&lora_8b());
-    let defaults = p["defaults"].as_array().unwrap();
-    assert!(defaults.iter().any(|d| d.as_str().unwrap().contains("at most 64 GPUs")));
+    let defaulted = p["defaulted"].as_array().unwrap();
+    assert!(
+        defaulted.iter().any(|d| d["field"] == "max_gpus" && d["value"] == "64"),
+        "{defaulted:?}"
+    );
+    let lines = p["defaults"].to_string();
+    assert!(
+        lines.contains("--max-gpus 64 (larger clusters need capacity reservations)"),
+        "{lines}"
+    );
     for r in recommendations(&p) {
         assert!(r["gpus"].as_u64().unwrap() <= 64);
     }
@@ -657,7 +664,7 @@ mod your_prices {
 
     fn plan_with(catalog: &Catalog, query: &PlanQuery) -> Value {
         match plan_workload(catalog, query).unwrap() {
-            Ok(answer) => serde_json::to_value(PlanJson::new(&answer.plan, &answer.defaults)).unwrap(),
+            Ok(answer) => serde_json::to_value(answer.wire(gpuplan::Naming::Flags)).unwrap(),
             Err(infeasible) => panic!("infeasible: {:?}", infeasible.suggestion),
         }
     }

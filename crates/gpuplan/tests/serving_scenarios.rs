@@ -6,7 +6,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use gpuplan::emit::wire::PlanJson;
 use gpuplan::model::{LatencyTarget, RequestMix, RequestShape, Task};
 use gpuplan::planner::ServingTargets;
 use gpuplan::{Catalog, ModelSource, PlanQuery, ServingQuestion, WorkloadRequest, estimate_workload, plan_workload};
@@ -20,7 +19,7 @@ fn catalog() -> &'static Catalog {
 
 fn plan(query: &PlanQuery) -> Value {
     match plan_workload(catalog(), query).unwrap() {
-        Ok(answer) => serde_json::to_value(PlanJson::new(&answer.plan, &answer.defaults)).unwrap(),
+        Ok(answer) => serde_json::to_value(answer.wire(gpuplan::Naming::Flags)).unwrap(),
         Err(infeasible) => panic!("infeasible: {:?} {:?}", infeasible.suggestion, infeasible.nearest),
     }
 }
@@ -160,7 +159,13 @@ fn llm_serving_defaults_to_vllm_and_says_so() {
         .iter()
         .map(|d| d.as_str().unwrap())
         .collect();
-    assert!(defaults.iter().any(|d| d.starts_with("engine vllm")), "{defaults:?}");
+    assert!(defaults.iter().any(|d| d.starts_with("--engine vllm")), "{defaults:?}");
+    let engine = p["defaulted"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["field"] == "engine");
+    assert_eq!(engine.map(|d| d["value"].clone()), Some("vllm".into()));
     assert!(defaults.iter().any(|d| d.contains("90th percentile")), "{defaults:?}");
 }
 

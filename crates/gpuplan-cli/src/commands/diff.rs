@@ -101,11 +101,21 @@ fn compare(before: &Value, after: &Value) -> PlanDiff {
         field(key, first(before, key), first(after, key));
     }
     let lines = |plan: &Value| -> BTreeSet<String> {
-        ["defaults", "assumptions"]
-            .iter()
-            .flat_map(|k| plan[*k].as_array().cloned().unwrap_or_default())
-            .filter_map(|v| v.as_str().map(str::to_string))
-            .collect()
+        let strings = |key: &str| {
+            plan[key]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+        };
+        // The records, rendered the command line's way, so that an answer saved from the API
+        // compares equal to the same answer saved from the CLI; older saves have only lines.
+        let defaults: Vec<String> = match plan["defaulted"].as_array() {
+            Some(records) => records.iter().filter_map(defaulted_line).collect(),
+            None => strings("defaults").collect(),
+        };
+        defaults.into_iter().chain(strings("assumptions")).collect()
     };
     let (x, y) = (lines(before), lines(after));
     PlanDiff {
@@ -114,6 +124,13 @@ fn compare(before: &Value, after: &Value) -> PlanDiff {
         assumptions_added: y.difference(&x).cloned().collect(),
         assumptions_removed: x.difference(&y).cloned().collect(),
     }
+}
+
+/// A `defaulted` record as the command line writes it.
+fn defaulted_line(record: &Value) -> Option<String> {
+    let field = gpuplan::Field::from_key(record["field"].as_str()?)?;
+    let chosen = gpuplan::Defaulted::new(field, record["value"].as_str()?, record["why"].as_str()?);
+    Some(chosen.render(gpuplan::Naming::Flags))
 }
 
 /// `after` against `before`: `+12.5 %`.
@@ -200,5 +217,20 @@ mod tests {
         assert!(text.contains("total_usd: 100.0 → 40.0 (-60.0 %)"), "{text}");
         assert!(text.contains("+ b"), "{text}");
         assert_eq!(report(&compare(&before, &before)), "no change\n");
+    }
+
+    /// The API writes its default lines with keys, the command line with flags: the records
+    /// behind them are what is compared.
+    #[test]
+    fn an_api_answer_and_a_cli_answer_with_the_same_defaults_do_not_differ() {
+        let record = json!({"field": "lora_rank", "value": "16", "why": "PEFT and torchtune recipes use 8–16"});
+        let cli = json!({"recommendations": [], "request": {}, "assumptions": [],
+            "defaults": ["--lora-rank 16 (PEFT and torchtune recipes use 8–16)"], "defaulted": [record]});
+        let api = json!({"recommendations": [], "request": {}, "assumptions": [],
+            "defaults": ["`lora_rank` = 16 (PEFT and torchtune recipes use 8–16)"], "defaulted": [record]});
+        assert_eq!(report(&compare(&cli, &api)), "no change\n");
+        let mut other = api.clone();
+        other["defaulted"][0]["value"] = json!("64");
+        assert!(report(&compare(&cli, &other)).contains("+ --lora-rank 64"));
     }
 }

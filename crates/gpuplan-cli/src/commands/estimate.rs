@@ -52,7 +52,7 @@ pub fn run(catalog: &Catalog, args: &EstimateArgs, format: OutputFormat) -> Resu
     for note in &answer.notes {
         output::eprintln_note(note);
     }
-    let wire = answer.wire();
+    let wire = answer.wire(gpuplan::Naming::Flags);
     match format {
         OutputFormat::Table => output::text(&estimate_report(&wire)),
         OutputFormat::Json => output::json(&wire)?,

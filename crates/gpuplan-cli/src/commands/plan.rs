@@ -29,7 +29,7 @@ fn run_tabular(
         }
         return Ok(ExitStatus::Infeasible);
     }
-    let wire = PlanJson::from_tabular(&options, args.top, &defaults, &assumptions);
+    let wire = PlanJson::from_tabular(&options, args.top, &defaults, gpuplan::Naming::Flags, &assumptions);
     match format {
         OutputFormat::Json => output::json(&wire)?,
         OutputFormat::Table => {
@@ -128,7 +128,7 @@ pub fn run(catalog: &Catalog, args: &PlanArgs, format: OutputFormat, money: &Mon
     let online_serving = task == Task::Inference && options.workload.dataset_size.is_none();
     match plan_workload(catalog, &query).map_err(from_file)? {
         Ok(answer) => {
-            let mut wire = PlanJson::new(&answer.plan, &answer.defaults);
+            let mut wire = answer.wire(gpuplan::Naming::Flags);
             wire.request = serde_json::to_value(&options).ok();
             if let Some(target) = args.export {
                 return super::export::write(catalog, &wire, target, &args.export_settings);

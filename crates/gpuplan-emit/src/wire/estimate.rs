@@ -19,8 +19,12 @@ pub struct EstimateJson {
     pub image: Option<ImageSummary>,
     #[schema(value_type = Object)]
     pub uncertainty: Uncertainty,
-    /// Values gpuplan chose because the request left them open.
+    /// Values gpuplan chose because the request left them open, one line each in the asking
+    /// front end's words (`--seq 2048 (…)` from the command line, `` `seq` = 2048 (…) `` from
+    /// the API).
     pub defaults: Vec<String>,
+    /// The same choices as records: the field's key, the value and why.
+    pub defaulted: Vec<super::DefaultedJson>,
     pub assumptions: Vec<String>,
     /// Continuous-batching serving of one replica: capacity, goodput within the targets and
     /// latency percentiles at the offered load; null for other engines and tasks.
@@ -160,6 +164,16 @@ impl EstimateJson {
         self
     }
 
+    /// The values chosen for the request, in `naming`'s words.
+    pub fn with_defaults(
+        mut self,
+        chosen: &[gpuplan_model::field::Defaulted],
+        naming: gpuplan_model::field::Naming,
+    ) -> Self {
+        (self.defaults, self.defaulted) = super::defaulted::defaults(chosen, naming);
+        self
+    }
+
     pub fn new(
         model: &ModelSpec,
         accelerator: &Accelerator,
@@ -167,7 +181,6 @@ impl EstimateJson {
         gpus_per_node: u32,
         workload: &Workload,
         estimate: &Estimate,
-        defaults: &[String],
     ) -> EstimateJson {
         let m = &estimate.memory;
         EstimateJson {
@@ -243,7 +256,8 @@ impl EstimateJson {
             }),
             image: estimate.image,
             uncertainty: estimate.uncertainty,
-            defaults: defaults.to_vec(),
+            defaults: Vec::new(),
+            defaulted: Vec::new(),
             assumptions: estimate.assumptions.clone(),
             serving: None,
         }

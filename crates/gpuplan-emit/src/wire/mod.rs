@@ -5,6 +5,7 @@
 //! `YYYY-MM-DD`; an unknown value is `null`, never `0`.
 
 mod catalog_summary;
+mod defaulted;
 mod estimate;
 mod gpu;
 mod instance;
@@ -12,6 +13,7 @@ mod model;
 mod plan;
 
 pub use catalog_summary::{CatalogSummaryJson, ProviderSummaryJson};
+pub use defaulted::DefaultedJson;
 pub use estimate::{EstimateJson, LayoutJson};
 pub use gpu::{GpuJson, NvLinkJson};
 pub use instance::InstanceJson;

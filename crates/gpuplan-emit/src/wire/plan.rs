@@ -1,4 +1,5 @@
 use super::estimate::LayoutJson;
+use gpuplan_model::field::{Defaulted, Naming};
 use gpuplan_plan::{Constraint, Infeasible, Plan, Recommendation, Rejection, Serving, TabularOption, pareto_front};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -14,7 +15,11 @@ pub struct PlanJson {
     pub rejected_counts: BTreeMap<String, usize>,
     pub candidates_evaluated: usize,
     pub feasible_candidates: usize,
+    /// Values gpuplan chose because the request left them open, one line each in the asking
+    /// front end's words.
     pub defaults: Vec<String>,
+    /// The same choices as records: the field's key, the value and why.
+    pub defaulted: Vec<super::DefaultedJson>,
     pub assumptions: Vec<String>,
     /// What was asked: the plan's options (absent for tabular plans), so that a saved plan can
     /// be exported, compared or planned again.
@@ -151,7 +156,8 @@ fn counts(counts: &BTreeMap<Constraint, usize>) -> BTreeMap<String, usize> {
 }
 
 impl PlanJson {
-    pub fn new(plan: &Plan, defaults: &[String]) -> PlanJson {
+    pub fn new(plan: &Plan, chosen: &[Defaulted], naming: Naming) -> PlanJson {
+        let (defaults, defaulted) = super::defaulted::defaults(chosen, naming);
         PlanJson {
             recommendations: plan.recommendations.iter().map(RecommendationJson::from).collect(),
             cheapest: plan.cheapest,
@@ -161,7 +167,8 @@ impl PlanJson {
             rejected_counts: counts(&plan.rejected_counts),
             candidates_evaluated: plan.evaluated,
             feasible_candidates: plan.feasible,
-            defaults: defaults.to_vec(),
+            defaults,
+            defaulted,
             assumptions: plan.assumptions.clone(),
             request: None,
         }
@@ -185,9 +192,11 @@ impl PlanJson {
     pub fn from_tabular(
         options: &[TabularOption],
         top: usize,
-        defaults: &[String],
+        chosen: &[Defaulted],
+        naming: Naming,
         assumptions: &[String],
     ) -> PlanJson {
+        let (defaults, defaulted) = super::defaulted::defaults(chosen, naming);
         let shown = &options[..options.len().min(top.max(1))];
         let points: Vec<(f64, f64)> = shown.iter().map(|o| (o.total_usd, o.time_seconds)).collect();
         let index_of_min = |key: &dyn Fn(&TabularOption) -> f64| {
@@ -234,7 +243,8 @@ impl PlanJson {
             rejected_counts: BTreeMap::new(),
             candidates_evaluated: options.len(),
             feasible_candidates: options.len(),
-            defaults: defaults.to_vec(),
+            defaults,
+            defaulted,
             assumptions: assumptions.to_vec(),
             request: None,
         }

@@ -22,7 +22,7 @@ pub(crate) async fn estimate(
     let catalog = state.catalog.clone();
     super::computed(&state, key, move || {
         let answer = gpuplan::estimate_workload(&catalog, &options.request()?)?;
-        Ok(answer.wire())
+        Ok(answer.wire(gpuplan::Naming::Keys))
     })
     .await
 }

@@ -51,7 +51,7 @@ pub(crate) async fn plan(
         }
         match planned? {
             Ok(answer) => {
-                let mut wire = PlanJson::new(&answer.plan, &answer.defaults);
+                let mut wire = answer.wire(gpuplan::Naming::Keys);
                 wire.request = echoed;
                 Ok(wire)
             }
@@ -93,7 +93,7 @@ fn plan_tabular(
             serde_json::to_value(&report).unwrap_or_default(),
         ));
     }
-    let mut wire = PlanJson::from_tabular(&options, top, &defaults, &assumptions);
+    let mut wire = PlanJson::from_tabular(&options, top, &defaults, gpuplan::Naming::Keys, &assumptions);
     wire.request = echoed;
     Ok(wire)
 }

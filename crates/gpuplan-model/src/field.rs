@@ -251,6 +251,43 @@ impl From<String> for Phrase {
     }
 }
 
+/// A field the request left open, the value chosen for it and why: what an answer's
+/// `defaults` lists, so that a reader sees every choice made on their behalf and which knob
+/// changes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Defaulted {
+    pub field: Field,
+    /// The value chosen, as the request would write it (`2048`, `bf16`, `none`).
+    pub value: String,
+    /// Why this value: its source or the rule that picked it.
+    pub why: String,
+}
+
+impl Defaulted {
+    pub fn new(field: Field, value: impl fmt::Display, why: impl Into<String>) -> Self {
+        Defaulted {
+            field,
+            value: value.to_string(),
+            why: why.into(),
+        }
+    }
+
+    /// One line in a front end's words: `--seq 2048 (why)` on the command line,
+    /// `` `seq` = 2048 (why) `` in an API answer.
+    pub fn render(&self, naming: Naming) -> String {
+        let field = self.field.named(naming);
+        let set = match naming {
+            Naming::Flags => format!("{field} {}", self.value),
+            Naming::Keys => format!("{field} = {}", self.value),
+        };
+        if self.why.is_empty() {
+            set
+        } else {
+            format!("{set} ({})", self.why)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -271,62 +308,6 @@ mod tests {
         assert_eq!(Field::from_key("lora"), None);
     }
 
-    /// The property names of a request type's schema, its own and those it flattens in.
-    fn properties<T: utoipa::PartialSchema>() -> Vec<String> {
-        let schema = serde_json::to_value(T::schema()).unwrap();
-        let mut names = Vec::new();
-        let parts = schema["allOf"]
-            .as_array()
-            .cloned()
-            .unwrap_or_else(|| vec![schema.clone()]);
-        for part in parts.iter().chain([&schema]) {
-            if let Some(map) = part["properties"].as_object() {
-                names.extend(map.keys().cloned());
-            }
-        }
-        names
-    }
-
-    /// Every field is a key of some API request, and a plan's are keys of job files too;
-    /// every key of those requests is a field (a knob cannot be added without being declared
-    /// here).
-    #[test]
-    fn every_field_is_reachable_from_the_api_and_job_files() {
-        use crate::options::{EstimateOptions, PlanOptions, WorkloadOptions};
-        use crate::{CostOptions, EnergyOptions, EngineKnobs, InstancesOptions};
-        let api: Vec<String> = [
-            properties::<WorkloadOptions>(),
-            properties::<EngineKnobs>(),
-            properties::<EstimateOptions>(),
-            properties::<PlanOptions>(),
-            properties::<CostOptions>(),
-            properties::<EnergyOptions>(),
-            properties::<InstancesOptions>(),
-        ]
-        .concat();
-        let plan: Vec<String> = [
-            properties::<WorkloadOptions>(),
-            properties::<EngineKnobs>(),
-            properties::<PlanOptions>(),
-        ]
-        .concat();
-        let job_file = crate::option_names();
-        for field in Field::ALL {
-            let key = field.key().to_string();
-            assert!(api.contains(&key), "{key}: no API request has it");
-            if plan.contains(&key) {
-                assert!(job_file.contains(&key), "{key}: a plan field job files refuse");
-            }
-        }
-        for key in api.iter().chain(&job_file) {
-            let aliased = crate::options::FIELD_ALIASES.iter().any(|(alias, _)| alias == key);
-            assert!(
-                aliased || Field::ALL.iter().any(|f| f.key() == key),
-                "`{key}` is a request key no Field declares"
-            );
-        }
-    }
-
     #[test]
     fn a_phrase_names_fields_in_each_front_ends_words() {
         let phrase = Phrase::new("give {dataset_size} with {deadline}, or {qps} for serving ({not_a_field})");
@@ -339,5 +320,18 @@ mod tests {
             "give `dataset_size` with `deadline`, or `qps` for serving ({not_a_field})"
         );
         assert_eq!(Phrase::new("{").render(Naming::Keys), "{");
+    }
+
+    #[test]
+    fn a_default_names_its_field_in_each_front_ends_words() {
+        let chosen = Defaulted::new(Field::Seq, 2048, "capped by the model's context");
+        assert_eq!(
+            chosen.render(Naming::Flags),
+            "--seq 2048 (capped by the model's context)"
+        );
+        assert_eq!(
+            chosen.render(Naming::Keys),
+            "`seq` = 2048 (capped by the model's context)"
+        );
     }
 }
