@@ -7,6 +7,7 @@ use crate::price_overlay::PriceOverlay;
 use crate::published_benchmarks::PublishedBenchmarks;
 use crate::raw;
 use crate::raw_operations;
+use gpuplan_model::fitted::Calibration;
 use gpuplan_model::{
     Accelerator, CalibrationProfile, Date, ExchangeRate, FabricRule, Offering, Operations, ProviderId,
     ReservedDiscount, StackSupport, StoragePricing, UsdPerHour,
@@ -66,6 +67,36 @@ pub struct Catalog {
     compatibility: Compatibility,
     /// Published GEMM and memory-bandwidth measurements, for calibrating against.
     published_benchmarks: PublishedBenchmarks,
+    /// The estimators' fitted constants, where the catalog's folder carries its own
+    /// `calibration.toml`; the built-in ones otherwise. (Parsed once per catalog and kept for
+    /// the life of the process, so estimators can borrow them for as long as they run.)
+    #[serde(skip)]
+    fitted: Option<&'static Calibration>,
+}
+
+/// The built-in fitted constants (`data/calibration.toml`). The build validates them with the
+/// rest of the built-in catalog, so they parse.
+fn builtin_fitted() -> &'static Calibration {
+    static BUILTIN: OnceLock<Calibration> = OnceLock::new();
+    BUILTIN.get_or_init(|| {
+        let text = EMBEDDED_FILES
+            .iter()
+            .find(|(path, _)| *path == FITTED_FILE)
+            .map_or("", |(_, text)| text);
+        parse_fitted(FITTED_FILE, text).expect("the built-in calibration.toml is validated when gpuplan is built")
+    })
+}
+
+/// The file of a catalog folder that holds the estimators' fitted constants.
+const FITTED_FILE: &str = "calibration.toml";
+
+/// Fitted constants from `text`, checked.
+fn parse_fitted(path: &str, text: &str) -> Result<Calibration, CatalogError> {
+    let calibration: Calibration = toml::from_str(text).map_err(|e| CatalogError::new(path, e.to_string()))?;
+    calibration
+        .check()
+        .map_err(|e| CatalogError::new(path, e.to_string()))?;
+    Ok(calibration)
 }
 
 /// A catalog's offerings: parsed, or the compact bytes they are parsed from on first use (most
@@ -222,6 +253,7 @@ impl Catalog {
         let mut storage_pricing = Vec::new();
         let mut compatibility = Compatibility::default();
         let mut published_benchmarks = PublishedBenchmarks::default();
+        let mut fitted = None;
         for file in files {
             let path = file.path.as_str();
             if path.starts_with("accelerators/") && path.ends_with(".toml") {
@@ -248,6 +280,8 @@ impl Catalog {
                 compatibility = Compatibility::parse(path, &file.text)?;
             } else if path == "benchmarks/published.toml" {
                 published_benchmarks = PublishedBenchmarks::parse(path, &file.text)?;
+            } else if path == FITTED_FILE {
+                fitted = Some(parse_fitted(path, &file.text)?);
             }
         }
         let models = ModelLibrary::new(models).map_err(|message| CatalogError::new("models/", message))?;
@@ -310,7 +344,23 @@ impl Catalog {
             calibration: None,
             compatibility,
             published_benchmarks,
+            fitted: fitted.and_then(own_fitted),
         })
+    }
+
+    /// The estimators' fitted constants: the catalog folder's `calibration.toml`, or the
+    /// built-in ones.
+    pub fn fitted(&self) -> &'static Calibration {
+        self.fitted.unwrap_or_else(builtin_fitted)
+    }
+
+    /// The catalog with other fitted constants (tests, and catalogs built in code).
+    pub fn with_fitted(mut self, fitted: Calibration) -> Result<Catalog, CatalogError> {
+        fitted
+            .check()
+            .map_err(|e| CatalogError::new(FITTED_FILE, e.to_string()))?;
+        self.fitted = own_fitted(fitted);
+        Ok(self)
     }
 
     /// Driver, CUDA, framework and container compatibility facts.
@@ -473,4 +523,11 @@ fn check_memory_total(accelerator: &Accelerator, count: u32, total_gib: f64) -> 
         ));
     }
     Ok(())
+}
+
+/// Fitted constants other than the built-in ones (`None` for those), kept for the rest of
+/// the process: estimators borrow them for the span of a request, and a catalog is loaded once
+/// per process (or per test), so what is kept is small and bounded.
+fn own_fitted(fitted: Calibration) -> Option<&'static Calibration> {
+    (&fitted != builtin_fitted()).then(|| &*Box::leak(Box::new(fitted)))
 }

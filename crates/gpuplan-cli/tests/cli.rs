@@ -1002,6 +1002,69 @@ mod catalog {
         std::fs::write(path, text).unwrap();
     }
 
+    fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+        for entry in std::fs::read_dir(from).unwrap().flatten() {
+            let target = to.join(entry.file_name());
+            if entry.path().is_dir() {
+                std::fs::create_dir_all(&target).unwrap();
+                copy_tree(&entry.path(), &target);
+            } else {
+                std::fs::copy(entry.path(), &target).unwrap();
+            }
+        }
+    }
+
+    /// The estimators' fitted constants are the catalog's: a folder with its own
+    /// `calibration.toml` changes the estimates, and a broken one is named.
+    #[test]
+    fn a_catalog_folder_carries_its_own_fitted_constants() {
+        let dir = std::env::temp_dir().join(format!("gpuplan-cli-fitted-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../gpuplan-catalog/data");
+        copy_tree(&data, &dir);
+        let dir_arg = dir.to_str().unwrap();
+        let tpot = |catalog: &[&str]| {
+            let mut args = catalog.to_vec();
+            args.extend([
+                "estimate",
+                "--model",
+                "llama-3.1-8b",
+                "--task",
+                "inference",
+                "--gpu",
+                "H100",
+                "--format",
+                "json",
+            ]);
+            let run = gpuplan(&args);
+            assert_eq!(run.code, 0, "{}", run.stderr);
+            run.json()["inference"]["tpot_seconds"].as_f64().unwrap()
+        };
+        let built_in = tpot(&[]);
+        assert!(
+            (tpot(&["--catalog", dir_arg]) - built_in).abs() < 1e-12,
+            "a copy estimates the same"
+        );
+        let fitted = dir.join("calibration.toml");
+        let text = std::fs::read_to_string(&fitted).unwrap();
+        let slower = text.replacen(
+            "[engines.vllm]\nprefill_peak_fraction = 0.55\ndecode_bandwidth_fraction = 0.75\n",
+            "[engines.vllm]\nprefill_peak_fraction = 0.55\ndecode_bandwidth_fraction = 0.375\n",
+            1,
+        );
+        assert_ne!(slower, text, "vLLM's decode bandwidth is where the test expects it");
+        std::fs::write(&fitted, slower).unwrap();
+        let with_own = tpot(&["--catalog", dir_arg]);
+        // Half the bandwidth: a memory-bound decode step takes nearly twice as long.
+        assert!(with_own > 1.6 * built_in, "{with_own} against {built_in}");
+        std::fs::write(&fitted, text.replace("[engines.vllm]", "[engines.vllm-old]")).unwrap();
+        let run = gpuplan(&["--catalog", dir_arg, "gpus"]);
+        assert_eq!(run.code, 2);
+        assert!(run.stderr.contains("calibration.toml"), "{}", run.stderr);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     #[test]
     fn another_catalog_can_be_loaded_and_a_broken_one_is_named() {
         let dir = std::env::temp_dir().join(format!("gpuplan-cli-test-{}", std::process::id()));

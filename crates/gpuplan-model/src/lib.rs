@@ -23,6 +23,7 @@ pub mod duration;
 mod engine_settings;
 mod fabric;
 pub mod field;
+pub mod fitted;
 mod framework;
 mod gpu_calibration;
 mod model_spec;

@@ -249,6 +249,10 @@ const MAX_MONTE_CARLO_RUNS: u32 = 1_000_000;
 /// Prices `query` under each requested billing mode: checked, resolved to an offering (or a
 /// rate), then priced line by line.
 pub fn cost_job(catalog: &Catalog, query: &CostQuery) -> Result<CostAnswer, Error> {
+    crate::with_fitted(catalog, || cost_job_in(catalog, query))
+}
+
+fn cost_job_in(catalog: &Catalog, query: &CostQuery) -> Result<CostAnswer, Error> {
     check_cost_query(query)?;
     let offering = choose_offering(catalog, query)?;
     if offering.is_none() && query.price.is_none() {
@@ -682,6 +686,10 @@ pub struct EnergyAnswer {
 }
 
 pub fn energy_of(catalog: &Catalog, query: &EnergyQuery) -> Result<EnergyAnswer, Error> {
+    crate::with_fitted(catalog, || energy_of_in(catalog, query))
+}
+
+fn energy_of_in(catalog: &Catalog, query: &EnergyQuery) -> Result<EnergyAnswer, Error> {
     let accelerator = catalog.accelerators().resolve_one(&query.gpu)?.accelerator;
     let tdp = accelerator.tdp.ok_or_else(|| {
         Error::invalid(

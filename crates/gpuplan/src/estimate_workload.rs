@@ -226,6 +226,10 @@ impl EstimateAnswer {
 /// Runs the estimators on `request`, choosing what the user left open; on the request's
 /// calibrated GPUs, when it carries a calibration.
 pub fn estimate_workload(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateAnswer, Error> {
+    crate::with_fitted(catalog, || estimate_workload_in(catalog, request))
+}
+
+fn estimate_workload_in(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateAnswer, Error> {
     match &request.calibration {
         None => estimate_on(catalog, request),
         Some(profile) => estimate_on(&crate::calibrate::calibrated(catalog, profile)?, request),

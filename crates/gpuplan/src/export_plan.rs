@@ -170,6 +170,15 @@ pub fn export_plan(
     target: ExportTarget,
     settings: &ExportSettings,
 ) -> Result<Vec<ManifestFile>, Error> {
+    crate::with_fitted(catalog, || export_plan_in(catalog, plan, target, settings))
+}
+
+fn export_plan_in(
+    catalog: &Catalog,
+    plan: &SavedPlan,
+    target: ExportTarget,
+    settings: &ExportSettings,
+) -> Result<Vec<ManifestFile>, Error> {
     if let Some(image) = settings
         .image
         .as_deref()

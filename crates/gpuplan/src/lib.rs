@@ -84,6 +84,12 @@ pub fn builtin_catalog() -> Result<Catalog, Error> {
 }
 
 /// What the catalog holds, per provider.
+/// Runs `work` with the catalog's fitted constants as the ones every estimator reads (the
+/// catalog folder's own `calibration.toml`, or the built-in one).
+pub(crate) fn with_fitted<R>(catalog: &Catalog, work: impl FnOnce() -> R) -> R {
+    gpuplan_estimate::calibration::in_force(catalog.fitted(), work)
+}
+
 pub fn summarize_catalog(catalog: &Catalog) -> CatalogSummary {
     CatalogSummary::of(catalog)
 }

@@ -155,6 +155,10 @@ const DEFAULT_IMAGE_FILE_KB: f64 = 110.0;
 /// Plans `query` over the catalog; on the query's calibrated GPUs, when it carries a
 /// calibration.
 pub fn plan_workload(catalog: &Catalog, query: &PlanQuery) -> Result<Result<PlanAnswer, Box<InfeasiblePlan>>, Error> {
+    crate::with_fitted(catalog, || plan_workload_in(catalog, query))
+}
+
+fn plan_workload_in(catalog: &Catalog, query: &PlanQuery) -> Result<Result<PlanAnswer, Box<InfeasiblePlan>>, Error> {
     match &query.calibration {
         None => plan_on(catalog, query),
         Some(profile) => plan_on(&crate::calibrate::calibrated(catalog, profile)?, query),
@@ -489,6 +493,10 @@ pub type TabularAnswer = (Vec<gpuplan_plan::TabularOption>, Vec<Defaulted>, Vec<
 /// The priced options for a tabular job, cheapest (or fastest) first, with the defaults and
 /// assumptions behind them.
 pub fn plan_tabular_workload(catalog: &Catalog, query: &TabularQuery) -> Result<TabularAnswer, Error> {
+    crate::with_fitted(catalog, || plan_tabular_workload_in(catalog, query))
+}
+
+fn plan_tabular_workload_in(catalog: &Catalog, query: &TabularQuery) -> Result<TabularAnswer, Error> {
     if !(query.rows >= 1.0 && query.rows.is_finite() && query.features >= 1.0 && query.features.is_finite()) {
         let (field, value) = if query.rows >= 1.0 && query.rows.is_finite() {
             (crate::Field::Features, query.features)

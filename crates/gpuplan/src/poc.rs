@@ -54,6 +54,10 @@ fn dense_decoder(catalog: &Catalog, model: &str) -> Result<TransformerSpec, Erro
 
 /// The shape and settings the benchmark runs for `request`.
 pub fn poc_shape(catalog: &Catalog, request: &PocRequest) -> Result<PocShape, Error> {
+    crate::with_fitted(catalog, || poc_shape_in(catalog, request))
+}
+
+fn poc_shape_in(catalog: &Catalog, request: &PocRequest) -> Result<PocShape, Error> {
     let t = dense_decoder(catalog, &request.model)?;
     let task = match request.task {
         Task::Lora => "lora",

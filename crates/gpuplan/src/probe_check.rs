@@ -34,6 +34,10 @@ pub struct ProbeAnswer {
 }
 
 pub fn check_probe(catalog: &Catalog, host: HostFacts) -> Result<ProbeAnswer, Error> {
+    crate::with_fitted(catalog, || check_probe_in(catalog, host))
+}
+
+fn check_probe_in(catalog: &Catalog, host: HostFacts) -> Result<ProbeAnswer, Error> {
     if host.devices.is_empty() {
         return Err(Error::invalid(
             "the driver reports no GPU",

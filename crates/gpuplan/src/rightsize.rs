@@ -136,6 +136,10 @@ fn dense_16bit_tflops(accelerator: &Accelerator) -> Option<f64> {
 }
 
 pub fn rightsize(catalog: &Catalog, query: &RightsizeQuery) -> Result<RightsizeAnswer, Error> {
+    crate::with_fitted(catalog, || rightsize_in(catalog, query))
+}
+
+fn rightsize_in(catalog: &Catalog, query: &RightsizeQuery) -> Result<RightsizeAnswer, Error> {
     if query.samples.is_empty() {
         return Err(Error::invalid(
             "no GPU samples",

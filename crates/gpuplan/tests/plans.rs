@@ -209,3 +209,30 @@ fn minimum_host_resources_are_enforced() {
             .contains_key(&gpuplan::planner::Constraint::Host)
     );
 }
+
+/// The fitted constants are the catalog's: a catalog whose vLLM reaches half the memory
+/// bandwidth needs more GPUs for the same traffic.
+#[test]
+fn a_catalog_with_slower_engine_constants_plans_more_gpus() {
+    let mut fitted = catalog().fitted().clone();
+    fitted.engines.get_mut("vllm").unwrap().decode_bandwidth_fraction /= 2.0;
+    let slower = catalog().clone().with_fitted(fitted).unwrap();
+    let mut q = query("llama-3.1-8b", Task::Inference);
+    q.gpus = vec!["H100".to_string()];
+    q.serving.qps = Some(40.0);
+    q.serving.tpot = Some(LatencyTarget::new(0.03, 90.0).unwrap());
+    let gpus = |catalog: &Catalog| match plan_workload(catalog, &q).unwrap() {
+        Ok(answer) => answer.plan.recommendations[0].gpus,
+        Err(infeasible) => panic!("infeasible: {:?}", infeasible.suggestion),
+    };
+    assert!(
+        gpus(&slower) > gpus(catalog()),
+        "{} against {}",
+        gpus(&slower),
+        gpus(catalog())
+    );
+    let mut broken = catalog().fitted().clone();
+    broken.engines.remove("sglang");
+    let refused = catalog().clone().with_fitted(broken).unwrap_err();
+    assert!(refused.to_string().contains("sglang"), "{refused}");
+}

@@ -1,0 +1,426 @@
+//! The estimators' fitted constants as data: each with its value, the evidence for it and the
+//! validation cases it was set from (`calibrated_on`), so that accuracy can be reported on the
+//! cases it was not set from. The catalog owns the data (`gpuplan-catalog/data/calibration.toml`)
+//! and hands it to the estimators; a catalog directory may carry its own.
+
+use crate::{Checkpointing, Engine, EngineRelease, Framework, LoraTargets, WeightKernel};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// What a training framework does by default that changes memory or speed.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FrameworkProfile {
+    /// Recomputation modes the framework offers, least recomputation first; the search takes
+    /// the first that fits.
+    pub checkpointing: Vec<Checkpointing>,
+    /// ZeRO stages (optimizer, gradient and parameter sharding) it offers for full training,
+    /// in the order the search tries them.
+    pub zero_stages: Vec<u8>,
+    /// Bytes per logit its loss keeps alive during training.
+    pub logit_bytes: f64,
+    /// Factor on the architecture's training fraction of peak at 8-bit precisions.
+    pub low_precision_factor: f64,
+    /// The layers its LoRA recipes adapt when none are named.
+    pub lora_targets: LoraTargets,
+    /// Dropout its LoRA adapters apply to their input (0: none, so no copy is kept).
+    pub lora_dropout: f64,
+    /// Where the LoRA defaults come from.
+    pub lora_evidence: String,
+    /// What the profile rests on, in one line for the estimate's assumptions.
+    pub evidence: String,
+    /// The framework's code and documentation behind it.
+    pub sources: Vec<String>,
+    /// Validation cases the profile's numbers were set from.
+    #[serde(default)]
+    pub calibrated_on: Vec<String>,
+}
+
+/// One fitted or measured number.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Constant {
+    pub value: f64,
+    pub unit: String,
+    pub evidence: String,
+    #[serde(default)]
+    pub calibrated_on: Vec<String>,
+}
+
+/// The scalar constants, named once: `for_each_scalar_constant!(m)` calls `m!(name: type, …)`
+/// with every one, so the struct here and the estimators' accessors are written from one list.
+#[macro_export]
+macro_rules! for_each_scalar_constant {
+    ($m:ident) => {
+        $m!(
+    hidden_size_at_half_efficiency: f64,
+    micro_batch_tokens_at_half_efficiency: f64,
+    qlora_speed_factor: f64,
+    data_parallel_overlap: f64,
+    collective_bandwidth_fraction: f64,
+    pipeline_virtual_stages: u64,
+    all_reduce_latency_seconds: f64,
+    cuda_context_gib: f64,
+    nccl_buffers_gib: f64,
+    allocator_fragmentation: f64,
+    qlora_activation_factor: f64,
+    serving_prefill_chunk_tokens: u64,
+    low_precision_decode_factor: f64,
+    serving_gemm_half_tokens: f64,
+    serving_eight_bit_gemm_factor: f64,
+    serving_moe_expert_seconds: f64,
+    serving_expert_imbalance: f64,
+    cnn_inference_activation_share: f64,
+    fp32_share_of_tensor_rate: f64,
+    cnn_activation_bytes_per_forward_flop: f64,
+    memory_uncertainty: f64,
+    training_uncertainty: f64,
+    inference_uncertainty: f64,
+    cnn_efficiency_factor: f64,
+    convolution_peak_fraction: f64,
+    elementwise_bandwidth_fraction: f64,
+    cpu_adam_parameters_per_second: f64,
+    cnn_inference_factor: f64,
+    compiled_training_speedup: f64,
+);
+    };
+}
+
+/// The struct the scalar constants parse into (a misspelt or missing one fails to parse) and
+/// the list of all of them.
+macro_rules! scalar_constants_struct {
+    ($($name:ident: $ty:ty),+ $(,)?) => {
+        /// The scalar constants, one field each.
+        #[derive(Debug, Clone, PartialEq, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct Constants {
+            $(pub $name: Constant,)+
+        }
+
+        impl Constants {
+            /// Every scalar constant.
+            pub fn all(&self) -> impl Iterator<Item = &Constant> {
+                [$(&self.$name),+].into_iter()
+            }
+        }
+    };
+}
+
+for_each_scalar_constant!(scalar_constants_struct);
+
+/// Training's fraction of dense peak on one family of architectures.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ArchitectureFraction {
+    /// Substrings of the accelerator's architecture this entry covers.
+    pub matches: Vec<String>,
+    /// At 16-bit precisions (and TF32).
+    pub sixteen_bit: f64,
+    /// At 8-bit and narrower precisions.
+    pub eight_bit: f64,
+}
+
+/// Training's fraction of dense peak, by architecture.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrainingPeakFraction {
+    /// fp32/fp64 math on CUDA cores, any architecture.
+    pub fp32: f64,
+    /// Architectures no entry covers.
+    pub other: f64,
+    pub evidence: String,
+    pub sources: Vec<String>,
+    #[serde(default)]
+    pub calibrated_on: Vec<String>,
+    pub architectures: Vec<ArchitectureFraction>,
+}
+
+/// A diffusion UNet's fraction of dense peak on one family of architectures.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DiffusionFraction {
+    pub matches: Vec<String>,
+    pub value: f64,
+    pub evidence: String,
+}
+
+/// A diffusion UNet's fraction of dense peak, by architecture.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DiffusionPeakFraction {
+    pub other: f64,
+    pub other_evidence: String,
+    #[serde(default)]
+    pub calibrated_on: Vec<String>,
+    pub architectures: Vec<DiffusionFraction>,
+}
+
+/// Host time per GPU operator of one engine in a diffusion pipeline.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OperatorTime {
+    pub seconds: f64,
+    pub evidence: String,
+}
+
+/// Every fitted constant.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Calibration {
+    /// The loss's bytes per logit and the fp8 factor where no framework is named.
+    pub generic_logit_bytes: f64,
+    pub constants: Constants,
+    pub training_peak_fraction: TrainingPeakFraction,
+    /// Inference engine profiles, by engine name.
+    pub engines: BTreeMap<String, EngineProfile>,
+    /// Release ranges of engines whose defaults or overheads differ from the current release.
+    #[serde(default)]
+    pub engine_releases: Vec<ReleaseProfile>,
+    /// Quantised-weight kernels, by name.
+    pub weight_kernels: BTreeMap<String, WeightKernelProfile>,
+    pub diffusion_unet_peak_fraction: DiffusionPeakFraction,
+    /// By engine name; engines not listed pay PyTorch eager's.
+    pub diffusion_seconds_per_operator: BTreeMap<String, OperatorTime>,
+    pub frameworks: BTreeMap<String, FrameworkProfile>,
+}
+
+/// How an inference engine uses the hardware.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EngineProfile {
+    /// Fraction of dense peak reached in prefill (compute-bound).
+    pub prefill_peak_fraction: f64,
+    /// Fraction of memory bandwidth reached by decode (memory-bound).
+    pub decode_bandwidth_fraction: f64,
+    /// Fraction of dense peak reached when decode becomes compute-bound at large batch.
+    pub decode_peak_fraction: f64,
+    /// Fixed time per decode step (scheduling, sampling, launches), seconds.
+    pub step_overhead_seconds: f64,
+    /// Additional time per layer per decode step (kernel launches without CUDA graphs).
+    pub per_layer_overhead_seconds: f64,
+    /// Additional time per layer of a prefill (context) pass, which engines run without CUDA
+    /// graphs.
+    pub prefill_per_layer_overhead_seconds: f64,
+    /// One line for the estimate's assumptions.
+    pub evidence: String,
+    /// The measurements behind the numbers.
+    pub sources: Vec<String>,
+    /// Validation cases the numbers were set from.
+    #[serde(default)]
+    pub calibrated_on: Vec<String>,
+    /// How the engine's continuous-batching iterations scale with the work in them; engines
+    /// without one (eager PyTorch, compiled graphs) are timed from the fields above.
+    #[serde(default)]
+    pub serving: Option<ServingProfile>,
+}
+
+/// One continuous-batching iteration of an engine: a fixed cost, a cost per running
+/// sequence, and the efficiency its matrix multiplications reach when many tokens share them.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ServingProfile {
+    /// Fraction of the dense 16-bit peak the iteration's GEMMs reach with many tokens in them
+    /// (the efficiency at M tokens is this × M / (M + `serving_gemm_half_tokens`)).
+    pub gemm_peak_fraction: f64,
+    /// Time every iteration costs whatever it holds: scheduling, sampling, launches, seconds.
+    pub step_seconds: f64,
+    /// Host time per running sequence per iteration (detokenising, sampling, bookkeeping),
+    /// seconds.
+    pub seconds_per_sequence: f64,
+    pub evidence: String,
+    pub sources: Vec<String>,
+    /// Validation cases the numbers were set from.
+    #[serde(default)]
+    pub calibrated_on: Vec<String>,
+}
+
+/// The figures of a [`ServingProfile`] one iteration is timed with.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct IterationCosts {
+    pub gemm_peak_fraction: f64,
+    pub step_seconds: f64,
+    pub seconds_per_sequence: f64,
+}
+
+impl EngineProfile {
+    /// The continuous-batching figures, or ones read from the batch-1 fields.
+    pub fn iteration_costs(&self, layers: f64) -> IterationCosts {
+        match &self.serving {
+            Some(serving) => IterationCosts {
+                gemm_peak_fraction: serving.gemm_peak_fraction,
+                step_seconds: serving.step_seconds,
+                seconds_per_sequence: serving.seconds_per_sequence,
+            },
+            None => IterationCosts {
+                gemm_peak_fraction: self.decode_peak_fraction,
+                step_seconds: self.step_overhead_seconds + self.per_layer_overhead_seconds * layers,
+                seconds_per_sequence: 0.0,
+            },
+        }
+    }
+}
+
+/// How a range of an engine's releases differs from its current one: defaults and host
+/// overheads that changed when its scheduler was rewritten.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReleaseProfile {
+    pub engine: String,
+    /// First and last release lines (`0.4`, `0.5`) the profile covers.
+    pub from: String,
+    pub through: String,
+    #[serde(default)]
+    pub step_seconds: Option<f64>,
+    #[serde(default)]
+    pub seconds_per_sequence: Option<f64>,
+    #[serde(default)]
+    pub chunked_prefill: Option<bool>,
+    #[serde(default)]
+    pub max_num_seqs: Option<f64>,
+    pub evidence: String,
+    pub sources: Vec<String>,
+    #[serde(default)]
+    pub calibrated_on: Vec<String>,
+}
+
+impl ReleaseProfile {
+    /// Whether `release` of `engine` falls in this profile's range.
+    pub fn covers(&self, engine: Engine, release: EngineRelease) -> bool {
+        let bound = |text: &str| EngineRelease::parse(text);
+        self.engine == engine.name()
+            && bound(&self.from).is_some_and(|from| from <= release)
+            && bound(&self.through).is_some_and(|through| release <= through)
+    }
+}
+
+/// What a quantised-weight kernel costs beyond its bytes.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WeightKernelProfile {
+    /// Time to stream (and dequantise) the weights once at batch 1, as a multiple of reading
+    /// them at their stored size.
+    pub weight_time_factor_batch1: f64,
+    /// The same with more than one token per step.
+    pub weight_time_factor: f64,
+    /// GEMM efficiency with many tokens, as a share of the engine's 16-bit (or the precision's
+    /// own) efficiency.
+    pub gemm_factor: f64,
+    pub evidence: String,
+    pub sources: Vec<String>,
+    #[serde(default)]
+    pub calibrated_on: Vec<String>,
+}
+
+/// Why calibration data cannot be used.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CalibrationDataError {
+    #[error("no {kind} profile for `{name}`")]
+    MissingProfile { kind: &'static str, name: String },
+    #[error("a {kind} profile for `{name}`, which is not one")]
+    UnknownProfile { kind: &'static str, name: String },
+    #[error("{what} is {value}, not a fraction between 0 and 1")]
+    NotAFraction { what: String, value: f64 },
+}
+
+impl Calibration {
+    /// The profile of `framework`.
+    pub fn framework(&self, framework: Framework) -> &FrameworkProfile {
+        self.frameworks
+            .get(framework.name())
+            .expect("a checked calibration has every framework's profile")
+    }
+
+    /// The profile of `engine`.
+    pub fn engine(&self, engine: Engine) -> &EngineProfile {
+        self.engines
+            .get(engine.name())
+            .expect("a checked calibration has every engine's profile")
+    }
+
+    /// The profile of `kernel`.
+    pub fn weight_kernel(&self, kernel: WeightKernel) -> &WeightKernelProfile {
+        self.weight_kernels
+            .get(kernel.name())
+            .expect("a checked calibration has every weight kernel's profile")
+    }
+
+    /// Every validation case some constant was set from: the in-sample cases.
+    pub fn calibrated_cases(&self) -> std::collections::BTreeSet<&str> {
+        self.constants
+            .all()
+            .flat_map(|c| &c.calibrated_on)
+            .chain(&self.training_peak_fraction.calibrated_on)
+            .chain(self.engines.values().flat_map(|e| &e.calibrated_on))
+            .chain(
+                self.engines
+                    .values()
+                    .flat_map(|e| e.serving.iter().flat_map(|s| &s.calibrated_on)),
+            )
+            .chain(&self.diffusion_unet_peak_fraction.calibrated_on)
+            .chain(self.frameworks.values().flat_map(|f| &f.calibrated_on))
+            .map(String::as_str)
+            .collect()
+    }
+
+    /// Checks what parsing cannot: a profile for every framework, engine and weight kernel and
+    /// none for anything else, and fractions that are fractions.
+    pub fn check(&self) -> Result<(), CalibrationDataError> {
+        profiles("framework", &self.frameworks, Framework::ALL.iter().map(|f| f.name()))?;
+        profiles("engine", &self.engines, Engine::ALL.iter().map(|e| e.name()))?;
+        profiles(
+            "weight kernel",
+            &self.weight_kernels,
+            WeightKernel::ALL.iter().map(|k| k.name()),
+        )?;
+        let training = &self.training_peak_fraction;
+        let mut fractions: Vec<(String, f64)> = training
+            .architectures
+            .iter()
+            .flat_map(|a| {
+                [
+                    (
+                        format!("training_peak_fraction {:?} sixteen_bit", a.matches),
+                        a.sixteen_bit,
+                    ),
+                    (format!("training_peak_fraction {:?} eight_bit", a.matches), a.eight_bit),
+                ]
+            })
+            .collect();
+        for (name, profile) in &self.engines {
+            fractions.push((format!("{name} prefill_peak_fraction"), profile.prefill_peak_fraction));
+            fractions.push((
+                format!("{name} decode_bandwidth_fraction"),
+                profile.decode_bandwidth_fraction,
+            ));
+            fractions.push((format!("{name} decode_peak_fraction"), profile.decode_peak_fraction));
+        }
+        match fractions.into_iter().find(|(_, v)| !(*v > 0.0 && *v < 1.0)) {
+            Some((what, value)) => Err(CalibrationDataError::NotAFraction { what, value }),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Every name in `expected` has a profile in `table`, and nothing else does.
+fn profiles<'a, T>(
+    kind: &'static str,
+    table: &BTreeMap<String, T>,
+    expected: impl Iterator<Item = &'a str> + Clone,
+) -> Result<(), CalibrationDataError> {
+    if let Some(name) = expected.clone().find(|name| !table.contains_key(*name)) {
+        return Err(CalibrationDataError::MissingProfile {
+            kind,
+            name: name.to_string(),
+        });
+    }
+    match table
+        .keys()
+        .find(|key| !expected.clone().any(|name| name == key.as_str()))
+    {
+        Some(name) => Err(CalibrationDataError::UnknownProfile {
+            kind,
+            name: name.clone(),
+        }),
+        None => Ok(()),
+    }
+}
