@@ -13,10 +13,7 @@ pub fn with_prices(catalog: Catalog, file: Option<&Path>) -> Result<Catalog, Err
     let name = path.display().to_string();
     let hint = "give a TOML or CSV file of [[price]] and [[discount]] entries (see the README's \"Your prices\")";
     let text = crate::input_file::read("--prices", path, crate::input_file::MAX_PRICES_BYTES, hint)?;
-    let refuse = |message: String| Error::InvalidInput {
-        message: format!("--prices {name}: {message}"),
-        hint: Some(hint.to_string()),
-    };
+    let refuse = |message: String| Error::invalid(format!("--prices {name}: {message}"), Some(hint.to_string()));
     let invalid = |e: CatalogError| {
         refuse(format!(
             "{}{}",
@@ -39,10 +36,10 @@ pub fn money(catalog: &Catalog, code: &str) -> Result<gpuplan::emit::Money, Erro
         None => {
             let mut known: Vec<&str> = catalog.exchange_rates().iter().map(|r| r.currency.as_str()).collect();
             known.insert(0, "USD");
-            Err(Error::InvalidInput {
-                message: format!("--currency {code}: the catalog has no exchange rate for it"),
-                hint: Some(format!("use one of {}", known.join(", "))),
-            })
+            Err(Error::invalid(
+                format!("--currency {code}: the catalog has no exchange rate for it"),
+                Some(format!("use one of {}", known.join(", "))),
+            ))
         }
     }
 }

@@ -7,10 +7,8 @@ use std::path::Path;
 /// Reads `path`, given with `flag`, refusing directories, special files and anything over
 /// `max_bytes`.
 pub fn read(flag: &str, path: &Path, max_bytes: u64, hint: &str) -> Result<String, Error> {
-    let refuse = |message: String| Error::InvalidInput {
-        message: format!("{flag} {}: {message}", path.display()),
-        hint: Some(hint.to_string()),
-    };
+    let refuse =
+        |message: String| Error::invalid(format!("{flag} {}: {message}", path.display()), Some(hint.to_string()));
     let metadata = std::fs::metadata(path).map_err(|e| refuse(format!("cannot be read: {e}")))?;
     if !metadata.is_file() {
         return Err(refuse("is not a file".to_string()));

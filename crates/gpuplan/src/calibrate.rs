@@ -23,7 +23,7 @@ const GIGA: f64 = 1e9;
 pub fn calibrated(catalog: &Catalog, profile: &CalibrationProfile) -> Result<Catalog, Error> {
     catalog.clone().with_calibration(profile).map_err(|e| {
         Error::invalid(
-            format!("--calibration: {e}"),
+            format!("{{calibration}}: {e}"),
             Some("give a file written by `gpuplan probe --calibration-out`".to_string()),
         )
     })

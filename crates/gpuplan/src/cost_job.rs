@@ -202,7 +202,7 @@ fn choose_offering(catalog: &Catalog, query: &CostQuery) -> Result<Option<Offeri
         return cheapest(matching).map(Some).ok_or_else(|| {
             Error::invalid(
                 format!("`{instance}` has no on-demand price in the catalog"),
-                Some("give --price".to_string()),
+                Some("give {price}".to_string()),
             )
         });
     }
@@ -258,7 +258,7 @@ fn cost_job_in(catalog: &Catalog, query: &CostQuery) -> Result<CostAnswer, Error
     if offering.is_none() && query.price.is_none() {
         return Err(Error::invalid(
             "nothing to price",
-            Some("name an --instance, a --gpu (with --gpus), or give a --price per hour".to_string()),
+            Some("name an {instance}, a {gpu} (with {gpus}), or give a {price} per hour".to_string()),
         ));
     }
     let (rates, rate_notes) = storage_rates(catalog, offering.as_ref().map(|o| &o.provider));
@@ -353,7 +353,7 @@ fn check_cost_query(query: &CostQuery) -> Result<(), Error> {
     if query.billing.is_empty() {
         return Err(Error::invalid(
             "no billing mode given",
-            Some("use --billing on-demand,spot,reserved-1y".to_string()),
+            Some("use {billing} on-demand,spot,reserved-1y".to_string()),
         ));
     }
     if let Some(u) = query.utilisation {
@@ -694,7 +694,7 @@ fn energy_of_in(catalog: &Catalog, query: &EnergyQuery) -> Result<EnergyAnswer, 
     let tdp = accelerator.tdp.ok_or_else(|| {
         Error::invalid(
             format!("{} has no published TDP", accelerator.id),
-            Some("pick another --gpu".to_string()),
+            Some("pick another {gpu}".to_string()),
         )
     })?;
     let input = EnergyInput {

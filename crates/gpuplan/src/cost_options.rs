@@ -195,9 +195,9 @@ impl CostOptions {
             savings_plan: match (self.savings_plan, self.savings_discount) {
                 (None, Some(_)) => {
                     return Err(Error::invalid(
-                        "--savings-discount applies with --savings-plan",
+                        "{savings_discount} applies with {savings_plan}",
                         Some(
-                            "give the commitment with --savings-plan USD_PER_HOUR, or drop --savings-discount"
+                            "give the commitment with {savings_plan} USD_PER_HOUR, or drop {savings_discount}"
                                 .to_string(),
                         ),
                     ));

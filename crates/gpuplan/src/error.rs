@@ -1,5 +1,5 @@
 use crate::request_error::RequestError;
-use crate::{Field, Naming};
+use crate::{Field, Naming, Phrase};
 use gpuplan_catalog::{CatalogError, LookupError};
 
 /// How a run ended, as the process exit code every front end reports.
@@ -153,8 +153,10 @@ pub enum Error {
     /// One field of the request refused, as data each front end words in its own terms.
     #[error(transparent)]
     Request(#[from] RequestError),
-    #[error("{message}")]
-    InvalidInput { message: String, hint: Option<String> },
+    /// Input refused for a reason no one field carries, written with `{key}` placeholders
+    /// for the fields it names, so each front end words it in its own terms.
+    #[error("{}", message.render(Naming::Flags))]
+    InvalidInput { message: Phrase, hint: Option<Phrase> },
     /// A computed figure came out as NaN or infinite: printing it as `null` would pass it
     /// off as "not applicable".
     #[error("the answer holds a value that is not a number at {path}")]
@@ -175,10 +177,11 @@ impl From<CatalogError> for Error {
 }
 
 impl Error {
-    pub fn invalid(message: impl Into<String>, hint: Option<String>) -> Self {
+    /// Input refused with `message` (fields named as `{key}`) and a hint.
+    pub fn invalid(message: impl Into<Phrase>, hint: Option<String>) -> Self {
         Error::InvalidInput {
             message: message.into(),
-            hint,
+            hint: hint.map(Phrase::new),
         }
     }
 
@@ -193,7 +196,7 @@ impl Error {
             Error::Estimate(error) => error.hint(),
             Error::Spot(_) | Error::Energy(_) | Error::Forecast(_) | Error::Commitment(_) => None,
             Error::InFile { error, .. } => error.hint_in(Naming::Keys),
-            Error::InvalidInput { hint, .. } => hint.clone(),
+            Error::InvalidInput { hint, .. } => hint.as_ref().map(|h| h.render(Naming::Flags)),
             Error::NotANumber { .. } => Some(
                 "the inputs drive a formula outside its range (a zero or an extreme value); check them".to_string(),
             ),
@@ -242,12 +245,16 @@ impl Error {
         }
     }
 
-    /// The message in `naming`'s words: a field error is rendered from its parts; other
-    /// text has each command-line flag it mentions (`--max-num-seqs`) written as the key
-    /// (`` `max_num_seqs` ``) when `naming` is [`Naming::Keys`].
+    /// The message in `naming`'s words: field errors and the facade's own are rendered from
+    /// their parts; text from below the facade has each command-line flag it mentions
+    /// (`--max-num-seqs`) written as the key (`` `max_num_seqs` ``) when `naming` is
+    /// [`Naming::Keys`].
     pub fn message(&self, naming: Naming) -> String {
         match (self, naming) {
             (Error::Request(error), _) => error.message(naming),
+            (Error::InvalidInput { message, .. }, Naming::Flags) => message.render(naming),
+            // A flag still written out in the text (a command-line-only option) is named as a key.
+            (Error::InvalidInput { message, .. }, Naming::Keys) => in_key_terms(&message.render(naming)),
             (Error::InFile { .. }, _) | (_, Naming::Flags) => self.to_string(),
             (_, Naming::Keys) => in_key_terms(&self.to_string()),
         }
@@ -257,6 +264,8 @@ impl Error {
     pub fn hint_in(&self, naming: Naming) -> Option<String> {
         match (self, naming) {
             (Error::Request(error), _) => error.hint_in(naming),
+            (Error::InvalidInput { hint, .. }, Naming::Flags) => hint.as_ref().map(|h| h.render(naming)),
+            (Error::InvalidInput { hint, .. }, Naming::Keys) => hint.as_ref().map(|h| in_key_terms(&h.render(naming))),
             (Error::InFile { .. }, _) | (_, Naming::Flags) => self.hint(),
             (_, Naming::Keys) => self.hint().map(|h| in_key_terms(&h)),
         }
@@ -308,6 +317,24 @@ mod tests {
         // Not a flag: dashes inside words, a bare `--`, upper case after the dashes.
         assert_eq!(in_key_terms("a--b, -- and --X"), "a--b, -- and --X");
         assert_eq!(in_key_terms("no flags here"), "no flags here");
+    }
+
+    #[test]
+    fn the_facade_s_own_refusals_name_fields_in_each_front_end_s_words() {
+        let error = Error::invalid(
+            "{savings_discount} applies with {savings_plan}",
+            Some("give {savings_plan} USD_PER_HOUR".to_string()),
+        );
+        assert_eq!(error.to_string(), "--savings-discount applies with --savings-plan");
+        assert_eq!(
+            error.message(Naming::Keys),
+            "`savings_discount` applies with `savings_plan`"
+        );
+        assert_eq!(error.hint().as_deref(), Some("give --savings-plan USD_PER_HOUR"));
+        assert_eq!(
+            error.hint_in(Naming::Keys).as_deref(),
+            Some("give `savings_plan` USD_PER_HOUR")
+        );
     }
 
     #[test]

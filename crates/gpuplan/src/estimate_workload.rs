@@ -269,7 +269,7 @@ fn estimate_on(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateA
     let Some(Configured { workload, mut estimate }) = configured else {
         return Err(Error::invalid(
             format!("the batch cannot be spread over {gpus} GPUs in any layout"),
-            Some("use a --batch that is a multiple of the data-parallel replicas".to_string()),
+            Some("use a {batch} that is a multiple of the data-parallel replicas".to_string()),
         ));
     };
     let transformer = match &model.architecture {

@@ -260,7 +260,7 @@ fn export_plan_in(
     } else {
         return Err(Error::invalid(
             "exports cover training and online serving; this plan is a batch of requests",
-            Some("plan without --dataset-size for a service".to_string()),
+            Some("plan without {dataset_size} for a service".to_string()),
         ));
     };
     if target == ExportTarget::SkyServe && !online {

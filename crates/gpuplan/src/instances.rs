@@ -45,7 +45,7 @@ pub fn find_instances(catalog: &Catalog, request: &InstancesRequest) -> Result<I
     if let (Some(min), Some(max)) = (request.min_gpus, request.max_gpus) {
         if min > max {
             return Err(Error::invalid(
-                format!("--min-gpus {min} is more than --max-gpus {max}"),
+                format!("{{min_gpus}} {min} is more than {{max_gpus}} {max}"),
                 Some("swap the two values".to_string()),
             ));
         }

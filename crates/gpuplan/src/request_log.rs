@@ -26,7 +26,7 @@ impl From<LoggedRequest> for RequestShape {
 
 fn bad(origin: &str, line: usize, what: impl std::fmt::Display) -> Error {
     Error::invalid(
-        format!("--requests {origin}, line {line}: {what}"),
+        format!("{{requests}} {origin}, line {line}: {what}"),
         Some(
             "give input_tokens and output_tokens per request: a CSV header naming both, or one JSON object per line"
                 .to_string(),

@@ -135,9 +135,9 @@ fn usable_rows<'a>(
             .flat_map(|r| r.cuda.iter().map(|c| c.truncated(2).to_string()))
             .collect();
         return Err(Error::invalid(
-            format!("--framework {build} has no build for CUDA {cuda}"),
+            format!("{{framework}} {build} has no build for CUDA {cuda}"),
             Some(format!(
-                "its builds are for CUDA {}; change --cuda or the version",
+                "its builds are for CUDA {}; change {{cuda}} or the version",
                 built.into_iter().collect::<Vec<_>>().join(", ")
             )),
         ));

@@ -19,10 +19,10 @@ pub(crate) fn model_and_config(model: &str) -> Result<(String, Option<serde_json
         return Ok((model.to_string(), Some(serde_json::Value::String(text))));
     }
     if model.ends_with(".json") {
-        return Err(Error::InvalidInput {
-            message: format!("{model}: no such file"),
-            hint: Some("give the path of a Hugging Face config.json, or a built-in model id".to_string()),
-        });
+        return Err(Error::invalid(
+            format!("{model}: no such file"),
+            Some("give the path of a Hugging Face config.json, or a built-in model id".to_string()),
+        ));
     }
     Ok((model.to_string(), None))
 }

@@ -32,10 +32,7 @@ pub fn run(catalog: &Catalog, args: &ForecastArgs, format: OutputFormat, money: 
     let answer = forecast_usage(catalog, &query)?;
     if let Some(path) = &args.plot {
         let svg = forecast_chart(&answer, &format!("{} — {}", args.history.display(), answer.model));
-        std::fs::write(path, svg).map_err(|e| Error::InvalidInput {
-            message: format!("cannot write {}: {e}", path.display()),
-            hint: None,
-        })?;
+        std::fs::write(path, svg).map_err(|e| Error::invalid(format!("cannot write {}: {e}", path.display()), None))?;
     }
     let mut table = Table::new(["period", "mean", "lower", "upper"]).right_aligned(&["mean", "lower", "upper"]);
     for point in &answer.forecast {

@@ -72,10 +72,10 @@ fn refuse_output_flags(cli: &Cli, command: &str, hint: &str) -> Result<(), Error
         None
     };
     match given {
-        Some(flag) => Err(Error::InvalidInput {
-            message: format!("{flag} does not apply to {command}"),
-            hint: Some(hint.to_string()),
-        }),
+        Some(flag) => Err(Error::invalid(
+            format!("{flag} does not apply to {command}"),
+            Some(hint.to_string()),
+        )),
         None => Ok(()),
     }
 }

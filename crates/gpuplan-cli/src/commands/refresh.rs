@@ -25,10 +25,7 @@ const MAX_OFFER_FILE_BYTES: u64 = 16 * 1024 * 1024 * 1024;
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 fn invalid(message: impl Into<String>, hint: Option<&str>) -> Error {
-    Error::InvalidInput {
-        message: message.into(),
-        hint: hint.map(str::to_string),
-    }
+    Error::invalid(message.into(), hint.map(str::to_string))
 }
 
 /// A provider whose public price endpoint a refresh reads.

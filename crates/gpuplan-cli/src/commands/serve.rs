@@ -17,25 +17,19 @@ pub fn run(catalog: Catalog, args: &ServeArgs) -> Result<ExitStatus, Error> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .map_err(|e| Error::InvalidInput {
-            message: format!("cannot start the server's runtime: {e}"),
-            hint: None,
-        })?;
+        .map_err(|e| Error::invalid(format!("cannot start the server's runtime: {e}"), None))?;
     let served = runtime.block_on(async {
-        let listener = tokio::net::TcpListener::bind(args.addr)
-            .await
-            .map_err(|e| Error::InvalidInput {
-                message: format!("--addr {}: {e}", args.addr),
-                hint: Some("choose a free port, e.g. --addr 127.0.0.1:8081".to_string()),
-            })?;
+        let listener = tokio::net::TcpListener::bind(args.addr).await.map_err(|e| {
+            Error::invalid(
+                format!("--addr {}: {e}", args.addr),
+                Some("choose a free port, e.g. --addr 127.0.0.1:8081".to_string()),
+            )
+        })?;
         let bound = listener.local_addr().map_or(args.addr, |a| a);
         tracing::info!(address = %bound, "listening on http://{bound}");
         gpuplan_server::serve(listener, gpuplan_server::AppState::new(catalog))
             .await
-            .map_err(|e| Error::InvalidInput {
-                message: format!("the server stopped: {e}"),
-                hint: None,
-            })
+            .map_err(|e| Error::invalid(format!("the server stopped: {e}"), None))
     });
     // A computation cut off at its time limit may still be running on a blocking thread: the
     // process exits without waiting for it.
