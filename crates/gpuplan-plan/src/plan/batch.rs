@@ -19,8 +19,8 @@ pub(super) fn evaluate_batch(
     candidate: &Candidate<'_>,
     configured: &Configured,
     shape: BatchShape,
-    outcomes: &mut Outcomes,
-) {
+) -> Outcomes {
+    let mut outcomes = Outcomes::default();
     let Candidate {
         offering,
         stack,
@@ -58,7 +58,7 @@ pub(super) fn evaluate_batch(
                     shortfall: boot.seconds() / (deadline * 3600.0),
                     needed: Some(boot.seconds() / 3600.0),
                 });
-                return;
+                return outcomes;
             }
             ((shape.requests / available / shape.per_replica).ceil() as u32).max(1)
         }
@@ -74,7 +74,7 @@ pub(super) fn evaluate_batch(
             shortfall: f64::from(instances * per_node) / f64::from(c.max_gpus.max(1)),
             needed: None,
         });
-        return;
+        return outcomes;
     }
     let seconds = boot.seconds() + shape.requests / (f64::from(replicas) * shape.per_replica);
     let warnings: Vec<String> = capacity_warning(evaluator.source, offering, instances * per_node)
@@ -137,4 +137,5 @@ pub(super) fn evaluate_batch(
             expected_interruptions: None,
         });
     }
+    outcomes
 }

@@ -198,8 +198,9 @@ struct Candidate<'a> {
     priced: &'a [Priced],
 }
 
-/// What the evaluators found: the configurations that work, the candidates each constraint
-/// removed, and how many candidates were tried.
+/// What an evaluator found for one candidate (and, merged, the search for all): the
+/// configurations that work, the candidates each constraint removed, and how many candidates
+/// were tried.
 #[derive(Default)]
 struct Outcomes {
     feasible: Vec<Recommendation>,
@@ -210,6 +211,13 @@ struct Outcomes {
 impl Outcomes {
     fn reject(&mut self, rejection: Rejection) {
         self.rejections.push(rejection);
+    }
+
+    /// These outcomes and `other`'s together.
+    fn merge(&mut self, other: Outcomes) {
+        self.feasible.extend(other.feasible);
+        self.rejections.extend(other.rejections);
+        self.evaluated += other.evaluated;
     }
 
     /// Rejections per constraint.
@@ -396,11 +404,11 @@ pub fn plan(source: &impl OfferingSource, request: &PlanRequest) -> Result<Plan,
                 precision,
                 priced: &priced,
             };
-            if serving {
-                evaluate_serving(&mut evaluator, &candidate, &mut outcomes);
+            outcomes.merge(if serving {
+                evaluate_serving(&mut evaluator, &candidate)
             } else {
-                evaluate_training(&mut evaluator, &candidate, &mut outcomes);
-            }
+                evaluate_training(&mut evaluator, &candidate)
+            });
         }
     }
 

@@ -335,8 +335,8 @@ pub(super) fn split_for_load(
 pub(super) fn evaluate_serving(
     evaluator: &mut Evaluator<'_, impl OfferingSource>,
     candidate: &Candidate<'_>,
-    outcomes: &mut Outcomes,
-) {
+) -> Outcomes {
+    let mut outcomes = Outcomes::default();
     let Candidate {
         offering,
         stack,
@@ -355,7 +355,7 @@ pub(super) fn evaluate_serving(
         Ok(sized) => sized,
         Err(rejection) => {
             outcomes.reject(rejection);
-            return;
+            return outcomes;
         }
     };
     let replicas_per_instance = per_node / sized.gpus_per_replica;
@@ -366,8 +366,8 @@ pub(super) fn evaluate_serving(
             replicas_per_instance,
             gpus_per_replica: sized.gpus_per_replica,
         };
-        evaluate_batch(evaluator, candidate, &sized.configured, shape, outcomes);
-        return;
+        outcomes.merge(evaluate_batch(evaluator, candidate, &sized.configured, shape));
+        return outcomes;
     }
     let replicas_for = |qps: f64| ((qps / sized.planned).ceil() as u32).max(1);
     let asked = offered_rate(targets, &sized);
@@ -384,7 +384,7 @@ pub(super) fn evaluate_serving(
             shortfall: f64::from(instances * per_node) / f64::from(c.max_gpus.max(1)),
             needed: None,
         });
-        return;
+        return outcomes;
     }
     // Every replica of the instances serves: the load spreads over all of them.
     let serving_replicas = split.map_or(instances * replicas_per_instance, |s| s.replicas());
@@ -496,4 +496,5 @@ pub(super) fn evaluate_serving(
             expected_interruptions: None,
         });
     }
+    outcomes
 }

@@ -6,8 +6,8 @@ use super::*;
 pub(super) fn evaluate_training(
     evaluator: &mut Evaluator<'_, impl OfferingSource>,
     candidate: &Candidate<'_>,
-    outcomes: &mut Outcomes,
-) {
+) -> Outcomes {
+    let mut outcomes = Outcomes::default();
     let Candidate {
         offering,
         stack,
@@ -188,6 +188,7 @@ pub(super) fn evaluate_training(
             });
         }
     }
+    outcomes
 }
 
 /// Training as fast as the host can feed it: a vision job whose input pipeline decodes (or
