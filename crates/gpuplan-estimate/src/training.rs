@@ -158,6 +158,10 @@ pub fn estimate(
     }
     let compute = ideal * (1.0 + bubble);
 
+    // Each pipeline stage holds its share of the layers, and exchanges only theirs.
+    let pp = f64::from(layout.pp.max(1));
+    let layers_here = (shape.layers as f64 / pp).ceil();
+    let moe_layers_here = (shape.moe_layers as f64 / pp).ceil();
     // Tensor parallelism: 4 all-reduces per layer per micro-batch (6 with full recompute).
     let tp = f64::from(layout.tp);
     let tp_seconds = if layout.tp > 1 {
@@ -167,7 +171,6 @@ pub fn estimate(
             4.0
         };
         let bytes = (workload.micro_batch * shape.seq * shape.hidden) as f64 * activation_bytes(workload.precision);
-        let layers_here = (shape.layers as f64 / f64::from(layout.pp)).ceil();
         let bandwidth = cluster.group_bandwidth(layout.tp, 1).0;
         micro_batches * layers_here * all_reduces * 2.0 * (tp - 1.0) / tp * bytes / bandwidth
     } else {
@@ -211,22 +214,30 @@ pub fn estimate(
     let tokens_local = (workload.micro_batch * shape.seq) as f64 / cp;
     let cp_seconds = if layout.cp > 1 {
         let bytes = 2.0 * tokens_local * shape.kv_width as f64 * activation_bytes(workload.precision);
-        micro_batches * shape.layers as f64 * 3.0 * (cp - 1.0) * bytes / cluster.group_bandwidth(layout.cp, layout.tp).0
+        micro_batches * layers_here * 3.0 * (cp - 1.0) * bytes / cluster.group_bandwidth(layout.cp, layout.tp).0
     } else {
         0.0
     };
-    // Expert parallelism: dispatch and combine all-to-alls per MoE layer, forward and backward.
+    // Expert parallelism: each token goes to its top-k experts and comes back (dispatch and
+    // combine all-to-alls) in every MoE layer of the stage, forward and backward; the share
+    // (ep − 1)/ep of it leaves the GPU.
     let ep = f64::from(layout.ep.max(1));
     let ep_seconds = if layout.ep > 1 {
         let bytes =
             tokens_local * shape.hidden as f64 * activation_bytes(workload.precision) * shape.experts_per_token as f64;
-        micro_batches * shape.moe_layers as f64 * 4.0 * (ep - 1.0) / ep * bytes
+        micro_batches * moe_layers_here * 4.0 * (ep - 1.0) / ep * bytes
             / cluster.group_bandwidth(layout.ep, layout.tp * layout.cp).0
     } else {
         0.0
     };
     if layout.cp > 1 || layout.ep > 1 {
-        notes.add(|| "context- and expert-parallel exchanges are counted as exposed communication".to_string());
+        notes.add(|| {
+            format!(
+                "context- and expert-parallel exchanges are counted as exposed communication: {:.2} s (context) and \
+                 {:.2} s (expert all-to-all, top-{} dispatch and combine over {moe_layers_here} MoE layers per stage) per step",
+                cp_seconds, ep_seconds, shape.experts_per_token
+            )
+        });
     }
     let offload_seconds = offload_seconds(workload, cluster, shape, ideal, micro_batches, notes);
     let step = compute + tp_seconds + exposed_dp + cp_seconds + ep_seconds + offload_seconds;
@@ -251,7 +262,7 @@ pub fn estimate(
         time_seconds: None,
         gpu_hours: None,
         compute_seconds: compute,
-        communication_seconds: tp_seconds + exposed_dp + offload_seconds,
+        communication_seconds: tp_seconds + exposed_dp + cp_seconds + ep_seconds + offload_seconds,
         pipeline_bubble: bubble,
         scaling_efficiency: ideal / step,
     }
