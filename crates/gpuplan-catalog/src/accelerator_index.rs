@@ -202,6 +202,7 @@ mod tests {
             nvlink: None,
             interconnect: None,
             peer_link: None,
+            scale_up_domain: None,
             aliases: aliases.iter().map(|a| a.to_string()).collect(),
             dense: PeakTable::default(),
             sparse: PeakTable::default(),

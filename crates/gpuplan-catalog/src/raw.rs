@@ -41,7 +41,7 @@ pub(crate) const NATIVE_PRICE_COLUMNS: [&str; 3] = ["currency", "on_demand_nativ
 const MIN_SPARSE_TO_DENSE_RATIO: f64 = 1.25;
 
 /// The keys an accelerator source may say it covers.
-const COVERABLE_FIELDS: [&str; 12] = [
+const COVERABLE_FIELDS: [&str; 13] = [
     "memory_gib",
     "reported_memory_mib",
     "memory_bandwidth_gb_per_s",
@@ -50,6 +50,7 @@ const COVERABLE_FIELDS: [&str; 12] = [
     "tdp_watts",
     "nvlink_gb_per_s",
     "peer_link_gb_per_s",
+    "scale_up_domain_gpus",
     "pcie_generation",
     "release_year",
     "compute_capability",
@@ -90,6 +91,7 @@ struct RawAccelerator {
     nvlink_generation: Option<u8>,
     nvlink_gb_per_s: Option<f64>,
     peer_link_gb_per_s: Option<f64>,
+    scale_up_domain_gpus: Option<u32>,
     interconnect: Option<String>,
     #[serde(default)]
     aliases: Vec<String>,
@@ -223,6 +225,16 @@ impl RawAccelerator {
             .peer_link_gb_per_s
             .map(|gb| positive("peer_link_gb_per_s", gb).map(BytesPerSecond::from_gb_per_s))
             .transpose()?;
+        match self.scale_up_domain_gpus {
+            Some(0) => return Err(field_error("scale_up_domain_gpus", "must be at least 1")),
+            Some(_) if nvlink.is_none() && peer_link.is_none() => {
+                return Err(field_error(
+                    "scale_up_domain_gpus",
+                    "needs the link that joins the domain (nvlink_gb_per_s or peer_link_gb_per_s)",
+                ));
+            }
+            _ => {}
+        }
         let dense = peak_table("dense_tflops", self.dense_tflops)?;
         let sparse = peak_table("sparse_tflops", self.sparse_tflops)?;
         for (precision, sparse_rate) in sparse.iter() {
@@ -275,6 +287,7 @@ impl RawAccelerator {
             ("tdp_watts", tdp.is_some()),
             ("nvlink_gb_per_s", nvlink.is_some()),
             ("peer_link_gb_per_s", peer_link.is_some()),
+            ("scale_up_domain_gpus", self.scale_up_domain_gpus.is_some()),
         ];
         for (field, is_present) in present {
             if is_present && !sources.iter().any(|source| source.covers.iter().any(|c| c == field)) {
@@ -298,6 +311,7 @@ impl RawAccelerator {
             nvlink,
             interconnect: self.interconnect,
             peer_link,
+            scale_up_domain: self.scale_up_domain_gpus,
             aliases: self.aliases,
             dense,
             sparse,

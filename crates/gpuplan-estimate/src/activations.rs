@@ -12,7 +12,9 @@
 //! - feed-forward: its input, and the intermediate tensors (`2f` plain: up-projection and
 //!   activation output; `4 × 2f` gated: gate, up, activation and product);
 //! - dropout masks (1 byte per element) after attention and feed-forward where the model
-//!   uses dropout.
+//!   uses dropout;
+//! - with 8-bit training the linear layers' inputs are kept in their 8-bit casts (Transformer
+//!   Engine and torchao float8 save those for the weight gradients), half their 16-bit size.
 
 use crate::op_checkpointing;
 use gpuplan_model::{Checkpointing, TransformerSpec};
@@ -60,6 +62,22 @@ pub fn layer_bytes_per_token(
     let intermediate = if spec.gated_ffn { 8.0 } else { 4.0 } * ffn_width * routed;
     let feed_forward = 2.0 * h + intermediate + mask * h;
     norms + attention + feed_forward
+}
+
+/// Bytes per token and layer that 8-bit training (Transformer Engine, torchao float8) does not
+/// keep in 16 bits: the inputs of the four linear layers (QKV, output projection, and the
+/// feed-forward's two), which it saves for the weight gradients in their 8-bit casts.
+pub fn eight_bit_linear_input_savings(spec: &TransformerSpec) -> f64 {
+    let h = spec.hidden as f64;
+    let q = spec.attention_width() as f64;
+    let (ffn_width, routed) = match spec.moe {
+        Some(moe) => (
+            moe.expert_ffn as f64,
+            moe.experts_per_token as f64 + moe.shared_experts.min(1) as f64,
+        ),
+        None => (spec.ffn as f64, 1.0),
+    };
+    h + q + h * routed + ffn_width * routed
 }
 
 /// Activation bytes per token for the whole stack on one GPU: every layer's share, or with

@@ -9,12 +9,16 @@ use gpuplan_model::{Accelerator, BytesPerSecond, GpuInterconnect};
 pub struct Cluster {
     pub gpus: u32,
     pub gpus_per_node: u32,
+    /// GPUs joined by the scale-up link (NVLink, Infinity Fabric): the node, or more where
+    /// the system's domain spans several nodes (72 GPUs over the 18 trays of a GB200 NVL72).
+    pub scale_up_domain: u32,
     /// Achievable per-GPU collective bandwidth inside a node, one direction.
     pub intra_node: BytesPerSecond,
     /// Achievable per-GPU collective bandwidth between nodes, one direction.
     pub inter_node: BytesPerSecond,
-    /// Whether the intra-node figure is NVLink (else PCIe).
-    pub nvlink: bool,
+    /// Whether the intra-node figure is the scale-up link's (NVLink, Infinity Fabric …; else
+    /// PCIe).
+    pub scale_up_linked: bool,
     /// Achievable copy bandwidth between one GPU and host memory, one direction (PCIe).
     pub host_link: BytesPerSecond,
 }
@@ -31,26 +35,32 @@ impl Cluster {
         node_network_gbps: Option<f64>,
     ) -> Cluster {
         let gpus_per_node = gpus_per_node.clamp(1, gpus.max(1));
-        let nvlink_possible = accelerator.nvlink.is_some();
-        let nvlink = match interconnect {
-            Some(GpuInterconnect::Nvlink | GpuInterconnect::Nvswitch) => nvlink_possible,
-            Some(_) => false,
-            // Without an offering, SXM parts and superchips are assumed on their NVLink board.
-            None => accelerator.on_nvlink_board(),
+        let link = accelerator.scale_up_link();
+        let linked = match interconnect {
+            Some(GpuInterconnect::Pcie | GpuInterconnect::None) => false,
+            Some(_) => link.is_some(),
+            // Without an offering, SXM and OAM parts and superchips are assumed on their
+            // scale-up board.
+            None => accelerator.on_scale_up_board(),
         };
-        let intra_gb = match accelerator.nvlink {
-            Some(link) if nvlink => link.bandwidth.as_gb_per_s() / 2.0,
+        let intra_gb = match link {
+            Some(link) if linked => link.as_gb_per_s() / 2.0,
             _ => pcie_bandwidth_gb_per_s(accelerator.pcie_generation),
+        };
+        let scale_up_domain = match accelerator.scale_up_domain {
+            Some(domain) if linked => domain.max(gpus_per_node),
+            _ => gpus_per_node,
         };
         let network_gb = node_network_gbps.unwrap_or_else(|| default_node_network_gbps(accelerator)) / 8.0;
         Cluster {
             gpus: gpus.max(1),
             gpus_per_node,
+            scale_up_domain,
             intra_node: BytesPerSecond::from_gb_per_s(intra_gb * collective_bandwidth_fraction()),
             inter_node: BytesPerSecond::from_gb_per_s(
                 network_gb / f64::from(gpus_per_node) * collective_bandwidth_fraction(),
             ),
-            nvlink,
+            scale_up_linked: linked,
             host_link: BytesPerSecond::from_gb_per_s(pcie_bandwidth_gb_per_s(accelerator.pcie_generation)),
         }
     }
@@ -59,10 +69,11 @@ impl Cluster {
         self.gpus.div_ceil(self.gpus_per_node)
     }
 
-    /// Bandwidth of a collective over `group` GPUs laid out `stride` apart: intra-node when the
-    /// group fits in one node, else limited by the network.
+    /// Bandwidth of a collective over `group` GPUs laid out `stride` apart: the scale-up
+    /// link's when the group fits in one scale-up domain (a node, or a rack such as GB200
+    /// NVL72), else limited by the network.
     pub fn group_bandwidth(&self, group: u32, stride: u32) -> BytesPerSecond {
-        if group.saturating_mul(stride) <= self.gpus_per_node {
+        if group.saturating_mul(stride) <= self.scale_up_domain {
             self.intra_node
         } else {
             self.inter_node

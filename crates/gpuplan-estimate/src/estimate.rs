@@ -462,6 +462,7 @@ fn transformer(
         seq,
         trainable_parameters: trainable as f64,
         parameters: counts.total as f64,
+        expert_parameters: crate::memory::expert_parameters(spec),
         kv_width: spec.kv_width(),
         moe_layers: spec.moe.map_or(0, |moe| spec.layers.saturating_sub(moe.dense_layers)),
         experts_per_token: spec.moe.map_or(0, |moe| moe.experts_per_token),

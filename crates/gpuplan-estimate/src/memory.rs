@@ -13,7 +13,7 @@ use crate::efficiency::{
 };
 use crate::parameters::ParameterCount;
 use crate::precision_bytes::{activation_bytes, embedding_bytes, gradient_bytes, optimizer_bytes, weight_bytes};
-use gpuplan_model::{Accelerator, Bytes, Engine, LoraTargets, Task, TransformerSpec, Workload};
+use gpuplan_model::{Accelerator, Bytes, Checkpointing, Engine, LoraTargets, Task, TransformerSpec, Workload};
 use serde::Serialize;
 
 /// Memory needed on the busiest GPU, by kind.
@@ -109,15 +109,16 @@ pub fn lora_activation_bytes_per_token(spec: &TransformerSpec, workload: &Worklo
 /// Parameters of the routed experts that expert parallelism moves off each GPU: with `ep`
 /// ranks, each keeps `1/ep` of them.
 pub fn expert_parameters_elsewhere(spec: &TransformerSpec, ep: u32) -> f64 {
-    match spec.moe {
-        Some(moe) if ep > 1 => {
-            let matrices = if spec.gated_ffn { 3 } else { 2 };
-            let layers = spec.layers.saturating_sub(moe.dense_layers);
-            let experts = (layers * moe.experts * matrices * spec.hidden * moe.expert_ffn) as f64;
-            experts * (1.0 - 1.0 / f64::from(ep))
-        }
-        _ => 0.0,
-    }
+    expert_parameters(spec) * (1.0 - 1.0 / f64::from(ep.max(1)))
+}
+
+/// Parameters of every routed expert of a mixture-of-experts model (0 for a dense one).
+pub fn expert_parameters(spec: &TransformerSpec) -> f64 {
+    spec.moe.map_or(0.0, |moe| {
+        let matrices = if spec.gated_ffn { 3 } else { 2 };
+        let layers = spec.layers.saturating_sub(moe.dense_layers);
+        (layers * moe.experts * matrices * spec.hidden * moe.expert_ffn) as f64
+    })
 }
 
 fn gib(value: f64) -> Bytes {
@@ -246,8 +247,12 @@ pub fn training(
     // Context parallelism gives each GPU 1/cp of every sequence.
     let tokens = (workload.micro_batch * seq) as f64 / f64::from(layout.cp.max(1));
     let scale = activation_bytes(precision) / 2.0;
-    let per_token =
+    let mut per_token =
         activations::stack_bytes_per_token(spec, layers_here, seq, workload.flash_attention, workload.checkpointing);
+    let eight_bit = precision.bits() <= 8 && task.is_training() && !matches!(task, Task::Qlora);
+    if eight_bit && matches!(workload.checkpointing, Checkpointing::None | Checkpointing::Selective) {
+        per_token -= layers_here as f64 * activations::eight_bit_linear_input_savings(spec);
+    }
     let mut activation = per_token * tokens * in_flight * scale / f64::from(layout.tp);
     if workload.offload.activations && layers_here > 2 {
         // What every layer keeps goes to the host; the GPU holds the layer being worked on

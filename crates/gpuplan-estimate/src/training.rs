@@ -60,6 +60,10 @@ pub struct TrainingShape {
     pub trainable_parameters: f64,
     /// All parameters, whole model.
     pub parameters: f64,
+    /// Parameters of the routed experts, whole model (0 for dense models): with expert
+    /// parallelism each GPU holds 1/EP of them and reduces their gradients only with the
+    /// data-parallel ranks that hold the same experts.
+    pub expert_parameters: f64,
     /// Width of keys (or values) of all KV heads, for context-parallel exchanges.
     pub kv_width: u64,
     /// Mixture-of-experts layers and experts per token, for expert-parallel all-to-alls.
@@ -182,13 +186,24 @@ pub fn estimate(
     let split = tp * f64::from(layout.pp);
     let dp_seconds = if layout.dp > 1 {
         let adapters = matches!(workload.task, Task::Lora | Task::Qlora);
+        // Parameters on each GPU's shard of the model: the experts other EP ranks hold are not.
+        let held = shape.parameters - shape.expert_parameters * (1.0 - 1.0 / f64::from(layout.ep.max(1)));
         let volume = if layout.zero >= 3 && !adapters {
-            3.0 * (dp - 1.0) / dp * shape.parameters / split * activation_bytes(workload.precision)
+            3.0 * (dp - 1.0) / dp * held / split * activation_bytes(workload.precision)
         } else if layout.zero >= 3 {
             // Frozen base gathered in forward and backward, adapter gradients reduced.
             2.0 * (dp - 1.0) / dp * shape.parameters / split * weight_bytes(workload.task, workload.precision)
                 + 2.0 * (dp - 1.0) / dp * shape.trainable_parameters / split
                     * gradient_bytes(workload.task, workload.precision)
+        } else if layout.ep > 1 && !adapters {
+            // Dense parameters reduced over every data-parallel rank; each GPU's 1/EP of the
+            // experts over the dp/EP ranks that hold the same ones.
+            let experts = shape.expert_parameters.min(shape.trainable_parameters);
+            let expert_dp = (dp / f64::from(layout.ep)).max(1.0);
+            (2.0 * (dp - 1.0) / dp * (shape.trainable_parameters - experts)
+                + 2.0 * (expert_dp - 1.0) / expert_dp * experts / f64::from(layout.ep))
+                / split
+                * gradient_bytes(workload.task, workload.precision)
         } else {
             2.0 * (dp - 1.0) / dp * shape.trainable_parameters / split
                 * gradient_bytes(workload.task, workload.precision)

@@ -115,6 +115,8 @@ mod validation {
         pp: Option<u32>,
         /// Context-parallel degree, where the source states one above 1.
         cp: Option<u32>,
+        /// Expert-parallel degree, where the source states one above 1.
+        ep: Option<u32>,
         zero: Option<u8>,
         checkpointing: Option<String>,
         /// The training framework the run used, where gpuplan has a profile for it.
@@ -215,6 +217,7 @@ mod validation {
         request.tp = case.tp;
         request.pp = case.pp;
         request.cp = case.cp;
+        request.ep = case.ep;
         request.zero = case.zero;
         request.checkpointing = case
             .checkpointing

@@ -741,3 +741,21 @@ fn expert_parallel_training_step_and_its_breakdown_agree() {
     assert!((500.0..3000.0).contains(&per_gpu), "{per_gpu} tokens/s per GPU");
     assert!(training.scaling_efficiency > 0.3, "{}", training.scaling_efficiency);
 }
+
+/// A GB200 NVL72 rack is one NVLink domain of 72 GPUs: 64-way expert parallelism stays on
+/// NVLink there, where on 8-GPU B200 boards it crosses the network, so the rack's all-to-alls
+/// cost a fraction of the boards'.
+#[test]
+fn a_72_gpu_nvl72_rack_keeps_expert_parallelism_inside_nvlink() {
+    let communication = |gpu: &str| {
+        let mut r = WorkloadRequest::new(ModelSource::BuiltIn("deepseek-v3".into()), Task::Pretrain, gpu);
+        (r.gpus, r.ep, r.tp, r.pp) = (Some(256), Some(64), Some(1), Some(4));
+        (r.batch, r.seq, r.precision) = (Some(4096), Some(4096), Some(gpuplan::model::Precision::Fp8));
+        let answer = estimate_workload(catalog(), &r).unwrap();
+        answer.estimate.training.unwrap().communication_seconds
+    };
+    let (rack, boards) = (communication("GB200"), communication("B200"));
+    assert!(rack < boards / 4.0, "GB200 NVL72 {rack} s against HGX B200 {boards} s");
+    let gb200 = catalog().accelerators().resolve_one("GB200").unwrap().accelerator;
+    assert_eq!(gb200.scale_up_domain, Some(72));
+}

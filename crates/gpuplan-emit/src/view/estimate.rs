@@ -52,6 +52,13 @@ pub fn estimate_report(e: &EstimateJson) -> String {
         e.gpu.id
     );
     let mut layout = format!("DP {} × TP {} × PP {}", w.layout.dp, w.layout.tp, w.layout.pp);
+    if w.layout.cp > 1 {
+        layout.push_str(&format!(" × CP {}", w.layout.cp));
+    }
+    // Experts are split over EP ranks of the data-parallel (and context-parallel) ones.
+    if w.layout.ep > 1 {
+        layout.push_str(&format!(", EP {}", w.layout.ep));
+    }
     if w.layout.zero > 0 {
         layout.push_str(&format!(", ZeRO-{}", w.layout.zero));
     }

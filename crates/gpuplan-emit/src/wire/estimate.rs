@@ -126,9 +126,15 @@ pub struct TrainingJson {
     pub step_seconds: f64,
     pub tokens_per_second: f64,
     pub samples_per_second: f64,
+    /// Model FLOPs (what the model needs, without recomputation) over the GPUs' dense peak.
     pub mfu: f64,
+    /// Hardware FLOPs (recomputation included) over the dense peak.
+    pub hfu: f64,
     pub time_seconds: Option<f64>,
     pub gpu_hours: Option<f64>,
+    /// The step's compute, pipeline bubble included; the step is this plus
+    /// `communication_seconds`.
+    pub compute_seconds: f64,
     pub communication_seconds: f64,
     pub pipeline_bubble: f64,
     pub scaling_efficiency: f64,
@@ -239,6 +245,8 @@ impl EstimateJson {
                 tokens_per_second: t.tokens_per_second,
                 samples_per_second: t.samples_per_second,
                 mfu: t.mfu,
+                hfu: t.hfu,
+                compute_seconds: t.compute_seconds,
                 time_seconds: t.time_seconds,
                 gpu_hours: t.gpu_hours,
                 communication_seconds: t.communication_seconds,

@@ -24,6 +24,12 @@ pub struct GpuJson {
     pub tdp_watts: Option<f64>,
     pub pcie_generation: Option<u8>,
     pub nvlink: Option<NvLinkJson>,
+    /// Total bidirectional bandwidth per device over a scale-up link other than NVLink
+    /// (Infinity Fabric, ICI, NeuronLink).
+    pub peer_link_bytes_per_second: Option<f64>,
+    /// GPUs one scale-up domain joins in the systems the part ships in (8 on HGX boards, 72
+    /// in a GB200 NVL72 rack).
+    pub scale_up_domain_gpus: Option<u32>,
     pub interconnect: Option<String>,
     #[schema(value_type = Vec<Object>)]
     pub sources: Vec<Source>,
@@ -65,6 +71,8 @@ impl From<&Accelerator> for GpuJson {
                 generation: link.generation,
                 bandwidth_bytes_per_second: link.bandwidth.0,
             }),
+            peer_link_bytes_per_second: a.peer_link.map(|b| b.0),
+            scale_up_domain_gpus: a.scale_up_domain,
             interconnect: a.interconnect.clone(),
             sources: a.sources.clone(),
         }
