@@ -27,7 +27,8 @@ pub fn attention_forward_per_token(spec: &TransformerSpec, seq: u64) -> f64 {
 /// FLOPs per trained token.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TrainingFlops {
-    /// Model FLOPs (the MFU numerator): forward + backward, no recomputation.
+    /// Model FLOPs (the MFU numerator): forward + backward, no recomputation; with adapters
+    /// (LoRA, QLoRA) the frozen weights' gradients are not part of the work (≈ 4N, not 6N).
     pub model: f64,
     /// FLOPs the hardware executes: recomputation included, frozen weights' gradients excluded.
     pub hardware: f64,
@@ -43,13 +44,13 @@ pub fn training_per_token(
     let matmul = 2.0 * counts.active_matmul() as f64;
     let attention = attention_forward_per_token(spec, seq);
     let forward = matmul + attention;
-    let model = 3.0 * forward;
     // Backward: input gradients (one forward's worth) plus weight gradients (another, only
     // for trained weights) plus the attention backward (two forwards' worth).
     let backward = match task {
         Task::Lora | Task::Qlora => matmul + 2.0 * attention,
         _ => 2.0 * forward,
     };
+    let model = forward + backward;
     let recompute = match checkpointing {
         Checkpointing::Full => forward,
         Checkpointing::Selective => attention,
@@ -76,6 +77,10 @@ mod tests {
         let n = (counts.total - 32000 * 4096) as f64;
         assert_eq!(flops.model, 6.0 * n + 12.0 * 32.0 * 4096.0 * 4096.0);
         assert_eq!(flops.hardware, flops.model);
+        let lora = training_per_token(&spec, &counts, 4096, Task::Lora, Checkpointing::None);
+        let matmul = 2.0 * counts.active_matmul() as f64;
+        assert!((lora.model - (flops.model - matmul)).abs() < 1.0, "no weight gradients of the frozen base");
+        assert_eq!(lora.hardware, lora.model);
         let full = training_per_token(&spec, &counts, 4096, Task::Pretrain, Checkpointing::Full);
         assert!((full.hardware / full.model - 4.0 / 3.0).abs() < 1e-12);
     }
