@@ -79,7 +79,10 @@ mod tests {
         assert_eq!(flops.hardware, flops.model);
         let lora = training_per_token(&spec, &counts, 4096, Task::Lora, Checkpointing::None);
         let matmul = 2.0 * counts.active_matmul() as f64;
-        assert!((lora.model - (flops.model - matmul)).abs() < 1.0, "no weight gradients of the frozen base");
+        assert!(
+            (lora.model - (flops.model - matmul)).abs() < 1.0,
+            "no weight gradients of the frozen base"
+        );
         assert_eq!(lora.hardware, lora.model);
         let full = training_per_token(&spec, &counts, 4096, Task::Pretrain, Checkpointing::Full);
         assert!((full.hardware / full.model - 4.0 / 3.0).abs() < 1e-12);

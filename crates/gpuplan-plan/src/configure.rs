@@ -10,6 +10,32 @@ use gpuplan_model::{
 /// Largest micro-batch the automatic choice tries.
 const MAX_AUTO_MICRO_BATCH: u64 = 64;
 
+/// Global batch, in sequences (samples), when none is given: the usual starting point of the
+/// training recipes (GPT-3's and Llama 2's 4M-token batches are 1–2 K sequences of 2–4 K
+/// tokens; ImageNet recipes use 256 images).
+pub const DEFAULT_GLOBAL_BATCH: u64 = 256;
+
+/// The largest global batch, in tokens, the default grows to with data parallelism: Llama 3
+/// 405B's final batch, 16 M tokens (Dubey et al. 2024, §3.4.1: 4 M tokens, raised to 8 M and
+/// 16 M as training went on). Beyond the critical batch size more sequences per step no longer
+/// shorten training (McCandlish et al. 2018).
+pub const CRITICAL_BATCH_TOKENS: f64 = 16.0 * 1024.0 * 1024.0;
+
+/// The global batch when none is given for `dp` data-parallel replicas of sequences of `seq`
+/// tokens: [`DEFAULT_GLOBAL_BATCH`], or more on large clusters — `micro` sequences per replica
+/// — a multiple of `dp × micro` so that it splits evenly; `None` when even one step of
+/// `micro` per replica exceeds [`CRITICAL_BATCH_TOKENS`] (so many replicas waste tokens: the
+/// layout should split the model more instead).
+pub fn default_global_batch(dp: u64, micro: u64, seq: u64) -> Option<u64> {
+    let step = (dp * micro).max(1);
+    let critical = ((CRITICAL_BATCH_TOKENS / seq.max(1) as f64).floor() as u64).max(1);
+    if step > critical && dp > 1 {
+        return None;
+    }
+    let wanted = DEFAULT_GLOBAL_BATCH.min(critical).max(step);
+    Some(wanted.div_ceil(step) * step)
+}
+
 /// A workload with the open choices left as `None`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WorkloadTemplate {
@@ -122,7 +148,13 @@ fn better(candidate: &Estimate, current: &Estimate, memory_margin: f64) -> bool 
 
 /// The global batch and the micro-batches worth trying for `dp` replicas; `None` when the
 /// given batch cannot be split over them.
-fn batch_and_micro_batches(task: Task, batch: Option<u64>, micro: Option<u64>, dp: u32) -> Option<(u64, Vec<u64>)> {
+fn batch_and_micro_batches(
+    task: Task,
+    batch: Option<u64>,
+    micro: Option<u64>,
+    dp: u32,
+    seq: u64,
+) -> Option<(u64, Vec<u64>)> {
     let dp = u64::from(dp);
     match (task, batch, micro) {
         (Task::Inference, batch, _) => Some((batch.unwrap_or(1), vec![batch.unwrap_or(1)])),
@@ -130,7 +162,12 @@ fn batch_and_micro_batches(task: Task, batch: Option<u64>, micro: Option<u64>, d
             let per_step = micro.checked_mul(dp).filter(|n| *n > 0)?;
             (batch % per_step == 0).then(|| (batch, vec![micro]))
         }
-        (_, Some(batch), None) => {
+        (_, None, Some(micro)) => Some((default_global_batch(dp, micro, seq)?, vec![micro])),
+        (_, batch, None) => {
+            let batch = match batch {
+                Some(batch) => batch,
+                None => default_global_batch(dp, 1, seq)?,
+            };
             if batch % dp != 0 {
                 return None;
             }
@@ -147,10 +184,6 @@ fn batch_and_micro_batches(task: Task, batch: Option<u64>, micro: Option<u64>, d
                 options.push(1);
             }
             Some((batch, options))
-        }
-        (_, None, micro) => {
-            let micro = micro.unwrap_or(1);
-            Some((micro * dp, vec![micro]))
         }
     }
 }
@@ -240,7 +273,8 @@ pub fn configure(
     for phase in [single_stage, pipelined] {
         for (tp, pp) in phase {
             let dp = gpus / (tp * pp * template.cp.max(1));
-            let Some((batch, micro_batches)) = batch_and_micro_batches(task, template.batch, template.micro_batch, dp)
+            let Some((batch, micro_batches)) =
+                batch_and_micro_batches(task, template.batch, template.micro_batch, dp, template.seq)
             else {
                 continue;
             };

@@ -27,7 +27,10 @@ mod tabular;
 #[cfg(test)]
 mod test_offering;
 
-pub use configure::{Configured, WorkloadTemplate, configure, layout_candidates};
+pub use configure::{
+    CRITICAL_BATCH_TOKENS, Configured, DEFAULT_GLOBAL_BATCH, WorkloadTemplate, configure, default_global_batch,
+    layout_candidates,
+};
 pub use input_pipeline::{
     DALI, DEFAULT_PIPELINE, FALLBACK_IMAGES_PER_VCPU, InputBound, InputSettings, input_bound, known_pipelines,
     pipeline_vcpus,

@@ -571,6 +571,13 @@ fn chosen_layout_defaults(
             "the least activation recomputation that fits",
         ));
     }
+    if request.batch.is_none() && task.is_training() {
+        defaults.push(Defaulted::new(
+            Field::Batch,
+            workload.batch,
+            crate::plan_workload::BATCH_DEFAULT_WHY,
+        ));
+    }
     if request.micro_batch.is_none() && task.is_training() {
         defaults.push(Defaulted::new(
             Field::MicroBatch,

@@ -12,6 +12,11 @@ use gpuplan_plan::{
     WorkloadTemplate, known_pipelines,
 };
 
+/// Why the global batch is what it is when none is given (plan and estimate).
+pub(crate) const BATCH_DEFAULT_WHY: &str = "sequences (samples) per optimizer step; on clusters of more than 256 \
+     data-parallel replicas one per replica, up to 16 M tokens (Llama 3 405B's final batch); each answer shows the \
+     batch it used";
+
 /// A planning question as a user asks it; `None` means "choose for me".
 #[derive(Debug, Clone)]
 pub struct PlanQuery {
@@ -310,10 +315,10 @@ fn template_for(
         (None, _) => {
             defaults.push(Defaulted::new(
                 Field::Batch,
-                256,
-                "sequences (samples) per optimizer step",
+                gpuplan_plan::DEFAULT_GLOBAL_BATCH,
+                BATCH_DEFAULT_WHY,
             ));
-            Some(256)
+            None
         }
     };
     let template = WorkloadTemplate {

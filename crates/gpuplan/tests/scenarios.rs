@@ -759,3 +759,28 @@ fn a_72_gpu_nvl72_rack_keeps_expert_parallelism_inside_nvlink() {
     let gb200 = catalog().accelerators().resolve_one("GB200").unwrap().accelerator;
     assert_eq!(gb200.scale_up_domain, Some(72));
 }
+
+/// Llama 3.1 405B on 15.6 T tokens with 16 K H100 allowed: Meta trained it on 16 K GPUs in
+/// about 54 days. A plan by time uses more than 8 K GPUs (the global batch grows with data
+/// parallelism, up to 16 M tokens, instead of capping the cluster at 256 replicas) and finishes
+/// within 120 days.
+#[test]
+fn a_405b_pretraining_run_with_16k_h100_allowed_uses_thousands_of_them() {
+    let mut q = aws(query("llama-3.1-405b", Task::Pretrain));
+    q.tokens = Some(15.6e12);
+    q.seq = Some(8192);
+    q.gpus = vec!["H100".to_string()];
+    (q.max_gpus, q.max_nodes) = (Some(16384), Some(2048));
+    q.objective = Objective::Time;
+    let p = plan(&q);
+    let fastest = best(&p);
+    assert!(fastest["gpus"].as_u64().unwrap() > 8000, "{}", label(fastest));
+    let days = fastest["time_seconds"].as_f64().unwrap() / 86400.0;
+    assert!(days < 120.0, "{days} days on {}", label(fastest));
+    let batch = fastest["batch"].as_u64().unwrap();
+    assert!(batch > 256, "the batch grows with the replicas: {batch}");
+    assert!(
+        batch * 8192 <= 16 * 1024 * 1024,
+        "and stays within its critical size: {batch}"
+    );
+}

@@ -38,6 +38,10 @@ pub struct RecommendationJson {
     pub gpus_per_node: u32,
     pub nodes: u32,
     pub layout: LayoutJson,
+    /// Training: the global batch (sequences or samples per optimizer step) and the
+    /// micro-batch per data-parallel replica this configuration uses; null for serving.
+    pub batch: Option<u64>,
+    pub micro_batch: Option<u64>,
     pub precision: String,
     pub billing: String,
     pub interruptible: bool,
@@ -126,6 +130,8 @@ impl From<&Recommendation> for RecommendationJson {
             gpus_per_node: o.accelerator_count,
             nodes: r.nodes,
             layout: r.workload.layout.into(),
+            batch: r.estimate.training.map(|_| r.workload.batch),
+            micro_batch: r.estimate.training.map(|_| r.workload.micro_batch),
             precision: r.workload.precision.to_string(),
             billing: r.billing.to_string(),
             interruptible: r.billing == gpuplan_model::BillingMode::Spot,
@@ -216,6 +222,8 @@ impl PlanJson {
                     gpus_per_node: o.gpus,
                     nodes: 1,
                     layout: gpuplan_model::ParallelLayout::single().into(),
+                    batch: None,
+                    micro_batch: None,
                     precision: "fp32".to_string(),
                     billing: o.billing.to_string(),
                     interruptible: o.billing == gpuplan_model::BillingMode::Spot,
