@@ -9,8 +9,8 @@ use crate::raw;
 use crate::raw_operations;
 use gpuplan_model::fitted::Calibration;
 use gpuplan_model::{
-    Accelerator, CalibrationProfile, Date, ExchangeRate, FabricRule, Offering, Operations, ProviderId,
-    ReservedDiscount, StackSupport, StoragePricing, UsdPerHour,
+    Accelerator, CalibrationProfile, Date, Engine, ExchangeRate, FabricRule, ImageRole, Offering, Operations,
+    ProviderId, ReservedDiscount, SoftwareStack, StackImage, StackSupport, StoragePricing, UsdPerHour,
 };
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -67,6 +67,8 @@ pub struct Catalog {
     compatibility: Compatibility,
     /// Published GEMM and memory-bandwidth measurements, for calibrating against.
     published_benchmarks: PublishedBenchmarks,
+    /// The container images that run each stack's training and serving.
+    images: Vec<StackImage>,
     /// The estimators' fitted constants, where the catalog's folder carries its own
     /// `calibration.toml`; the built-in ones otherwise. (Parsed once per catalog and kept for
     /// the life of the process, so estimators can borrow them for as long as they run.)
@@ -248,6 +250,7 @@ impl Catalog {
         let mut models = Vec::new();
         let mut fabrics = Vec::new();
         let mut stacks = Vec::new();
+        let mut images = Vec::new();
         let mut operations = Operations::default();
         let mut exchange_rates = Vec::new();
         let mut storage_pricing = Vec::new();
@@ -273,7 +276,9 @@ impl Catalog {
             } else if path.starts_with("networks/") && path.ends_with(".toml") {
                 fabrics.extend(raw_operations::parse_fabrics(path, &file.text)?);
             } else if path == "stacks.toml" {
-                stacks.extend(raw_operations::parse_stacks(path, &file.text)?);
+                let (support, stack_images) = raw_operations::parse_stacks(path, &file.text)?;
+                stacks.extend(support);
+                images.extend(stack_images);
             } else if path.starts_with("operations/") && path.ends_with(".toml") {
                 raw_operations::parse_operations(path, &file.text, &mut operations)?;
             } else if path == "compat/compatibility.toml" {
@@ -344,6 +349,7 @@ impl Catalog {
             calibration: None,
             compatibility,
             published_benchmarks,
+            images,
             fitted: fitted.and_then(own_fitted),
         })
     }
@@ -366,6 +372,13 @@ impl Catalog {
     /// Driver, CUDA, framework and container compatibility facts.
     pub fn compatibility(&self) -> &Compatibility {
         &self.compatibility
+    }
+
+    /// The image that runs `stack`'s training (`engine` `None`) or its serving with `engine`.
+    pub fn stack_image(&self, stack: SoftwareStack, role: ImageRole, engine: Option<Engine>) -> Option<&StackImage> {
+        self.images
+            .iter()
+            .find(|i| i.stack == stack && i.role == role && (role == ImageRole::Training || i.engine == engine))
     }
 
     /// Published GEMM and memory-bandwidth measurements.

@@ -6,8 +6,8 @@ use crate::error::CatalogError;
 use crate::raw::{FieldError, field_error, parse_date, parse_toml, positive};
 use gpuplan_model::{
     AcceleratorId, BillingMinimum, CapacityLimit, DecodeRate, Engine, FabricKind, FabricRule, FabricSource,
-    GigabitsPerSecond, InterruptionRate, NodeFabric, Operations, ProviderId, SoftwareStack, Source, StackSupport,
-    StackTarget, StartupProfile,
+    GigabitsPerSecond, ImageRole, InterruptionRate, NodeFabric, Operations, ProviderId, SoftwareStack, Source,
+    StackImage, StackSupport, StackTarget, StartupProfile,
 };
 use serde::Deserialize;
 
@@ -130,6 +130,22 @@ struct RawStackFile {
     schema_version: Option<u32>,
     #[serde(default)]
     support: Vec<RawSupport>,
+    #[serde(default)]
+    image: Vec<RawImage>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawImage {
+    stack: String,
+    role: ImageRole,
+    engine: Option<String>,
+    image: String,
+    device_resource: String,
+    title: String,
+    url: String,
+    as_of: String,
+    note: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -148,9 +164,34 @@ struct RawSupport {
     note: Option<String>,
 }
 
-pub(crate) fn parse_stacks(file: &str, text: &str) -> Result<Vec<StackSupport>, CatalogError> {
+pub(crate) fn parse_stacks(file: &str, text: &str) -> Result<(Vec<StackSupport>, Vec<StackImage>), CatalogError> {
     let raw: RawStackFile = parse_toml(file, text)?;
-    entries(file, "support", raw.support, |raw| {
+    let images = entries(file, "image", raw.image, |raw| {
+        let stack: SoftwareStack = raw.stack.parse().map_err(|e| field_error("stack", e))?;
+        let engine = raw
+            .engine
+            .map(|e| e.parse::<Engine>().map_err(|message| field_error("engine", message)))
+            .transpose()?;
+        if (raw.role == ImageRole::Serving) != engine.is_some() {
+            return Err(field_error(
+                "engine",
+                "a serving image names its engine; a training image none",
+            ));
+        }
+        let reference = raw.image.trim();
+        if reference.is_empty() || reference.contains(char::is_whitespace) || !reference.contains(':') {
+            return Err(field_error("image", "a pinned reference: registry/repository:tag"));
+        }
+        Ok(StackImage {
+            stack,
+            role: raw.role,
+            engine,
+            image: reference.to_string(),
+            device_resource: raw.device_resource,
+            source: inline(raw.title, raw.url, raw.as_of, raw.note)?,
+        })
+    })?;
+    let support = entries(file, "support", raw.support, |raw| {
         let stack: SoftwareStack = raw.stack.parse().map_err(|e| field_error("stack", e))?;
         let target = match (raw.vendors, raw.accelerators) {
             (Some(vendors), None) => StackTarget::Vendors(vendors),
@@ -175,7 +216,8 @@ pub(crate) fn parse_stacks(file: &str, text: &str) -> Result<Vec<StackSupport>, 
             as_of: source.as_of,
             note: source.note,
         })
-    })
+    })?;
+    Ok((support, images))
 }
 
 // ---- operations/*.toml -----------------------------------------------------------------

@@ -763,6 +763,56 @@ fn every_accelerator_runs_some_software_stack() {
     assert!(inferentia.stacks.iter().all(|s| !s.training));
 }
 
+/// An export needs an image for the stack its configuration runs on: every stack that trains
+/// has a training image, every stack that serves with vLLM a vLLM image, each pinned, with the
+/// vendor's device resource; NGC images are releases the compatibility data knows.
+#[test]
+fn every_stack_has_the_images_its_exports_need() {
+    use gpuplan_model::{Engine, ImageRole, SoftwareStack};
+    let catalog = Catalog::embedded().unwrap();
+    for accelerator in catalog.accelerators().iter() {
+        for support in &accelerator.stacks {
+            let stack = support.stack;
+            if support.training {
+                let image = catalog.stack_image(stack, ImageRole::Training, None);
+                assert!(image.is_some(), "no {stack} training image ({})", accelerator.id);
+            }
+            if support.inference && support.engines.contains(&Engine::Vllm) {
+                let image = catalog.stack_image(stack, ImageRole::Serving, Some(Engine::Vllm));
+                assert!(image.is_some(), "no {stack} vLLM image ({})", accelerator.id);
+            }
+        }
+    }
+    for stack in SoftwareStack::ALL {
+        for role in [ImageRole::Training, ImageRole::Serving] {
+            let engine = (role == ImageRole::Serving).then_some(Engine::Vllm);
+            let Some(image) = catalog.stack_image(stack, role, engine) else {
+                continue;
+            };
+            assert!(
+                image.image.contains(':') && !image.image.ends_with(":latest"),
+                "{}",
+                image.image
+            );
+            let expected = match stack {
+                SoftwareStack::Cuda => "nvidia.com/gpu",
+                SoftwareStack::Rocm => "amd.com/gpu",
+                SoftwareStack::Neuron => "aws.amazon.com/neuron",
+                SoftwareStack::Xla => "google.com/tpu",
+            };
+            assert_eq!(image.device_resource, expected, "{}", image.image);
+            if image.image.starts_with("nvcr.io/") {
+                let known = catalog
+                    .compatibility()
+                    .ngc_container
+                    .iter()
+                    .any(|c| c.image == image.image);
+                assert!(known, "{} is not in the compatibility data", image.image);
+            }
+        }
+    }
+}
+
 #[test]
 fn the_fabric_table_places_only_fabric_shapes_in_clusters_and_names_its_sources() {
     let catalog = Catalog::embedded().unwrap();

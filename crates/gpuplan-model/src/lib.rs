@@ -68,7 +68,7 @@ pub use precision::{Precision, UnknownPrecision};
 pub use provider::ProviderId;
 pub use resnet_spec::{ConvOp, ResnetSpec};
 pub use serving::{DEFAULT_TARGET_PERCENTILE, LatencyTarget, RequestMix, RequestShape};
-pub use software_stack::{SoftwareStack, StackSupport, StackTarget};
+pub use software_stack::{ImageRole, SoftwareStack, StackImage, StackSupport, StackTarget};
 pub use source::Source;
 pub use storage_pricing::StoragePricing;
 pub use suggestion::did_you_mean;

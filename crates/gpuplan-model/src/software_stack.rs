@@ -156,3 +156,26 @@ mod tests {
         );
     }
 }
+
+/// What a container image is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ImageRole {
+    Training,
+    Serving,
+}
+
+/// A container image that runs a stack's training, or its serving with one engine, as its
+/// publisher documents it, with the device-plugin resource that hands the accelerators to it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StackImage {
+    pub stack: SoftwareStack,
+    pub role: ImageRole,
+    /// Serving images: the engine inside.
+    pub engine: Option<Engine>,
+    /// A pinned reference (`registry/repository:tag`).
+    pub image: String,
+    /// The Kubernetes resource the vendor's device plugin advertises (`amd.com/gpu`).
+    pub device_resource: String,
+    pub source: crate::Source,
+}

@@ -9,7 +9,7 @@ use gpuplan_emit::manifest::{
     Deployment, ManifestFile, Placement, ServingService, SkyPilotFlavour, TrainingFlavour, TrainingJob, Workload,
     dns_label, kubernetes_manifests, skypilot_task,
 };
-use gpuplan_model::{Architecture, ModelSpec, Task};
+use gpuplan_model::{Architecture, Engine, ImageRole, ModelSpec, SoftwareStack, Task};
 use serde::Deserialize;
 
 /// What an export reads of a saved plan (other fields are ignored).
@@ -35,6 +35,10 @@ pub struct SavedRecommendation {
     /// Absent in plans saved before layouts were read back: no expert parallelism.
     #[serde(default)]
     pub layout: Option<SavedLayout>,
+    /// The software stack the configuration runs on (cuda, rocm, neuron, xla); absent in
+    /// older saves, where the accelerator's vendor says.
+    #[serde(default)]
+    pub stack: Option<String>,
 }
 
 /// The parts of a saved layout an export follows.
@@ -78,9 +82,6 @@ pub struct ExportSettings {
 
 /// The training script run when none is named: replace it with yours.
 const DEFAULT_SCRIPT: &str = "train.py";
-/// Images when none is given: vLLM's OpenAI-compatible server, NVIDIA's PyTorch container.
-const SERVING_IMAGE: &str = "vllm/vllm-openai:v0.11.0";
-const TRAINING_IMAGE: &str = "nvcr.io/nvidia/pytorch:25.10-py3";
 /// Disk beyond the model and checkpoints: the image, the environment, logs.
 const DISK_HEADROOM_GB: f64 = 100.0;
 
@@ -219,7 +220,7 @@ fn export_plan_in(
         })?;
     let query = request.query()?;
     let model = resolve::model(catalog, &query.model)?;
-    let chosen_placement = placement(catalog, chosen)?;
+    let mut chosen_placement = placement(catalog, chosen)?;
     let alternatives = plan
         .recommendations
         .iter()
@@ -280,10 +281,15 @@ fn export_plan_in(
             }
         )
     });
-    let image = settings
-        .image
-        .clone()
-        .unwrap_or_else(|| if online { SERVING_IMAGE } else { TRAINING_IMAGE }.to_string());
+    let image = match &settings.image {
+        Some(image) => image.clone(),
+        None => {
+            let engine = online.then(|| query.engine.unwrap_or(Engine::Vllm));
+            let found = stack_image(catalog, chosen, engine)?;
+            chosen_placement.gpu_resource = found.device_resource.clone();
+            found.image.clone()
+        }
+    };
     let deployment = Deployment {
         name: dns_label(&name),
         namespace: dns_label(&settings.namespace),
@@ -306,6 +312,43 @@ fn export_plan_in(
                 .map_err(manifest_error)
         }
     }
+}
+
+/// The catalog's image for the configuration's stack: its training image, or its serving image
+/// with `engine`; refused, naming the stack, where the catalog has none.
+fn stack_image<'a>(
+    catalog: &'a Catalog,
+    chosen: &SavedRecommendation,
+    engine: Option<Engine>,
+) -> Result<&'a gpuplan_model::StackImage, Error> {
+    let stack = match &chosen.stack {
+        Some(stack) => stack.parse::<SoftwareStack>().map_err(|e| Error::invalid(e, None))?,
+        None => vendor_stack(catalog, chosen)?,
+    };
+    let role = if engine.is_some() {
+        ImageRole::Serving
+    } else {
+        ImageRole::Training
+    };
+    catalog.stack_image(stack, role, engine).ok_or_else(|| {
+        let what = engine.map_or("training".to_string(), |e| format!("{e} serving"));
+        Error::invalid(
+            format!("the catalog knows no {stack} image for {what}"),
+            Some("give the image with --image".to_string()),
+        )
+    })
+}
+
+/// The stack an accelerator's vendor ships (plans saved before they named their stack).
+fn vendor_stack(catalog: &Catalog, chosen: &SavedRecommendation) -> Result<SoftwareStack, Error> {
+    let gpu = chosen.gpu.as_deref().unwrap_or_default();
+    let accelerator = catalog.accelerators().resolve_one(gpu)?.accelerator;
+    Ok(match accelerator.vendor.as_str() {
+        "AMD" => SoftwareStack::Rocm,
+        "AWS" => SoftwareStack::Neuron,
+        "Google" => SoftwareStack::Xla,
+        _ => SoftwareStack::Cuda,
+    })
 }
 
 /// One configuration's placement, its accelerator's facts from the catalog.

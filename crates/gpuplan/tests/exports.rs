@@ -289,3 +289,60 @@ fn what_cannot_be_exported_says_why() {
     .unwrap_err();
     assert!(error.to_string().contains("request"), "{error}");
 }
+
+/// The plan for `request` (a plan request in JSON), saved as `plan --format json` writes it.
+fn planned(request: Value) -> SavedPlan {
+    let options: gpuplan::PlanOptions = serde_json::from_value(request.clone()).unwrap();
+    let answer = gpuplan::plan_workload(catalog(), &options.query().unwrap())
+        .unwrap()
+        .unwrap();
+    let mut wire = serde_json::to_value(answer.wire(gpuplan::Naming::Flags)).unwrap();
+    wire["request"] = serde_json::to_value(&options).unwrap();
+    read_saved_plan(&wire.to_string(), "planned").unwrap()
+}
+
+/// Each accelerator gets the software that runs on it: ROCm's PyTorch on MI300X, the Neuron
+/// containers on Trainium and Inferentia, with the vendor's device resource; never NVIDIA's
+/// containers on other chips.
+#[test]
+fn exports_run_each_accelerators_own_software() {
+    let cases = [
+        (
+            json!({"model": "llama-3.1-8b", "task": "lora", "tokens": 5e8, "seq": 4096, "batch": 32, "gpu": ["MI300X"]}),
+            "rocm/pytorch:",
+            "amd.com/gpu",
+        ),
+        (
+            json!({"model": "llama-3.1-8b", "task": "inference", "qps": 10, "gpu": ["MI300X"]}),
+            "rocm/vllm:",
+            "amd.com/gpu",
+        ),
+        (
+            json!({"model": "llama-3.1-8b", "task": "lora", "tokens": 5e8, "seq": 4096, "batch": 32, "gpu": ["Trainium"]}),
+            "public.ecr.aws/neuron/pytorch-training-neuronx:",
+            "aws.amazon.com/neuron",
+        ),
+        (
+            json!({"model": "llama-3.1-8b", "task": "inference", "qps": 10, "gpu": ["Inferentia2"]}),
+            "public.ecr.aws/neuron/pytorch-inference-vllm-neuronx:",
+            "aws.amazon.com/neuron",
+        ),
+    ];
+    for (request, image, resource) in cases {
+        let files = export_plan(
+            catalog(),
+            &planned(request.clone()),
+            ExportTarget::Kubernetes,
+            &settings(TrainingFlavour::IndexedJob),
+        )
+        .unwrap();
+        let text = stream(&files);
+        assert!(text.contains(&format!("image: {image}")), "{request}: {text}");
+        assert!(text.contains(resource), "{request}");
+        assert!(
+            !text.contains("nvcr.io") && !text.contains("nvidia.com/gpu"),
+            "{request}"
+        );
+        assert_valid_kubernetes(&files);
+    }
+}
