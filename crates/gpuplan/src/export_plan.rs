@@ -244,6 +244,10 @@ fn export_plan_in(
             max_replicas: serving.max_replicas,
             target_qps_per_replica: serving.requests_per_second_per_replica,
             ttft_target_seconds: query.serving.ttft.map(|t| t.seconds),
+            max_model_len: longest_request(&query, &model),
+            // The sequence limit the plan assumed: the one asked for, else the engine's default.
+            max_num_seqs: query.engine_settings.max_num_seqs.map(u64::from),
+            gpu_memory_utilization: 1.0 - query.memory_margin.unwrap_or(gpuplan_plan::DEFAULT_MEMORY_MARGIN),
         };
         (Workload::Serving(service), weights_gb * 1.2 + DISK_HEADROOM_GB)
     } else if query.task.is_training() {
@@ -351,6 +355,21 @@ fn vendor_stack(catalog: &Catalog, chosen: &SavedRecommendation) -> Result<Softw
     })
 }
 
+/// The longest request the plan was sized for, prompt and output: the request mix's longest,
+/// or the prompt and output lengths the plan used (its defaults where none were given).
+fn longest_request(query: &crate::PlanQuery, model: &ModelSpec) -> u64 {
+    if let Some(mix) = &query.serving.requests {
+        return mix.max_context();
+    }
+    let transformer = match &model.architecture {
+        Architecture::Transformer(spec) => Some(spec),
+        Architecture::Cited(_) => None,
+    };
+    let mut ignored = Vec::new();
+    let seq = crate::defaults::sequence(query.seq, transformer, &mut ignored);
+    seq + crate::defaults::output_tokens(query.output_tokens, query.task, transformer, &mut ignored)
+}
+
 /// One configuration's placement, its accelerator's facts from the catalog.
 fn placement(catalog: &Catalog, r: &SavedRecommendation) -> Result<Placement, Error> {
     let gpu = r
@@ -365,7 +384,13 @@ fn placement(catalog: &Catalog, r: &SavedRecommendation) -> Result<Placement, Er
         "Google" => "google.com/tpu",
         _ => "nvidia.com/gpu",
     };
+    let offering = catalog
+        .offerings()
+        .iter()
+        .find(|o| o.provider.as_str() == r.provider && o.instance_type == r.instance_type && o.region == r.region);
     Ok(Placement {
+        vcpus_per_node: offering.map(|o| o.vcpus.floor() as u32).filter(|n| *n > 0),
+        memory_gib_per_node: offering.map(|o| o.memory.as_gib()).filter(|m| *m > 0.0),
         provider: r.provider.clone(),
         region: r.region.clone(),
         instance_type: r.instance_type.clone(),

@@ -198,6 +198,30 @@ fn serving_scales_on_the_engine_queue_between_the_planned_replicas() {
     assert_eq!(scaled["spec"]["maxReplicaCount"], serving.max_replicas);
     let query = scaled["spec"]["triggers"][1]["metadata"]["query"].as_str().unwrap();
     assert!(query.contains("vllm:num_requests_waiting"), "{query}");
+    // Nothing scraped is not zero load: KEDA holds the planned replicas instead.
+    for trigger in scaled["spec"]["triggers"].as_array().unwrap() {
+        assert_eq!(trigger["metadata"]["ignoreNullValues"], "false");
+    }
+    assert_eq!(scaled["spec"]["fallback"]["replicas"], serving.replicas);
+    let engine = document(files.iter().find(|f| f.name == "deployment.yaml").unwrap());
+    let pod = &engine["spec"]["template"];
+    assert_eq!(pod["metadata"]["annotations"]["prometheus.io/scrape"], "true");
+    let container = &pod["spec"]["containers"][0];
+    let args: Vec<&str> = container["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    // The plan's prompt and output lengths, not the model's 128 K context.
+    let at = args.iter().position(|a| *a == "--max-model-len").unwrap();
+    assert!(args[at + 1].parse::<u64>().unwrap() < 8192, "{args:?}");
+    assert!(args.contains(&"--gpu-memory-utilization"), "{args:?}");
+    let requests = &container["resources"]["requests"];
+    assert!(
+        requests["cpu"].is_string() && requests["memory"].is_string(),
+        "{requests}"
+    );
     let priority = |name: &str| {
         document(files.iter().find(|f| f.name == name).unwrap())["value"]
             .as_i64()

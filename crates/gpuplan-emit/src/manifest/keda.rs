@@ -12,6 +12,9 @@ use std::collections::BTreeMap;
 pub(crate) const PROMETHEUS_ADDRESS: &str = "http://prometheus-operated.monitoring.svc:9090";
 /// Seconds without load before scaling down to the minimum (KEDA's default is 300).
 const COOLDOWN_SECONDS: i32 = 300;
+/// Failed metric reads in a row before KEDA holds the fallback replicas (at its default
+/// 30 s polling, a minute and a half).
+const FALLBACK_FAILURES: i32 = 3;
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -29,7 +32,16 @@ struct ScaledObjectSpec {
     min_replica_count: i32,
     max_replica_count: i32,
     cooldown_period: i32,
+    fallback: Fallback,
     triggers: Vec<Trigger>,
+}
+
+/// What KEDA does when the metrics cannot be read: hold the planned replicas.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Fallback {
+    failure_threshold: i32,
+    replicas: i32,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -65,6 +77,9 @@ fn prometheus(name: &'static str, query: String, threshold: String) -> Trigger {
             ("serverAddress", PROMETHEUS_ADDRESS.to_string()),
             ("query", query),
             ("threshold", threshold),
+            // An empty result (nothing scraped) is an error, not zero load: the fallback
+            // holds the planned replicas instead of scaling to the minimum.
+            ("ignoreNullValues", "false".to_string()),
         ]),
     }
 }
@@ -85,6 +100,10 @@ pub(crate) fn scaled_object(deployment: &Deployment, service: &ServingService) -
             min_replica_count: count(service.min_replicas),
             max_replica_count: count(service.max_replicas),
             cooldown_period: COOLDOWN_SECONDS,
+            fallback: Fallback {
+                failure_threshold: FALLBACK_FAILURES,
+                replicas: count(service.replicas),
+            },
             triggers: vec![
                 prometheus(
                     "requests-per-second",

@@ -84,12 +84,29 @@ pub(crate) fn priority_class(deployment: &Deployment, name: &str, training: bool
 /// `count` GPUs of the placement's device plugin resource, as requests and limits.
 pub(crate) fn gpu_resources(placement: &Placement, count: u32) -> ResourceRequirements {
     let gpus = BTreeMap::from([(placement.gpu_resource.clone(), Quantity(count.to_string()))]);
+    let mut requests = gpus.clone();
+    // The pod's share of the node's CPUs and memory, less what the kubelet and system daemons
+    // keep: a pod without requests is BestEffort, the first evicted under pressure.
+    let share = f64::from(count) / f64::from(placement.gpus_per_node.max(1)) * ALLOCATABLE_SHARE;
+    if let Some(vcpus) = placement.vcpus_per_node {
+        let cpus = (f64::from(vcpus) * share).floor().max(1.0);
+        requests.insert("cpu".to_string(), Quantity(format!("{cpus}")));
+    }
+    if let Some(gib) = placement.memory_gib_per_node {
+        let memory = (gib * share).floor().max(1.0);
+        requests.insert("memory".to_string(), Quantity(format!("{memory}Gi")));
+    }
     ResourceRequirements {
-        limits: Some(gpus.clone()),
-        requests: Some(gpus),
+        limits: Some(gpus),
+        requests: Some(requests),
         ..ResourceRequirements::default()
     }
 }
+
+/// Share of a node's CPUs and memory a pod's requests claim: the rest is the kubelet's,
+/// the system daemons' and the eviction threshold's (EKS reserves about 6–8 % of memory and a
+/// fraction of a core on large instances; GKE and AKS similar).
+const ALLOCATABLE_SHARE: f64 = 0.85;
 
 /// Nodes of the planned instance type (the cloud's well-known label), or, on a cluster of other
 /// machines, nodes whose GPUs GPU Feature Discovery labels with the planned product; on spot,

@@ -16,6 +16,7 @@ use k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetSpec}
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+use std::collections::BTreeMap;
 
 /// Seconds between startup checks, and how many may fail: weights take minutes to load.
 const STARTUP_PERIOD_SECONDS: i32 = 10;
@@ -132,6 +133,15 @@ fn engine_container(deployment: &Deployment, service: &ServingService) -> Contai
             if service.expert_parallel {
                 args.push("--enable-expert-parallel".to_string());
             }
+            args.extend([
+                "--max-model-len".to_string(),
+                service.max_model_len.to_string(),
+                "--gpu-memory-utilization".to_string(),
+                format!("{:.2}", service.gpu_memory_utilization),
+            ]);
+            if let Some(sequences) = service.max_num_seqs {
+                args.extend(["--max-num-seqs".to_string(), sequences.to_string()]);
+            }
             args
         }),
         env: Some(vec![token]),
@@ -161,6 +171,14 @@ fn engine_deployment(deployment: &Deployment, service: &ServingService, priority
             template: PodTemplateSpec {
                 metadata: Some(ObjectMeta {
                     labels: Some(labels(deployment)),
+                    // The autoscaler reads the engine's metrics from Prometheus: these ask the
+                    // usual `kubernetes-pods` scrape job (the Prometheus community chart's) to
+                    // collect them; with the Prometheus Operator, add a PodMonitor on the labels.
+                    annotations: Some(BTreeMap::from([
+                        ("prometheus.io/scrape".to_string(), "true".to_string()),
+                        ("prometheus.io/port".to_string(), ENGINE_PORT.to_string()),
+                        ("prometheus.io/path".to_string(), "/metrics".to_string()),
+                    ])),
                     ..ObjectMeta::default()
                 }),
                 spec: Some(pod_spec(

@@ -43,6 +43,10 @@ pub struct Placement {
     pub gpus_per_node: u32,
     pub nodes: u32,
     pub spot: bool,
+    /// The instance's vCPUs and memory, where the catalog knows them: each pod requests its
+    /// GPUs' share, so that it is not the first to be evicted.
+    pub vcpus_per_node: Option<u32>,
+    pub memory_gib_per_node: Option<f64>,
 }
 
 /// What runs: a training job or an online service.
@@ -79,6 +83,15 @@ pub struct ServingService {
     /// Time-to-first-token target, seconds: waiting requests per replica above what the target
     /// allows (Little's law) scale out.
     pub ttft_target_seconds: Option<f64>,
+    /// The longest request the plan sized for, prompt and output (vLLM's `--max-model-len`;
+    /// without it vLLM reserves for the model's whole context).
+    pub max_model_len: u64,
+    /// The engine's sequence limit the plan assumed (`--max-num-seqs`), where the request set
+    /// one; otherwise the engine's default, which the plan used too.
+    pub max_num_seqs: Option<u64>,
+    /// Share of each GPU's memory the engine may take (`--gpu-memory-utilization`): what the
+    /// plan kept free, given back as the rest.
+    pub gpu_memory_utilization: f64,
 }
 
 /// Everything an export needs.
