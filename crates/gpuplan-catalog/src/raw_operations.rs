@@ -85,6 +85,7 @@ struct RawFabric {
     node_gbps: Option<f64>,
     cluster_placement: bool,
     cluster_product: Option<String>,
+    devices: Option<u32>,
     title: String,
     url: String,
     as_of: String,
@@ -111,6 +112,7 @@ pub(crate) fn parse_fabrics(file: &str, text: &str) -> Result<Vec<FabricRule>, C
                 bandwidth,
                 cluster_placement: raw.cluster_placement,
                 cluster_product: raw.cluster_product,
+                devices: raw.devices.filter(|n| *n > 0),
                 source: Some(FabricSource {
                     title: source.title,
                     url: source.url,

@@ -85,6 +85,10 @@ pub struct NodeFabric {
     pub cluster_placement: bool,
     /// What the user asks the provider for, where it is a product of its own.
     pub cluster_product: Option<String>,
+    /// Fabric devices one instance attaches (EFA interfaces), which a pod that uses the fabric
+    /// requests from the device plugin; `None` where the source does not say.
+    #[serde(default)]
+    pub devices: Option<u32>,
     /// `None` when derived from the offering's own columns.
     pub source: Option<FabricSource>,
 }
@@ -126,6 +130,7 @@ mod tests {
                 bandwidth: Some(GigabitsPerSecond(3200.0)),
                 cluster_placement: true,
                 cluster_product: None,
+                devices: Some(32),
                 source: None,
             },
         };

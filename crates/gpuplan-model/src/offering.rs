@@ -186,6 +186,7 @@ impl Offering {
             bandwidth: self.network,
             cluster_placement: kind.is_cluster_fabric(),
             cluster_product: None,
+            devices: None,
             source: None,
         }
     }

@@ -6,8 +6,8 @@ use crate::options::PlanOptions;
 use crate::{Error, resolve};
 use gpuplan_catalog::Catalog;
 use gpuplan_emit::manifest::{
-    Deployment, ManifestFile, Placement, ServingService, SkyPilotFlavour, TrainingFlavour, TrainingJob, Workload,
-    dns_label, kubernetes_manifests, skypilot_task,
+    Deployment, Fabric, ManifestFile, Placement, ServingService, SkyPilotFlavour, TrainingFlavour, TrainingJob,
+    Workload, dns_label, kubernetes_manifests, skypilot_task,
 };
 use gpuplan_model::{Architecture, Engine, ImageRole, ModelSpec, SoftwareStack, Task};
 use serde::Deserialize;
@@ -388,7 +388,14 @@ fn placement(catalog: &Catalog, r: &SavedRecommendation) -> Result<Placement, Er
         .offerings()
         .iter()
         .find(|o| o.provider.as_str() == r.provider && o.instance_type == r.instance_type && o.region == r.region);
+    let fabric = offering.and_then(|o| {
+        let fabric = o.node_fabric();
+        (fabric.kind == gpuplan_model::FabricKind::Efa).then_some(Fabric::Efa {
+            devices: fabric.devices,
+        })
+    });
     Ok(Placement {
+        fabric,
         vcpus_per_node: offering.map(|o| o.vcpus.floor() as u32).filter(|n| *n > 0),
         memory_gib_per_node: offering.map(|o| o.memory.as_gib()).filter(|m| *m > 0.0),
         provider: r.provider.clone(),

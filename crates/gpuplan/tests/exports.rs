@@ -370,3 +370,40 @@ fn exports_run_each_accelerators_own_software() {
         assert_valid_kubernetes(&files);
     }
 }
+
+/// A multi-node plan over EFA asks for the fabric it was priced with: the instance's EFA
+/// interfaces from the device plugin, the right to pin memory, libfabric's EFA provider for
+/// NCCL; SkyPilot's task asks for the cloud's best network tier.
+#[test]
+fn a_multi_node_plan_over_efa_requests_the_fabric() {
+    let saved = planned(
+        json!({"model": "llama-3.1-70b", "task": "finetune", "tokens": 2e9, "seq": 4096,
+        "providers": ["aws"], "gpu": ["H100"], "max_gpus": 32, "objective": "time"}),
+    );
+    let chosen = &saved.recommendations[0];
+    assert_eq!(chosen.instance_type, "p5.48xlarge");
+    assert!(chosen.nodes > 1, "{} nodes", chosen.nodes);
+    let files = export_plan(
+        catalog(),
+        &saved,
+        ExportTarget::Kubernetes,
+        &settings(TrainingFlavour::IndexedJob),
+    )
+    .unwrap();
+    assert_valid_kubernetes(&files);
+    let job = files.iter().map(document).find(|d| d["kind"] == "Job").unwrap();
+    let container = &job["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(container["resources"]["limits"]["vpc.amazonaws.com/efa"], "32");
+    assert_eq!(container["securityContext"]["capabilities"]["add"][0], "IPC_LOCK");
+    let env = container["env"].to_string();
+    assert!(env.contains("FI_PROVIDER") && env.contains("efa"), "{env}");
+    let sky = export_plan(
+        catalog(),
+        &saved,
+        ExportTarget::SkyPilot,
+        &settings(TrainingFlavour::IndexedJob),
+    )
+    .unwrap();
+    assert_valid_skypilot(&sky[0]);
+    assert!(sky[0].yaml.contains("network_tier: best"), "{}", sky[0].yaml);
+}

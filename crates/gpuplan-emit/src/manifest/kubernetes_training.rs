@@ -3,12 +3,12 @@
 //! Kubeflow PyTorchJob, with torchrun's rendezvous set up.
 
 use super::kubernetes::{TrainingFlavour, metadata, pod_spec, priority_class, shm_volume};
-use super::{Deployment, ManifestError, ManifestFile, RENDEZVOUS_PORT, TrainingJob, yaml};
+use super::{Deployment, Fabric, ManifestError, ManifestFile, RENDEZVOUS_PORT, TrainingJob, yaml};
 use k8s_openapi::api::batch::v1::{Job, JobSpec, JobTemplateSpec};
 use k8s_openapi::api::core::v1::{
-    Container, EnvVar, EnvVarSource, ObjectFieldSelector, PersistentVolumeClaim, PersistentVolumeClaimSpec,
-    PersistentVolumeClaimVolumeSource, PodTemplateSpec, Service, ServicePort, ServiceSpec, Volume, VolumeMount,
-    VolumeResourceRequirements,
+    Capabilities, Container, EnvVar, EnvVarSource, ObjectFieldSelector, PersistentVolumeClaim,
+    PersistentVolumeClaimSpec, PersistentVolumeClaimVolumeSource, PodTemplateSpec, SecurityContext, Service,
+    ServicePort, ServiceSpec, Volume, VolumeMount, VolumeResourceRequirements,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -170,12 +170,33 @@ fn container(deployment: &Deployment, name: &str, command: Vec<String>, mut extr
     let (_, shm_mount) = shm_volume();
     let mut environment = vec![env("CHECKPOINT_DIR", CHECKPOINT_PATH)];
     environment.append(&mut extra_env);
+    let mut resources = super::kubernetes::gpu_resources(p, p.gpus_per_node);
+    let fabric = p.fabric.filter(|_| p.nodes > 1);
+    if let Some(fabric) = fabric {
+        environment.extend(fabric_env(fabric));
+        if let Some((resource, count)) = fabric_devices(fabric) {
+            for list in [resources.limits.as_mut(), resources.requests.as_mut()]
+                .into_iter()
+                .flatten()
+            {
+                list.insert(resource.to_string(), Quantity(count.to_string()));
+            }
+        }
+    }
     Container {
         name: name.to_string(),
         image: Some(deployment.image.clone()),
         command: Some(command),
         env: Some(environment),
-        resources: Some(super::kubernetes::gpu_resources(p, p.gpus_per_node)),
+        resources: Some(resources),
+        // RDMA registers (pins) memory, which a container may do only with IPC_LOCK.
+        security_context: fabric.map(|_| SecurityContext {
+            capabilities: Some(Capabilities {
+                add: Some(vec!["IPC_LOCK".to_string()]),
+                ..Capabilities::default()
+            }),
+            ..SecurityContext::default()
+        }),
         volume_mounts: Some(vec![
             shm_mount,
             VolumeMount {
@@ -185,6 +206,23 @@ fn container(deployment: &Deployment, name: &str, command: Vec<String>, mut extr
             },
         ]),
         ..Container::default()
+    }
+}
+
+/// The device-plugin resource and count a pod requests to use `fabric`: the AWS EFA
+/// Kubernetes device plugin's `vpc.amazonaws.com/efa`, one per interface the instance attaches.
+fn fabric_devices(fabric: Fabric) -> Option<(&'static str, u32)> {
+    match fabric {
+        Fabric::Efa { devices } => devices.map(|n| ("vpc.amazonaws.com/efa", n)),
+    }
+}
+
+/// The environment NCCL needs to use `fabric` rather than fall back to TCP sockets:
+/// libfabric's EFA provider (the image must carry the AWS OFI NCCL plugin, which also turns
+/// GPUDirect RDMA on where the instance has it).
+fn fabric_env(fabric: Fabric) -> Vec<EnvVar> {
+    match fabric {
+        Fabric::Efa { .. } => vec![env("FI_PROVIDER", "efa")],
     }
 }
 

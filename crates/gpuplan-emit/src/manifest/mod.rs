@@ -47,6 +47,15 @@ pub struct Placement {
     /// GPUs' share, so that it is not the first to be evicted.
     pub vcpus_per_node: Option<u32>,
     pub memory_gib_per_node: Option<f64>,
+    /// The network between nodes the plan priced, where it needs asking for.
+    pub fabric: Option<Fabric>,
+}
+
+/// A node-to-node fabric a multi-node pod must ask for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Fabric {
+    /// AWS Elastic Fabric Adapter, with the interfaces one instance attaches, where known.
+    Efa { devices: Option<u32> },
 }
 
 /// What runs: a training job or an online service.

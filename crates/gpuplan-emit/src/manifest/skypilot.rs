@@ -56,6 +56,10 @@ struct Task {
 struct Resources {
     use_spot: bool,
     disk_size: u64,
+    /// `best` asks SkyPilot for the cloud's fast interconnect (EFA, GPUDirect-TCPX,
+    /// InfiniBand) between the nodes of a multi-node task.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    network_tier: Option<&'static str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     ports: Option<i32>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -144,6 +148,7 @@ pub fn skypilot_task(
                 resources: Resources {
                     use_spot: p.spot,
                     disk_size: disk_gb.max(MIN_DISK_GB),
+                    network_tier: (p.nodes > 1).then_some("best"),
                     ports: None,
                     job_recovery: p.spot.then_some(JobRecovery {
                         strategy: "EAGER_NEXT_REGION",
@@ -184,6 +189,7 @@ pub fn skypilot_task(
                 resources: Resources {
                     use_spot: p.spot,
                     disk_size: disk_gb.max(MIN_DISK_GB),
+                    network_tier: None,
                     ports: Some(ENGINE_PORT),
                     job_recovery: None,
                     ordered,
