@@ -976,9 +976,17 @@ pub struct ExportSettingsArgs {
     #[arg(long, value_enum, default_value_t = FlavourArg::IndexedJob, help_heading = "Export")]
     pub flavour: FlavourArg,
 
-    /// Container image (default: vLLM's for serving, NVIDIA's PyTorch for training).
+    /// Container image (default: the catalog's for the configuration's software stack: NGC
+    /// PyTorch or vLLM on NVIDIA, ROCm's on AMD, the Neuron containers on Trainium and
+    /// Inferentia).
     #[arg(long, help_heading = "Export")]
     pub image: Option<String>,
+
+    /// Kubernetes StorageClass of the checkpoint volume (default: on several nodes, the
+    /// provider's shared-file class — GKE's standard-rwx, AKS's azurefile-csi-premium, EFS's
+    /// efs-sc on EKS; on one node, the cluster's default class).
+    #[arg(long, value_name = "CLASS", help_heading = "Export")]
+    pub storage_class: Option<String>,
 
     /// Name of the job or service and of its objects (default: from the model and task).
     #[arg(long, help_heading = "Export")]

@@ -2351,6 +2351,7 @@ mod fields {
         "out",
         "flavour",
         "image",
+        "storage-class",
         "name",
         "namespace",
         "limit",

@@ -6,8 +6,8 @@ use crate::options::PlanOptions;
 use crate::{Error, resolve};
 use gpuplan_catalog::Catalog;
 use gpuplan_emit::manifest::{
-    Deployment, Fabric, ManifestFile, Placement, ServingService, SkyPilotFlavour, TrainingFlavour, TrainingJob,
-    Workload, dns_label, kubernetes_manifests, skypilot_task,
+    Deployment, Fabric, ManifestFile, Placement, ServingService, SkyPilotFlavour, Storage, TrainingFlavour,
+    TrainingJob, Workload, dns_label, kubernetes_manifests, skypilot_task,
 };
 use gpuplan_model::{Architecture, Engine, ImageRole, ModelSpec, SoftwareStack, Task};
 use serde::Deserialize;
@@ -76,9 +76,31 @@ pub struct ExportSettings {
     pub pick: usize,
     pub flavour: TrainingFlavour,
     pub image: Option<String>,
+    /// The checkpoint volume's StorageClass; `None`: the provider's shared-file class on
+    /// several nodes, the cluster's default on one.
+    pub storage_class: Option<String>,
     pub name: Option<String>,
     pub namespace: String,
 }
+
+/// Built-in StorageClasses that give ReadWriteMany volumes (shared files), by provider: GKE's
+/// Filestore CSI driver installs `standard-rwx` (GKE docs, "Access Filestore instances with the
+/// Filestore CSI driver"); AKS ships `azurefile-csi-premium` (AKS docs, "Use Azure Files
+/// with AKS"); on EKS, the EFS CSI driver's documentation creates `efs-sc` (it is not there
+/// until created).
+const SHARED_FILE_CLASSES: [(&str, &str, &str); 3] = [
+    (
+        "gcp",
+        "standard-rwx",
+        "GKE's Filestore class (enable the Filestore CSI driver)",
+    ),
+    ("azure", "azurefile-csi-premium", "AKS's built-in Azure Files class"),
+    (
+        "aws",
+        "efs-sc",
+        "the EFS CSI driver's class: install the driver and create the class with your file system id",
+    ),
+];
 
 /// The training script run when none is named: replace it with yours.
 const DEFAULT_SCRIPT: &str = "train.py";
@@ -294,6 +316,7 @@ fn export_plan_in(
             found.image.clone()
         }
     };
+    let storage = storage_class(settings.storage_class.as_deref(), &chosen_placement);
     let deployment = Deployment {
         name: dns_label(&name),
         namespace: dns_label(&settings.namespace),
@@ -301,6 +324,7 @@ fn export_plan_in(
         workload,
         placement: chosen_placement,
         alternatives,
+        storage,
     };
     let manifest_error = |e: gpuplan_emit::manifest::ManifestError| Error::invalid(e.0, None);
     match target {
@@ -353,6 +377,39 @@ fn vendor_stack(catalog: &Catalog, chosen: &SavedRecommendation) -> Result<Softw
         "Google" => SoftwareStack::Xla,
         _ => SoftwareStack::Cuda,
     })
+}
+
+/// The checkpoint volume's class: the one given; on several nodes, which share it, the
+/// provider's shared-file class, or none with a warning where no class is built in.
+fn storage_class(given: Option<&str>, placement: &Placement) -> Storage {
+    if let Some(class) = given {
+        return Storage {
+            class: Some(class.to_string()),
+            note: None,
+        };
+    }
+    if placement.nodes <= 1 {
+        return Storage::default();
+    }
+    match SHARED_FILE_CLASSES
+        .iter()
+        .find(|(provider, ..)| *provider == placement.provider)
+    {
+        Some((_, class, why)) => Storage {
+            class: Some((*class).to_string()),
+            note: Some(format!(
+                "The checkpoint volume is shared by every node (ReadWriteMany): class {class}, {why}."
+            )),
+        },
+        None => Storage {
+            class: None,
+            note: Some(
+                "WARNING: the checkpoint volume is shared by every node (ReadWriteMany), which most default \
+                 StorageClasses (block storage) cannot bind: give a shared-file class with --storage-class."
+                    .to_string(),
+            ),
+        },
+    }
 }
 
 /// The longest request the plan was sized for, prompt and output: the request mix's longest,

@@ -30,6 +30,7 @@ fn settings(flavour: TrainingFlavour) -> ExportSettings {
         pick: 1,
         flavour,
         image: None,
+        storage_class: None,
         name: None,
         namespace: "ml".to_string(),
     }
@@ -397,6 +398,23 @@ fn a_multi_node_plan_over_efa_requests_the_fabric() {
     assert_eq!(container["securityContext"]["capabilities"]["add"][0], "IPC_LOCK");
     let env = container["env"].to_string();
     assert!(env.contains("FI_PROVIDER") && env.contains("efa"), "{env}");
+    // The nodes share the checkpoint volume: a class that binds ReadWriteMany, or the one given.
+    let pvc = files
+        .iter()
+        .map(document)
+        .find(|d| d["kind"] == "PersistentVolumeClaim")
+        .unwrap();
+    assert_eq!(pvc["spec"]["accessModes"][0], "ReadWriteMany");
+    assert_eq!(pvc["spec"]["storageClassName"], "efs-sc");
+    let mut chosen_class = settings(TrainingFlavour::IndexedJob);
+    chosen_class.storage_class = Some("fsx-lustre".to_string());
+    let files = export_plan(catalog(), &saved, ExportTarget::Kubernetes, &chosen_class).unwrap();
+    let pvc = files
+        .iter()
+        .map(document)
+        .find(|d| d["kind"] == "PersistentVolumeClaim")
+        .unwrap();
+    assert_eq!(pvc["spec"]["storageClassName"], "fsx-lustre");
     let sky = export_plan(
         catalog(),
         &saved,

@@ -240,6 +240,7 @@ proptest! {
                     pick: 1,
                     flavour: gpuplan::emit::manifest::TrainingFlavour::IndexedJob,
                     image: None,
+                    storage_class: None,
                     name: None,
                     namespace: "default".to_string(),
                 };

@@ -56,6 +56,7 @@ fn emit(
                 FlavourArg::Pytorchjob => TrainingFlavour::PyTorchJob,
             },
             image: settings.image.clone(),
+            storage_class: settings.storage_class.clone(),
             name: settings.name.clone(),
             namespace: settings.namespace.clone(),
         },

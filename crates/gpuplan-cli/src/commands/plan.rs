@@ -104,7 +104,7 @@ pub fn run(catalog: &Catalog, args: &PlanArgs, format: OutputFormat, money: &Mon
             Some("save the plan with --format json and export it with `gpuplan export plan.json --to …`".to_string()),
         ));
     }
-    const EXPORT_ONLY: [&str; 6] = ["pick", "out", "flavour", "image", "name", "namespace"];
+    const EXPORT_ONLY: [&str; 7] = ["pick", "out", "flavour", "image", "storage_class", "name", "namespace"];
     if let Some(flag) = EXPORT_ONLY
         .iter()
         .find(|f| args.export.is_none() && args.given.iter().any(|g| g == *f))

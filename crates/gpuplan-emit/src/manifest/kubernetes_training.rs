@@ -96,8 +96,13 @@ fn header(deployment: &Deployment, job: &TrainingJob) -> String {
     let time = job
         .expected_seconds
         .map_or(String::new(), |s| format!(", about {:.1} h", s / 3600.0));
+    let storage = deployment
+        .storage
+        .note
+        .as_ref()
+        .map_or(String::new(), |note| format!("\n{note}"));
     format!(
-        "gpuplan: {} on {} × {} ({} {}{}, {} node{}){time}.\nReplace the training command (`{}`) with yours.",
+        "gpuplan: {} on {} × {} ({} {}{}, {} node{}){time}.\nReplace the training command (`{}`) with yours.{storage}",
         deployment.name,
         p.gpus_per_node * p.nodes,
         p.gpu,
@@ -132,6 +137,7 @@ fn checkpoint_volume(deployment: &Deployment, job: &TrainingJob) -> PersistentVo
         metadata: metadata(deployment, &format!("{}-checkpoints", deployment.name)),
         spec: Some(PersistentVolumeClaimSpec {
             access_modes: Some(vec![access.to_string()]),
+            storage_class_name: deployment.storage.class.clone(),
             resources: Some(VolumeResourceRequirements {
                 requests: Some(BTreeMap::from([(
                     "storage".to_string(),

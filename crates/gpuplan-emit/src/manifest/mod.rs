@@ -115,6 +115,17 @@ pub struct Deployment {
     pub placement: Placement,
     /// The plan's other configurations, best first (SkyPilot may fall back to them).
     pub alternatives: Vec<Placement>,
+    /// Where checkpoints are kept.
+    pub storage: Storage,
+}
+
+/// The checkpoint volume's StorageClass, and what the reader must know about it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Storage {
+    /// `None`: the cluster's default class.
+    pub class: Option<String>,
+    /// A line for the files' header (what the class needs; a warning where none binds).
+    pub note: Option<String>,
 }
 
 /// The port the serving engine listens on (vLLM's default).
