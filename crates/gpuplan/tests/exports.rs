@@ -223,6 +223,10 @@ fn serving_scales_on_the_engine_queue_between_the_planned_replicas() {
         requests["cpu"].is_string() && requests["memory"].is_string(),
         "{requests}"
     );
+    // Updates replace replicas in place (no spare GPU node needed) and drains keep one serving.
+    assert_eq!(engine["spec"]["strategy"]["rollingUpdate"]["maxSurge"], 0);
+    let budget = document(files.iter().find(|f| f.name == "pdb.yaml").unwrap());
+    assert_eq!(budget["spec"]["minAvailable"], 1);
     let priority = |name: &str| {
         document(files.iter().find(|f| f.name == name).unwrap())["value"]
             .as_i64()
@@ -393,6 +397,11 @@ fn a_multi_node_plan_over_efa_requests_the_fabric() {
     .unwrap();
     assert_valid_kubernetes(&files);
     let job = files.iter().map(document).find(|d| d["kind"] == "Job").unwrap();
+    // A reclaimed or preempted pod is restarted, not counted as a failure.
+    assert_eq!(
+        job["spec"]["podFailurePolicy"]["rules"][0]["onPodConditions"][0]["type"],
+        "DisruptionTarget"
+    );
     let container = &job["spec"]["template"]["spec"]["containers"][0];
     assert_eq!(container["resources"]["limits"]["vpc.amazonaws.com/efa"], "32");
     assert_eq!(container["securityContext"]["capabilities"]["add"][0], "IPC_LOCK");

@@ -20,7 +20,16 @@ pub(crate) struct JobSet {
 #[serde(rename_all = "camelCase")]
 struct JobSetSpec {
     network: Network,
+    failure_policy: FailurePolicy,
     replicated_jobs: Vec<ReplicatedJob>,
+}
+
+/// How often the whole JobSet restarts when one of its Jobs fails (each node's pod failing
+/// fails its Job): every node restarts together, from the last checkpoint.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct FailurePolicy {
+    max_restarts: i32,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -39,6 +48,11 @@ struct ReplicatedJob {
     template: JobTemplateSpec,
 }
 
+/// Whole-JobSet restarts allowed: a few for hardware faults, more on spot, where reclaims are
+/// expected (the same allowance as the indexed Job's backoff limit).
+const RESTARTS: i32 = super::kubernetes_training::BACKOFF_LIMIT;
+const SPOT_RESTARTS: i32 = super::kubernetes_training::BACKOFF_LIMIT_SPOT;
+
 /// The replicated job's name: pod `<jobset>-node-0-0` is the rendezvous host.
 pub(crate) const REPLICATED_JOB: &str = "node";
 
@@ -50,6 +64,13 @@ pub(crate) fn jobset(deployment: &Deployment, template: JobTemplateSpec) -> JobS
         spec: JobSetSpec {
             network: Network {
                 enable_dns_hostnames: true,
+            },
+            failure_policy: FailurePolicy {
+                max_restarts: if deployment.placement.spot {
+                    SPOT_RESTARTS
+                } else {
+                    RESTARTS
+                },
             },
             replicated_jobs: vec![ReplicatedJob {
                 name: REPLICATED_JOB,

@@ -4,7 +4,9 @@
 
 use super::kubernetes::{labels, metadata, pod_spec, priority_class, shm_volume};
 use super::{Deployment, ENGINE_PORT, ManifestError, ManifestFile, ServingService, yaml};
-use k8s_openapi::api::apps::v1::{Deployment as KubeDeployment, DeploymentSpec};
+use k8s_openapi::api::apps::v1::{
+    Deployment as KubeDeployment, DeploymentSpec, DeploymentStrategy, RollingUpdateDeployment,
+};
 use k8s_openapi::api::autoscaling::v2::{
     HorizontalPodAutoscaler, HorizontalPodAutoscalerSpec, MetricIdentifier, MetricSpec, MetricTarget, PodsMetricSource,
 };
@@ -46,7 +48,11 @@ pub(crate) fn manifests(deployment: &Deployment, service: &ServingService) -> Re
             false,
         ),
         file("service.yaml", yaml(&header, &engine_service(deployment))?, false),
-        file("pdb.yaml", yaml(&header, &disruption_budget(deployment))?, false),
+        file(
+            "pdb.yaml",
+            yaml(&header, &disruption_budget(deployment, service))?,
+            false,
+        ),
         file(
             "scaledobject.yaml",
             yaml(&header, &super::keda::scaled_object(deployment, service))?,
@@ -168,6 +174,7 @@ fn engine_deployment(deployment: &Deployment, service: &ServingService, priority
         spec: Some(DeploymentSpec {
             replicas: Some(i32::try_from(service.replicas).unwrap_or(i32::MAX)),
             selector: selector(deployment),
+            strategy: Some(rollout(service)),
             template: PodTemplateSpec {
                 metadata: Some(ObjectMeta {
                     labels: Some(labels(deployment)),
@@ -212,16 +219,37 @@ fn engine_service(deployment: &Deployment) -> Service {
     }
 }
 
-/// One replica down at a time during node drains and upgrades.
-fn disruption_budget(deployment: &Deployment) -> PodDisruptionBudget {
+/// One replica down at a time during node drains and upgrades; with a single replica, none
+/// (a drain then waits until a second replica runs, instead of taking the service down).
+fn disruption_budget(deployment: &Deployment, service: &ServingService) -> PodDisruptionBudget {
+    let (min_available, max_unavailable) = if service.min_replicas <= 1 {
+        (Some(IntOrString::Int(1)), None)
+    } else {
+        (None, Some(IntOrString::Int(1)))
+    };
     PodDisruptionBudget {
         metadata: metadata(deployment, &deployment.name),
         spec: Some(PodDisruptionBudgetSpec {
-            max_unavailable: Some(IntOrString::Int(1)),
+            min_available,
+            max_unavailable,
             selector: Some(selector(deployment)),
             ..PodDisruptionBudgetSpec::default()
         }),
         ..PodDisruptionBudget::default()
+    }
+}
+
+/// Rolling updates that fit the GPUs the plan rents: with several replicas, one is replaced
+/// at a time in place (no surge, which would need a spare GPU node); a single replica surges
+/// (the update needs room for a second one while the first serves).
+fn rollout(service: &ServingService) -> DeploymentStrategy {
+    let (surge, unavailable) = if service.replicas <= 1 { (1, 0) } else { (0, 1) };
+    DeploymentStrategy {
+        type_: Some("RollingUpdate".to_string()),
+        rolling_update: Some(RollingUpdateDeployment {
+            max_surge: Some(IntOrString::Int(surge)),
+            max_unavailable: Some(IntOrString::Int(unavailable)),
+        }),
     }
 }
 

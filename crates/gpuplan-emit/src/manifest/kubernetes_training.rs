@@ -4,7 +4,9 @@
 
 use super::kubernetes::{TrainingFlavour, metadata, pod_spec, priority_class, shm_volume};
 use super::{Deployment, Fabric, ManifestError, ManifestFile, RENDEZVOUS_PORT, TrainingJob, yaml};
-use k8s_openapi::api::batch::v1::{Job, JobSpec, JobTemplateSpec};
+use k8s_openapi::api::batch::v1::{
+    Job, JobSpec, JobTemplateSpec, PodFailurePolicy, PodFailurePolicyOnPodConditionsPattern, PodFailurePolicyRule,
+};
 use k8s_openapi::api::core::v1::{
     Capabilities, Container, EnvVar, EnvVarSource, ObjectFieldSelector, PersistentVolumeClaim,
     PersistentVolumeClaimSpec, PersistentVolumeClaimVolumeSource, PodTemplateSpec, SecurityContext, Service,
@@ -21,8 +23,8 @@ const VOLUME_HEADROOM: f64 = 1.2;
 /// Smallest checkpoint volume asked for, GiB.
 const MIN_VOLUME_GIB: f64 = 10.0;
 /// Retries of a failed pod: interruptions are expected on spot capacity.
-const BACKOFF_LIMIT_SPOT: i32 = 6;
-const BACKOFF_LIMIT: i32 = 2;
+pub(crate) const BACKOFF_LIMIT_SPOT: i32 = 6;
+pub(crate) const BACKOFF_LIMIT: i32 = 2;
 /// Where checkpoints are written.
 const CHECKPOINT_PATH: &str = "/checkpoints";
 /// The annotation an indexed Job gives each pod: its index, 0 to completions − 1.
@@ -253,6 +255,7 @@ fn single_node_job(deployment: &Deployment, job: &TrainingJob, priority: &str) -
         metadata: metadata(deployment, &deployment.name),
         spec: Some(JobSpec {
             backoff_limit: Some(backoff_limit(deployment)),
+            pod_failure_policy: Some(disruptions_ignored()),
             template: pod_template(
                 deployment,
                 container(deployment, "train", command, Vec::new()),
@@ -261,6 +264,22 @@ fn single_node_job(deployment: &Deployment, job: &TrainingJob, priority: &str) -
             ..JobSpec::default()
         }),
         ..Job::default()
+    }
+}
+
+/// Pods stopped by a disruption (a spot reclaim, a preemption, a node drain) do not count
+/// against the backoff limit: the Job restarts them from the last checkpoint instead of
+/// failing after a few reclaims.
+fn disruptions_ignored() -> PodFailurePolicy {
+    PodFailurePolicy {
+        rules: vec![PodFailurePolicyRule {
+            action: "Ignore".to_string(),
+            on_pod_conditions: Some(vec![PodFailurePolicyOnPodConditionsPattern {
+                type_: "DisruptionTarget".to_string(),
+                status: "True".to_string(),
+            }]),
+            ..PodFailurePolicyRule::default()
+        }],
     }
 }
 
@@ -331,6 +350,7 @@ fn job_template(deployment: &Deployment, job: &TrainingJob, priority: &str, mast
             completions: Some(nodes),
             parallelism: Some(nodes),
             backoff_limit: Some(backoff_limit(deployment)),
+            pod_failure_policy: Some(disruptions_ignored()),
             template: pod_template(deployment, rendezvous_container(deployment, job, master), priority),
             ..JobSpec::default()
         }),
