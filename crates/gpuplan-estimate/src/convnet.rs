@@ -285,10 +285,7 @@ pub(crate) fn resnet(
             training: Some(apply_amount(estimate, request, 0)),
             inference: None,
             serving_cost: None,
-            uncertainty: Uncertainty {
-                memory: memory_uncertainty(),
-                speed: training_uncertainty(),
-            },
+            uncertainty: Uncertainty::bands(memory_uncertainty(), training_uncertainty()),
             image: None,
             assumptions: notes.into_vec(),
         });
@@ -332,10 +329,7 @@ pub(crate) fn resnet(
         memory,
         training: None,
         serving_cost: None,
-        uncertainty: Uncertainty {
-            memory: memory_uncertainty() * 2.0,
-            speed: inference_uncertainty(),
-        },
+        uncertainty: Uncertainty::bands(memory_uncertainty() * 2.0, inference_uncertainty()),
         image: None,
         assumptions: notes.into_vec(),
     })

@@ -242,10 +242,7 @@ pub(crate) fn diffusion(
                 Bound::Overhead
             },
         }),
-        uncertainty: Uncertainty {
-            memory: memory_uncertainty() * 2.0,
-            speed: inference_uncertainty(),
-        },
+        uncertainty: Uncertainty::bands(memory_uncertainty() * 2.0, inference_uncertainty()),
         image: Some(ImageSummary {
             step_seconds: Some(unet_call),
             ..shape.summary()
@@ -347,10 +344,7 @@ fn training(
         training: Some(estimate),
         inference: None,
         serving_cost: None,
-        uncertainty: Uncertainty {
-            memory: memory_uncertainty() * 2.0,
-            speed: training_uncertainty(),
-        },
+        uncertainty: Uncertainty::bands(memory_uncertainty() * 2.0, training_uncertainty()),
         image: Some(shape.summary()),
         assumptions: assumptions.into_vec(),
     }

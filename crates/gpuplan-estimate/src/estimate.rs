@@ -50,11 +50,46 @@ pub struct ParameterSummary {
     pub trainable: u64,
 }
 
-/// Relative half-widths of the bands the estimates carry, from the validation report.
+/// How far the estimates may be off: relative half-widths of the bands they carry and, where
+/// the validation tables measure it, the 80 % interval of measured / estimated (speed:
+/// throughput; a time's interval is its inverse).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Uncertainty {
     pub memory: f64,
     pub speed: f64,
+    pub memory_interval: Option<[f64; 2]>,
+    pub speed_interval: Option<[f64; 2]>,
+}
+
+impl Uncertainty {
+    /// Half-widths only, before the measured intervals are looked up.
+    pub fn bands(memory: f64, speed: f64) -> Uncertainty {
+        Uncertainty {
+            memory,
+            speed,
+            memory_interval: None,
+            speed_interval: None,
+        }
+    }
+
+    /// With the 80 % intervals the in-force calibration measured for a workload of `task` on
+    /// `gpus` GPUs, `gpus_per_node` to a node.
+    pub fn measured(self, training: bool, gpus: u32, gpus_per_node: u32) -> Uncertainty {
+        use gpuplan_model::fitted::{IntervalKind, Regime};
+        let calibration = crate::calibration::calibration();
+        let regime = Regime::of(gpus, gpus_per_node);
+        let interval = |kind| calibration.interval(kind, regime).map(|i| [i.low, i.high]);
+        let speed = if training {
+            IntervalKind::Training
+        } else {
+            IntervalKind::Inference
+        };
+        Uncertainty {
+            memory_interval: interval(IntervalKind::Memory),
+            speed_interval: interval(speed),
+            ..self
+        }
+    }
 }
 
 /// An estimate with its reasons.
@@ -442,10 +477,7 @@ fn transformer(
             training: None,
             inference: Some(estimate),
             serving_cost,
-            uncertainty: Uncertainty {
-                memory: memory_uncertainty(),
-                speed: inference_uncertainty(),
-            },
+            uncertainty: Uncertainty::bands(memory_uncertainty(), inference_uncertainty()),
             image: None,
             assumptions: assumptions.into_vec(),
         });
@@ -489,10 +521,7 @@ fn transformer(
         training: Some(estimate),
         inference: None,
         serving_cost: None,
-        uncertainty: Uncertainty {
-            memory: memory_uncertainty(),
-            speed: training_uncertainty(),
-        },
+        uncertainty: Uncertainty::bands(memory_uncertainty(), training_uncertainty()),
         image: None,
         assumptions: assumptions.into_vec(),
     })
@@ -640,10 +669,7 @@ fn cited(
             training: None,
             inference: None,
             serving_cost: None,
-            uncertainty: Uncertainty {
-                memory: memory_uncertainty() * 2.0,
-                speed: f64::NAN,
-            },
+            uncertainty: Uncertainty::bands(memory_uncertainty() * 2.0, f64::NAN),
             image: None,
             assumptions: assumptions.into_vec(),
         });
@@ -680,10 +706,7 @@ fn cited(
             training: Some(training),
             inference: None,
             serving_cost: None,
-            uncertainty: Uncertainty {
-                memory: memory_uncertainty() * 2.0,
-                speed: training_uncertainty(),
-            },
+            uncertainty: Uncertainty::bands(memory_uncertainty() * 2.0, training_uncertainty()),
             image: None,
             assumptions: assumptions.into_vec(),
         });
@@ -739,10 +762,7 @@ fn cited(
             request_latency_seconds: latency,
             decode_bound: inference::Bound::Compute,
         }),
-        uncertainty: Uncertainty {
-            memory: memory_uncertainty() * 2.0,
-            speed: inference_uncertainty(),
-        },
+        uncertainty: Uncertainty::bands(memory_uncertainty() * 2.0, inference_uncertainty()),
         image: None,
         assumptions: assumptions.into_vec(),
     })

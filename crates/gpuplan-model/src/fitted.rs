@@ -182,6 +182,67 @@ pub struct Calibration {
     /// By engine name; engines not listed pay PyTorch eager's.
     pub diffusion_seconds_per_operator: BTreeMap<String, OperatorTime>,
     pub frameworks: BTreeMap<String, FrameworkProfile>,
+    /// The 80 % intervals estimates state, from the held-out residuals of the validation tables.
+    #[serde(default)]
+    pub intervals: Vec<Interval>,
+}
+
+/// What an interval bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IntervalKind {
+    /// Peak memory per GPU.
+    Memory,
+    /// Training speed (tokens or samples per second; time and GPU-hours are its inverse).
+    Training,
+    /// Inference speed (throughput; latencies are its inverse).
+    Inference,
+}
+
+/// How many GPUs a workload spans, as far as its error goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Regime {
+    OneGpu,
+    OneNode,
+    MultiNode,
+}
+
+impl Regime {
+    pub fn of(gpus: u32, gpus_per_node: u32) -> Regime {
+        match gpus {
+            0 | 1 => Regime::OneGpu,
+            n if n <= gpus_per_node.max(1) => Regime::OneNode,
+            _ => Regime::MultiNode,
+        }
+    }
+}
+
+/// The range measured / estimated falls in for 80 % of the held-out validation cases of a kind
+/// (and regime): the 10th and 90th percentiles of the ratio on one half of the cases (split
+/// conformal prediction; the other half checks the coverage).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Interval {
+    pub kind: IntervalKind,
+    /// `None`: every regime (where one regime has too few cases of its own).
+    #[serde(default)]
+    pub regime: Option<Regime>,
+    pub low: f64,
+    pub high: f64,
+    /// Cases the percentiles were taken over.
+    pub cases: usize,
+    pub evidence: String,
+}
+
+impl Calibration {
+    /// The interval for `kind` on `regime`: the regime's own, else the kind's.
+    pub fn interval(&self, kind: IntervalKind, regime: Regime) -> Option<&Interval> {
+        let of_kind = || self.intervals.iter().filter(move |i| i.kind == kind);
+        of_kind()
+            .find(|i| i.regime == Some(regime))
+            .or_else(|| of_kind().find(|i| i.regime.is_none()))
+    }
 }
 
 /// How an inference engine uses the hardware.

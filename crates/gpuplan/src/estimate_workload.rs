@@ -277,6 +277,9 @@ fn estimate_on(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateA
         Architecture::Cited(_) => None,
     };
     estimate.assumptions.splice(0..0, calibration);
+    estimate.uncertainty = estimate
+        .uncertainty
+        .measured(request.task.is_training(), gpus, gpus_per_node);
     let layouts = layout_candidates(&template, transformer, gpus, gpus_per_node).len();
     chosen_layout_defaults(request, &workload, layouts, gpus, &mut defaults);
     let fits = fits_with(&estimate, memory_margin);

@@ -382,6 +382,7 @@ mod validation {
         let mut in_sample: BTreeMap<&str, Vec<f64>> = BTreeMap::new();
         let mut failures = Vec::new();
         let mut gpus = std::collections::BTreeSet::new();
+        let mut residuals: Vec<intervals::Residual> = Vec::new();
         // In-sample: the cases some constant of the calibration data was set from.
         let calibrated = gpuplan::estimator::calibration::calibrated_cases();
         for (index, case) in cases.case.iter().enumerate() {
@@ -416,6 +417,12 @@ mod validation {
                     in_sample.entry(group(&case.kind)).or_default().push(error.abs());
                 } else {
                     held_out.entry(group(&case.kind)).or_default().push(error.abs());
+                    residuals.extend(intervals::Residual::of(
+                        &case.id,
+                        &case.kind,
+                        (case.gpus, case.gpus_per_node.unwrap_or(8)),
+                        case.measured / predicted,
+                    ));
                 }
             }
             if in_first_table && case.outlier.is_none() && error.abs() > case_tolerance(&case.kind) {
@@ -465,6 +472,7 @@ mod validation {
             }
         }
         println!("{report}");
+        intervals::check(&residuals);
         assert!(gpus.len() >= 5, "{gpus:?}");
         assert!(failures.is_empty(), "{failures:#?}");
         for (kind, held) in held_medians {
@@ -484,6 +492,115 @@ mod validation {
                 target * 100.0
             );
         }
+    }
+}
+
+/// The 80 % intervals every estimate states, learned from the held-out residuals (split
+/// conformal: quantiles set on one half of the cases, coverage checked on the other).
+mod intervals {
+    use gpuplan::estimator::calibration::calibration;
+    use gpuplan::model::fitted::{IntervalKind, Regime};
+
+    /// One held-out case: what it measures, on how many GPUs, and the measured speed (or
+    /// memory) over the estimated one.
+    pub struct Residual {
+        pub id: String,
+        pub kind: IntervalKind,
+        pub regime: Regime,
+        pub ratio: f64,
+    }
+
+    impl Residual {
+        pub fn of(id: &str, kind: &str, (gpus, per_node): (u32, u32), ratio: f64) -> Option<Residual> {
+            let (kind, ratio) = match kind {
+                "memory" => (IntervalKind::Memory, ratio),
+                "training_throughput" | "mfu" => (IntervalKind::Training, ratio),
+                "gpu_hours" => (IntervalKind::Training, 1.0 / ratio),
+                "inference_throughput" => (IntervalKind::Inference, ratio),
+                "inference_ttft" | "inference_tpot" | "inference_latency" => (IntervalKind::Inference, 1.0 / ratio),
+                _ => return None,
+            };
+            (ratio.is_finite() && ratio > 0.0).then(|| Residual {
+                id: id.to_string(),
+                kind,
+                regime: Regime::of(gpus, per_node),
+                ratio,
+            })
+        }
+    }
+
+    /// The split-conformal bounds of a two-sided 80 % interval from `sorted` ratios: the
+    /// ⌊0.1 (n + 1)⌋-th and ⌈0.9 (n + 1)⌉-th smallest (Lei et al. 2018), which cover at least
+    /// 80 % of new cases from the same distribution, where plain percentiles of a small sample
+    /// cover less.
+    fn bounds(sorted: &[f64]) -> (f64, f64) {
+        let n = sorted.len() as f64;
+        let low = ((0.1 * (n + 1.0)).floor() as usize).max(1) - 1;
+        let high = ((0.9 * (n + 1.0)).ceil() as usize).min(sorted.len()) - 1;
+        (sorted[low], sorted[high])
+    }
+
+    /// Every interval in the calibration data is the 10th–90th percentile of its fit half, and
+    /// the intervals cover 75–85 % of the other half.
+    pub fn check(residuals: &[Residual]) {
+        let data = &calibration().intervals;
+        let mut covered = 0usize;
+        let mut checked = 0usize;
+        let mut table = String::new();
+        let mut stale = Vec::new();
+        for entry in data {
+            // Each case in one group: its regime's own entry, else its kind's.
+            let specific = |r: &Residual| data.iter().any(|d| d.kind == r.kind && d.regime == Some(r.regime));
+            let mut group: Vec<&Residual> = residuals
+                .iter()
+                .filter(|r| {
+                    r.kind == entry.kind
+                        && match entry.regime {
+                            Some(regime) => regime == r.regime,
+                            None => !specific(r),
+                        }
+                })
+                .collect();
+            group.sort_by(|a, b| a.id.cmp(&b.id));
+            // Even positions set the bounds, odd ones check them.
+            let half = |parity: usize| group.iter().skip(parity).step_by(2).map(|r| r.ratio);
+            let held: Vec<f64> = half(1).collect();
+            let mut ratios: Vec<f64> = half(0).collect();
+            ratios.sort_by(f64::total_cmp);
+            assert!(
+                ratios.len() >= 8,
+                "{:?} {:?}: only {} cases",
+                entry.kind,
+                entry.regime,
+                ratios.len()
+            );
+            let (low, high) = bounds(&ratios);
+            table.push_str(&format!(
+                "{:?} {:?}: {:.3}–{:.3} from {} cases (data {:.3}–{:.3})\n",
+                entry.kind,
+                entry.regime,
+                low,
+                high,
+                ratios.len(),
+                entry.low,
+                entry.high
+            ));
+            if (entry.low - low).abs() >= 0.005 || (entry.high - high).abs() >= 0.005 || entry.cases != ratios.len() {
+                stale.push(format!("{:?} {:?}", entry.kind, entry.regime));
+            }
+            checked += held.len();
+            covered += held.iter().filter(|r| (entry.low..=entry.high).contains(*r)).count();
+        }
+        let coverage = covered as f64 / checked as f64;
+        println!(
+            "80 % intervals, held-out residuals:\n{table}coverage on the other half: {:.1} % of {checked}",
+            coverage * 100.0
+        );
+        assert!(
+            stale.is_empty(),
+            "the calibration data's intervals are not the residuals' ({stale:?}):\n{table}"
+        );
+        assert!((0.75..=0.85).contains(&coverage), "coverage {:.1} %", coverage * 100.0);
     }
 }
 

@@ -94,7 +94,11 @@ pub fn estimate_report(e: &EstimateJson) -> String {
 
     let m = &e.memory;
     let b = &m.breakdown;
-    let _ = writeln!(text, "\nmemory per GPU (±{:.0} %)", e.uncertainty.memory * 100.0);
+    let _ = writeln!(
+        text,
+        "\nmemory per GPU ({})",
+        band(e.uncertainty.memory, e.uncertainty.memory_interval)
+    );
     for (label, bytes) in [
         ("weights", b.weights),
         ("gradients", b.gradients),
@@ -129,7 +133,11 @@ pub fn estimate_report(e: &EstimateJson) -> String {
     }
 
     if let Some(t) = &e.training {
-        let _ = writeln!(text, "\ntraining (±{:.0} %)", e.uncertainty.speed * 100.0);
+        let _ = writeln!(
+            text,
+            "\ntraining ({})",
+            band(e.uncertainty.speed, e.uncertainty.speed_interval)
+        );
         let _ = writeln!(text, "  {:<18} {}", "step time", duration(t.step_seconds));
         if t.tokens_per_second > 0.0 {
             let _ = writeln!(
@@ -153,9 +161,17 @@ pub fn estimate_report(e: &EstimateJson) -> String {
             );
         }
         if let (Some(seconds), Some(hours)) = (t.time_seconds, t.gpu_hours) {
+            // Time is the inverse of speed: the slow end of the speed interval is the long end.
+            let range = e.uncertainty.speed_interval.map_or(String::new(), |[slow, fast]| {
+                format!(
+                    ", 80 % interval {}–{}",
+                    duration(seconds / fast),
+                    duration(seconds / slow)
+                )
+            });
             let _ = writeln!(
                 text,
-                "  {:<18} {} ({:.0} GPU-hours)",
+                "  {:<18} {} ({:.0} GPU-hours{range})",
                 "time to train",
                 duration(seconds),
                 hours
@@ -168,7 +184,11 @@ pub fn estimate_report(e: &EstimateJson) -> String {
         } else {
             String::new()
         };
-        let _ = writeln!(text, "\ninference (±{:.0} %{batch})", e.uncertainty.speed * 100.0);
+        let _ = writeln!(
+            text,
+            "\ninference ({}{batch})",
+            band(e.uncertainty.speed, e.uncertainty.speed_interval)
+        );
         if e.image.is_some() {
             let _ = writeln!(
                 text,
@@ -306,6 +326,19 @@ fn serving_section(text: &mut String, s: &LoadReport) {
         }
     }
     let _ = writeln!(text, "  {:<18} {}", "scheduler", s.scheduler);
+}
+
+/// How far a figure may be off: the 80 % interval of measured / estimated the validation
+/// tables give (`80 % of runs −18…+42 %`), else the fixed band (`±25 %`).
+fn band(half_width: f64, interval: Option<[f64; 2]>) -> String {
+    match interval {
+        Some([low, high]) => format!(
+            "80 % of measured runs {:+.0}…{:+.0} %",
+            (low - 1.0) * 100.0,
+            (high - 1.0) * 100.0
+        ),
+        None => format!("±{:.0} %", half_width * 100.0),
+    }
 }
 
 #[cfg(test)]
