@@ -353,6 +353,10 @@ pub fn configure(
                 explain: true,
             };
             best.estimate = gpuplan_estimate::estimate(&request)?;
+            best.estimate.uncertainty =
+                best.estimate
+                    .uncertainty
+                    .measured(task.is_training(), cluster.gpus, cluster.gpus_per_node);
             Ok(Some(best))
         }
         (None, Some(error)) => Err(error),

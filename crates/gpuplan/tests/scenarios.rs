@@ -777,6 +777,11 @@ fn a_405b_pretraining_run_with_16k_h100_allowed_uses_thousands_of_them() {
     assert!(fastest["gpus"].as_u64().unwrap() > 8000, "{}", label(fastest));
     let days = fastest["time_seconds"].as_f64().unwrap() / 86400.0;
     assert!(days < 120.0, "{days} days on {}", label(fastest));
+    // The time and the bill carry the interval the held-out multi-node runs measured.
+    let range = &fastest["time_interval_seconds"];
+    let (fast, slow) = (range[0].as_f64().unwrap(), range[1].as_f64().unwrap());
+    assert!(fast < days * 86400.0 && days * 86400.0 < slow, "{range}");
+    assert!(fastest["total_usd_interval"][1].as_f64().unwrap() > fastest["total_usd"].as_f64().unwrap());
     let batch = fastest["batch"].as_u64().unwrap();
     assert!(batch > 256, "the batch grows with the replicas: {batch}");
     assert!(

@@ -48,6 +48,10 @@ pub struct RecommendationJson {
     pub memory_per_gpu_bytes: u64,
     pub memory_capacity_bytes: u64,
     pub time_seconds: Option<f64>,
+    /// Training: the 80 % interval of the time and of the total, from the measured interval of
+    /// the estimate's speed (held-out validation runs); null otherwise.
+    pub time_interval_seconds: Option<[f64; 2]>,
+    pub total_usd_interval: Option<[f64; 2]>,
     pub hourly_usd: f64,
     pub total_usd: Option<f64>,
     pub tokens_per_second: Option<f64>,
@@ -138,6 +142,8 @@ impl From<&Recommendation> for RecommendationJson {
             memory_per_gpu_bytes: r.estimate.memory.per_gpu.as_u64(),
             memory_capacity_bytes: r.estimate.memory.capacity.as_u64(),
             time_seconds: r.time_seconds,
+            time_interval_seconds: slower_and_faster(r, r.time_seconds),
+            total_usd_interval: slower_and_faster(r, r.total_usd),
             hourly_usd: r.hourly_usd,
             total_usd: r.total_usd,
             tokens_per_second: r.estimate.training.map(|t| t.tokens_per_second).filter(|t| *t > 0.0),
@@ -152,6 +158,14 @@ impl From<&Recommendation> for RecommendationJson {
             warnings: r.warnings.clone(),
         }
     }
+}
+
+/// A training figure proportional to the run's length (its time, its bill) over the 80 %
+/// interval of the estimate's speed: the fast end first.
+fn slower_and_faster(r: &Recommendation, value: Option<f64>) -> Option<[f64; 2]> {
+    let [slow, fast] = r.estimate.uncertainty.speed_interval?;
+    r.estimate.training?;
+    value.map(|v| [v / fast, v / slow])
 }
 
 fn counts(counts: &BTreeMap<Constraint, usize>) -> BTreeMap<String, usize> {
@@ -230,6 +244,8 @@ impl PlanJson {
                     memory_per_gpu_bytes: o.memory_needed_bytes,
                     memory_capacity_bytes: o.memory_available_bytes,
                     time_seconds: Some(o.time_seconds),
+                    time_interval_seconds: None,
+                    total_usd_interval: None,
                     hourly_usd: o.hourly_usd,
                     total_usd: Some(o.total_usd),
                     tokens_per_second: None,
