@@ -270,7 +270,22 @@ fn skypilot_tasks_and_services_pass_skypilots_schemas() {
         )[0],
     );
     assert_eq!(multi["num_nodes"], plan("finetune-multi-node").recommendations[0].nodes);
+    // Fallbacks are the same cluster shape elsewhere, never another accelerator or count.
+    for task in [&spot, &multi] {
+        let ordered = task["resources"]["ordered"].as_array().unwrap();
+        assert!(
+            ordered.iter().all(|c| c["accelerators"] == ordered[0]["accelerators"]),
+            "{ordered:?}"
+        );
+        // The code is synced and checkpoints outlive a recovered node.
+        assert_eq!(task["workdir"], ".");
+        assert_eq!(task["file_mounts"]["/checkpoints"]["mode"], "MOUNT");
+    }
     let service = document(&export("serving", ExportTarget::SkyServe, TrainingFlavour::IndexedJob)[0]);
+    assert!(
+        service["secrets"].get("HF_TOKEN").is_some(),
+        "gated weights need the token"
+    );
     let policy = &service["service"]["replica_policy"];
     assert_eq!(
         policy["min_replicas"],

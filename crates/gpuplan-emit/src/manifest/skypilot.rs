@@ -45,11 +45,27 @@ struct Task {
     resources: Resources,
     #[serde(skip_serializing_if = "Option::is_none")]
     num_nodes: Option<u32>,
+    /// The folder `sky launch` runs from, synced to every node (the training code).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    workdir: Option<&'static str>,
+    /// Checkpoints in a bucket SkyPilot creates and mounts, so a recovered managed job resumes
+    /// from the last one instead of from the start.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    file_mounts: BTreeMap<&'static str, BucketMount>,
     envs: BTreeMap<&'static str, String>,
+    /// Values passed at launch (`--secret HF_TOKEN`), kept out of the file and the logs.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    secrets: BTreeMap<&'static str, Option<String>>,
     setup: String,
     run: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     service: Option<Service>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct BucketMount {
+    name: String,
+    mode: &'static str,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -131,7 +147,10 @@ pub fn skypilot_task(
             p.provider
         )));
     }
-    let same_shape = |a: &Placement| a.nodes == p.nodes && a.spot == p.spot;
+    // Fallbacks run the same script on the same cluster shape: the same accelerator, as many
+    // per node, as many nodes; only the place (region, cloud) differs.
+    let same_shape =
+        |a: &Placement| a.nodes == p.nodes && a.spot == p.spot && a.gpu == p.gpu && a.gpus_per_node == p.gpus_per_node;
     let (task, header) = match &deployment.workload {
         Workload::Training(job) => {
             let mut ordered: Vec<Candidate> = std::iter::once(p)
@@ -157,13 +176,22 @@ pub fn skypilot_task(
                     ordered,
                 },
                 num_nodes: (p.nodes > 1).then_some(p.nodes),
+                workdir: Some("."),
+                file_mounts: BTreeMap::from([(
+                    "/checkpoints",
+                    BucketMount {
+                        name: format!("{}-checkpoints", deployment.name),
+                        mode: "MOUNT",
+                    },
+                )]),
                 envs: BTreeMap::from([("CHECKPOINT_DIR", "/checkpoints".to_string())]),
+                secrets: BTreeMap::new(),
                 setup: "pip install -r requirements.txt\n".to_string(),
                 run,
                 service: None,
             };
             let header = format!(
-                "gpuplan: {} on {} × {} per node, {} node{}{}. Replace setup and the training command with yours;\nwith spot, launch it as a managed job (`sky jobs launch`) so interruptions are recovered.",
+                "gpuplan: {} on {} × {} per node, {} node{}{}. Run it from your training code's folder (workdir);\nreplace setup and the training command with yours. Checkpoints go to a bucket SkyPilot creates;\nwith spot, launch it as a managed job (`sky jobs launch`) so interruptions resume from the last one.",
                 deployment.name,
                 p.gpus_per_node,
                 p.gpu,
@@ -195,7 +223,11 @@ pub fn skypilot_task(
                     ordered,
                 },
                 num_nodes: None,
+                workdir: None,
+                file_mounts: BTreeMap::new(),
                 envs: BTreeMap::from([("MODEL_ID", service.served_model.clone())]),
+                // Gated models (Llama, Gemma) download only with a Hugging Face token.
+                secrets: BTreeMap::from([("HF_TOKEN", None)]),
                 setup: "pip install vllm\n".to_string(),
                 run: format!(
                     "vllm serve $MODEL_ID --tensor-parallel-size $SKYPILOT_NUM_GPUS_PER_NODE --port {ENGINE_PORT}{}\n",
