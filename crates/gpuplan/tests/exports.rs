@@ -208,6 +208,8 @@ fn serving_scales_on_the_engine_queue_between_the_planned_replicas() {
     let pod = &engine["spec"]["template"];
     assert_eq!(pod["metadata"]["annotations"]["prometheus.io/scrape"], "true");
     let container = &pod["spec"]["containers"][0];
+    // A missing token secret stops the pod at once rather than failing the download later.
+    assert_eq!(container["env"][0]["valueFrom"]["secretKeyRef"]["optional"], false);
     let args: Vec<&str> = container["args"]
         .as_array()
         .unwrap()

@@ -74,7 +74,7 @@ pub(crate) fn manifests(deployment: &Deployment, service: &ServingService) -> Re
 fn header(deployment: &Deployment, service: &ServingService) -> String {
     let p = &deployment.placement;
     format!(
-        "gpuplan: {} serving {} on {} replica{} of {} × {} ({} {}{}), {}–{} replicas at {:.1} requests/s each.",
+        "gpuplan: {} serving {} on {} replica{} of {} × {} ({} {}{}), {}–{} replicas at {:.1} requests/s each.\nFirst: kubectl create secret generic hf-token --from-literal=token=<your Hugging Face token> (gated models such as Llama need one; an empty token does for public models).",
         deployment.name,
         service.served_model,
         service.replicas,
@@ -118,7 +118,8 @@ fn engine_container(deployment: &Deployment, service: &ServingService) -> Contai
             secret_key_ref: Some(SecretKeySelector {
                 name: "hf-token".to_string(),
                 key: "token".to_string(),
-                optional: Some(true),
+                // A missing secret stops the pod at once, instead of a failed download later.
+                optional: Some(false),
             }),
             ..EnvVarSource::default()
         }),
