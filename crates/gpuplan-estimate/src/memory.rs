@@ -121,6 +121,18 @@ pub fn expert_parameters(spec: &TransformerSpec) -> f64 {
     })
 }
 
+/// Optimizer state per parameter when training runs purely in 16 bits: the moments in the
+/// parameters' dtype and no master copy (AdamW's two moments: 4 bytes, not 12).
+fn pure_optimizer_bytes(optimizer: gpuplan_model::Optimizer) -> f64 {
+    use gpuplan_model::Optimizer;
+    match optimizer {
+        Optimizer::AdamW => 4.0,
+        Optimizer::Adam8bit => 2.0,
+        Optimizer::SgdMomentum => 2.0,
+        Optimizer::Adafactor => 0.1,
+    }
+}
+
 fn gib(value: f64) -> Bytes {
     Bytes::from_gib(value)
 }
@@ -196,7 +208,17 @@ pub fn training(
         _ => counts.total as f64 - elsewhere,
     } / model_split;
     let mut gradients = trainable * gradient_bytes(task, precision);
-    let mut optimizer = trainable * optimizer_bytes(task, precision, workload.optimizer);
+    let pure = !matches!(task, Task::Lora | Task::Qlora)
+        && activation_bytes(precision) < 4.0
+        && workload
+            .framework
+            .is_some_and(|f| calibration::framework(f).pure_low_precision);
+    let per_parameter = if pure {
+        pure_optimizer_bytes(workload.optimizer)
+    } else {
+        optimizer_bytes(task, precision, workload.optimizer)
+    };
+    let mut optimizer = trainable * per_parameter;
     match task {
         Task::Lora | Task::Qlora => {
             if layout.zero >= 3 {

@@ -25,6 +25,11 @@ pub struct FrameworkProfile {
     pub lora_targets: LoraTargets,
     /// Dropout its LoRA adapters apply to their input (0: none, so no copy is kept).
     pub lora_dropout: f64,
+    /// Full training runs purely in the 16-bit dtype: no fp32 master copy of the weights, the
+    /// optimizer's moments in that dtype too (torchtune's `dtype: bf16`), where mixed precision
+    /// keeps 12 bytes of optimizer state per parameter.
+    #[serde(default)]
+    pub pure_low_precision: bool,
     /// Where the LoRA defaults come from.
     pub lora_evidence: String,
     /// What the profile rests on, in one line for the estimate's assumptions.
