@@ -451,3 +451,30 @@ fn a_multi_node_plan_over_efa_requests_the_fabric() {
     assert_valid_skypilot(&sky[0]);
     assert!(sky[0].yaml.contains("network_tier: best"), "{}", sky[0].yaml);
 }
+
+/// Where the plan's machines can be told apart, the pods go there and nowhere else: spot plans
+/// only to the cloud's spot nodes of the instance type (the price they were planned at), other
+/// clouds' machines by their GPU, since their node labels do not carry the catalog's names.
+#[test]
+fn pods_are_placed_only_where_the_plan_priced_them() {
+    let files = export("lora-one-node", ExportTarget::Kubernetes, TrainingFlavour::IndexedJob);
+    let job = files.iter().map(document).find(|d| d["kind"] == "Job").unwrap();
+    let terms = &job["spec"]["template"]["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+        ["nodeSelectorTerms"];
+    assert_eq!(terms.as_array().unwrap().len(), 1, "{terms}");
+    assert!(terms.to_string().contains("eks.amazonaws.com/capacityType"), "{terms}");
+    let runpod = planned(
+        json!({"model": "llama-3.1-8b", "task": "lora", "tokens": 5e8, "seq": 4096,
+        "batch": 32, "providers": ["runpod"], "gpu": ["H100"]}),
+    );
+    let files = export_plan(
+        catalog(),
+        &runpod,
+        ExportTarget::Kubernetes,
+        &settings(TrainingFlavour::IndexedJob),
+    )
+    .unwrap();
+    let text = stream(&files);
+    assert!(!text.contains("node.kubernetes.io/instance-type"), "{text}");
+    assert!(text.contains("nvidia.com/gpu.product"), "{text}");
+}

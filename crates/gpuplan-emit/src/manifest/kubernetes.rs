@@ -108,27 +108,39 @@ pub(crate) fn gpu_resources(placement: &Placement, count: u32) -> ResourceRequir
 /// fraction of a core on large instances; GKE and AKS similar).
 const ALLOCATABLE_SHARE: f64 = 0.85;
 
+/// Clouds whose managed Kubernetes labels nodes with the instance type names the catalog uses
+/// (`node.kubernetes.io/instance-type`: EKS, GKE, AKS, OKE).
+const INSTANCE_TYPE_LABELLED: [&str; 4] = ["aws", "gcp", "azure", "oci"];
+
 /// Nodes of the planned instance type (the cloud's well-known label), or, on a cluster of other
 /// machines, nodes whose GPUs GPU Feature Discovery labels with the planned product; on spot,
-/// the provider's spot nodes.
-pub(crate) fn node_affinity(placement: &Placement) -> Affinity {
+/// only the managed service's spot nodes (the price the plan used). `None` where no label is
+/// known to match (see [`affinity_note`]).
+pub(crate) fn node_affinity(placement: &Placement) -> Option<Affinity> {
+    let labelled = INSTANCE_TYPE_LABELLED.contains(&placement.provider.as_str());
     let spot = spot_node_label(&placement.provider).filter(|_| placement.spot);
-    // The spot label is the managed service's, so it goes with the cloud's instance type only.
-    let term = |key: &str, value: &str, managed: bool| {
-        let mut expressions = vec![requirement(key, value)];
-        if let Some((spot_key, spot_value)) = spot.filter(|_| managed) {
+    let mut terms = Vec::new();
+    if labelled {
+        let mut expressions = vec![requirement(
+            "node.kubernetes.io/instance-type",
+            &placement.instance_type,
+        )];
+        if let Some((spot_key, spot_value)) = spot {
             expressions.push(requirement(spot_key, spot_value));
         }
-        NodeSelectorTerm {
+        terms.push(NodeSelectorTerm {
             match_expressions: Some(expressions),
             ..NodeSelectorTerm::default()
-        }
-    };
-    let mut terms = vec![term("node.kubernetes.io/instance-type", &placement.instance_type, true)];
-    if let Some(product) = &placement.gpu_product_label {
-        terms.push(term("nvidia.com/gpu.product", product, false));
+        });
     }
-    Affinity {
+    // Other nodes with the same GPU: not for spot, whose price holds on the spot nodes only.
+    if let Some(product) = placement.gpu_product_label.as_ref().filter(|_| spot.is_none()) {
+        terms.push(NodeSelectorTerm {
+            match_expressions: Some(vec![requirement("nvidia.com/gpu.product", product)]),
+            ..NodeSelectorTerm::default()
+        });
+    }
+    (!terms.is_empty()).then(|| Affinity {
         node_affinity: Some(NodeAffinity {
             required_during_scheduling_ignored_during_execution: Some(NodeSelector {
                 node_selector_terms: terms,
@@ -136,7 +148,17 @@ pub(crate) fn node_affinity(placement: &Placement) -> Affinity {
             ..NodeAffinity::default()
         }),
         ..Affinity::default()
-    }
+    })
+}
+
+/// What the files' header says where no node label is known to match the planned machines.
+pub(crate) fn affinity_note(placement: &Placement) -> Option<String> {
+    node_affinity(placement).is_none().then(|| {
+        format!(
+            "No node affinity: {} nodes carry no label known to name {} or its GPU; add a nodeSelector for your nodes.",
+            placement.provider, placement.instance_type
+        )
+    })
 }
 
 fn requirement(key: &str, value: &str) -> NodeSelectorRequirement {
@@ -217,7 +239,7 @@ pub(crate) fn pod_spec(
     PodSpec {
         containers: vec![container],
         volumes: Some(volumes),
-        affinity: Some(node_affinity(placement)),
+        affinity: node_affinity(placement),
         tolerations: Some(tolerations(placement)),
         priority_class_name: Some(priority_class.to_string()),
         restart_policy: Some(restart_policy.to_string()),

@@ -87,7 +87,7 @@ fn header(deployment: &Deployment, service: &ServingService) -> String {
         service.min_replicas,
         service.max_replicas,
         service.target_qps_per_replica,
-    )
+    ) + &super::kubernetes::affinity_note(p).map_or(String::new(), |note| format!("\n{note}"))
 }
 
 fn selector(deployment: &Deployment) -> LabelSelector {

@@ -98,11 +98,14 @@ fn header(deployment: &Deployment, job: &TrainingJob) -> String {
     let time = job
         .expected_seconds
         .map_or(String::new(), |s| format!(", about {:.1} h", s / 3600.0));
-    let storage = deployment
+    let storage: String = deployment
         .storage
         .note
-        .as_ref()
-        .map_or(String::new(), |note| format!("\n{note}"));
+        .iter()
+        .cloned()
+        .chain(super::kubernetes::affinity_note(p))
+        .map(|note| format!("\n{note}"))
+        .collect();
     format!(
         "gpuplan: {} on {} × {} ({} {}{}, {} node{}){time}.\nReplace the training command (`{}`) with yours.{storage}",
         deployment.name,
