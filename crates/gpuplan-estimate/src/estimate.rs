@@ -255,10 +255,10 @@ fn validate(request: &EstimateRequest) -> Result<(), EstimateError> {
         });
     }
     if layout.ep > 1 {
-        let experts = match &request.model.architecture {
-            Architecture::Transformer(spec) => spec.moe.map(|moe| moe.experts),
-            Architecture::Cited(_) => None,
-        };
+        let experts = request
+            .model
+            .transformer()
+            .and_then(|spec| spec.moe.map(|moe| moe.experts));
         let Some(experts) = experts else {
             return Err(EstimateError::Unsupported {
                 task: "expert parallelism".to_string(),

@@ -32,6 +32,16 @@ pub enum Architecture {
     Cited(CitedSpec),
 }
 
+impl ModelSpec {
+    /// The layer-by-layer description, where the model has one (not for cited totals).
+    pub fn transformer(&self) -> Option<&TransformerSpec> {
+        match &self.architecture {
+            Architecture::Transformer(spec) => Some(spec),
+            Architecture::Cited(_) => None,
+        }
+    }
+}
+
 /// [`Architecture`] as JSON writes it.
 #[derive(Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]

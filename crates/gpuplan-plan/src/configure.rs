@@ -239,10 +239,7 @@ pub fn configure(
     amount: Option<TrainingAmount>,
     memory_margin: f64,
 ) -> Result<Option<Configured>, EstimateError> {
-    let transformer = match &model.architecture {
-        gpuplan_model::Architecture::Transformer(spec) => Some(spec),
-        gpuplan_model::Architecture::Cited(_) => None,
-    };
+    let transformer = model.transformer();
     let task = template.task;
     let gpus = cluster.gpus;
     let profile = template.framework.map(gpuplan_estimate::calibration::framework);

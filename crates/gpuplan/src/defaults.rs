@@ -12,6 +12,11 @@ pub const DEFAULT_OUTPUT_TOKENS: u64 = 256;
 /// Default sequence length for language models (capped by the model's context).
 pub const DEFAULT_SEQUENCE: u64 = 2048;
 
+/// Why the global batch is what it is when none is given (plan and estimate).
+pub(crate) const BATCH_DEFAULT_WHY: &str = "sequences (samples) per optimizer step; on clusters of more than 256 \
+     data-parallel replicas one per replica, up to 16 M tokens (Llama 3 405B's final batch); each answer shows the \
+     batch it used";
+
 /// Tokens per sequence: as given, else 2048 capped by the model's context; a vision
 /// transformer sees its patches; models described by cited totals take 1.
 pub fn sequence(given: Option<u64>, transformer: Option<&TransformerSpec>, defaults: &mut Vec<Defaulted>) -> u64 {

@@ -272,10 +272,7 @@ fn estimate_on(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateA
             Some("use a {batch} that is a multiple of the data-parallel replicas".to_string()),
         ));
     };
-    let transformer = match &model.architecture {
-        Architecture::Transformer(spec) => Some(spec),
-        Architecture::Cited(_) => None,
-    };
+    let transformer = model.transformer();
     estimate.assumptions.splice(0..0, calibration);
     estimate.uncertainty = estimate
         .uncertainty
@@ -453,10 +450,7 @@ fn estimate_template(
     defaults: &mut Vec<Defaulted>,
 ) -> Result<WorkloadTemplate, Error> {
     let task = request.task;
-    let transformer = match &model.architecture {
-        Architecture::Transformer(spec) => Some(spec),
-        Architecture::Cited(_) => None,
-    };
+    let transformer = model.transformer();
     let precision = match request.precision {
         Some(precision) => precision,
         None => {
@@ -578,7 +572,7 @@ fn chosen_layout_defaults(
         defaults.push(Defaulted::new(
             Field::Batch,
             workload.batch,
-            crate::plan_workload::BATCH_DEFAULT_WHY,
+            defaults::BATCH_DEFAULT_WHY,
         ));
     }
     if request.micro_batch.is_none() && task.is_training() {

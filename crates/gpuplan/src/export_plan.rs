@@ -242,7 +242,7 @@ fn export_plan_in(
         })?;
     let query = request.query()?;
     let model = resolve::model(catalog, &query.model)?;
-    let mut chosen_placement = placement(catalog, chosen)?;
+    let chosen_placement = placement(catalog, chosen)?;
     let alternatives = plan
         .recommendations
         .iter()
@@ -311,9 +311,7 @@ fn export_plan_in(
         Some(image) => image.clone(),
         None => {
             let engine = online.then(|| query.engine.unwrap_or(Engine::Vllm));
-            let found = stack_image(catalog, chosen, engine)?;
-            chosen_placement.gpu_resource = found.device_resource.clone();
-            found.image.clone()
+            stack_image(catalog, chosen, engine)?.image.clone()
         }
     };
     let storage = storage_class(settings.storage_class.as_deref(), &chosen_placement);
@@ -349,10 +347,8 @@ fn stack_image<'a>(
     chosen: &SavedRecommendation,
     engine: Option<Engine>,
 ) -> Result<&'a gpuplan_model::StackImage, Error> {
-    let stack = match &chosen.stack {
-        Some(stack) => stack.parse::<SoftwareStack>().map_err(|e| Error::invalid(e, None))?,
-        None => vendor_stack(catalog, chosen)?,
-    };
+    let gpu = chosen.gpu.as_deref().unwrap_or_default();
+    let stack = stack_of(chosen, catalog.accelerators().resolve_one(gpu)?.accelerator)?;
     let role = if engine.is_some() {
         ImageRole::Serving
     } else {
@@ -367,10 +363,12 @@ fn stack_image<'a>(
     })
 }
 
-/// The stack an accelerator's vendor ships (plans saved before they named their stack).
-fn vendor_stack(catalog: &Catalog, chosen: &SavedRecommendation) -> Result<SoftwareStack, Error> {
-    let gpu = chosen.gpu.as_deref().unwrap_or_default();
-    let accelerator = catalog.accelerators().resolve_one(gpu)?.accelerator;
+/// The stack a configuration runs on: as the plan saved it, or (plans saved before they named
+/// their stack) the one its accelerator's vendor ships.
+fn stack_of(r: &SavedRecommendation, accelerator: &gpuplan_model::Accelerator) -> Result<SoftwareStack, Error> {
+    if let Some(stack) = &r.stack {
+        return stack.parse::<SoftwareStack>().map_err(|e| Error::invalid(e, None));
+    }
     Ok(match accelerator.vendor.as_str() {
         "AMD" => SoftwareStack::Rocm,
         "AWS" => SoftwareStack::Neuron,
@@ -418,10 +416,7 @@ fn longest_request(query: &crate::PlanQuery, model: &ModelSpec) -> u64 {
     if let Some(mix) = &query.serving.requests {
         return mix.max_context();
     }
-    let transformer = match &model.architecture {
-        Architecture::Transformer(spec) => Some(spec),
-        Architecture::Cited(_) => None,
-    };
+    let transformer = model.transformer();
     let mut ignored = Vec::new();
     let seq = crate::defaults::sequence(query.seq, transformer, &mut ignored);
     seq + crate::defaults::output_tokens(query.output_tokens, query.task, transformer, &mut ignored)
@@ -434,13 +429,15 @@ fn placement(catalog: &Catalog, r: &SavedRecommendation) -> Result<Placement, Er
         .as_deref()
         .ok_or_else(|| Error::invalid(format!("{} has no accelerator to export", r.instance_type), None))?;
     let accelerator = catalog.accelerators().resolve_one(gpu)?.accelerator;
-    let vendor = accelerator.vendor.to_string();
-    let gpu_resource = match vendor.as_str() {
-        "AMD" => "amd.com/gpu",
-        "AWS" => "aws.amazon.com/neuron",
-        "Google" => "google.com/tpu",
-        _ => "nvidia.com/gpu",
-    };
+    // The device plugin's resource is the stack's, as its images record it.
+    let stack = stack_of(r, accelerator)?;
+    let gpu_resource = [None, Some(Engine::Vllm)]
+        .into_iter()
+        .find_map(|engine| {
+            let role = engine.map_or(ImageRole::Training, |_| ImageRole::Serving);
+            catalog.stack_image(stack, role, engine)
+        })
+        .map_or("nvidia.com/gpu", |image| image.device_resource.as_str());
     let offering = catalog
         .offerings()
         .iter()

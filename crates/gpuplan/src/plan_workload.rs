@@ -4,18 +4,13 @@ use crate::estimate_workload::ModelSource;
 use crate::{Defaulted, Error, Field, Naming, defaults, resolve};
 use gpuplan_catalog::Catalog;
 use gpuplan_model::{
-    AcceleratorId, Architecture, BillingMode, Checkpointing, Engine, Framework, ImageSettings, KvCacheDtype,
-    LoraTargets, ModelSpec, Offload, Optimizer, Precision, RequestMix, SequencePacking, Task,
+    AcceleratorId, BillingMode, Checkpointing, Engine, Framework, ImageSettings, KvCacheDtype, LoraTargets, ModelSpec,
+    Offload, Optimizer, Precision, RequestMix, SequencePacking, Task,
 };
 use gpuplan_plan::{
     Constraints, DEFAULT_PIPELINE, Objective, Operational, Plan, PlanError, PlanRequest, ServingTargets,
     WorkloadTemplate, known_pipelines,
 };
-
-/// Why the global batch is what it is when none is given (plan and estimate).
-pub(crate) const BATCH_DEFAULT_WHY: &str = "sequences (samples) per optimizer step; on clusters of more than 256 \
-     data-parallel replicas one per replica, up to 16 M tokens (Llama 3 405B's final batch); each answer shows the \
-     batch it used";
 
 /// A planning question as a user asks it; `None` means "choose for me".
 #[derive(Debug, Clone)]
@@ -284,10 +279,7 @@ fn template_for(
     model: &ModelSpec,
     defaults: &mut Vec<Defaulted>,
 ) -> Result<(WorkloadTemplate, Vec<Precision>), Error> {
-    let transformer = match &model.architecture {
-        Architecture::Transformer(spec) => Some(spec),
-        Architecture::Cited(_) => None,
-    };
+    let transformer = model.transformer();
     let task = query.task;
     let precisions = if query.precisions.is_empty() {
         defaults.push(Defaulted::new(
@@ -316,7 +308,7 @@ fn template_for(
             defaults.push(Defaulted::new(
                 Field::Batch,
                 gpuplan_plan::DEFAULT_GLOBAL_BATCH,
-                BATCH_DEFAULT_WHY,
+                defaults::BATCH_DEFAULT_WHY,
             ));
             None
         }

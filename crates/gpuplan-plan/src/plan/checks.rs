@@ -98,10 +98,7 @@ pub(super) fn stack_rejection(
     if accelerator.stacks.is_empty() && request.operational.stacks.is_empty() {
         return Ok(None);
     }
-    let model_type = match &request.model.architecture {
-        Architecture::Transformer(spec) => Some(spec.model_type.as_str()),
-        Architecture::Cited(_) => None,
-    };
+    let model_type = request.model.transformer().map(|spec| spec.model_type.as_str());
     accelerator
         .stack_for(
             &request.operational.stacks,

@@ -18,7 +18,7 @@ use gpuplan_estimate::cost::billed_hours;
 use gpuplan_estimate::spot::{SpotJob, expected};
 use gpuplan_estimate::{Cluster, EstimateError, TrainingAmount, TrainingEstimate};
 use gpuplan_model::{
-    Architecture, BillingMode, GpuInterconnect, NodeNetwork, Offering, Precision, RequestMix, SoftwareStack, Task,
+    BillingMode, GpuInterconnect, NodeNetwork, Offering, Precision, RequestMix, SoftwareStack, Task,
     UNKNOWN_NODE_NETWORK_GBPS,
 };
 use std::collections::{BTreeMap, HashMap};

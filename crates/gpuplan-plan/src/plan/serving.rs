@@ -213,10 +213,11 @@ pub(super) fn expert_parallel_if_better(
     split: Result<Option<SizedReplica>, Rejection>,
 ) -> Result<Option<SizedReplica>, Rejection> {
     let gpus = ask.gpus;
-    let experts = match &evaluator.request.model.architecture {
-        gpuplan_model::Architecture::Transformer(spec) => spec.moe.map(|m| m.experts),
-        gpuplan_model::Architecture::Cited(_) => None,
-    };
+    let experts = evaluator
+        .request
+        .model
+        .transformer()
+        .and_then(|spec| spec.moe.map(|moe| moe.experts));
     if gpus < 2 || evaluator.request.template.ep > 1 || experts.is_none_or(|e| e % u64::from(gpus) != 0) {
         return split;
     }
