@@ -581,6 +581,11 @@ pub struct PlanArgs {
     #[arg(long, default_value_t = 10)]
     pub top: usize,
 
+    /// Differences in cost or time below this share count as none (0 to 1; default 0.1):
+    /// the Pareto front and the cheapest and fastest labels ignore them.
+    #[arg(long)]
+    pub tolerance: Option<f64>,
+
     /// Show the candidates each constraint removed and every assumption.
     #[arg(long)]
     pub explain: bool,

@@ -547,6 +547,14 @@ fn plan() {
             "--headroom NaN is outside 0 to 0.9",
         ),
         (
+            "plan --model llama-3.1-8b --task lora --tokens 1e8 --tolerance 1.5",
+            "--tolerance 1.5 is outside 0 to 1",
+        ),
+        (
+            "plan --workload tabular --rows 1e6 --features 50 --tolerance 0.2",
+            "--tolerance applies to a model and task, not --workload tabular",
+        ),
+        (
             "plan --model llama-3.1-8b --task lora --tokens 1e8 --headroom 0.2",
             "--headroom applies to --task inference",
         ),

@@ -109,6 +109,7 @@ fields! {
     Budget = "budget";
     PeakQps = "peak_qps";
     Headroom = "headroom";
+    Tolerance = "tolerance";
     Providers = "providers";
     Regions = "regions";
     ExcludeGpu = "exclude_gpu";

@@ -70,6 +70,7 @@ fn plan_lora_fine_tuning(bencher: divan::Bencher) {
         },
         objective: Objective::Cost,
         top: 10,
+        tolerance: gpuplan_plan::DEFAULT_TOLERANCE,
         operational: Operational::default(),
         cancel: Default::default(),
     };
@@ -99,6 +100,7 @@ fn plan_serving(bencher: divan::Bencher) {
         },
         objective: Objective::Cost,
         top: 10,
+        tolerance: gpuplan_plan::DEFAULT_TOLERANCE,
         operational: Operational::default(),
         cancel: Default::default(),
     };

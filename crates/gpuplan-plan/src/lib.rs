@@ -43,8 +43,8 @@ pub use recommendation::{Batching, Percentiles, Recommendation, Serving, Serving
 pub use rejection::{Constraint, Rejection};
 pub use replica::SplitPools;
 pub use request::{
-    Constraints, DEFAULT_MAX_GPUS, DEFAULT_MAX_NODES, DEFAULT_MEMORY_MARGIN, DEFAULT_SERVING_HEADROOM, Objective,
-    Operational, PlanRequest, ServingTargets,
+    Constraints, DEFAULT_MAX_GPUS, DEFAULT_MAX_NODES, DEFAULT_MEMORY_MARGIN, DEFAULT_SERVING_HEADROOM,
+    DEFAULT_TOLERANCE, Objective, Operational, PlanRequest, ServingTargets,
 };
 pub use startup::{
     CHECKPOINT_BYTES_PER_TRAINABLE_PARAMETER, DEFAULT_CHECKPOINT_INTERVAL_HOURS, FALLBACK_IMAGE_GB,

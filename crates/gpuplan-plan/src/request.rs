@@ -136,6 +136,11 @@ pub struct Operational {
     pub input: InputSettings,
 }
 
+/// Differences in cost or time a plan treats as no difference unless told otherwise: the
+/// estimators' median error on held-out published measurements is 7–12 % (README, validation),
+/// so a configuration that wins by less has not been shown to win.
+pub const DEFAULT_TOLERANCE: f64 = 0.1;
+
 /// Memory kept free on each GPU by default: estimates carry a ±10 % band (the validation
 /// report), and an OOM costs more than a slightly larger GPU.
 pub const DEFAULT_MEMORY_MARGIN: f64 = 0.10;
@@ -153,6 +158,9 @@ pub struct PlanRequest<'a> {
     pub objective: Objective,
     /// Recommendations to return (the cheapest, fastest and Pareto-optimal are always kept).
     pub top: usize,
+    /// A configuration beats another only by more than this share of cost or time: the
+    /// Pareto front and the cheapest and fastest labels ignore smaller differences.
+    pub tolerance: f64,
     pub operational: Operational,
     /// Set by the asker when nobody waits for the answer any more: the search stops.
     pub cancel: gpuplan_model::Cancel,

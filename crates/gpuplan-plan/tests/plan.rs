@@ -108,6 +108,8 @@ fn request(constraints: Constraints, objective: Objective) -> PlanRequest<'stati
         constraints,
         objective,
         top: 100,
+        // The exact front: the oracle below knows no tolerance.
+        tolerance: 0.0,
         // Spot without interruptions keeps the oracle's arithmetic plain; the spot model has
         // its own tests.
         operational: Operational {

@@ -209,6 +209,10 @@ pub struct PlanOptions {
     pub objective: String,
     #[serde(default = "ten")]
     pub top: usize,
+    /// Share of cost or time below which two configurations count as equal (0 to 1; default
+    /// 0.1): the Pareto front and the cheapest and fastest labels ignore smaller differences.
+    #[serde(default)]
+    pub tolerance: Option<f64>,
     #[serde(default)]
     pub stack: Vec<String>,
     #[serde(default)]
@@ -287,6 +291,7 @@ impl Default for PlanOptions {
             min_host_memory_per_gpu: None,
             objective: cost(),
             top: ten(),
+            tolerance: None,
             stack: Vec::new(),
             trust_prices: false,
             utilisation: None,
@@ -646,6 +651,7 @@ impl PlanOptions {
             (Field::MinHostMemoryPerGpu, self.min_host_memory_per_gpu.is_some()),
             (Field::PeakQps, self.peak_qps.is_some()),
             (Field::Headroom, self.headroom.is_some()),
+            (Field::Tolerance, self.tolerance.is_some()),
             (Field::Batch, w.batch.is_some()),
             (Field::Seq, w.seq.is_some()),
             (Field::Tokens, w.tokens.is_some()),
@@ -735,6 +741,7 @@ impl PlanOptions {
         query.min_host_memory_gib_per_gpu = self.min_host_memory_per_gpu;
         query.objective = self.objective()?;
         query.top = self.top;
+        query.tolerance = self.tolerance;
         query.operational = self.operational()?;
         Ok(query)
     }

@@ -73,6 +73,9 @@ pub struct PlanQuery {
     pub min_host_memory_gib_per_gpu: Option<f64>,
     pub objective: Objective,
     pub top: usize,
+    /// Share of cost or time below which two configurations count as equal; `None`:
+    /// [`gpuplan_plan::DEFAULT_TOLERANCE`].
+    pub tolerance: Option<f64>,
     /// Start-up overrides, spot rate, reserved utilisation, trusted prices, stacks.
     pub operational: Operational,
 }
@@ -123,6 +126,7 @@ impl PlanQuery {
             min_host_memory_gib_per_gpu: None,
             objective: Objective::Cost,
             top: 10,
+            tolerance: None,
             operational: Operational::default(),
         }
     }
@@ -198,6 +202,7 @@ fn plan_on(catalog: &Catalog, query: &PlanQuery) -> Result<Result<PlanAnswer, Bo
         constraints,
         objective: query.objective,
         top: query.top,
+        tolerance: query.tolerance.unwrap_or(gpuplan_plan::DEFAULT_TOLERANCE),
         operational,
         cancel: query.cancel.clone(),
     };
@@ -233,6 +238,11 @@ fn check_plan_numbers(query: &PlanQuery) -> Result<(), Error> {
     if let Some(headroom) = query.serving.headroom.filter(|h| !(0.0..=0.9).contains(h)) {
         return Err(RequestError::beyond(Field::Headroom, headroom, "outside 0 to 0.9")
             .with_hint("the share of each replica's goodput kept free: 0.1 plans at 90 % of goodput")
+            .into());
+    }
+    if let Some(tolerance) = query.tolerance.filter(|t| !(0.0..=1.0).contains(t)) {
+        return Err(RequestError::beyond(Field::Tolerance, tolerance, "outside 0 to 1")
+            .with_hint("the share of cost or time below which configurations count as equal: 0.1 is 10 %")
             .into());
     }
     if let (Some(qps), Some(peak)) = (query.serving.qps, query.serving.peak_qps) {

@@ -75,6 +75,7 @@ fn options(args: &PlanArgs, model: &str, task: &str) -> Result<PlanOptions, Erro
         }
         .to_string(),
         top: args.top,
+        tolerance: args.tolerance,
         stack: operations.stack.clone(),
         trust_prices: operations.trust_prices,
         utilisation: operations.utilisation,

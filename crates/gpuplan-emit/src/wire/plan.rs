@@ -262,7 +262,7 @@ impl PlanJson {
                 .collect(),
             cheapest: index_of_min(&|o| o.total_usd),
             fastest: index_of_min(&|o| o.time_seconds),
-            pareto: pareto_front(&points),
+            pareto: pareto_front(&points, gpuplan_plan::DEFAULT_TOLERANCE),
             rejected: Vec::new(),
             rejected_counts: BTreeMap::new(),
             candidates_evaluated: options.len(),

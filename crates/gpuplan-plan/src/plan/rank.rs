@@ -70,6 +70,27 @@ pub(super) fn fold_regions(feasible: Vec<Recommendation>) -> Vec<Recommendation>
     folded
 }
 
+/// The point best by `first` once differences within `tolerance` of the best are ignored:
+/// among those, the best by `second` (the fastest of the near-cheapest, the cheapest of the
+/// near-fastest); ties go to the earlier point.
+fn best_within(
+    points: &[(f64, f64)],
+    tolerance: f64,
+    first: impl Fn(&(f64, f64)) -> f64,
+    second: impl Fn(&(f64, f64)) -> f64,
+) -> usize {
+    let best = points.iter().map(&first).fold(f64::INFINITY, f64::min);
+    (0..points.len())
+        .filter(|&i| first(&points[i]) <= best * (1.0 + tolerance))
+        .min_by(|&a, &b| {
+            second(&points[a])
+                .total_cmp(&second(&points[b]))
+                .then(first(&points[a]).total_cmp(&first(&points[b])))
+                .then(a.cmp(&b))
+        })
+        .unwrap_or(0)
+}
+
 pub(super) fn rank(
     feasible: Vec<Recommendation>,
     mut rejections: Vec<Rejection>,
@@ -94,29 +115,36 @@ pub(super) fn rank(
     let mut positions: Vec<usize> = (0..feasible.len()).collect();
     positions.sort_by(|&a, &b| order(objective, &feasible[a], &feasible[b], best_cost, best_time));
     let mut slots: Vec<Option<Recommendation>> = feasible.into_iter().map(Some).collect();
-    let feasible: Vec<Recommendation> = positions.iter().filter_map(|&i| slots[i].take()).collect();
-    let front: Vec<usize> = pareto_front(
-        &feasible
-            .iter()
-            .map(|r| (r.cost_metric, r.time_metric))
-            .collect::<Vec<_>>(),
-    );
-    let cheapest = (0..feasible.len())
-        .min_by(|&a, &b| {
-            feasible[a]
-                .cost_metric
-                .total_cmp(&feasible[b].cost_metric)
-                .then(a.cmp(&b))
-        })
-        .unwrap_or(0);
-    let fastest = (0..feasible.len())
-        .min_by(|&a, &b| {
-            feasible[a]
-                .time_metric
-                .total_cmp(&feasible[b].time_metric)
-                .then(a.cmp(&b))
-        })
-        .unwrap_or(0);
+    let mut feasible: Vec<Recommendation> = positions.iter().filter_map(|&i| slots[i].take()).collect();
+    // The winner by cost (time) is the fastest (cheapest) of those within the tolerance of
+    // the lowest cost (time): a smaller difference has not been shown to be one.
+    let metrics = |feasible: &[Recommendation]| -> Vec<(f64, f64)> {
+        feasible.iter().map(|r| (r.cost_metric, r.time_metric)).collect()
+    };
+    let winner = match objective {
+        Objective::Cost => best_within(&metrics(&feasible), request.tolerance, |p| p.0, |p| p.1),
+        Objective::Time => best_within(&metrics(&feasible), request.tolerance, |p| p.1, |p| p.0),
+        Objective::Balanced => 0,
+    };
+    let within = if winner > 0 {
+        let best = feasible.remove(winner);
+        feasible.insert(0, best);
+        let (measure, other) = if objective == Objective::Cost {
+            ("cost", "faster")
+        } else {
+            ("time", "cheaper")
+        };
+        format!(
+            ": within {:.0} % of the lowest {measure} and {other} than the rest of those",
+            request.tolerance * 100.0
+        )
+    } else {
+        String::new()
+    };
+    let points = metrics(&feasible);
+    let front = pareto_front(&points, request.tolerance);
+    let cheapest = best_within(&points, request.tolerance, |p| p.0, |p| p.1);
+    let fastest = best_within(&points, request.tolerance, |p| p.1, |p| p.0);
 
     // Keep the top N, plus the cheapest, the fastest and the front.
     let top = request.top.max(1);
@@ -135,7 +163,7 @@ pub(super) fn rank(
     // Explain the winner against its neighbours.
     if recommendations.len() > 1 {
         let winner = recommendations[0].clone();
-        recommendations[0].why.insert(0, format!("best by {objective}"));
+        recommendations[0].why.insert(0, format!("best by {objective}{within}"));
         for other in recommendations.iter_mut().skip(1) {
             let cost_ratio = other.cost_metric / winner.cost_metric;
             let speed_ratio = winner.time_metric / other.time_metric;
@@ -172,6 +200,10 @@ pub(super) fn rank(
         "zones folded per region: on-demand is the region's price, spot the lowest of its zones".to_string(),
         "per-second billing rounds up to a 60 s minimum, per-minute to the minute, unknown granularity to whole hours"
             .to_string(),
+        format!(
+            "differences under {:.0} % in cost or time are no difference: the Pareto front and the cheapest and fastest labels ignore them",
+            request.tolerance * 100.0
+        ),
     ];
     if request.template.task == Task::Inference {
         assumptions.push(format!(
