@@ -330,6 +330,11 @@ impl Catalog {
             }
             let mut offering = offering;
             offering.fabric = fabric_of(&fabrics, &offering).map_err(|message| error("instance_type", message))?;
+            if offering.billing_granularity.is_none() {
+                offering.billing_granularity = operations
+                    .billing_terms(&offering.provider, &offering.instance_type)
+                    .map(|terms| terms.granularity);
+            }
             convert_native(&mut offering, &exchange_rates).map_err(|message| error("currency", message))?;
             offerings.push(offering);
         }

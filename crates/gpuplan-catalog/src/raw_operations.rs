@@ -5,7 +5,7 @@
 use crate::error::CatalogError;
 use crate::raw::{FieldError, field_error, parse_date, parse_toml, positive};
 use gpuplan_model::{
-    AcceleratorId, BillingMinimum, CapacityLimit, DecodeRate, Engine, FabricKind, FabricRule, FabricSource,
+    AcceleratorId, BillingTerms, CapacityLimit, DecodeRate, Engine, FabricKind, FabricRule, FabricSource,
     GigabitsPerSecond, ImageRole, InterruptionRate, NodeFabric, Operations, ProviderId, SoftwareStack, Source,
     StackImage, StackSupport, StackTarget, StartupProfile,
 };
@@ -236,7 +236,7 @@ struct RawOperationsFile {
     #[serde(default)]
     provider_class: Vec<RawProviderClass>,
     #[serde(default)]
-    billing_minimum: Vec<RawBillingMinimum>,
+    billing: Vec<RawBilling>,
     #[serde(default)]
     capacity: Vec<RawCapacity>,
     #[serde(default)]
@@ -259,15 +259,11 @@ struct RawProviderClass {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawBillingMinimum {
+struct RawBilling {
     provider: String,
-    seconds: f64,
-    #[allow(dead_code)]
-    increment_seconds: Option<f64>,
-    #[allow(dead_code)]
-    rounding: Option<String>,
-    #[allow(dead_code)]
-    applies_to: Option<String>,
+    instances: Option<String>,
+    increment: String,
+    minimum_seconds: f64,
     title: String,
     url: String,
     as_of: String,
@@ -355,15 +351,24 @@ pub(crate) fn parse_operations(file: &str, text: &str, operations: &mut Operatio
                     .collect::<Result<_, _>>()?,
             })
         })?);
-    operations
-        .billing_minimums
-        .extend(entries(file, "billing_minimum", raw.billing_minimum, |raw| {
-            Ok(BillingMinimum {
-                provider: ProviderId::new(&raw.provider),
-                seconds: positive("seconds", raw.seconds)?,
-                source: inline(raw.title, raw.url, raw.as_of, raw.note)?,
-            })
-        })?);
+    operations.billing.extend(entries(file, "billing", raw.billing, |raw| {
+        if !(raw.minimum_seconds >= 0.0 && raw.minimum_seconds.is_finite()) {
+            return Err(field_error(
+                "minimum_seconds",
+                format!("must be a duration in seconds, found {}", raw.minimum_seconds),
+            ));
+        }
+        Ok(BillingTerms {
+            provider: ProviderId::new(&raw.provider),
+            instances: raw.instances,
+            granularity: raw
+                .increment
+                .parse()
+                .map_err(|message: String| field_error("increment", message))?,
+            minimum_seconds: raw.minimum_seconds,
+            source: inline(raw.title, raw.url, raw.as_of, raw.note)?,
+        })
+    })?);
     operations
         .capacity
         .extend(entries(file, "capacity", raw.capacity, |raw| {

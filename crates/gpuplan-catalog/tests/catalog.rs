@@ -1137,3 +1137,26 @@ mod refresh {
         assert_eq!(refreshed.files, Catalog::embedded_files());
     }
 }
+
+#[test]
+fn every_billing_term_names_a_provider_with_offerings_and_most_providers_have_terms() {
+    let terms = &catalog().operations().billing;
+    for t in terms {
+        let offered = offerings_of(t.provider.as_str());
+        assert!(!offered.is_empty(), "{} has billing terms but no offerings", t.provider);
+        if let Some(prefix) = &t.instances {
+            assert!(
+                offered.iter().any(|o| o.instance_type.starts_with(prefix.as_str())),
+                "{} {prefix}",
+                t.provider
+            );
+        }
+    }
+    // Every offering of a provider with terms is metered by a stated step.
+    let metered = catalog()
+        .offerings()
+        .iter()
+        .filter(|o| o.billing_granularity.is_some())
+        .count();
+    assert!(metered * 10 >= catalog().offerings().len() * 9, "{metered}");
+}

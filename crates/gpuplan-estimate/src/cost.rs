@@ -1,6 +1,6 @@
 //! What renting costs: hours billed at a provider's granularity, storage and tiered egress.
 
-use gpuplan_model::BillingGranularity;
+use gpuplan_model::BillingMeter;
 use serde::Serialize;
 
 /// Block storage price per GB-month used when none is given: AWS EBS gp3 in us-east-1,
@@ -18,16 +18,6 @@ pub const DEFAULT_EGRESS_TIERS: [(f64, f64); 5] = [
     (153_600.0, 0.07),
     (f64::INFINITY, 0.05),
 ];
-
-/// Hours billed for `hours` of use: per second with a 60-second minimum, per minute, or whole
-/// hours (also when the granularity is unknown, the conservative reading).
-pub fn billed_hours(hours: f64, granularity: Option<BillingGranularity>) -> f64 {
-    match granularity {
-        Some(BillingGranularity::Second) => (hours * 3600.0).ceil().max(60.0) / 3600.0,
-        Some(BillingGranularity::Minute) => (hours * 60.0).ceil().max(1.0) / 60.0,
-        _ => hours.ceil().max(1.0),
-    }
-}
 
 /// Cost of `gb` of egress over tiers `(upper bound in GB, USD per GB)`; the last tier's price
 /// also applies beyond its bound.
@@ -106,12 +96,12 @@ pub struct CostBreakdown {
 pub fn job_cost(
     usd_per_hour: f64,
     hours: f64,
-    granularity: Option<BillingGranularity>,
+    meter: BillingMeter,
     storage_gb_months: f64,
     egress_gb: f64,
     rates: &StorageRates,
 ) -> CostBreakdown {
-    let billed = billed_hours(hours, granularity);
+    let billed = meter.billed_hours(hours);
     let compute = usd_per_hour * billed;
     let storage = storage_gb_months * rates.block_usd_per_gb_month;
     let egress = egress_cost(egress_gb, &rates.egress_tiers);
@@ -148,18 +138,34 @@ mod tests {
 
     #[test]
     fn textbook_on_demand_and_reserved_years() {
-        assert!((job_cost(3.06, 8760.0, None, 0.0, 0.0, &StorageRates::default()).total_usd - 26_805.60).abs() < 1e-6);
-        assert!((job_cost(1.38, 8760.0, None, 0.0, 0.0, &StorageRates::default()).total_usd - 12_088.80).abs() < 1e-6);
-    }
-
-    #[test]
-    fn granularity_rounds_up() {
-        assert_eq!(billed_hours(0.5, Some(BillingGranularity::Hour)), 1.0);
-        assert_eq!(
-            billed_hours(10.0 / 3600.0, Some(BillingGranularity::Second)),
-            60.0 / 3600.0
+        assert!(
+            (job_cost(
+                3.06,
+                8760.0,
+                BillingMeter::default(),
+                0.0,
+                0.0,
+                &StorageRates::default()
+            )
+            .total_usd
+                - 26_805.60)
+                .abs()
+                < 1e-6
         );
-        assert_eq!(billed_hours(61.5 / 60.0, Some(BillingGranularity::Minute)), 62.0 / 60.0);
+        assert!(
+            (job_cost(
+                1.38,
+                8760.0,
+                BillingMeter::default(),
+                0.0,
+                0.0,
+                &StorageRates::default()
+            )
+            .total_usd
+                - 12_088.80)
+                .abs()
+                < 1e-6
+        );
     }
 
     #[test]

@@ -36,6 +36,42 @@ impl fmt::Display for BillingGranularity {
     }
 }
 
+/// How one offering's usage becomes billed time: metered in steps of its granularity (whole
+/// hours when unknown, the conservative reading) with at least a minimum charge.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, Default)]
+pub struct BillingMeter {
+    pub granularity: Option<BillingGranularity>,
+    /// The shortest time billed once the instance starts, seconds (0: none stated).
+    pub minimum_seconds: f64,
+}
+
+impl BillingMeter {
+    /// Hours billed for `hours` of use.
+    pub fn billed_hours(&self, hours: f64) -> f64 {
+        let hours = hours.max(0.0);
+        let metered = match self.granularity {
+            Some(BillingGranularity::Second) => (hours * 3600.0).ceil() / 3600.0,
+            Some(BillingGranularity::Minute) => (hours * 60.0).ceil() / 60.0,
+            Some(BillingGranularity::Hour) | None => hours.ceil().max(1.0),
+        };
+        metered.max(self.minimum_seconds / 3600.0)
+    }
+
+    /// "per second, at least 60 s", in words.
+    pub fn describe(&self) -> String {
+        let step = match self.granularity {
+            Some(g) => format!("per {g}"),
+            None => "in whole hours (granularity not published)".to_string(),
+        };
+        match self.minimum_seconds {
+            m if m >= 3600.0 && m % 3600.0 == 0.0 => format!("{step}, at least {:.0} h", m / 3600.0),
+            m if m >= 60.0 && m % 60.0 == 0.0 => format!("{step}, at least {:.0} min", m / 60.0),
+            m if m > 1.0 => format!("{step}, at least {m:.0} s"),
+            _ => step,
+        }
+    }
+}
+
 /// The length of a committed-use contract.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum CommitmentTerm {
@@ -120,4 +156,54 @@ pub struct ReservedDiscount {
     pub url: String,
     pub as_of: Date,
     pub note: Option<String>,
+}
+
+#[cfg(test)]
+mod meter_tests {
+    use super::*;
+
+    fn meter(granularity: Option<BillingGranularity>, minimum_seconds: f64) -> BillingMeter {
+        BillingMeter {
+            granularity,
+            minimum_seconds,
+        }
+    }
+
+    #[test]
+    fn usage_rounds_up_to_the_step_and_the_minimum() {
+        assert_eq!(meter(Some(BillingGranularity::Hour), 0.0).billed_hours(0.5), 1.0);
+        assert_eq!(meter(None, 0.0).billed_hours(0.25), 1.0);
+        assert_eq!(
+            meter(Some(BillingGranularity::Second), 60.0).billed_hours(10.0 / 3600.0),
+            60.0 / 3600.0
+        );
+        assert_eq!(
+            meter(Some(BillingGranularity::Second), 0.0).billed_hours(10.0 / 3600.0),
+            10.0 / 3600.0
+        );
+        assert_eq!(
+            meter(Some(BillingGranularity::Minute), 0.0).billed_hours(61.5 / 60.0),
+            62.0 / 60.0
+        );
+        // Per second with a one-hour minimum (bare metal at Oracle): 15 minutes bill an hour.
+        assert_eq!(meter(Some(BillingGranularity::Second), 3600.0).billed_hours(0.25), 1.0);
+        assert_eq!(meter(Some(BillingGranularity::Minute), 0.0).billed_hours(0.25), 0.25);
+    }
+
+    #[test]
+    fn the_terms_read_as_words() {
+        assert_eq!(
+            meter(Some(BillingGranularity::Second), 60.0).describe(),
+            "per second, at least 1 min"
+        );
+        assert_eq!(
+            meter(Some(BillingGranularity::Second), 3600.0).describe(),
+            "per second, at least 1 h"
+        );
+        assert_eq!(meter(Some(BillingGranularity::Minute), 0.0).describe(), "per minute");
+        assert_eq!(
+            meter(None, 0.0).describe(),
+            "in whole hours (granularity not published)"
+        );
+    }
 }

@@ -46,7 +46,7 @@ mod workload;
 
 pub use accelerator::{Accelerator, NvLink, PeakTable};
 pub use accelerator_id::AcceleratorId;
-pub use billing::{BillingGranularity, BillingMode, CommitmentTerm, ReservedDiscount};
+pub use billing::{BillingGranularity, BillingMeter, BillingMode, CommitmentTerm, ReservedDiscount};
 pub use cancel::Cancel;
 pub use date::{Date, DateError};
 pub use diffusion_spec::{UnetBlockKind, UnetSpec, VaeDecoderSpec};
@@ -62,7 +62,7 @@ pub use offering::{
     ExchangeRate, GpuInterconnect, NativePrice, NodeNetwork, Offering, PriceFlag, UNKNOWN_NODE_NETWORK_GBPS,
 };
 pub use offload::Offload;
-pub use operations::{BillingMinimum, CapacityLimit, DecodeRate, InterruptionRate, Operations, StartupProfile};
+pub use operations::{BillingTerms, CapacityLimit, DecodeRate, InterruptionRate, Operations, StartupProfile};
 pub use packing::SequencePacking;
 pub use precision::{Precision, UnknownPrecision};
 pub use provider::ProviderId;

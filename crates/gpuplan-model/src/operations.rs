@@ -3,7 +3,7 @@
 //! carries its source; a catalog without these tables gets the conservative values of
 //! [`Operations::conservative`], stated as assumptions.
 
-use crate::{AcceleratorId, ProviderId, Source};
+use crate::{AcceleratorId, BillingGranularity, BillingMeter, Offering, ProviderId, Source};
 use serde::{Deserialize, Serialize};
 
 /// Start-up of one class of provider: from "rent" to the first useful step.
@@ -23,11 +23,15 @@ pub struct StartupProfile {
     pub sources: Vec<Source>,
 }
 
-/// The shortest time a provider bills once an instance starts.
+/// How a provider meters an instance: the step it bills in and the shortest time it bills once
+/// the instance starts, for all its instances or for those whose type starts with `instances`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct BillingMinimum {
+pub struct BillingTerms {
     pub provider: ProviderId,
-    pub seconds: f64,
+    /// Instance-type prefix these terms are for (`BM.` for bare metal); `None`: every instance.
+    pub instances: Option<String>,
+    pub granularity: BillingGranularity,
+    pub minimum_seconds: f64,
     pub source: Source,
 }
 
@@ -77,7 +81,7 @@ pub struct Operations {
     pub image_gb: Option<f64>,
     pub image_source: Option<Source>,
     pub startup: Vec<StartupProfile>,
-    pub billing_minimums: Vec<BillingMinimum>,
+    pub billing: Vec<BillingTerms>,
     pub capacity: Vec<CapacityLimit>,
     pub interruptions: Vec<InterruptionRate>,
     pub decode: Vec<DecodeRate>,
@@ -91,8 +95,28 @@ impl Operations {
         self.startup.iter().find(|p| p.providers.contains(provider))
     }
 
-    pub fn billing_minimum(&self, provider: &ProviderId) -> Option<&BillingMinimum> {
-        self.billing_minimums.iter().find(|m| &m.provider == provider)
+    /// The billing terms of `provider`'s `instance_type`: those for the longest matching
+    /// instance prefix, else the provider's.
+    pub fn billing_terms(&self, provider: &ProviderId, instance_type: &str) -> Option<&BillingTerms> {
+        self.billing
+            .iter()
+            .filter(|t| &t.provider == provider)
+            .filter(|t| {
+                t.instances
+                    .as_deref()
+                    .is_none_or(|prefix| instance_type.starts_with(prefix))
+            })
+            .max_by_key(|t| t.instances.as_deref().map_or(0, str::len))
+    }
+
+    /// How `offering` is metered: its own granularity where its row states one, else its
+    /// provider's terms; the minimum from the terms.
+    pub fn meter(&self, offering: &Offering) -> BillingMeter {
+        let terms = self.billing_terms(&offering.provider, &offering.instance_type);
+        BillingMeter {
+            granularity: offering.billing_granularity.or(terms.map(|t| t.granularity)),
+            minimum_seconds: terms.map_or(0.0, |t| t.minimum_seconds),
+        }
     }
 
     pub fn capacity(&self, provider: &ProviderId, accelerator: &AcceleratorId) -> Option<&CapacityLimit> {

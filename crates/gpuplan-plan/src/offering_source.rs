@@ -7,7 +7,7 @@ static NO_OPERATIONS: Operations = Operations {
     image_gb: None,
     image_source: None,
     startup: Vec::new(),
-    billing_minimums: Vec::new(),
+    billing: Vec::new(),
     capacity: Vec::new(),
     interruptions: Vec::new(),
     decode: Vec::new(),

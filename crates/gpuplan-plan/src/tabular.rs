@@ -9,7 +9,6 @@
 
 use crate::offering_source::OfferingSource;
 use crate::request::Constraints;
-use gpuplan_estimate::cost::billed_hours;
 use gpuplan_model::{BillingMode, Bytes, Offering, Precision};
 use serde::Serialize;
 
@@ -113,7 +112,7 @@ pub fn plan_tabular(source: &impl OfferingSource, request: &TabularRequest, by_t
         if c.deadline_hours.is_some_and(|d| total_seconds / 3600.0 > d) {
             continue;
         }
-        let billed = billed_hours(total_seconds / 3600.0, offering.billing_granularity);
+        let billed = source.operations().meter(offering).billed_hours(total_seconds / 3600.0);
         let Some((rate, total)) = cheapest_total(source, offering, &c.billing, billed) else {
             continue;
         };

@@ -266,7 +266,10 @@ fn cost_job_in(catalog: &Catalog, query: &CostQuery) -> Result<CostAnswer, Error
         catalog,
         query,
         offering: offering.as_ref(),
-        granularity: offering.as_ref().and_then(|o| o.billing_granularity),
+        meter: offering
+            .as_ref()
+            .map(|o| catalog.operations().meter(o))
+            .unwrap_or_default(),
         // A minimum commitment bills at least its hours.
         billed_for: query.hours.max(query.minimum_hours.unwrap_or(0.0)),
         rates,
@@ -394,7 +397,8 @@ struct Pricing<'a> {
     catalog: &'a Catalog,
     query: &'a CostQuery,
     offering: Option<&'a Offering>,
-    granularity: Option<gpuplan_model::BillingGranularity>,
+    /// How the offering's usage is billed (whole hours for a bare price).
+    meter: gpuplan_model::BillingMeter,
     /// Hours billed: the job's, or the minimum commitment's where longer.
     billed_for: f64,
     rates: StorageRates,
@@ -402,11 +406,11 @@ struct Pricing<'a> {
 
 impl Pricing<'_> {
     /// Compute, storage and egress for `hours` at `rate`.
-    fn job(&self, rate: f64, hours: f64, granularity: Option<gpuplan_model::BillingGranularity>) -> CostBreakdown {
+    fn job(&self, rate: f64, hours: f64) -> CostBreakdown {
         job_cost(
             rate,
             hours,
-            granularity,
+            self.meter,
             self.query.storage_gb_months,
             self.query.egress_gb,
             &self.rates,
@@ -415,7 +419,7 @@ impl Pricing<'_> {
 
     /// A computed compute cost with the job's storage and egress added.
     fn with_extras(&self, compute: f64) -> CostBreakdown {
-        let base = self.job(0.0, self.billed_for, self.granularity);
+        let base = self.job(0.0, self.billed_for);
         CostBreakdown {
             compute_usd: compute,
             total_usd: compute + base.storage_usd + base.egress_usd,
@@ -449,7 +453,7 @@ fn billing_line(p: &Pricing, billing: BillingMode) -> Result<Result<CostLine, St
         None => p.billed_for,
         Some(term) => reserved_hours(p, term, &mut notes),
     };
-    let mut breakdown = p.job(rate, hours, p.granularity);
+    let mut breakdown = p.job(rate, hours);
     let (mut spot, mut simulation) = (None, None);
     if billing == BillingMode::Spot {
         match p.query.spot {
@@ -543,7 +547,7 @@ fn spot_costs(
             "checkpoints taken as free to write (no --checkpoint-write), so the wall time counts only lost work and restarts, and no interval is optimal; give the time one takes".to_string(),
         );
     }
-    let breakdown = p.job(rate, estimate.expected_wall_hours, None);
+    let breakdown = p.job(rate, estimate.expected_wall_hours);
     let simulation = settings
         .monte_carlo_runs
         .map(|runs| simulate(&job, runs, settings.seed))
@@ -634,13 +638,7 @@ fn savings_plan_line(p: &Pricing) -> Result<Option<CostLine>, Error> {
 
 /// What the lines assume: the billing granularity, the storage and egress rates, the spot model.
 fn cost_assumptions(p: &Pricing, rate_notes: RateNotes) -> Vec<String> {
-    let mut assumptions = vec![format!(
-        "billed {}",
-        match p.granularity {
-            Some(g) => format!("per {g}"),
-            None => "in whole hours (granularity not published)".to_string(),
-        }
-    )];
+    let mut assumptions = vec![format!("billed {}", p.meter.describe())];
     if p.query.storage_gb_months > 0.0 {
         assumptions.push(rate_notes.storage);
     }

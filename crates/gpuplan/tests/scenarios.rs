@@ -806,3 +806,38 @@ fn estimates_carry_the_intervals_their_held_out_runs_measured() {
     assert!(one_node[0] < 1.0 && 1.0 < one_node[1], "{one_node:?}");
     assert_ne!(one_node, many_nodes, "each regime has its own interval");
 }
+
+/// Compute hours billed for `hours` of `instance` on demand, and the stated terms.
+fn billed(instance: &str, hours: f64) -> (f64, Vec<String>) {
+    let mut q = CostQuery::for_hours(hours);
+    q.instance = Some(instance.to_string());
+    q.billing = vec![BillingMode::OnDemand];
+    let answer = cost_job(catalog(), &q).unwrap();
+    (answer.lines[0].breakdown.billed_hours, answer.assumptions)
+}
+
+#[test]
+fn a_quarter_hour_bills_what_each_provider_meters() {
+    // Lambda bills by the minute: 15 minutes cost 15 minutes, not an hour.
+    let (lambda, terms) = billed("gpu_1x_h100_pcie", 0.25);
+    assert!((lambda - 0.25).abs() < 1e-9, "{lambda}");
+    assert!(
+        terms.iter().any(|t| t == "billed per minute, at least 1 min"),
+        "{terms:?}"
+    );
+    // RunPod by the second.
+    let (runpod, _) = billed("1x_H100-SXM_SECURE", 0.25);
+    assert!((runpod - 0.25).abs() < 1e-9, "{runpod}");
+    // Oracle bills bare metal per second with a one-hour minimum, VMs with a one-minute one.
+    assert_eq!(billed("BM.GPU.A10.4", 0.25).0, 1.0);
+    assert!((billed("VM.GPU.A10.1", 0.25).0 - 0.25).abs() < 1e-9);
+    // Ten seconds on AWS bill the 60-second minimum.
+    assert!((billed("p4d.24xlarge", 10.0 / 3600.0).0 - 60.0 / 3600.0).abs() < 1e-9);
+    // A provider whose terms are not published is billed whole hours, and says so.
+    let (fluidstack, terms) = billed("H100_NVLINK_80GB::8", 0.25);
+    assert_eq!(fluidstack, 1.0);
+    assert!(
+        terms.iter().any(|t| t.contains("granularity not published")),
+        "{terms:?}"
+    );
+}

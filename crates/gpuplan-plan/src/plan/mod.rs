@@ -14,7 +14,6 @@ use crate::replica::{
 use crate::request::{Objective, Operational, PlanRequest, ServingTargets};
 use crate::startup::{JobWeights, Startup, startup};
 use gpuplan_catalog::fold_zones;
-use gpuplan_estimate::cost::billed_hours;
 use gpuplan_estimate::spot::{SpotJob, expected};
 use gpuplan_estimate::{Cluster, EstimateError, TrainingAmount, TrainingEstimate};
 use gpuplan_model::{

@@ -29,18 +29,10 @@ pub(super) fn job_total(
     hours: f64,
     utilisation: Option<f64>,
 ) -> f64 {
-    let billed = billed_hours(hours, offering.billing_granularity).max(billing_minimum_hours(source, offering));
+    let billed = source.operations().meter(offering).billed_hours(hours);
     match (term_hours(billing), utilisation) {
         (None, _) => hourly * billed,
         (Some(_), Some(utilisation)) => hourly * billed / utilisation,
         (Some(term), None) => hourly * term.max(billed),
     }
-}
-
-/// The provider's shortest billed period, hours (0 when the catalog does not say).
-pub(super) fn billing_minimum_hours(source: &impl OfferingSource, offering: &Offering) -> f64 {
-    source
-        .operations()
-        .billing_minimum(&offering.provider)
-        .map_or(0.0, |m| m.seconds / 3600.0)
 }

@@ -198,7 +198,7 @@ pub(super) fn rank(
             request.constraints.memory_margin * 100.0
         ),
         "zones folded per region: on-demand is the region's price, spot the lowest of its zones".to_string(),
-        "per-second billing rounds up to a 60 s minimum, per-minute to the minute, unknown granularity to whole hours"
+        "each offering billed in its provider's step (second, minute or hour) with its minimum charge; providers that publish neither in whole hours"
             .to_string(),
         format!(
             "differences under {:.0} % in cost or time are no difference: the Pareto front and the cheapest and fastest labels ignore them",
