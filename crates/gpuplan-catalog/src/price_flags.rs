@@ -11,6 +11,13 @@ use std::collections::{BTreeMap, BTreeSet};
 /// a tenth of on-demand is more often a stale or mistyped row than a bargain.
 pub const MIN_SPOT_SHARE_OF_ON_DEMAND: f64 = 0.10;
 
+/// Relative margin on that share: a spot price within 1 % of a tenth of on-demand is flagged
+/// too. Prices carry four decimals, and the offerings tables hold a cluster of AWS spot rows at
+/// exactly a tenth of on-demand up to that rounding (p6-b200.48xlarge, trn1, inf2, g4dn/g5/g6
+/// in several regions: a floor or placeholder, not a market price), with the next rows from
+/// 10.25 % up.
+pub const SPOT_SHARE_MARGIN: f64 = 0.01;
+
 /// Regions an instance type must be sold in before one price everywhere looks suspicious.
 pub const MIN_REGIONS_FOR_UNIFORM_CHECK: usize = 4;
 
@@ -23,7 +30,7 @@ pub fn flag_prices(offerings: &mut [Offering]) {
     for offering in offerings.iter_mut() {
         offering.price_flags.clear();
         if let (Some(on_demand), Some(spot)) = (offering.on_demand, offering.spot) {
-            if spot.0 < on_demand.0 * MIN_SPOT_SHARE_OF_ON_DEMAND {
+            if spot.0 <= on_demand.0 * MIN_SPOT_SHARE_OF_ON_DEMAND * (1.0 + SPOT_SHARE_MARGIN) {
                 offering.price_flags.push(PriceFlag::SpotImplausiblyLow);
             }
         }
@@ -114,10 +121,17 @@ mod tests {
         let mut rows = vec![
             offering("aws", "p6", "us-east-1", 100.0, Some(9.0)),
             offering("aws", "g6", "us-east-1", 1.0, Some(0.4)),
+            // A tenth up to the fourth decimal is the same tenth, not a pass by a hair.
+            offering("aws", "p6-b200", "us-east-2", 113.9328, Some(11.3933)),
+            offering("aws", "g5", "us-east-1", 5.03653, Some(0.5037)),
+            offering("aws", "g6e", "us-east-1", 1.0, Some(0.1025)),
         ];
         flag_prices(&mut rows);
         assert_eq!(rows[0].price_flags, vec![PriceFlag::SpotImplausiblyLow]);
         assert!(rows[1].price_flags.is_empty());
+        assert_eq!(rows[2].price_flags, vec![PriceFlag::SpotImplausiblyLow]);
+        assert_eq!(rows[3].price_flags, vec![PriceFlag::SpotImplausiblyLow]);
+        assert!(rows[4].price_flags.is_empty());
     }
 
     #[test]

@@ -137,7 +137,7 @@ pub struct ExchangeRate {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum PriceFlag {
-    /// A spot price under 10 % of on-demand: deeper than any provider's published spot
+    /// A spot price at or under 10 % of on-demand (within 1 %): deeper than any provider's published spot
     /// discount for GPUs.
     SpotImplausiblyLow,
     /// The same on-demand price in every one of many regions, where the provider prices its
@@ -156,7 +156,7 @@ impl PriceFlag {
 
     pub fn describe(self) -> &'static str {
         match self {
-            PriceFlag::SpotImplausiblyLow => "spot price under 10 % of on-demand",
+            PriceFlag::SpotImplausiblyLow => "spot price at or under 10 % of on-demand",
             PriceFlag::SameInEveryRegion => "one on-demand price repeated across every region",
         }
     }
