@@ -841,3 +841,42 @@ fn a_quarter_hour_bills_what_each_provider_meters() {
         "{terms:?}"
     );
 }
+
+#[test]
+fn a_cluster_on_infiniband_or_roce_is_not_warned_about_a_slow_or_plain_network() {
+    // The warnings read the network the estimate used (the fabric table), not the front-end NIC,
+    // and a quota note names the instance it is about.
+    for provider in ["azure", "gcp"] {
+        let mut q = query("llama-2-70b", Task::Lora);
+        q.tokens = Some(2e8);
+        q.providers = vec![provider.to_string()];
+        q.top = 20;
+        let p = plan(&q);
+        let clusters: Vec<&Value> = recommendations(&p)
+            .iter()
+            .filter(|r| r["nodes"].as_u64().unwrap() > 1 && r["fabric"]["gbps"].as_f64().unwrap_or(0.0) >= 400.0)
+            .collect();
+        assert!(
+            !clusters.is_empty(),
+            "{provider}: no multi-node row on a cluster fabric"
+        );
+        for r in clusters {
+            for warning in r["warnings"].as_array().unwrap() {
+                let warning = warning.as_str().unwrap();
+                assert!(
+                    !warning.contains("Gbps between nodes") && !warning.contains("plain Ethernet"),
+                    "{}: {warning}",
+                    label(r)
+                );
+                if warning.contains("rents on demand") {
+                    let instance = r["instance_type"].as_str().unwrap();
+                    assert!(warning.contains(instance), "{}: {warning}", label(r));
+                    assert!(
+                        !warning.contains("H100_v5") || instance.contains("H100_v5"),
+                        "{warning}"
+                    );
+                }
+            }
+        }
+    }
+}

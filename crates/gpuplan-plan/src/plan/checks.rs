@@ -75,11 +75,16 @@ pub(super) fn capacity_warning(source: &impl OfferingSource, offering: &Offering
         .on_demand_gpus
         .max(offering.accelerator_count)
         .max(ROUTINE_QUOTA_GPUS);
+    // Quotas count GPUs at some providers and vCPUs at others: state both, of this instance.
+    let nodes = gpus.div_ceil(offering.accelerator_count.max(1));
     (gpus > threshold).then(|| {
         format!(
-            "{gpus} × {accelerator} is more than {} rents on demand without arrangement ({} for a new account): {}",
+            "{gpus} × {accelerator} is more than {} rents on demand without arrangement ({} for a new account); \
+             {nodes} × {} = {:.0} vCPUs: {}",
             offering.provider.display_name(),
             limit.on_demand_gpus,
+            offering.instance_type,
+            offering.vcpus * f64::from(nodes),
             limit.beyond
         )
     })
@@ -157,17 +162,17 @@ pub(super) fn host_warnings(offering: &Offering, configured: &Configured, nodes:
         }
     }
     if nodes > 1 {
-        match offering.network {
-            Some(gbps) if gbps.0 < RECOMMENDED_MULTI_NODE_GBPS => warnings.push(format!(
-                "{} Gbps between nodes: communication will dominate (≥ {RECOMMENDED_MULTI_NODE_GBPS} Gbps advised)",
-                gbps.0
-            )),
-            None => warnings.push(format!(
+        // The same network the estimate used: the fabric table's, else the row's own.
+        match offering.node_bandwidth_gbps() {
+            (_, true) => warnings.push(format!(
                 "network bandwidth between nodes not published; {UNKNOWN_NODE_NETWORK_GBPS} Gbps assumed"
+            )),
+            (gbps, false) if gbps < RECOMMENDED_MULTI_NODE_GBPS => warnings.push(format!(
+                "{gbps} Gbps between nodes: communication will dominate (≥ {RECOMMENDED_MULTI_NODE_GBPS} Gbps advised)"
             )),
             _ => {}
         }
-        if offering.node_network == Some(NodeNetwork::Ethernet)
+        if offering.node_fabric().kind == FabricKind::Ethernet
             && configured.estimate.parameters.total > FABRIC_ADVISED_ABOVE_PARAMETERS
         {
             warnings.push("plain Ethernet between nodes; InfiniBand or EFA is usual for models this large".to_string());

@@ -17,7 +17,7 @@ use gpuplan_catalog::fold_zones;
 use gpuplan_estimate::spot::{SpotJob, expected};
 use gpuplan_estimate::{Cluster, EstimateError, TrainingAmount, TrainingEstimate};
 use gpuplan_model::{
-    BillingMode, GpuInterconnect, NodeNetwork, Offering, Precision, RequestMix, SoftwareStack, Task,
+    BillingMode, FabricKind, GpuInterconnect, Offering, Precision, RequestMix, SoftwareStack, Task,
     UNKNOWN_NODE_NETWORK_GBPS,
 };
 use std::collections::{BTreeMap, HashMap};
