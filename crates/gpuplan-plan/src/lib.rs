@@ -13,6 +13,7 @@
 //! catalogs against a brute-force oracle.
 
 mod configure;
+mod dynamic_batching;
 mod input_pipeline;
 mod offering_source;
 mod pareto;
@@ -31,13 +32,14 @@ pub use configure::{
     CRITICAL_BATCH_TOKENS, Configured, DEFAULT_GLOBAL_BATCH, WorkloadTemplate, configure, default_global_batch,
     layout_candidates,
 };
+pub use dynamic_batching::{BatchPass, DynamicPoint, DynamicReplica};
 pub use input_pipeline::{
     DALI, DEFAULT_PIPELINE, FALLBACK_IMAGES_PER_VCPU, InputBound, InputSettings, input_bound, known_pipelines,
     pipeline_vcpus,
 };
 pub use offering_source::OfferingSource;
 pub use pareto::pareto_front;
-pub use plan::{HOURS_PER_MONTH, Infeasible, Plan, PlanError, SERVING_TARGET_UTILISATION, plan};
+pub use plan::{HOURS_PER_MONTH, Infeasible, Plan, PlanError, plan};
 pub use rate::{Rate, rate, reserved_rate};
 pub use recommendation::{Batching, Percentiles, Recommendation, Serving, ServingLatency, candidate_label};
 pub use rejection::{Constraint, Rejection};

@@ -87,7 +87,8 @@ pub struct ServingLatency {
     pub goodput_limit: Option<GoodputLimit>,
     /// Load each replica carries in the plan, requests/s.
     pub load_per_replica: f64,
-    /// Time to first token at that load, seconds (dynamic batching: the worst case).
+    /// Time to first token at that load, seconds (dynamic batching: the wait for the running
+    /// batch included).
     pub ttft: Option<Percentiles>,
     /// Time per output token at that load, seconds.
     pub tpot: Option<Percentiles>,

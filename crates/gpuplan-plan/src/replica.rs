@@ -5,16 +5,11 @@
 //!   percentiles meet the targets ([`gpuplan_estimate::serving`]), or its saturation
 //!   throughput without targets; it is planned at that goodput less the stated headroom
 //!   ([`ServingTargets::headroom`]), and at nothing else.
-//! - Other engines and models (CNNs, encoders, diffusion; eager PyTorch): dynamic batching
-//!   as Triton's dynamic batcher does. A batch of B takes L(B); with the queue delay bounded
-//!   by the time B requests take to arrive at the planned load, a request waits at most
-//!   L(B)/u before its batch starts (u the planned utilisation), so its latency is at most
-//!   L(B)·(1 + 1/u). The largest batch within the latency target sets the throughput.
+//! - Other engines and models (CNNs, encoders, diffusion; eager PyTorch): dynamic batching,
+//!   sized the same way from each batch's pass ([`crate::DynamicReplica`]).
 
-use crate::plan::SERVING_TARGET_UTILISATION;
 use crate::rejection::Constraint;
 use crate::request::ServingTargets;
-use gpuplan_estimate::InferenceEstimate;
 use gpuplan_estimate::serving::{
     GoodputLimit, LoadPoint, Percentiles, StepCost, at_load, closed_loop, disaggregated, goodput, prefill_ttft,
 };
@@ -188,43 +183,6 @@ pub fn latency_at(replica: &ContinuousReplica, rate: f64, mix: &RequestMix) -> O
 /// The replica with `users` in a closed loop (its share of the users).
 pub fn latency_with_users(replica: &ContinuousReplica, users: f64, mix: &RequestMix) -> UsersPoint {
     at_users(&replica.cost, mix, users)
-}
-
-/// Dynamic batching: the worst-case latency of a request in a batch whose forward pass (or
-/// generation, for eager engines) takes `batch_latency`.
-pub fn dynamic_batch_latency(batch_latency: f64) -> f64 {
-    batch_latency * (1.0 + 1.0 / SERVING_TARGET_UTILISATION)
-}
-
-/// Whether a dynamically batched replica at this batch meets the targets (the TTFT target
-/// bounds the whole request for models that do not stream tokens).
-pub fn dynamic_batch_meets(inference: &InferenceEstimate, targets: &ServingTargets) -> Result<(), Refusal> {
-    let first = dynamic_batch_latency(inference.ttft_seconds);
-    if let Some(t) = targets.ttft.filter(|t| first > t.seconds) {
-        return Err(Refusal {
-            constraint: Constraint::Latency,
-            reason: format!(
-                "time to first token {:.0} ms with batch formation, target {:.0} ms",
-                first * 1e3,
-                t.seconds * 1e3
-            ),
-            shortfall: first / t.seconds,
-            needed: Some(first),
-        });
-    }
-    if let Some(t) = targets.tpot.filter(|t| inference.tpot_seconds > t.seconds) {
-        return Err(Refusal {
-            constraint: Constraint::Latency,
-            reason: format!(
-                "time per output token {:.0} ms, target {:.0} ms",
-                inference.tpot_seconds * 1e3,
-                t.seconds * 1e3
-            ),
-            shortfall: inference.tpot_seconds / t.seconds,
-            needed: Some(inference.tpot_seconds),
-        });
-    }
-    Ok(())
 }
 
 /// Prefill and decode on separate pools of replicas, as planned.

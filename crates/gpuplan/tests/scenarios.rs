@@ -880,3 +880,26 @@ fn a_cluster_on_infiniband_or_roce_is_not_warned_about_a_slow_or_plain_network()
         }
     }
 }
+
+#[test]
+fn an_encoder_at_a_light_load_answers_in_milliseconds_not_a_full_batch_later() {
+    // BERT-base at 10 requests/s: a dynamic batcher runs batches of one or two, so the time to
+    // an answer is one short forward pass, not the 512-request batch the replica could hold.
+    let mut q = query("bert-base-uncased", Task::Inference);
+    q.serving.qps = Some(10.0);
+    let p = plan(&q);
+    let serving = &best(&p)["serving"];
+    assert_eq!(serving["batching"], "dynamic");
+    assert!(serving["concurrent_sequences"].as_f64().unwrap() <= 2.0, "{serving}");
+    assert!(serving["ttft"]["p50"].as_f64().unwrap() < 0.05, "{serving}");
+    // Planned at the goodput less the default 10 % headroom, not at a hidden utilisation.
+    let goodput = serving["goodput_per_replica"].as_f64().unwrap();
+    let planned = serving["requests_per_second_per_replica"].as_f64().unwrap();
+    assert!((planned - 0.9 * goodput).abs() < 1e-6 * goodput, "{planned} {goodput}");
+    // A p99 target of 30 ms caps the batch: the goodput falls and the p99 at goodput holds it.
+    q.serving.ttft = Some(gpuplan::model::LatencyTarget::new(0.03, 99.0).unwrap());
+    let capped = plan(&q);
+    let serving = &best(&capped)["serving"];
+    assert!(serving["batch_per_replica"].as_u64().unwrap() < 512, "{serving}");
+    assert!(serving["ttft"]["p99"].as_f64().unwrap() <= 0.03, "{serving}");
+}

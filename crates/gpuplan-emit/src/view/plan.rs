@@ -197,8 +197,10 @@ fn serving_summary(serving: &Serving, money: &Money) -> String {
     if let Some(tpot) = &latency.tpot {
         at_load.push(format!("TPOT {}", percentiles_ms(tpot)));
     }
-    if let Some(sequences) = latency.concurrent_sequences {
-        at_load.push(format!("{sequences:.0} sequences in flight"));
+    match (latency.concurrent_sequences, latency.batching) {
+        (Some(batch), Batching::Dynamic) => at_load.push(format!("batches of {batch:.0}")),
+        (Some(sequences), _) => at_load.push(format!("{sequences:.0} sequences in flight")),
+        (None, _) => {}
     }
     if let Some(kv) = latency.kv_cache_utilisation {
         at_load.push(format!("KV cache {:.0} % used", kv * 100.0));

@@ -5,11 +5,10 @@ use crate::configure::{Configured, configure};
 use crate::input_pipeline::input_bound;
 use crate::offering_source::OfferingSource;
 use crate::pareto::pareto_front;
-use crate::recommendation::{Batching, Percentiles, Recommendation, Serving, ServingLatency, candidate_label};
+use crate::recommendation::{Batching, Recommendation, Serving, ServingLatency, candidate_label};
 use crate::rejection::{Constraint, Rejection};
 use crate::replica::{
-    ContinuousReplica, Refusal, SplitPools, dynamic_batch_latency, dynamic_batch_meets, latency_at, latency_with_users,
-    size_continuous, split_pools,
+    ContinuousReplica, Refusal, SplitPools, latency_at, latency_with_users, size_continuous, split_pools,
 };
 use crate::request::{Objective, Operational, PlanRequest, ServingTargets};
 use crate::startup::{JobWeights, Startup, startup};
@@ -44,10 +43,6 @@ fn node_counts(max_nodes: u32) -> impl Iterator<Item = u32> {
 
 /// Serving batches tried per replica.
 const SERVING_BATCHES: [u64; 10] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
-
-/// Headroom kept on replicas: a service sized for 100 % utilisation queues at every burst.
-/// 70 % target utilisation is the usual autoscaling set point (Kubernetes HPA examples, KEDA).
-pub const SERVING_TARGET_UTILISATION: f64 = 0.7;
 
 /// Below this per-node bandwidth multi-node training is not worth planning (Gbit/s).
 pub const MIN_MULTI_NODE_GBPS: f64 = 25.0;

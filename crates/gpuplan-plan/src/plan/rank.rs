@@ -207,8 +207,8 @@ pub(super) fn rank(
     ];
     if request.template.task == Task::Inference {
         assumptions.push(format!(
-            "replicas sized for {:.0} % utilisation at the target load; cost is per month of {HOURS_PER_MONTH} h",
-            SERVING_TARGET_UTILISATION * 100.0
+            "each replica planned at its goodput (the highest load within the latency targets) less {:.0} % headroom; cost is per month of {HOURS_PER_MONTH} h",
+            request.constraints.serving.headroom() * 100.0
         ));
     }
     if let Some(TrainingAmount::Tokens(tokens)) = request.amount {

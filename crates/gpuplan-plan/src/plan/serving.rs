@@ -2,6 +2,7 @@
 //! or dynamic batching, expert parallelism, disaggregated pools), then replicas for the load.
 
 use super::*;
+use crate::{BatchPass, DynamicReplica};
 
 /// One replica size of an offering and the load it is planned to carry.
 #[derive(Clone)]
@@ -11,6 +12,7 @@ pub(super) struct SizedReplica {
     /// Requests/s one replica carries at the planned utilisation (offline: all it can).
     pub(super) planned: f64,
     pub(super) continuous: Option<ContinuousReplica>,
+    pub(super) dynamic: Option<DynamicReplica>,
 }
 
 /// The request shapes a serving plan sizes for: the user's log, or the template's lengths.
@@ -33,7 +35,8 @@ pub(super) fn refusal(label: &str, refusal: Refusal) -> Rejection {
     }
 }
 
-/// A dynamically batched replica of `gpus` GPUs: the largest batch within the targets.
+/// A dynamically batched replica of `gpus` GPUs: every batch that fits, sized by the fastest
+/// within the targets ([`DynamicReplica`]).
 pub(super) fn size_dynamic(
     evaluator: &mut Evaluator<'_, impl OfferingSource>,
     offering: &Offering,
@@ -43,7 +46,7 @@ pub(super) fn size_dynamic(
     label: &str,
 ) -> Result<Option<SizedReplica>, Rejection> {
     let c = &evaluator.request.constraints;
-    let mut sized: Option<SizedReplica> = None;
+    let mut fitted: Vec<(Configured, BatchPass)> = Vec::new();
     for batch in SERVING_BATCHES {
         let ep = evaluator.request.template.ep;
         let configured = match evaluator.configured(offering, gpus, gpus, precision, Some(batch), ep) {
@@ -51,29 +54,31 @@ pub(super) fn size_dynamic(
             _ => break,
         };
         if let Some(rejection) = memory_rejection(|| label.to_string(), &configured, c.memory_margin) {
-            return if batch == 1 { Err(rejection) } else { Ok(sized) };
+            if batch == 1 {
+                return Err(rejection);
+            }
+            break;
         }
         let Some(inference) = configured.estimate.inference else {
             break;
         };
-        if !offline {
-            if let Err(miss) = dynamic_batch_meets(&inference, &c.serving) {
-                return if batch == 1 {
-                    Err(refusal(label, miss))
-                } else {
-                    Ok(sized)
-                };
-            }
-        }
-        let utilisation = if offline { 1.0 } else { SERVING_TARGET_UTILISATION };
-        sized = Some(SizedReplica {
-            configured,
-            gpus_per_replica: gpus,
-            planned: inference.requests_per_second * utilisation,
-            continuous: None,
-        });
+        let pass = BatchPass::new(batch, &inference);
+        fitted.push((configured, pass));
     }
-    Ok(sized)
+    if fitted.is_empty() {
+        return Ok(None);
+    }
+    let passes = fitted.iter().map(|(_, pass)| *pass).collect();
+    let replica = DynamicReplica::size(passes, &c.serving, offline).map_err(|miss| refusal(label, miss))?;
+    let planned = replica.planned(&c.serving, offline);
+    let configured = fitted.swap_remove(replica.chosen).0;
+    Ok(Some(SizedReplica {
+        configured,
+        gpus_per_replica: gpus,
+        planned,
+        continuous: None,
+        dynamic: Some(replica),
+    }))
 }
 
 /// One continuous-batching replica shape asked of an offering: its GPUs, precision and
@@ -136,6 +141,7 @@ pub(super) fn size_continuous_uncached(
         gpus_per_replica: ask.gpus,
         planned: replica.planned,
         continuous: Some(replica),
+        dynamic: None,
     }))
 }
 
@@ -243,21 +249,19 @@ pub(super) fn offered_rate(targets: &ServingTargets, sized: &SizedReplica) -> Op
 /// The latency at `rate` requests/s per replica, or with `users` per replica in a closed loop.
 pub(super) fn serving_latency(sized: &SizedReplica, rate: f64, users: Option<f64>, mix: &RequestMix) -> ServingLatency {
     let Some(replica) = &sized.continuous else {
-        let inference = sized.configured.estimate.inference;
+        let point = sized.dynamic.as_ref().map(|d| d.at_rate(rate));
         return ServingLatency {
             batching: Batching::Dynamic,
-            goodput_per_replica: None,
-            goodput_limit: None,
+            goodput_per_replica: sized.dynamic.as_ref().map(|d| d.goodput),
+            goodput_limit: sized.dynamic.as_ref().map(|d| d.limit),
             load_per_replica: rate,
-            ttft: inference.map(|i| Percentiles::flat(dynamic_batch_latency(i.ttft_seconds))),
-            tpot: inference
-                .filter(|i| i.tpot_seconds > 0.0)
-                .map(|i| Percentiles::flat(i.tpot_seconds)),
-            concurrent_sequences: None,
+            ttft: point.map(|p| p.ttft),
+            tpot: point.filter(|p| p.tpot.p50 > 0.0).map(|p| p.tpot),
+            concurrent_sequences: point.map(|p| p.batch),
             kv_cache_utilisation: None,
             users_within_targets_per_replica: None,
             users_per_replica: None,
-            request_latency_seconds: inference.map_or(0.0, |i| dynamic_batch_latency(i.request_latency_seconds)),
+            request_latency_seconds: point.map_or(0.0, |p| p.request_latency_seconds),
         };
     };
     if let Some(users) = users.filter(|_| replica.users.is_some()) {
