@@ -265,9 +265,26 @@ pub fn configure(
     let mut best: Option<Configured> = None;
     let mut first_error = None;
     let layouts = layout_candidates(template, transformer, gpus, cluster.gpus_per_node);
+    // Tensor parallelism over PCIe (no NVLink) only where nothing else fits: its all-reduces
+    // sit on the critical path of every layer, and QLoRA/LoRA stacks on consumer cards run
+    // data parallel or on one GPU (the estimate's communication term is a floor, not the
+    // contention a PCIe switch adds).
+    let pcie_only = !cluster.scale_up_linked && template.tp.is_none();
+    let split = |tensor_parallel: bool| -> Vec<(u32, u32)> {
+        layouts
+            .iter()
+            .copied()
+            .filter(|(tp, pp)| *pp == 1 && (*tp > 1) == tensor_parallel)
+            .collect()
+    };
     let single_stage: Vec<(u32, u32)> = layouts.iter().copied().filter(|(_, pp)| *pp == 1).collect();
     let pipelined: Vec<(u32, u32)> = layouts.iter().copied().filter(|(_, pp)| *pp > 1).collect();
-    for phase in [single_stage, pipelined] {
+    let phases = if pcie_only {
+        vec![split(false), split(true), pipelined]
+    } else {
+        vec![single_stage, pipelined]
+    };
+    for phase in phases {
         for (tp, pp) in phase {
             let dp = gpus / (tp * pp * template.cp.max(1));
             let Some((batch, micro_batches)) =

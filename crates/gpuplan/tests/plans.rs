@@ -278,3 +278,17 @@ fn a_configuration_that_wins_by_less_than_the_model_error_is_not_called_the_fast
             .any(|a| a.contains("differences under 10 %"))
     );
 }
+
+#[test]
+fn a_qlora_that_fits_one_consumer_gpu_is_not_split_by_tensor_parallelism_over_pcie() {
+    // An 8B QLoRA fits one 24 GB RTX 4090 with recomputation; 4090s have no NVLink, so more of
+    // them run data parallel, never tensor parallel over PCIe.
+    let mut q = query("llama-3.1-8b", Task::Qlora);
+    q.tokens = Some(1e8);
+    q.gpus = vec!["RTX-4090".to_string()];
+    let answer = feasible(&q);
+    assert!(answer.plan.recommendations.iter().any(|r| r.gpus == 1));
+    for r in &answer.plan.recommendations {
+        assert_eq!(r.workload.layout.tp, 1, "{}", r.label());
+    }
+}
