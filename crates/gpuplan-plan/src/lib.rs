@@ -55,5 +55,5 @@ pub use startup::{
 };
 pub use tabular::{
     CPU_CELL_ROUNDS_PER_VCPU_SECOND, DEFAULT_BOOSTING_ROUNDS, GPU_CELL_ROUNDS_PER_SECOND_V100, TABULAR_FIXED_SECONDS,
-    TabularOption, TabularRequest, plan_tabular,
+    TabularOption, TabularRequest, plan_tabular, tabular_shortfall,
 };

@@ -9,7 +9,7 @@
 
 use crate::offering_source::OfferingSource;
 use crate::request::Constraints;
-use gpuplan_model::{BillingMode, Bytes, Offering, Precision};
+use gpuplan_model::{BillingMode, Bytes, Offering, Precision, SoftwareStack};
 use serde::Serialize;
 
 /// Histogram-based boosting throughput per vCPU, row·feature·rounds per second.
@@ -92,7 +92,9 @@ pub fn plan_tabular(source: &impl OfferingSource, request: &TabularRequest, by_t
                 let Some(accelerator) = source.accelerator(id) else {
                     continue;
                 };
-                if accelerator.usable_memory() < gpu_need || accelerator.peak(Precision::Fp32).is_none() {
+                // XGBoost's and LightGBM's GPU builds are CUDA builds.
+                let cuda = accelerator.stacks.iter().any(|s| s.stack == SoftwareStack::Cuda);
+                if !cuda || accelerator.usable_memory() < gpu_need || accelerator.peak(Precision::Fp32).is_none() {
                     continue;
                 }
                 let bandwidth = accelerator
@@ -197,6 +199,47 @@ fn billing_notes(rate: &crate::Rate, billed: f64) -> Vec<String> {
         ));
     }
     notes
+}
+
+/// Why `request` has no option: the data too large for any instance in scope, the scope
+/// empty, or the deadline or budget (only where given) too tight.
+pub fn tabular_shortfall(source: &impl OfferingSource, request: &TabularRequest) -> String {
+    let c = &request.constraints;
+    let in_scope: Vec<&Offering> = source
+        .offerings()
+        .iter()
+        .filter(|o| c.providers.is_empty() || c.providers.contains(&o.provider))
+        .filter(|o| {
+            c.regions.is_empty()
+                || c.regions
+                    .iter()
+                    .any(|r| o.region.as_deref().unwrap_or("").starts_with(r.as_str()))
+        })
+        .collect();
+    if in_scope.is_empty() {
+        return "no offering in the providers and regions asked; allow more".to_string();
+    }
+    let host_need = Bytes((request.rows * request.features * 4.0 * 3.0) as u64);
+    // The instances boosting runs on: CPU-only and single-GPU ones.
+    let largest = in_scope
+        .iter()
+        .filter(|o| o.accelerator.is_none() || o.accelerator_count == 1)
+        .map(|o| o.memory)
+        .max()
+        .unwrap_or(Bytes(0));
+    if largest < host_need {
+        return format!(
+            "the data needs {host_need} of host memory (3× the {} float32 matrix) and the largest instance in scope has {largest}; \
+             sample the rows or use external-memory or distributed boosting (Dask, Spark), which are not planned here",
+            Bytes((request.rows * request.features * 4.0) as u64)
+        );
+    }
+    match (c.deadline_hours.is_some(), c.budget_usd.is_some()) {
+        (true, true) => "relax the deadline or the budget".to_string(),
+        (true, false) => "relax the deadline".to_string(),
+        (false, true) => "raise the budget".to_string(),
+        (false, false) => "no offering in scope has a price for the billing modes asked".to_string(),
+    }
 }
 
 #[cfg(test)]

@@ -495,7 +495,15 @@ pub struct TabularQuery {
 }
 
 /// Priced options (cheapest or fastest first), the defaults chosen, the assumptions.
-pub type TabularAnswer = (Vec<gpuplan_plan::TabularOption>, Vec<Defaulted>, Vec<String>);
+/// A tabular job's options with the defaults and assumptions behind them; where there is none,
+/// why (`shortfall`).
+#[derive(Debug, Clone)]
+pub struct TabularAnswer {
+    pub options: Vec<gpuplan_plan::TabularOption>,
+    pub defaults: Vec<Defaulted>,
+    pub assumptions: Vec<String>,
+    pub shortfall: Option<String>,
+}
 
 /// The priced options for a tabular job, cheapest (or fastest) first, with the defaults and
 /// assumptions behind them.
@@ -547,9 +555,17 @@ fn plan_tabular_workload_in(catalog: &Catalog, query: &TabularQuery) -> Result<T
             "{:.0} s per job to start the instance and load the data",
             gpuplan_plan::TABULAR_FIXED_SECONDS
         ),
-        "single-GPU instances only for GPU boosting; host RAM must hold 3× the float matrix".to_string(),
+        "single-GPU instances with CUDA only for GPU boosting (XGBoost's and LightGBM's GPU builds); host RAM must hold 3× the float matrix".to_string(),
     ]);
-    Ok((options, defaults, assumptions))
+    let shortfall = options
+        .is_empty()
+        .then(|| gpuplan_plan::tabular_shortfall(catalog, &request));
+    Ok(TabularAnswer {
+        options,
+        defaults,
+        assumptions,
+        shortfall,
+    })
 }
 
 /// Where the user's own prices replace list prices.

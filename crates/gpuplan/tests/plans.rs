@@ -175,7 +175,8 @@ fn a_tabular_model_gets_a_cpu_instance() {
         budget_usd: None,
         by_time: false,
     };
-    let (options, defaults, _) = plan_tabular_workload(catalog(), &query).unwrap();
+    let answer = plan_tabular_workload(catalog(), &query).unwrap();
+    let (options, defaults) = (&answer.options, &answer.defaults);
     assert!(options[0].gpu.is_none(), "{:?}", options[0]);
     assert_eq!(options[0].gpus, 0);
     assert!(
@@ -186,6 +187,42 @@ fn a_tabular_model_gets_a_cpu_instance() {
     // A GPU is offered too, and is faster, but does not pay for itself.
     let gpu = options.iter().find(|o| o.gpu.is_some()).unwrap();
     assert!(gpu.time_seconds < options[0].time_seconds && gpu.total_usd > options[0].total_usd);
+    // GPU boosting runs on CUDA GPUs only: no Inferentia, Trainium, TPU or Gaudi.
+    for option in options.iter().filter(|o| o.gpu.is_some()) {
+        let id = option.gpu.as_deref().unwrap();
+        let accelerator = catalog().accelerators().get(id).unwrap();
+        assert!(
+            accelerator
+                .stacks
+                .iter()
+                .any(|s| s.stack == gpuplan::model::SoftwareStack::Cuda),
+            "{id}"
+        );
+    }
+    assert!(answer.shortfall.is_none());
+}
+
+#[test]
+fn a_table_too_large_for_any_instance_says_so_instead_of_blaming_a_deadline_never_given() {
+    let query = TabularQuery {
+        rows: 5e8,
+        features: 500.0,
+        rounds: None,
+        providers: Vec::new(),
+        regions: Vec::new(),
+        billing: vec![BillingMode::OnDemand],
+        deadline_hours: None,
+        budget_usd: None,
+        by_time: false,
+    };
+    let answer = plan_tabular_workload(catalog(), &query).unwrap();
+    assert!(answer.options.is_empty());
+    let why = answer.shortfall.unwrap();
+    assert!(
+        why.contains("of host memory") && why.contains("distributed boosting"),
+        "{why}"
+    );
+    assert!(!why.contains("deadline") && !why.contains("budget"), "{why}");
 }
 
 #[test]

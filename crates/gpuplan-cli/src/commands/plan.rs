@@ -14,14 +14,15 @@ fn run_tabular(
     money: &Money,
 ) -> Result<ExitStatus, Error> {
     let (rows, features) = (query.rows, query.features);
-    let (options, defaults, assumptions) = plan_tabular_workload(catalog, query)?;
-    if options.is_empty() {
+    let answer = plan_tabular_workload(catalog, query)?;
+    let (options, defaults, assumptions) = (&answer.options, &answer.defaults, &answer.assumptions);
+    if let Some(shortfall) = &answer.shortfall {
         let wire = InfeasibleJson {
             feasible: false,
             candidates_evaluated: 0,
             rejected_counts: Default::default(),
             nearest: Vec::new(),
-            suggestion: Some("relax the deadline or budget, or allow more providers".to_string()),
+            suggestion: Some(shortfall.clone()),
         };
         match format {
             OutputFormat::Json => output::json(&wire)?,

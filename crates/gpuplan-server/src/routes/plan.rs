@@ -78,14 +78,15 @@ fn plan_tabular(
     top: usize,
     echoed: Option<serde_json::Value>,
 ) -> Result<PlanJson, ApiError> {
-    let (options, defaults, assumptions) = gpuplan::plan_tabular_workload(catalog, query)?;
-    if options.is_empty() {
+    let answer = gpuplan::plan_tabular_workload(catalog, query)?;
+    let (options, defaults, assumptions) = (&answer.options, &answer.defaults, &answer.assumptions);
+    if let Some(shortfall) = &answer.shortfall {
         let report = InfeasibleJson {
             feasible: false,
             candidates_evaluated: 0,
             rejected_counts: Default::default(),
             nearest: Vec::new(),
-            suggestion: Some("relax the deadline or budget, or allow more providers".to_string()),
+            suggestion: Some(shortfall.clone()),
         };
         let detail = report.suggestion.clone().unwrap_or_default();
         return Err(ApiError::infeasible(
