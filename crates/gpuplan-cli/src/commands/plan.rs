@@ -30,7 +30,7 @@ fn run_tabular(
         }
         return Ok(ExitStatus::Infeasible);
     }
-    let wire = PlanJson::from_tabular(&options, args.top, &defaults, gpuplan::Naming::Flags, &assumptions);
+    let wire = PlanJson::from_tabular(options, args.top, defaults, gpuplan::Naming::Flags, assumptions);
     match format {
         OutputFormat::Json => output::json(&wire)?,
         OutputFormat::Table => {

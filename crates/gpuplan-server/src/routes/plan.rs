@@ -94,7 +94,7 @@ fn plan_tabular(
             serde_json::to_value(&report).unwrap_or_default(),
         ));
     }
-    let mut wire = PlanJson::from_tabular(&options, top, &defaults, gpuplan::Naming::Keys, &assumptions);
+    let mut wire = PlanJson::from_tabular(options, top, defaults, gpuplan::Naming::Keys, assumptions);
     wire.request = echoed;
     Ok(wire)
 }
