@@ -61,6 +61,25 @@ pub struct Serving {
     /// Prefill and decode on separate pools, where that needs fewer instances; `replicas`
     /// then counts both pools.
     pub disaggregated: Option<SplitPools>,
+    /// Spot rows: the floor on another billing mode and the spot share, priced with reclaims.
+    pub fleet: Option<Fleet>,
+}
+
+/// A serving fleet whose instances are billed under two modes: a floor of reserved or
+/// on-demand instances for the minimum replicas, the rest on spot.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Fleet {
+    /// The mode of the floor; `None`: every instance on spot.
+    pub floor_billing: Option<BillingMode>,
+    pub floor_instances: u32,
+    pub spot_instances: u32,
+    /// Spot reclaims expected per instance-hour.
+    pub reclaims_per_hour: f64,
+    /// Time to replace a reclaimed instance (boot and model load, billed without serving).
+    pub replacement_seconds: f64,
+    pub floor_usd_per_hour: f64,
+    /// The spot share's price with the replacements' billed time.
+    pub spot_usd_per_hour: f64,
 }
 
 /// How a replica groups requests.

@@ -59,6 +59,17 @@ pub struct SavedServing {
     pub min_replicas: u32,
     pub max_replicas: u32,
     pub requests_per_second_per_replica: f64,
+    /// Spot rows: the floor on another billing mode (absent in older saves: all spot).
+    #[serde(default)]
+    pub fleet: Option<SavedFleet>,
+}
+
+/// The part of a spot fleet an export follows.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SavedFleet {
+    #[serde(default)]
+    pub floor_billing: Option<String>,
+    pub floor_instances: u32,
 }
 
 /// What the files are for.
@@ -270,6 +281,11 @@ fn export_plan_in(
             // The sequence limit the plan assumed: the one asked for, else the engine's default.
             max_num_seqs: query.engine_settings.max_num_seqs.map(u64::from),
             gpu_memory_utilization: 1.0 - query.memory_margin.unwrap_or(gpuplan_plan::DEFAULT_MEMORY_MARGIN),
+            on_demand_floor_replicas: serving
+                .fleet
+                .as_ref()
+                .filter(|f| f.floor_billing.is_some() && f.floor_instances > 0)
+                .map(|f| f.floor_instances * (chosen.gpus_per_node / serving.gpus_per_replica.max(1)).max(1)),
         };
         (Workload::Serving(service), weights_gb * 1.2 + DISK_HEADROOM_GB)
     } else if query.task.is_training() {
@@ -315,6 +331,14 @@ fn export_plan_in(
         }
     };
     let storage = storage_class(settings.storage_class.as_deref(), &chosen_placement);
+    // One Deployment cannot hold a floor on on-demand nodes and the rest on spot: Kubernetes
+    // places every replica on on-demand nodes and its header says how to add the spot share.
+    let mut chosen_placement = chosen_placement;
+    if target == ExportTarget::Kubernetes
+        && matches!(&workload, Workload::Serving(s) if s.on_demand_floor_replicas.is_some())
+    {
+        chosen_placement.spot = false;
+    }
     let deployment = Deployment {
         name: dns_label(&name),
         namespace: dns_label(&settings.namespace),

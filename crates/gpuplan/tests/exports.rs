@@ -478,3 +478,43 @@ fn pods_are_placed_only_where_the_plan_priced_them() {
     assert!(!text.contains("node.kubernetes.io/instance-type"), "{text}");
     assert!(text.contains("nvidia.com/gpu.product"), "{text}");
 }
+
+#[test]
+fn a_spot_fleet_with_a_floor_exports_its_floor() {
+    // A 24/7 service allowed reserved and spot: SkyServe keeps the floor on on-demand capacity
+    // beside its spot replicas; Kubernetes, which one Deployment cannot split, runs every
+    // replica off spot and says how to add the spot share.
+    let mut options = gpuplan::PlanOptions::default();
+    options.workload.model = "llama-3.1-8b".to_string();
+    options.workload.task = "inference".to_string();
+    options.workload.qps = Some(20.0);
+    options.providers = vec!["gcp".to_string()];
+    options.billing = vec!["on-demand".to_string(), "spot".to_string(), "reserved-1y".to_string()];
+    let query = options.query().unwrap();
+    let answer = gpuplan::plan_workload(catalog(), &query).unwrap().unwrap();
+    let text = serde_json::to_string(&answer.wire(gpuplan::Naming::Keys)).unwrap();
+    let mut saved = read_saved_plan(&text, "fleet").unwrap();
+    saved.request = Some(options);
+    let pick = saved
+        .recommendations
+        .iter()
+        .position(|r| r.serving.as_ref().is_some_and(|s| s.fleet.is_some()))
+        .expect("a spot row")
+        + 1;
+    let settings = ExportSettings {
+        pick,
+        ..settings(TrainingFlavour::IndexedJob)
+    };
+    let sky = export_plan(catalog(), &saved, ExportTarget::SkyServe, &settings).unwrap();
+    let service = &sky[0].yaml;
+    assert!(service.contains("use_spot: true"), "{service}");
+    assert!(service.contains("base_ondemand_fallback_replicas: 1"), "{service}");
+    assert_valid_skypilot(&sky[0]);
+    let k8s = export_plan(catalog(), &saved, ExportTarget::Kubernetes, &settings).unwrap();
+    let all = stream(&k8s);
+    assert!(
+        !all.contains("cloud.google.com/gke-spot"),
+        "the floor must not be pinned to spot"
+    );
+    assert!(all.contains("a spot fleet with a floor"), "{all}");
+}

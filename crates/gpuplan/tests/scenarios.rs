@@ -903,3 +903,37 @@ fn an_encoder_at_a_light_load_answers_in_milliseconds_not_a_full_batch_later() {
     assert!(serving["batch_per_replica"].as_u64().unwrap() < 512, "{serving}");
     assert!(serving["ttft"]["p99"].as_f64().unwrap() <= 0.03, "{serving}");
 }
+
+#[test]
+fn a_service_allowed_reserved_and_spot_keeps_its_minimum_replicas_off_spot() {
+    // Practice (SkyServe's on-demand fallback, Karpenter capacity types): the replicas the
+    // service never scales below sit on committed capacity, the bursts on spot, and the price
+    // counts the reclaimed instances' replacements.
+    let mut q = query("llama-3.1-8b", Task::Inference);
+    q.serving.qps = Some(20.0);
+    q.providers = vec!["aws".to_string(), "gcp".to_string(), "azure".to_string()];
+    q.billing = vec![BillingMode::OnDemand, BillingMode::Spot, BillingMode::Reserved1y];
+    let p = plan(&q);
+    let spot_rows: Vec<&Value> = recommendations(&p).iter().filter(|r| r["billing"] == "spot").collect();
+    assert!(!spot_rows.is_empty());
+    for r in spot_rows {
+        let serving = &r["serving"];
+        let fleet = &serving["fleet"];
+        let min = serving["min_replicas"].as_u64().unwrap();
+        let per_instance = r["gpus_per_node"].as_u64().unwrap() / serving["gpus_per_replica"].as_u64().unwrap();
+        if fleet["floor_billing"].is_null() {
+            // Only where the offering has no other price.
+            assert!(r["why"].to_string().contains("all on spot"), "{}", label(r));
+            continue;
+        }
+        let floor = fleet["floor_instances"].as_u64().unwrap();
+        assert!(
+            floor * per_instance >= min,
+            "{}: floor {floor} for {min} replicas",
+            label(r)
+        );
+        assert!(fleet["spot_instances"].as_u64().unwrap() > 0);
+        let total = fleet["floor_usd_per_hour"].as_f64().unwrap() + fleet["spot_usd_per_hour"].as_f64().unwrap();
+        assert!((total - r["hourly_usd"].as_f64().unwrap()).abs() < 1e-9, "{}", label(r));
+    }
+}

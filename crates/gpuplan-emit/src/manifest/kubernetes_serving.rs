@@ -88,6 +88,14 @@ fn header(deployment: &Deployment, service: &ServingService) -> String {
         service.max_replicas,
         service.target_qps_per_replica,
     ) + &super::kubernetes::affinity_note(p).map_or(String::new(), |note| format!("\n{note}"))
+        + &service
+            .on_demand_floor_replicas
+            .filter(|_| !p.spot)
+            .map_or(String::new(), |floor| {
+                format!(
+                    "\nThe plan is a spot fleet with a floor of {floor} replica(s) on on-demand capacity; every replica here runs on on-demand nodes (safe, at the floor's price). To run the rest on spot, copy the Deployment with the spot node label and minReplicas 0, and point the ScaledObject at the copy."
+                )
+            })
 }
 
 fn selector(deployment: &Deployment) -> LabelSelector {

@@ -101,6 +101,9 @@ pub struct ServingService {
     /// Share of each GPU's memory the engine may take (`--gpu-memory-utilization`): what the
     /// plan kept free, given back as the rest.
     pub gpu_memory_utilization: f64,
+    /// A spot fleet with a floor: replicas kept on on-demand (or reserved) capacity whatever
+    /// spot does.
+    pub on_demand_floor_replicas: Option<u32>,
 }
 
 /// Everything an export needs.

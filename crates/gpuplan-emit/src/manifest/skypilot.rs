@@ -114,6 +114,9 @@ struct ReplicaPolicy {
     min_replicas: u32,
     max_replicas: u32,
     target_qps_per_replica: f64,
+    /// Replicas SkyServe keeps on on-demand capacity beside the spot ones.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    base_ondemand_fallback_replicas: Option<u32>,
 }
 
 /// `provider/region` where SkyPilot knows the cloud; `None` where it does not launch there.
@@ -246,11 +249,12 @@ pub fn skypilot_task(
                         min_replicas: service.min_replicas,
                         max_replicas: service.max_replicas,
                         target_qps_per_replica: (service.target_qps_per_replica * 100.0).round() / 100.0,
+                        base_ondemand_fallback_replicas: service.on_demand_floor_replicas.filter(|_| p.spot),
                     },
                 }),
             };
             let header = format!(
-                "gpuplan: {} serving {}: {}–{} replicas of {} × {} at {:.1} requests/s each.",
+                "gpuplan: {} serving {}: {}–{} replicas of {} × {} at {:.1} requests/s each.{}",
                 deployment.name,
                 service.served_model,
                 service.min_replicas,
@@ -258,6 +262,12 @@ pub fn skypilot_task(
                 service.gpus_per_replica,
                 p.gpu,
                 service.target_qps_per_replica,
+                match service.on_demand_floor_replicas.filter(|_| p.spot) {
+                    Some(floor) => format!(
+                        "\nSpot with a floor: {floor} replica(s) on on-demand capacity (a reservation or commitment for the instance type applies to them), the rest on spot."
+                    ),
+                    None => String::new(),
+                },
             );
             (task, header)
         }

@@ -72,7 +72,11 @@ pub fn plan_table(plan: &PlanJson, serving: bool, money: &Money) -> Table {
             gpus,
             layout,
             r.precision.clone(),
-            r.billing.clone(),
+            // A spot fleet with a floor: both modes, the floor's first.
+            match r.serving.as_ref().and_then(|s| s.fleet).and_then(|f| f.floor_billing) {
+                Some(floor) => format!("{floor}+{}", r.billing),
+                None => r.billing.clone(),
+            },
             format!(
                 "{:.0}/{:.0} GiB",
                 Bytes(r.memory_per_gpu_bytes).as_gib(),

@@ -126,6 +126,7 @@ pub(super) fn evaluate_batch(
                 usd_per_thousand_requests: Some(total / shape.requests * 1e3),
                 latency: ServingLatency::offline(shape.per_replica),
                 disaggregated: None,
+                fleet: None,
             }),
             cost_metric: total,
             time_metric: seconds,

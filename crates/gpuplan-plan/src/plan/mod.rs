@@ -23,6 +23,7 @@ use std::collections::{BTreeMap, HashMap};
 
 mod batch;
 mod checks;
+mod fleet;
 mod price;
 mod rank;
 mod serving;

@@ -417,8 +417,34 @@ pub(super) fn evaluate_serving(
         .collect();
     let served = asked.unwrap_or(sized.planned);
     let output_tokens_per_hour = served * mix.mean_output() * 3600.0;
+    // A spot row is a fleet: the minimum replicas on a floor of another allowed mode.
+    let (reclaims_per_hour, reclaim_source) =
+        interruption_rate(evaluator.source, request.operational.interruption_rate, offering);
+    let replacement = startup(
+        evaluator.source.operations(),
+        &request.operational.startup,
+        offering,
+        1,
+        sized.configured.job_weights(),
+    )
+    .seconds();
+    let floor_instances = min_replicas.div_ceil(replicas_per_instance);
     for (billing, price, note) in priced {
-        let hourly = price * f64::from(instances);
+        let fleet = (*billing == BillingMode::Spot).then(|| {
+            fleet::spot_fleet(
+                priced,
+                *price,
+                instances,
+                floor_instances,
+                reclaims_per_hour,
+                replacement,
+            )
+        });
+        // A floor as large as the fleet leaves nothing on spot: that is the floor's own row.
+        if fleet.is_some_and(|f| f.spot_instances == 0) {
+            continue;
+        }
+        let hourly = fleet.map_or(price * f64::from(instances), |f| f.usd_per_hour());
         let mut why = Vec::new();
         if let Some(note) = note {
             why.push(note.clone());
@@ -454,8 +480,8 @@ pub(super) fn evaluate_serving(
             )),
             (None, None) => {}
         }
-        if *billing == BillingMode::Spot {
-            why.push("spot: instances can be reclaimed; keep on-demand capacity for the minimum replicas".to_string());
+        if let Some(fleet) = &fleet {
+            why.push(fleet.explain(min_replicas, &reclaim_source));
         }
         let monthly = hourly * HOURS_PER_MONTH;
         if let Some(budget) = c.budget_usd.filter(|budget| monthly > *budget) {
@@ -490,6 +516,7 @@ pub(super) fn evaluate_serving(
                 usd_per_thousand_requests: (served > 0.0).then(|| hourly / (served * 3600.0) * 1e3),
                 latency,
                 disaggregated: split,
+                fleet,
             }),
             cost_metric: hourly,
             time_metric: latency.request_latency_seconds,
