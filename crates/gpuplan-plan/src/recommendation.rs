@@ -63,6 +63,8 @@ pub struct Serving {
     pub disaggregated: Option<SplitPools>,
     /// Spot rows: the floor on another billing mode and the spot share, priced with reclaims.
     pub fleet: Option<Fleet>,
+    /// One replica at a light load: what taking it to zero when idle would do.
+    pub scale_to_zero: Option<crate::ScaleToZero>,
 }
 
 /// A serving fleet whose instances are billed under two modes: a floor of reserved or

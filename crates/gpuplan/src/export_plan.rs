@@ -62,6 +62,15 @@ pub struct SavedServing {
     /// Spot rows: the floor on another billing mode (absent in older saves: all spot).
     #[serde(default)]
     pub fleet: Option<SavedFleet>,
+    /// One replica at a light load: whether taking it to zero when idle pays.
+    #[serde(default)]
+    pub scale_to_zero: Option<SavedScaleToZero>,
+}
+
+/// The part of the scale-to-zero comparison an export follows.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SavedScaleToZero {
+    pub wins: bool,
 }
 
 /// The part of a spot fleet an export follows.
@@ -273,7 +282,14 @@ fn export_plan_in(
             gpus_per_replica: serving.gpus_per_replica,
             expert_parallel: chosen.layout.as_ref().is_some_and(|l| l.ep > 1),
             replicas: serving.replicas,
-            min_replicas: serving.min_replicas,
+            // SkyServe's load balancer sees requests and wakes a replica from zero; a
+            // Kubernetes autoscaler reading the engine's own metrics cannot.
+            min_replicas: if target == ExportTarget::SkyServe && serving.scale_to_zero.as_ref().is_some_and(|s| s.wins)
+            {
+                0
+            } else {
+                serving.min_replicas
+            },
             max_replicas: serving.max_replicas,
             target_qps_per_replica: serving.requests_per_second_per_replica,
             ttft_target_seconds: query.serving.ttft.map(|t| t.seconds),

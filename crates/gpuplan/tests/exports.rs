@@ -490,11 +490,7 @@ fn a_spot_fleet_with_a_floor_exports_its_floor() {
     options.workload.qps = Some(20.0);
     options.providers = vec!["gcp".to_string()];
     options.billing = vec!["on-demand".to_string(), "spot".to_string(), "reserved-1y".to_string()];
-    let query = options.query().unwrap();
-    let answer = gpuplan::plan_workload(catalog(), &query).unwrap().unwrap();
-    let text = serde_json::to_string(&answer.wire(gpuplan::Naming::Keys)).unwrap();
-    let mut saved = read_saved_plan(&text, "fleet").unwrap();
-    saved.request = Some(options);
+    let saved = saved_from(options);
     let pick = saved
         .recommendations
         .iter()
@@ -517,4 +513,31 @@ fn a_spot_fleet_with_a_floor_exports_its_floor() {
         "the floor must not be pinned to spot"
     );
     assert!(all.contains("a spot fleet with a floor"), "{all}");
+}
+
+/// A plan made and saved as `plan --format json` would, with its request.
+fn saved_from(options: gpuplan::PlanOptions) -> SavedPlan {
+    let query = options.query().unwrap();
+    let answer = gpuplan::plan_workload(catalog(), &query).unwrap().unwrap();
+    let text = serde_json::to_string(&answer.wire(gpuplan::Naming::Keys)).unwrap();
+    let mut saved = read_saved_plan(&text, "saved").unwrap();
+    saved.request = Some(options);
+    saved
+}
+
+#[test]
+fn a_service_used_a_few_times_a_day_scales_to_zero_on_skyserve_only() {
+    let mut options = gpuplan::PlanOptions::default();
+    options.workload.model = "llama-3.1-8b".to_string();
+    options.workload.task = "inference".to_string();
+    options.workload.qps = Some(24.0 / 86_400.0);
+    options.providers = vec!["aws".to_string()];
+    let saved = saved_from(options);
+    let settings = settings(TrainingFlavour::IndexedJob);
+    let sky = export_plan(catalog(), &saved, ExportTarget::SkyServe, &settings).unwrap();
+    assert!(sky[0].yaml.contains("min_replicas: 0"), "{}", sky[0].yaml);
+    assert_valid_skypilot(&sky[0]);
+    // A replica at zero exposes no engine metrics to wake it by: Kubernetes keeps one.
+    let k8s = stream(&export_plan(catalog(), &saved, ExportTarget::Kubernetes, &settings).unwrap());
+    assert!(k8s.contains("minReplicaCount: 1"), "{k8s}");
 }

@@ -937,3 +937,20 @@ fn a_service_allowed_reserved_and_spot_keeps_its_minimum_replicas_off_spot() {
         assert!((total - r["hourly_usd"].as_f64().unwrap()).abs() < 1e-9, "{}", label(r));
     }
 }
+
+#[test]
+fn a_service_used_a_few_times_a_day_is_offered_scale_to_zero_and_a_busy_one_is_not() {
+    let mut q = query("llama-3.1-8b", Task::Inference);
+    q.serving.qps = Some(24.0 / 86_400.0);
+    let p = plan(&q);
+    let idle = &best(&p)["serving"]["scale_to_zero"];
+    assert_eq!(idle["wins"], true, "{idle}");
+    assert!(idle["up_share"].as_f64().unwrap() < 0.5, "{idle}");
+    assert!(idle["usd_per_month"].as_f64().unwrap() < best(&p)["total_usd"].as_f64().unwrap());
+    // One request every 20 s keeps the replica up for good: nothing to save.
+    q.serving.qps = Some(0.05);
+    let p = plan(&q);
+    let idle = &best(&p)["serving"]["scale_to_zero"];
+    assert_eq!(idle["wins"], false, "{idle}");
+    assert!(best(&p)["why"].to_string().contains("keep it warm"));
+}

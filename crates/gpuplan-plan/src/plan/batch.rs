@@ -127,6 +127,7 @@ pub(super) fn evaluate_batch(
                 latency: ServingLatency::offline(shape.per_replica),
                 disaggregated: None,
                 fleet: None,
+                scale_to_zero: None,
             }),
             cost_metric: total,
             time_metric: seconds,

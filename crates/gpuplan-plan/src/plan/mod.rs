@@ -26,6 +26,8 @@ mod checks;
 mod fleet;
 mod price;
 mod rank;
+mod scale_to_zero;
+pub use scale_to_zero::{SCALE_TO_ZERO_IDLE_SECONDS, ScaleToZero};
 mod serving;
 mod training;
 

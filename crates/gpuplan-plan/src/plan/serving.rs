@@ -445,6 +445,12 @@ pub(super) fn evaluate_serving(
             continue;
         }
         let hourly = fleet.map_or(price * f64::from(instances), |f| f.usd_per_hour());
+        // One replica on one instance at a light load: would it pay to let it go idle?
+        let idle = (instances == 1 && serving_replicas == 1 && fleet.is_none())
+            .then_some(asked)
+            .flatten()
+            .filter(|rate| *rate < 1.0)
+            .map(|rate| scale_to_zero::scale_to_zero(rate, hourly, replacement, targets.ttft, request.tolerance));
         let mut why = Vec::new();
         if let Some(note) = note {
             why.push(note.clone());
@@ -483,6 +489,9 @@ pub(super) fn evaluate_serving(
         if let Some(fleet) = &fleet {
             why.push(fleet.explain(min_replicas, &reclaim_source));
         }
+        if let Some(idle) = &idle {
+            why.push(idle.explain());
+        }
         let monthly = hourly * HOURS_PER_MONTH;
         if let Some(budget) = c.budget_usd.filter(|budget| monthly > *budget) {
             outcomes.reject(Rejection {
@@ -517,6 +526,7 @@ pub(super) fn evaluate_serving(
                 latency,
                 disaggregated: split,
                 fleet,
+                scale_to_zero: idle,
             }),
             cost_metric: hourly,
             time_metric: latency.request_latency_seconds,
