@@ -83,7 +83,7 @@ impl Startup {
 
 /// Bytes a stored checkpoint of the weights takes at `precision` (hub checkpoints of 32-bit
 /// trained models are stored in 16 bits).
-fn stored_bytes_per_parameter(precision: Precision) -> f64 {
+pub(crate) fn stored_bytes_per_parameter(precision: Precision) -> f64 {
     match precision {
         Precision::Int4 | Precision::Fp4 => 0.5,
         Precision::Int8 | Precision::Fp8 | Precision::Fp6 => 1.0,

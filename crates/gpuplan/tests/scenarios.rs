@@ -954,3 +954,19 @@ fn a_service_used_a_few_times_a_day_is_offered_scale_to_zero_and_a_busy_one_is_n
     assert_eq!(idle["wins"], false, "{idle}");
     assert!(best(&p)["why"].to_string().contains("keep it warm"));
 }
+
+#[test]
+fn an_8b_model_is_not_served_from_an_inf2_xlarge_whose_host_memory_cannot_stage_it() {
+    // The Neuron runtime reads the checkpoint through host memory: 16 GB of bf16 weights do not
+    // load on a 16 GiB inf2.xlarge (they fail at load, OOM-killed), however well they fit the
+    // accelerator.
+    let mut q = aws(query("llama-3.1-8b", Task::Inference));
+    q.serving.qps = Some(20.0);
+    q.gpus = vec!["Inferentia2".to_string()];
+    let p = plan(&q);
+    for r in recommendations(&p) {
+        assert_ne!(r["instance_type"], "inf2.xlarge", "{}", label(r));
+    }
+    let rejected = p["rejected"].to_string();
+    assert!(rejected.contains("cannot stage"), "{rejected}");
+}

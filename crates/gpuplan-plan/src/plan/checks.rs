@@ -180,3 +180,38 @@ pub(super) fn host_warnings(offering: &Offering, configured: &Configured, nodes:
     }
     warnings
 }
+
+/// Host memory the Neuron runtime needs beside the weights it stages while loading a model,
+/// GiB. Neuron loads read the whole checkpoint into host memory before sharding it to the
+/// NeuronCores (neuronx-distributed-inference `modules/checkpoint.py` merges every
+/// safetensors shard into one state dict), and the runtime DMA-pins the pages: a 7B fp16
+/// model "pretty much maxes out the RAM" of a 16 GiB inf2.xlarge (aws-neuron/CodeLlama-7b-hf-
+/// neuron-8xlarge model card), a 12 GB bf16 model is OOM-killed at 15.3 GB RSS there
+/// (neuronx-distributed-inference contrib/models/Trinity README), and published sizing puts
+/// the need at the checkpoint plus 2–3 GB (aqidd/gemma3-12b-int8-inf2 model card).
+pub const NEURON_STAGING_OVERHEAD_GIB: f64 = 3.0;
+
+/// A Neuron instance whose host memory cannot stage the model it is to load: the runtime reads
+/// the checkpoint (at its stored precision) into host memory first. Pre-sharded checkpoints
+/// (`save_sharded_checkpoint`) avoid it, which the plan does not assume.
+pub(super) fn staging_rejection(
+    offering: &Offering,
+    stack: Option<SoftwareStack>,
+    checkpoint: gpuplan_model::Bytes,
+) -> Option<Rejection> {
+    if stack != Some(SoftwareStack::Neuron) {
+        return None;
+    }
+    let need = checkpoint.as_gib() + NEURON_STAGING_OVERHEAD_GIB;
+    let have = offering.memory.as_gib();
+    (have < need).then(|| Rejection {
+        candidate: candidate_label(offering, 1, None),
+        constraint: Constraint::Host,
+        reason: format!(
+            "{have:.0} GiB host memory cannot stage the {:.1} GiB checkpoint the Neuron runtime loads through it ({need:.1} GiB needed); a larger instance, or a pre-sharded checkpoint",
+            checkpoint.as_gib()
+        ),
+        shortfall: need / have.max(1e-9),
+        needed: Some(need),
+    })
+}

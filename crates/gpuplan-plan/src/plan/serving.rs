@@ -364,6 +364,12 @@ pub(super) fn evaluate_serving(
         }
     };
     let replicas_per_instance = per_node / sized.gpus_per_replica;
+    let checkpoint = sized.configured.estimate.parameters.total as f64
+        * crate::startup::stored_bytes_per_parameter(sized.configured.workload.precision);
+    if let Some(rejection) = staging_rejection(offering, stack, gpuplan_model::Bytes(checkpoint as u64)) {
+        outcomes.reject(rejection);
+        return outcomes;
+    }
     if let Some(requests) = request.operational.batch_requests {
         let shape = BatchShape {
             requests,
