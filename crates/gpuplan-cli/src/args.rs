@@ -346,9 +346,14 @@ pub struct EnergyArgs {
     #[arg(long)]
     pub hours: f64,
 
-    /// Power usage effectiveness of the facility (≥ 1; 1.0 counts the GPUs alone).
+    /// Power usage effectiveness of the facility (≥ 1; 1.0 for no cooling or distribution).
     #[arg(long, default_value_t = 1.0)]
     pub pue: f64,
+
+    /// The server's wall power over its GPUs' (≥ 1; default 1.8, DGX H100's maximum input
+    /// over its GPUs' TDP; 1 counts the GPUs alone).
+    #[arg(long)]
+    pub host_overhead: Option<f64>,
 
     /// Average share of TDP drawn, 0–1.
     #[arg(long, alias = "utilization", default_value_t = 1.0)]

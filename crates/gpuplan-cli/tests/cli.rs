@@ -2109,8 +2109,9 @@ mod energy {
             "json",
         ]);
         assert_eq!(run.code, 0, "{}", run.stderr);
+        // 8 × 700 W × 1.8 (the rest of the server) × 1.5 × 8,760 h.
         let kwh = run.json()["kwh"].as_f64().unwrap();
-        assert!((kwh - 73_584.0).abs() < 1e-6, "{kwh}");
+        assert!((kwh - 73_584.0 * 1.8).abs() < 1e-6, "{kwh}");
         let one = gpuplan(&[
             "energy",
             "--gpu",
@@ -2119,6 +2120,8 @@ mod energy {
             "8760",
             "--pue",
             "1.5",
+            "--host-overhead",
+            "1",
             "--format",
             "json",
         ]);

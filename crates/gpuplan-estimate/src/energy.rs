@@ -1,10 +1,18 @@
 //! Energy of running accelerators, and renting against buying.
 //!
-//! kWh = TDP × utilisation × PUE × hours × GPUs / 1000. TDP is the board's rated power (the
-//! catalog's `tdp_watts`); utilisation scales it linearly, a first-order model (real boards
-//! idle at 10–20 % of TDP); PUE (power usage effectiveness, ≥ 1) adds the data centre's
-//! cooling and distribution (The Green Grid, "PUE: a comprehensive examination of the metric",
-//! 2012).
+//! kWh = TDP × utilisation × host overhead × PUE × hours × GPUs / 1000. TDP is the board's
+//! rated power (the catalog's `tdp_watts`); utilisation scales it linearly, a first-order model
+//! (real boards idle at 10–20 % of TDP); the host overhead (≥ 1) adds the rest of the server at
+//! the wall (CPUs, memory, NVSwitches, NICs, fans, power-supply losses) in proportion;
+//! PUE (power usage effectiveness, ≥ 1) adds the data centre's cooling and distribution (The
+//! Green Grid, "PUE: a comprehensive examination of the metric", 2012).
+
+/// The whole server's draw at the wall over its GPUs' TDP: NVIDIA DGX H100's maximum system
+/// input is 10.2 kW for 8 × 700 W GPUs (1.82; DGX H100 user guide, power specifications: six
+/// 3.3 kW supplies, "maximum input 10.2 kW"); DGX A100's 6.5 kW for 8 × 400 W is 2.0. Applied
+/// to the GPUs' average draw it gives 7.1 kW for a DGX H100 at 70 %, inside the 6.5–8.5 kW
+/// reported as typical.
+pub const DEFAULT_HOST_OVERHEAD: f64 = 1.8;
 
 use serde::Serialize;
 
@@ -18,6 +26,8 @@ pub struct EnergyInput {
     pub utilization: f64,
     /// ≥ 1.
     pub pue: f64,
+    /// The server's wall power over its GPUs', ≥ 1 ([`DEFAULT_HOST_OVERHEAD`]).
+    pub host_overhead: f64,
     /// USD per kWh, when a cost is wanted.
     pub price_per_kwh: Option<f64>,
 }
@@ -36,6 +46,8 @@ pub struct EnergyEstimate {
 pub enum EnergyError {
     #[error("PUE must be at least 1 (it is total facility power over IT power); got {0}")]
     Pue(String),
+    #[error("the host overhead must be at least 1 (it is the server's power over its GPUs'); got {0}")]
+    HostOverhead(String),
     #[error("utilization must be between 0 and 1; got {0}")]
     Utilization(String),
     #[error("{0} must be positive")]
@@ -45,6 +57,9 @@ pub enum EnergyError {
 pub fn energy(input: &EnergyInput) -> Result<EnergyEstimate, EnergyError> {
     if !(input.pue >= 1.0 && input.pue.is_finite()) {
         return Err(EnergyError::Pue(input.pue.to_string()));
+    }
+    if !(input.host_overhead >= 1.0 && input.host_overhead.is_finite()) {
+        return Err(EnergyError::HostOverhead(input.host_overhead.to_string()));
     }
     if !(0.0..=1.0).contains(&input.utilization) {
         return Err(EnergyError::Utilization(input.utilization.to_string()));
@@ -61,7 +76,8 @@ pub fn energy(input: &EnergyInput) -> Result<EnergyEstimate, EnergyError> {
     if input.price_per_kwh.is_some_and(|p| !(p >= 0.0 && p.is_finite())) {
         return Err(EnergyError::NotPositive("price per kWh"));
     }
-    let average_kw = input.tdp_watts * input.utilization * input.pue * f64::from(input.gpus) / 1000.0;
+    let average_kw =
+        input.tdp_watts * input.utilization * input.host_overhead * input.pue * f64::from(input.gpus) / 1000.0;
     let kwh = average_kw * input.hours;
     Ok(EnergyEstimate {
         kwh,
@@ -112,6 +128,7 @@ mod tests {
             hours: 8760.0,
             utilization: 1.0,
             pue,
+            host_overhead: 1.0,
             price_per_kwh: Some(0.12),
         }
     }

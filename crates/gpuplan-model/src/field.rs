@@ -156,6 +156,7 @@ fields! {
     MinimumHours = "minimum_hours";
     Pue = "pue";
     PriceKwh = "price_kwh";
+    HostOverhead = "host_overhead";
     PurchasePrice = "purchase_price";
     DepreciationYears = "depreciation_years";
     RentPrice = "rent_price";

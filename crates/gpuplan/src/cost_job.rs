@@ -661,6 +661,8 @@ pub struct EnergyQuery {
     pub gpus: u32,
     pub hours: f64,
     pub pue: f64,
+    /// `None`: [`gpuplan_estimate::energy::DEFAULT_HOST_OVERHEAD`].
+    pub host_overhead: Option<f64>,
     pub utilization: f64,
     pub price_per_kwh: Option<f64>,
     pub purchase_usd: Option<f64>,
@@ -676,6 +678,7 @@ pub struct EnergyAnswer {
     pub hours: f64,
     pub tdp_watts: f64,
     pub pue: f64,
+    pub host_overhead: f64,
     pub utilization: f64,
     #[serde(flatten)]
     pub energy: EnergyEstimate,
@@ -695,12 +698,16 @@ fn energy_of_in(catalog: &Catalog, query: &EnergyQuery) -> Result<EnergyAnswer, 
             Some("pick another {gpu}".to_string()),
         )
     })?;
+    let host_overhead = query
+        .host_overhead
+        .unwrap_or(gpuplan_estimate::energy::DEFAULT_HOST_OVERHEAD);
     let input = EnergyInput {
         tdp_watts: tdp.0,
         gpus: query.gpus,
         hours: query.hours,
         utilization: query.utilization,
         pue: query.pue,
+        host_overhead,
         price_per_kwh: query.price_per_kwh,
     };
     crate::defaults::require_positive(crate::Field::Hours, Some(query.hours))?;
@@ -747,8 +754,16 @@ fn energy_of_in(catalog: &Catalog, query: &EnergyQuery) -> Result<EnergyAnswer, 
             tdp.0,
             query.utilization * 100.0
         ),
+        format!(
+            "the rest of the server (CPUs, memory, NVSwitches, NICs, fans) draws {:.0} % more than its GPUs at the wall{}",
+            (host_overhead - 1.0) * 100.0,
+            if query.host_overhead.is_none() {
+                " (DGX H100: 10.2 kW maximum input for 8 × 700 W GPUs; --host-overhead 1 counts the GPUs alone)"
+            } else {
+                ""
+            }
+        ),
         format!("PUE {} covers cooling and power distribution", query.pue),
-        "GPU power only: CPUs, memory, disks and network of the hosts are not counted".to_string(),
     ];
     Ok(EnergyAnswer {
         gpu: accelerator.id.to_string(),
@@ -756,6 +771,7 @@ fn energy_of_in(catalog: &Catalog, query: &EnergyQuery) -> Result<EnergyAnswer, 
         hours: query.hours,
         tdp_watts: tdp.0,
         pue: query.pue,
+        host_overhead,
         utilization: query.utilization,
         energy: estimate,
         rent_or_buy,

@@ -220,9 +220,13 @@ pub struct EnergyOptions {
     pub gpus: u32,
     /// Hours of operation.
     pub hours: f64,
-    /// Power usage effectiveness of the facility (≥ 1; 1.0 counts the GPUs alone).
+    /// Power usage effectiveness of the facility (≥ 1; 1.0 for no cooling or distribution).
     #[serde(default = "one")]
     pub pue: f64,
+    /// The server's wall power over its GPUs' (≥ 1; default 1.8, DGX H100's maximum system
+    /// input over its GPUs' TDP; 1.0 counts the GPUs alone).
+    #[serde(default)]
+    pub host_overhead: Option<f64>,
     /// Average share of TDP drawn, 0–1.
     #[serde(default = "one", alias = "utilization")]
     pub utilisation: f64,
@@ -258,6 +262,7 @@ impl EnergyOptions {
             gpus: self.gpus,
             hours: self.hours,
             pue: self.pue,
+            host_overhead: self.host_overhead,
             utilization: self.utilisation,
             price_per_kwh: self.price_kwh,
             purchase_usd: self.purchase_price,

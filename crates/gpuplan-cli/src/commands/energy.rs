@@ -11,6 +11,7 @@ pub fn run(catalog: &Catalog, args: &EnergyArgs, format: OutputFormat, money: &M
         gpus: args.gpus,
         hours: args.hours,
         pue: args.pue,
+        host_overhead: args.host_overhead,
         utilisation: args.utilisation,
         price_kwh: args.price_kwh,
         purchase_price: args.purchase_price,
