@@ -223,7 +223,8 @@ fn rightsize_in(catalog: &Catalog, query: &RightsizeQuery) -> Result<RightsizeAn
         findings.extend(job_findings(job, &on_it, rate));
     }
     findings.extend(base_load(catalog, &query.samples, &gpus, &providers, &mut assumptions));
-    let savings_usd_per_month = total_savings(&findings);
+    let fleet_usd_per_month: f64 = gpus.iter().filter_map(|g| g.usd_per_gpu_hour).sum::<f64>() * HOURS_PER_MONTH;
+    let savings_usd_per_month = total_savings(&findings, fleet_usd_per_month);
     Ok(RightsizeAnswer {
         gpus,
         jobs: job_summaries.iter().map(job_use).collect(),
@@ -248,8 +249,33 @@ fn job_use(j: &JobSummary) -> JobUse {
 
 /// Findings that change the same GPU are alternatives (a GPU released is not also shrunk, a job
 /// packed onto fewer GPUs does not also slice them): the largest first, each GPU counted once.
-fn total_savings(findings: &[Finding]) -> f64 {
-    let mut ranked: Vec<&Finding> = findings.iter().filter(|f| f.savings_usd_per_month.is_some()).collect();
+/// A reservation of the base load discounts what the fleet still spends after those changes,
+/// so its saving shrinks by the share of the fleet's spend they remove (reserving A10Gs that
+/// another finding replaces with T4s saves the discount on T4 prices, not on A10G prices).
+fn total_savings(findings: &[Finding], fleet_usd_per_month: f64) -> f64 {
+    let (reservations, changes): (Vec<&Finding>, Vec<&Finding>) =
+        findings.iter().partition(|f| f.kind == "reserve-base");
+    let changed = changes_saving(&changes);
+    let remaining = if fleet_usd_per_month > 0.0 {
+        (1.0 - changed / fleet_usd_per_month).clamp(0.0, 1.0)
+    } else {
+        1.0
+    };
+    let reserved: f64 = reservations
+        .iter()
+        .filter_map(|f| f.savings_usd_per_month)
+        .map(|saving| saving * remaining)
+        .sum();
+    changed + reserved
+}
+
+/// The saving of the findings that change GPUs, each GPU counted once.
+fn changes_saving(findings: &[&Finding]) -> f64 {
+    let mut ranked: Vec<&Finding> = findings
+        .iter()
+        .copied()
+        .filter(|f| f.savings_usd_per_month.is_some())
+        .collect();
     ranked.sort_by(|a, b| {
         b.savings_usd_per_month
             .unwrap_or(0.0)
@@ -452,4 +478,35 @@ fn base_load(
         savings_usd_per_month: Some(base * rate * discount.discount * HOURS_PER_MONTH),
         covers: Vec::new(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finding(kind: &'static str, saving: f64, covers: &[&str]) -> Finding {
+        Finding {
+            kind,
+            subject: String::new(),
+            what: String::new(),
+            savings_usd_per_month: Some(saving),
+            covers: covers.iter().map(|g| g.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn a_reservation_discounts_what_the_other_changes_leave() {
+        // Two A10Gs at $1/h ($1,460 a month): replacing both with T4s saves $730; reserving
+        // the base of two at a 40 % discount alone would save $584, but on what remains
+        // ($730) it saves $292.
+        let findings = [
+            finding("smaller-gpu", 365.0, &["gpu0"]),
+            finding("smaller-gpu", 365.0, &["gpu1"]),
+            // Shrinking the same GPU again is an alternative, not a second saving.
+            finding("mig", 100.0, &["gpu0"]),
+            finding("reserve-base", 584.0, &[]),
+        ];
+        let total = total_savings(&findings, 1460.0);
+        assert!((total - (730.0 + 292.0)).abs() < 1e-9, "{total}");
+    }
 }
