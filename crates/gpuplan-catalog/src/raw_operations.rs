@@ -290,6 +290,7 @@ struct RawCapacity {
 #[serde(deny_unknown_fields)]
 struct RawInterruption {
     provider: String,
+    instances: Option<String>,
     /// `spot` or `preemptible` (GCP sells both).
     offering: Option<String>,
     interruptions_per_hour: f64,
@@ -386,6 +387,7 @@ pub(crate) fn parse_operations(file: &str, text: &str, operations: &mut Operatio
         .extend(entries(file, "interruption", raw.interruption, |raw| {
             Ok(InterruptionRate {
                 provider: ProviderId::new(&raw.provider),
+                instances: raw.instances,
                 offering: raw.offering.unwrap_or_else(|| "spot".to_string()),
                 per_hour: positive("interruptions_per_hour", raw.interruptions_per_hour)?,
                 band: raw.band,

@@ -1160,3 +1160,29 @@ fn every_billing_term_names_a_provider_with_offerings_and_most_providers_have_te
         .count();
     assert!(metered * 10 >= catalog().offerings().len() * 9, "{metered}");
 }
+
+#[test]
+fn aws_spot_rates_follow_the_published_band_of_each_gpu_family() {
+    let ops = catalog().operations();
+    let aws = gpuplan_model::ProviderId::new("aws");
+    let rate = |instance: &str| ops.interruption_of(&aws, instance).unwrap().per_hour;
+    // H100 (10–20 % a month) is reclaimed more than A100 (5–10 %), and both more than L4 (<5 %).
+    assert!(rate("p5.48xlarge") > rate("p4d.24xlarge"));
+    assert!(rate("p4d.24xlarge") > rate("g6.xlarge"));
+    // A family without a published band keeps the provider's default.
+    assert_eq!(rate("g5.xlarge"), ops.interruption(&aws).unwrap().per_hour);
+    // Every prefix names instances the catalog sells.
+    for r in ops
+        .interruptions
+        .iter()
+        .filter_map(|r| r.instances.as_ref().map(|p| (r, p)))
+    {
+        assert!(
+            offerings_of(r.0.provider.as_str())
+                .iter()
+                .any(|o| o.instance_type.starts_with(r.1.as_str())),
+            "{}",
+            r.1
+        );
+    }
+}

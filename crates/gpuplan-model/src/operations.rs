@@ -52,6 +52,10 @@ pub struct CapacityLimit {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InterruptionRate {
     pub provider: ProviderId,
+    /// Instance-type prefix the rate is for (`p5.`), where the provider publishes bands per
+    /// type; `None`: the provider's default.
+    #[serde(default)]
+    pub instances: Option<String>,
     /// `spot`, or `preemptible` where a provider sells both (GCP).
     pub offering: String,
     pub per_hour: f64,
@@ -127,10 +131,30 @@ impl Operations {
 
     /// The spot rate of `provider` (its `spot` entry before any other).
     pub fn interruption(&self, provider: &ProviderId) -> Option<&InterruptionRate> {
-        let of_provider = || self.interruptions.iter().filter(|r| &r.provider == provider);
+        let of_provider = || {
+            self.interruptions
+                .iter()
+                .filter(|r| &r.provider == provider && r.instances.is_none())
+        };
         of_provider()
             .find(|r| r.offering == "spot")
             .or_else(|| of_provider().next())
+    }
+
+    /// The spot interruption rate of `provider`'s `instance_type`: the band published for its
+    /// type (longest matching prefix) where there is one, else the provider's default.
+    pub fn interruption_of(&self, provider: &ProviderId, instance_type: &str) -> Option<&InterruptionRate> {
+        self.interruptions
+            .iter()
+            .filter(|r| &r.provider == provider && r.offering == "spot")
+            .filter_map(|r| match r.instances.as_deref() {
+                Some(prefix) if instance_type.starts_with(prefix) => Some((prefix.len(), r)),
+                Some(_) => None,
+                None => Some((0, r)),
+            })
+            .max_by_key(|(len, _)| *len)
+            .map(|(_, r)| r)
+            .or_else(|| self.interruption(provider))
     }
 
     /// The decode rate of `pipeline` that applies to `accelerator`.

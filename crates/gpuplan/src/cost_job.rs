@@ -513,7 +513,7 @@ fn spot_costs(
 ) -> Result<(CostBreakdown, SpotEstimate, Option<SpotSimulation>), Error> {
     let published = p
         .offering
-        .and_then(|o| p.catalog.operations().interruption(&o.provider));
+        .and_then(|o| p.catalog.operations().interruption_of(&o.provider, &o.instance_type));
     let rate_per_hour = match (settings.interruption_rate, published) {
         (Some(rate), _) => rate,
         (None, Some(published)) => {

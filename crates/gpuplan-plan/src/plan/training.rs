@@ -232,12 +232,19 @@ pub(super) fn interruption_rate(source: &impl OfferingSource, rate: Option<f64>,
     if let Some(rate) = rate {
         return (rate, "--interruption-rate".to_string());
     }
-    match source.operations().interruption(&offering.provider) {
+    match source
+        .operations()
+        .interruption_of(&offering.provider, &offering.instance_type)
+    {
         Some(published) => (
             published.per_hour,
             format!(
-                "{}'s default{}",
+                "{}'s {}{}",
                 offering.provider.display_name(),
+                published
+                    .instances
+                    .as_deref()
+                    .map_or("default".to_string(), |prefix| format!("rate for {prefix}*")),
                 published.band.as_deref().map(|b| format!(", {b}")).unwrap_or_default()
             ),
         ),
