@@ -224,6 +224,11 @@ fn check_request_shape_flags(query: &PlanQuery, model: &ModelSpec) -> Result<(),
 }
 
 fn check_input_flags(query: &PlanQuery, model: &ModelSpec) -> Result<(), Error> {
+    // A service of an image model decodes each request's image on its host too.
+    let serves_images = query.task == Task::Inference && crate::defaults::decodes_images(model);
+    if query.operational.input.pipeline.is_some() && serves_images {
+        return Ok(());
+    }
     let input = [
         Given(Field::InputPipeline, query.operational.input.pipeline.is_some()),
         Given(Field::StreamDataset, query.operational.input.stream_dataset),

@@ -366,7 +366,7 @@ fn operational_for(
     if task == Task::Inference {
         operational.batch_requests = query.dataset_size;
     }
-    if task.is_training() && defaults::decodes_images(model) {
+    if (task.is_training() || task == Task::Inference) && defaults::decodes_images(model) {
         let image_bytes = catalog.operations().image_file_kb.unwrap_or(DEFAULT_IMAGE_FILE_KB) * 1e3;
         operational.input.image_bytes = Some(image_bytes);
         check_pipeline(catalog, operational.input.pipeline.as_deref())?;
@@ -375,7 +375,11 @@ fn operational_for(
             defaults.push(Defaulted::new(
                 Field::InputPipeline,
                 pipeline,
-                "DataLoader workers on the vCPUs; dali decodes on the GPU",
+                if task.is_training() {
+                    "DataLoader workers on the vCPUs; dali decodes on the GPU"
+                } else {
+                    "the server's workers decode each request's image on the vCPUs; dali decodes on the GPU"
+                },
             ));
         }
         // Image datasets are copied to each node before training starts.

@@ -970,3 +970,28 @@ fn an_8b_model_is_not_served_from_an_inf2_xlarge_whose_host_memory_cannot_stage_
     let rejected = p["rejected"].to_string();
     assert!(rejected.contains("cannot stage"), "{rejected}");
 }
+
+#[test]
+fn an_image_service_is_planned_within_what_its_host_can_decode() {
+    // ResNet-50 on a V100 classifies thousands of images a second; the host's PIL decode on 31
+    // vCPUs (about 100 images/s each) is what caps the instance.
+    let mut q = query("resnet-50", Task::Inference);
+    q.serving.qps = Some(2000.0);
+    let p = plan(&q);
+    let bounded: Vec<&Value> = recommendations(&p)
+        .iter()
+        .filter(|r| r["why"].to_string().contains("image decode"))
+        .collect();
+    assert!(!bounded.is_empty());
+    for r in bounded {
+        let serving = &r["serving"];
+        let planned = serving["requests_per_second_per_replica"].as_f64().unwrap();
+        let goodput = serving["goodput_per_replica"].as_f64().unwrap();
+        assert!(planned < 0.9 * goodput, "{}: {planned} of {goodput}", label(r));
+    }
+    assert!(
+        p["defaulted"].to_string().contains("decode each request's image"),
+        "{}",
+        p["defaulted"]
+    );
+}

@@ -356,7 +356,7 @@ pub(super) fn evaluate_serving(
     let label = candidate_label(offering, 1, None);
     let mix = serving_mix(request);
     let offline = request.operational.batch_requests.is_some();
-    let sized = match size_replica(evaluator, offering, precision, &mix, offline) {
+    let mut sized = match size_replica(evaluator, offering, precision, &mix, offline) {
         Ok(sized) => sized,
         Err(rejection) => {
             outcomes.reject(rejection);
@@ -364,6 +364,20 @@ pub(super) fn evaluate_serving(
         }
     };
     let replicas_per_instance = per_node / sized.gpus_per_replica;
+    // An image model's requests are decoded on the host: its vCPUs may cap the instance.
+    let decode = input_bound(
+        evaluator.source.operations(),
+        &request.operational.input,
+        offering,
+        1,
+        f64::INFINITY,
+    )
+    .ok()
+    .flatten()
+    .filter(|bound| bound.images_per_second < sized.planned * f64::from(replicas_per_instance));
+    if let Some(bound) = &decode {
+        sized.planned = bound.images_per_second / f64::from(replicas_per_instance);
+    }
     let checkpoint = sized.configured.estimate.parameters.total as f64
         * crate::startup::stored_bytes_per_parameter(sized.configured.workload.precision);
     if let Some(rejection) = staging_rejection(offering, stack, gpuplan_model::Bytes(checkpoint as u64)) {
@@ -497,6 +511,12 @@ pub(super) fn evaluate_serving(
         }
         if let Some(idle) = &idle {
             why.push(idle.explain());
+        }
+        if let Some(bound) = &decode {
+            why.push(format!(
+                "bounded by the host's image {}: {:.0} images/s per instance, below what its GPUs serve",
+                bound.what, bound.images_per_second
+            ));
         }
         let monthly = hourly * HOURS_PER_MONTH;
         if let Some(budget) = c.budget_usd.filter(|budget| monthly > *budget) {
