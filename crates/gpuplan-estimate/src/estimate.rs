@@ -418,7 +418,7 @@ fn transformer(
             expert_bytes_gpu: expert_bytes,
             expert_share_per_token: spec.moe.map_or(0.0, |m| m.experts_per_token as f64 / m.experts as f64),
             kv_bytes_per_token_gpu: kv_gpu / f64::from(workload.layout.pp),
-            kv_budget_bytes: memory.capacity.as_u64().saturating_sub(reserved.as_u64()) as f64,
+            kv_budget_bytes: kv_budget(&memory, reserved, workload, request.accelerator),
             tensor_parallel_bandwidth: request.cluster.group_bandwidth(workload.layout.tp, 1).0,
             activation_bytes_per_sequence: memory.activations.as_u64() as f64 / workload.batch.max(1) as f64,
             generates: spec.generates(),
@@ -766,4 +766,23 @@ fn cited(
         image: None,
         assumptions: assumptions.into_vec(),
     })
+}
+
+/// Bytes the KV cache may take: what the engine's memory share leaves after the weights,
+/// activations and runtime (vLLM, SGLang), or its share of the memory they leave free
+/// (TensorRT-LLM).
+fn kv_budget(
+    memory: &crate::MemoryEstimate,
+    reserved: gpuplan_model::Bytes,
+    workload: &Workload,
+    accelerator: &Accelerator,
+) -> f64 {
+    let free = memory.capacity.as_u64().saturating_sub(reserved.as_u64()) as f64;
+    if workload.task == Task::Inference && workload.engine.continuous_batching() {
+        let scheduler = crate::serving::scheduler(workload.engine, accelerator, &workload.engine_settings);
+        if scheduler.memory_of_free {
+            return free * scheduler.memory_fraction;
+        }
+    }
+    free
 }

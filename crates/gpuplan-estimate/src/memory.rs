@@ -174,9 +174,11 @@ pub(crate) fn training_overhead(activations: f64, gradients: f64) -> Bytes {
 pub fn capacity(accelerator: &Accelerator, workload: &Workload) -> Bytes {
     let usable = accelerator.usable_memory();
     if workload.task == Task::Inference && workload.engine.continuous_batching() {
-        let fraction =
-            crate::serving::scheduler(workload.engine, accelerator, &workload.engine_settings).memory_fraction;
-        Bytes((usable.as_u64() as f64 * fraction) as u64)
+        let scheduler = crate::serving::scheduler(workload.engine, accelerator, &workload.engine_settings);
+        if scheduler.memory_of_free {
+            return usable;
+        }
+        Bytes((usable.as_u64() as f64 * scheduler.memory_fraction) as u64)
     } else {
         usable
     }

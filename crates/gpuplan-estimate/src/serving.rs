@@ -38,8 +38,12 @@ pub struct Scheduler {
     pub token_budget: f64,
     /// Sequences running at once at most.
     pub max_sequences: f64,
-    /// Fraction of GPU memory the engine takes for weights, activations and KV cache.
+    /// Fraction of GPU memory the engine takes for weights, activations and KV cache; with
+    /// `memory_of_free`, the fraction of the memory left after them that the KV cache takes.
     pub memory_fraction: f64,
+    /// The fraction is of the memory free once the weights are loaded (TensorRT-LLM's
+    /// `free_gpu_memory_fraction`), not of the whole GPU (vLLM's `gpu_memory_utilization`).
+    pub memory_of_free: bool,
     /// KV cache reserved for a sequence's whole context on admission (no eviction), rather
     /// than grown block by block.
     pub reserves_full_context: bool,
@@ -167,6 +171,7 @@ fn default_scheduler(engine: Engine, accelerator: &Accelerator) -> Scheduler {
                 _ => 16384.0,
             },
             max_sequences: 4096.0,
+            memory_of_free: false,
             memory_fraction: if memory_gib > 60.0 {
                 1.0 - SGLANG_RESERVED_GIB / memory_gib
             } else {
@@ -183,17 +188,19 @@ fn default_scheduler(engine: Engine, accelerator: &Accelerator) -> Scheduler {
             token_budget: 8192.0,
             max_sequences: 2048.0,
             memory_fraction: 0.90,
+            memory_of_free: true,
             reserves_full_context: true,
             batch_wait: None,
             steps_per_schedule: 1.0,
             mixes_prefill: true,
             given: EngineSettings::default(),
-            evidence: "TensorRT-LLM defaults: max_num_tokens 8192, max_batch_size 2048, KV cache in 90 % of free memory reserved per sequence (GUARANTEED_NO_EVICT)",
+            evidence: "TensorRT-LLM defaults: max_num_tokens 8192, max_batch_size 2048, KV cache in 90 % of the memory free after the weights, reserved per sequence (GUARANTEED_NO_EVICT)",
         },
         Engine::Tgi => Scheduler {
             token_budget: 4096.0,
             max_sequences: 128.0,
             memory_fraction: 0.90,
+            memory_of_free: false,
             reserves_full_context: false,
             batch_wait: Some((0.3, 20.0)),
             steps_per_schedule: 1.0,
@@ -207,6 +214,7 @@ fn default_scheduler(engine: Engine, accelerator: &Accelerator) -> Scheduler {
                 token_budget: if raised { 8192.0 } else { 2048.0 },
                 max_sequences: if raised { 1024.0 } else { 256.0 },
                 memory_fraction: 0.90,
+                memory_of_free: false,
                 reserves_full_context: false,
                 batch_wait: None,
                 steps_per_schedule: 1.0,

@@ -635,3 +635,33 @@ fn a_deepseek_plan_spreads_the_experts_over_the_replica() {
     assert_eq!(r["layout"]["tp"], 8, "{r}");
     assert_eq!(r["layout"]["ep"], 8, "{r}");
 }
+
+/// TensorRT-LLM's `free_gpu_memory_fraction` (0.9) is a share of the memory the weights leave
+/// free, not of the whole GPU (vLLM's `gpu_memory_utilization`): with 65.7 GiB of fp8 70B
+/// weights and runtime on a 140.4 GiB H200, its fp8 KV cache is 0.9 × 74.7 GiB = 67.2 GiB, 160
+/// KiB a token, so 855 sequences of 222 + 293 tokens reserved whole (a share of the whole GPU
+/// would leave 60.7 GiB, 772).
+#[test]
+fn tensorrt_llm_sizes_its_kv_cache_from_the_memory_the_weights_leave() {
+    let mut r = WorkloadRequest::new(
+        ModelSource::BuiltIn("llama-2-70b".to_string()),
+        Task::Inference,
+        "H200-SXM-141GB",
+    );
+    r.precision = Some(gpuplan::model::Precision::Fp8);
+    r.engine = Some(gpuplan::model::Engine::TensorrtLlm);
+    r.seq = Some(222);
+    r.output_tokens = Some(293);
+    r.engine_settings.max_num_seqs = Some(4096);
+    r.engine_settings.reserve_full_context = Some(true);
+    r.serving = ServingQuestion {
+        qps: Some(1.0),
+        ..ServingQuestion::default()
+    };
+    let sequences = estimate_workload(catalog(), &r)
+        .unwrap()
+        .serving
+        .unwrap()
+        .max_concurrent_sequences;
+    assert!((840.0..870.0).contains(&sequences), "{sequences}");
+}
