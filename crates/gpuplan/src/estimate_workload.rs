@@ -246,7 +246,7 @@ fn estimate_on(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateA
         notes.push(format!("`{}` means {}", request.gpu, accelerator.id));
     }
     let calibration = crate::calibrate::calibration_note(catalog, Some(&accelerator.id));
-    let mut defaults = Vec::new();
+    let mut defaults: Vec<Defaulted> = crate::generic_model::assumed_shape(&model).into_iter().collect();
     if request.gpus_per_node.is_none() && gpus > 1 {
         defaults.push(Defaulted::new(
             Field::GpusPerNode,

@@ -27,6 +27,7 @@ mod export_plan;
 
 mod forecast_options;
 mod forecast_usage;
+mod generic_model;
 mod gpus;
 mod instances;
 mod job_file;

@@ -177,7 +177,7 @@ fn plan_on(catalog: &Catalog, query: &PlanQuery) -> Result<Result<PlanAnswer, Bo
         .into_iter()
         .chain(your_prices_note(catalog))
         .collect();
-    let mut defaults = Vec::new();
+    let mut defaults: Vec<Defaulted> = crate::generic_model::assumed_shape(&model).into_iter().collect();
     let (template, precisions) = template_for(query, &model, &mut defaults)?;
     let amount = if query.task.is_training() {
         defaults::training_amount(query.tokens, query.epochs, query.dataset_size)?

@@ -8,11 +8,19 @@ use std::collections::BTreeSet;
 
 /// Where the built-in models are listed and how another model is described, in words that
 /// hold for every front end: the API never reads a file path.
-const OTHER_MODELS: &str = "the built-in models are listed by `gpuplan models` (API: GET /api/v1/models); any other is described by its Hugging Face config.json (command line: its path as the model; API: its contents as `model_config`)";
+const OTHER_MODELS: &str = "the built-in models are listed by `gpuplan models` (API: GET /api/v1/models); any other is described by its Hugging Face config.json (command line: its path as the model; API: its contents as `model_config`), or by a bare size (`7b`, `500m`) for a generic decoder";
 
 /// A built-in model or a user's config.json.
 pub fn model(catalog: &Catalog, source: &ModelSource) -> Result<ModelSpec, Error> {
     match source {
+        ModelSource::BuiltIn(name)
+            if catalog.models().get(name).is_err() && crate::generic_model::parse_size(name).is_some() =>
+        {
+            // A bare size (`7b`) is a generic decoder of that size, its shape assumed.
+            crate::generic_model::generic_decoder(name)
+                .unwrap_or_else(|| Err(format!("`{name}` is not a size")))
+                .map_err(|message| Error::invalid(message, None))
+        }
         ModelSource::BuiltIn(name) => catalog.models().get(name).cloned().map_err(|unknown| {
             Error::invalid(
                 unknown.to_string(),

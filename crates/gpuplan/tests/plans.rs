@@ -329,3 +329,22 @@ fn a_qlora_that_fits_one_consumer_gpu_is_not_split_by_tensor_parallelism_over_pc
         assert_eq!(r.workload.layout.tp, 1, "{}", r.label());
     }
 }
+
+#[test]
+fn a_bare_size_plans_a_generic_decoder_and_says_its_shape_is_assumed() {
+    // "What do I need to fine-tune a 7B model with LoRA?": one 80 GB GPU does, and the answer
+    // says the 7B's shape was assumed.
+    let mut q = query("7b", Task::Lora);
+    q.tokens = Some(1e8);
+    let answer = feasible(&q);
+    let parameters = answer.plan.recommendations[0].estimate.parameters.total as f64;
+    assert!((parameters / 7e9 - 1.0).abs() < 0.02, "{parameters}");
+    assert!(
+        answer
+            .defaults
+            .iter()
+            .any(|d| d.field == gpuplan::Field::Model && d.why.contains("shape assumed")),
+        "{:?}",
+        answer.defaults
+    );
+}

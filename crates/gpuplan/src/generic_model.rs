@@ -1,0 +1,174 @@
+//! A model named only by its size (`7b`, `1.5b`, `500m`), as people ask "what do I need for a
+//! 7B model?": a dense decoder of that many parameters in Llama 3's proportions, whose shape is
+//! assumed and says so in its name.
+//!
+//! Proportions (Llama 3 Herd of Models, Dubey et al. 2024, Table 3: 8B is 32 layers of width
+//! 4,096 with a 14,336 FFN; 70B 80 × 8,192 with 28,672; 405B 126 × 16,384 with 53,248; 8 KV
+//! heads and a 128,256-token vocabulary throughout): 128-wide attention heads, 8 KV heads, a
+//! SwiGLU FFN 3.5 × the width, an untied 128,256-token vocabulary, and a width of 100–160 per
+//! layer (Llama 3: 102 to 130; GPT-3 175B: 128; Kaplan et al. 2020 find loss flat over a wide
+//! range of this aspect ratio) in whole 8-head groups, so the 8 KV heads divide the heads. Of
+//! those shapes, the one whose total comes nearest the size asked, the aspect ratio nearest 128
+//! on a tie.
+
+use crate::Field;
+use gpuplan_model::field::Defaulted;
+use gpuplan_model::{Architecture, ModelSpec};
+
+const VOCABULARY: f64 = 128_256.0;
+const KV_HEADS: f64 = 8.0;
+const HEAD_DIM: f64 = 128.0;
+/// Width per layer (the aspect ratio).
+const WIDTH_PER_LAYER: f64 = 128.0;
+const FFN_RATIO: f64 = 3.5;
+
+/// `7b` → 7e9, `1.5B` → 1.5e9, `500m` → 5e8; `None` for anything else.
+pub fn parse_size(text: &str) -> Option<f64> {
+    let lower = text.trim().to_ascii_lowercase();
+    let (number, scale) = match lower.strip_suffix('b') {
+        Some(number) => (number, 1e9),
+        None => (lower.strip_suffix('m')?, 1e6),
+    };
+    let value: f64 = number.parse().ok()?;
+    (value.is_finite() && value > 0.0).then_some(value * scale)
+}
+
+/// Parameters of `layers` layers of `width`.
+fn parameters(layers: f64, width: f64) -> f64 {
+    let ffn = (FFN_RATIO * width / 256.0).round() * 256.0;
+    let attention = 2.0 * width * width + 2.0 * width * KV_HEADS * HEAD_DIM;
+    let per_layer = attention + 3.0 * width * ffn + 2.0 * width;
+    layers * per_layer + 2.0 * VOCABULARY * width + width
+}
+
+/// The (layers, width) nearest `size` within the aspect ratios above.
+fn shape(size: f64) -> (f64, f64) {
+    let mut best = (32.0, 4096.0);
+    let mut best_key = (f64::INFINITY, f64::INFINITY);
+    for layers in (1..=400).map(f64::from) {
+        for groups in (1..=256).map(f64::from) {
+            let width = groups * KV_HEADS * HEAD_DIM;
+            let ratio = width / layers;
+            // The narrowest width (one 8-head group) also serves models too small for the ratio.
+            let allowed = (100.0..=160.0).contains(&ratio) || (groups == 1.0 && ratio > 160.0);
+            if !allowed {
+                continue;
+            }
+            let key = (
+                (parameters(layers, width) / size - 1.0).abs(),
+                (ratio - WIDTH_PER_LAYER).abs(),
+            );
+            if key.0 < best_key.0 - 1e-3 || (key.0 <= best_key.0 + 1e-3 && key.1 < best_key.1) {
+                best = (layers, width);
+                best_key = key;
+            }
+        }
+    }
+    best
+}
+
+/// The generic decoder of `size` parameters, where `name` is a size between 50M and 2T.
+pub fn generic_decoder(name: &str) -> Option<Result<ModelSpec, String>> {
+    let size = parse_size(name)?;
+    if !(5e7..=2e12).contains(&size) {
+        return Some(Err(format!(
+            "`{name}` is {size:.3e} parameters; a generic decoder is built from 50M to 2T"
+        )));
+    }
+    let (layers, width) = shape(size);
+    let heads = width / HEAD_DIM;
+    let config = serde_json::json!({
+        "model_type": "llama",
+        "architectures": ["LlamaForCausalLM"],
+        "hidden_size": width as u64,
+        "num_hidden_layers": layers as u64,
+        "num_attention_heads": heads as u64,
+        "num_key_value_heads": KV_HEADS.min(heads) as u64,
+        "intermediate_size": ((FFN_RATIO * width / 256.0).round() * 256.0) as u64,
+        "vocab_size": VOCABULARY as u64,
+        "max_position_embeddings": 8192,
+        "tie_word_embeddings": false,
+        "torch_dtype": "bfloat16",
+        "rope_theta": 500000.0,
+        "hidden_act": "silu"
+    });
+    let spec = match gpuplan_catalog::parse_hf_config_text(&config.to_string()) {
+        Ok(spec) => spec,
+        Err(error) => return Some(Err(error.to_string())),
+    };
+    let id = name.trim().to_ascii_lowercase();
+    Some(Ok(ModelSpec {
+        name: format!(
+            "generic {} decoder (shape assumed: {layers:.0} layers × {width:.0}, Llama 3 proportions)",
+            id.to_ascii_uppercase()
+        ),
+        id,
+        aliases: Vec::new(),
+        architecture: Architecture::Transformer(spec),
+        published_parameters: None,
+        published_counts_output_layer_twice: false,
+        sources: Vec::new(),
+    }))
+}
+
+/// The record every answer on a generic decoder carries: its shape was chosen, not read.
+pub fn assumed_shape(model: &ModelSpec) -> Option<Defaulted> {
+    let Architecture::Transformer(spec) = &model.architecture else {
+        return None;
+    };
+    (parse_size(&model.id).is_some() && model.name.starts_with("generic ")).then(|| {
+        Defaulted::new(
+            Field::Model,
+            format!(
+                "{} layers × {}, {} heads ({} KV), FFN {}, vocabulary {}",
+                spec.layers, spec.hidden, spec.heads, spec.kv_heads, spec.ffn, spec.vocab
+            ),
+            "a bare size: a dense decoder in Llama 3's proportions (Dubey et al. 2024, Table 3), its shape assumed",
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_read_as_people_write_them() {
+        assert_eq!(parse_size("7b"), Some(7e9));
+        assert_eq!(parse_size("1.5B"), Some(1.5e9));
+        assert_eq!(parse_size("500m"), Some(5e8));
+        assert_eq!(parse_size("llama-7b"), None);
+        assert_eq!(parse_size("b"), None);
+    }
+
+    #[test]
+    fn the_proportions_give_back_llama_3_8b_at_32_layers() {
+        // 32 × 4,096 with a 14,336 FFN and the 128,256 vocabulary: 8.03B, as published.
+        assert!(
+            (parameters(32.0, 4096.0) - 8.03e9).abs() < 0.01e9,
+            "{}",
+            parameters(32.0, 4096.0)
+        );
+    }
+
+    #[test]
+    fn a_generic_model_lands_near_the_size_asked_and_says_it_is_assumed() {
+        // Small sizes are dominated by the 128K vocabulary: Llama 3.2 "1B" is itself 1.24B.
+        for (name, size, within) in [
+            ("7b", 7e9, 0.02),
+            ("70b", 70e9, 0.02),
+            ("405b", 405e9, 0.02),
+            ("1b", 1e9, 0.3),
+        ] {
+            let spec = generic_decoder(name).unwrap().unwrap();
+            let Architecture::Transformer(t) = &spec.architecture else {
+                panic!("{name}")
+            };
+            let total = parameters(t.layers as f64, t.hidden as f64);
+            assert!((total / size - 1.0).abs() < within, "{name}: {total:.3e}");
+            assert!(spec.name.contains("shape assumed"), "{}", spec.name);
+        }
+        assert!(generic_decoder("5000b").unwrap().is_err());
+        assert!(generic_decoder("gpt-7").is_none());
+    }
+}
