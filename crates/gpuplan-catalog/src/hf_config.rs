@@ -14,10 +14,17 @@ pub const SUPPORTED_MODEL_TYPES: &[&str] = &[
     "mixtral",
     "qwen2",
     "qwen2_moe",
+    "qwen3",
+    "qwen3_moe",
     "gemma",
     "gemma2",
+    "gemma3_text",
     "phi3",
     "deepseek_v3",
+    "gpt_oss",
+    "glm4",
+    "olmo2",
+    "granite",
     "gpt2",
     "gptj",
     "gpt_neox",
@@ -292,6 +299,14 @@ fn base(model_type: &str, stacks: Stacks) -> TransformerSpec {
     }
 }
 
+/// Whether `field` is a non-empty array.
+fn has_items(config: &Map<String, Value>, field: &str) -> bool {
+    config
+        .get(field)
+        .and_then(Value::as_array)
+        .is_some_and(|items| !items.is_empty())
+}
+
 /// Llama and its descendants: RMSNorm, rotary positions, SwiGLU, optional GQA / MoE / MLA.
 fn llama_like(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
     let hidden = f.req(&["hidden_size"])?;
@@ -305,17 +320,31 @@ fn llama_like(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
     spec.ffn = f.req(&["intermediate_size"])?;
     spec.gated_ffn = true;
     spec.vocab = f.req(&["vocab_size"])?;
-    let tie_default = matches!(f.model_type, "gemma" | "gemma2");
+    let tie_default = matches!(f.model_type, "gemma" | "gemma2" | "gemma3_text");
     spec.tied_embeddings = f.flag("tie_word_embeddings")?.unwrap_or(tie_default);
     spec.norm = Norm::RmsNorm;
-    // Gemma 2 adds a norm after attention and after the MLP: four per layer.
-    spec.norms_per_layer = if f.model_type == "gemma2" { 4 } else { 2 };
+    // Gemma 2/3 and GLM-4 add a norm after attention and after the MLP: four per layer.
+    spec.norms_per_layer = if matches!(f.model_type, "gemma2" | "gemma3_text" | "glm4") {
+        4
+    } else {
+        2
+    };
     spec.attention_bias = match (f.model_type, f.flag("attention_bias")?) {
         ("qwen2" | "qwen2_moe", _) => AttentionBias::Qkv,
+        // GLM-4's `attention_bias` puts biases on the query, key and value projections only.
+        ("glm4", Some(true)) => AttentionBias::Qkv,
         (_, Some(true)) => AttentionBias::All,
         _ => AttentionBias::None,
     };
     spec.mlp_bias = f.flag("mlp_bias")?.unwrap_or(false);
+    // Per-head RMSNorms on queries and keys (Qwen3, Gemma 3: one head wide; OLMo 2: the whole
+    // query and key width).
+    let q_k_norms = match f.model_type {
+        "qwen3" | "qwen3_moe" | "gemma3_text" => 2 * spec.head_dim,
+        "olmo2" => spec.attention_width() + spec.kv_width(),
+        _ => 0,
+    };
+    spec.extra_parameters = spec.layers * q_k_norms;
     spec.max_context = f.opt_positive(&["max_position_embeddings"])?.unwrap_or(0);
     match f.model_type {
         "mixtral" => {
@@ -327,6 +356,38 @@ fn llama_like(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
                 shared_ffn: 0,
                 dense_layers: 0,
             });
+        }
+        "qwen3_moe" => {
+            if f.opt(&["decoder_sparse_step"])?.unwrap_or(1) != 1 || has_items(f.config, "mlp_only_layers") {
+                return Err(invalid(
+                    "decoder_sparse_step",
+                    "only configs with every layer sparse (decoder_sparse_step 1, no mlp_only_layers) are read".to_string(),
+                ));
+            }
+            spec.moe = Some(MoeSpec {
+                experts: f.req(&["num_experts"])?,
+                experts_per_token: f.req(&["num_experts_per_tok"])?,
+                shared_experts: 0,
+                expert_ffn: f.req(&["moe_intermediate_size"])?,
+                shared_ffn: 0,
+                dense_layers: 0,
+            });
+        }
+        "gpt_oss" => {
+            // Every expert's projections carry biases, as do the attention projections; each
+            // layer adds a learned sink logit per head and the router's per-expert bias.
+            let experts = f.req(&["num_local_experts"])?;
+            spec.moe = Some(MoeSpec {
+                experts,
+                experts_per_token: f.req(&["num_experts_per_tok", "experts_per_token"])?,
+                shared_experts: 0,
+                expert_ffn: spec.ffn,
+                shared_ffn: 0,
+                dense_layers: 0,
+            });
+            spec.mlp_bias = true;
+            spec.attention_bias = AttentionBias::All;
+            spec.extra_parameters = spec.layers * (spec.heads + experts);
         }
         "qwen2_moe" => {
             spec.moe = Some(MoeSpec {
