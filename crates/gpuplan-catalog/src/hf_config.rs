@@ -361,7 +361,8 @@ fn llama_like(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
             if f.opt(&["decoder_sparse_step"])?.unwrap_or(1) != 1 || has_items(f.config, "mlp_only_layers") {
                 return Err(invalid(
                     "decoder_sparse_step",
-                    "only configs with every layer sparse (decoder_sparse_step 1, no mlp_only_layers) are read".to_string(),
+                    "only configs with every layer sparse (decoder_sparse_step 1, no mlp_only_layers) are read"
+                        .to_string(),
                 ));
             }
             spec.moe = Some(MoeSpec {

@@ -66,6 +66,27 @@ mod parameter_counts {
         assert!(failures.is_empty(), "{failures:#?}");
     }
 
+    /// Architectures read from their fields, checked against published totals: OLMo 2 7B
+    /// (allenai/OLMo-2-1124-7B-Instruct config.json; 7,298,617,344 in its safetensors metadata,
+    /// "7B" on the card) and GLM-4-9B-0414 (its config's sizes as quoted from
+    /// THUDM/GLM-4-9B-0414/blob/main/config.json; "9.4B").
+    #[test]
+    fn newer_architectures_count_what_their_authors_publish() {
+        let olmo2 = r#"{"model_type": "olmo2", "hidden_size": 4096, "num_hidden_layers": 32,
+            "num_attention_heads": 32, "num_key_value_heads": 32, "intermediate_size": 11008,
+            "vocab_size": 100352, "tie_word_embeddings": false, "attention_bias": false,
+            "max_position_embeddings": 4096}"#;
+        let glm4 = r#"{"model_type": "glm4", "hidden_size": 4096, "num_hidden_layers": 40,
+            "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128,
+            "intermediate_size": 13696, "vocab_size": 151552, "attention_bias": true,
+            "tie_word_embeddings": false, "max_position_embeddings": 32768}"#;
+        for (name, text, published, within) in [("olmo2", olmo2, 7_298_617_344.0, 1e-6), ("glm4", glm4, 9.4e9, 0.006)] {
+            let spec = gpuplan::catalog::parse_hf_config_text(text).unwrap();
+            let total = count_parameters(&spec).total as f64;
+            assert!((total / published - 1.0).abs() < within, "{name}: {total}");
+        }
+    }
+
     #[test]
     fn the_library_has_at_least_40_models() {
         assert!(catalog().models().len() >= 40);
