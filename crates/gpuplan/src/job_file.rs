@@ -23,6 +23,32 @@ impl JobFormat {
             JobFormat::Yaml
         }
     }
+
+    /// The format of a job: its name's where it has an extension (`.toml`, `.yaml`, `.yml`),
+    /// else read from its first line with a key (standard input): `key = …` is TOML.
+    pub fn detect(name: &str, text: &str) -> JobFormat {
+        let lower = name.to_ascii_lowercase();
+        if lower.ends_with(".toml") || lower.ends_with(".yaml") || lower.ends_with(".yml") {
+            return JobFormat::of_path(name);
+        }
+        let first = text
+            .lines()
+            .map(str::trim)
+            .find(|line| !line.is_empty() && !line.starts_with('#'));
+        match first {
+            Some(line) if line.starts_with('[') || toml_key_line(line) => JobFormat::Toml,
+            _ => JobFormat::Yaml,
+        }
+    }
+}
+
+/// `key = value`, with the key before any `:` (which would make it YAML).
+fn toml_key_line(line: &str) -> bool {
+    match (line.find('='), line.find(':')) {
+        (Some(equals), Some(colon)) => equals < colon,
+        (Some(_), None) => true,
+        _ => false,
+    }
 }
 
 /// A commented example of a training job (`gpuplan init`).
@@ -281,6 +307,18 @@ fn rewrite_refs(value: &mut Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_job_on_standard_input_is_read_in_the_format_it_is_written_in() {
+        assert_eq!(
+            JobFormat::detect("<stdin>", "model = \"x\"\ntask = \"lora\"\n"),
+            JobFormat::Toml
+        );
+        assert_eq!(JobFormat::detect("<stdin>", "# a job\n\nmodel: x\n"), JobFormat::Yaml);
+        assert_eq!(JobFormat::detect("<stdin>", "[serving]\nqps = 1\n"), JobFormat::Toml);
+        assert_eq!(JobFormat::detect("job.yaml", "model = x"), JobFormat::Yaml);
+        assert_eq!(JobFormat::detect("job.toml", "model: x"), JobFormat::Toml);
+    }
 
     #[test]
     fn the_examples_are_valid_job_files() {

@@ -233,7 +233,7 @@ fn read_job_file(path: &std::path::Path) -> Result<serde_json::Map<String, serde
         )?;
         (text, path.display().to_string())
     };
-    let mut map = gpuplan::parse_job(&text, gpuplan::JobFormat::of_path(&name), &name)?;
+    let mut map = gpuplan::parse_job(&text, gpuplan::JobFormat::detect(&name, &text), &name)?;
     if let Some(serde_json::Value::String(model)) = map.get("model").cloned() {
         let beside = path.parent().unwrap_or(std::path::Path::new(".")).join(&model);
         if beside.is_file() || model.ends_with(".json") {
