@@ -297,6 +297,9 @@ fn export_plan_in(
             // The sequence limit the plan assumed: the one asked for, else the engine's default.
             max_num_seqs: query.engine_settings.max_num_seqs.map(u64::from),
             gpu_memory_utilization: 1.0 - query.memory_margin.unwrap_or(gpuplan_plan::DEFAULT_MEMORY_MARGIN),
+            // The weights as downloaded (16-bit), with room for the Hub's metadata and a
+            // second revision.
+            model_cache_gib: weights_gb * 1e9 / f64::from(1u32 << 30) * 1.2 + 10.0,
             on_demand_floor_replicas: serving
                 .fleet
                 .as_ref()
@@ -346,7 +349,11 @@ fn export_plan_in(
             stack_image(catalog, chosen, engine)?.image.clone()
         }
     };
-    let storage = storage_class(settings.storage_class.as_deref(), &chosen_placement);
+    let storage = storage_class(
+        settings.storage_class.as_deref(),
+        &chosen_placement,
+        if online { "model cache" } else { "checkpoint" },
+    );
     // One Deployment cannot hold a floor on on-demand nodes and the rest on spot: Kubernetes
     // places every replica on on-demand nodes and its header says how to add the spot share.
     let mut chosen_placement = chosen_placement;
@@ -419,7 +426,7 @@ fn stack_of(r: &SavedRecommendation, accelerator: &gpuplan_model::Accelerator) -
 
 /// The checkpoint volume's class: the one given; on several nodes, which share it, the
 /// provider's shared-file class, or none with a warning where no class is built in.
-fn storage_class(given: Option<&str>, placement: &Placement) -> Storage {
+fn storage_class(given: Option<&str>, placement: &Placement, what: &str) -> Storage {
     if let Some(class) = given {
         return Storage {
             class: Some(class.to_string()),
@@ -436,16 +443,15 @@ fn storage_class(given: Option<&str>, placement: &Placement) -> Storage {
         Some((_, class, why)) => Storage {
             class: Some((*class).to_string()),
             note: Some(format!(
-                "The checkpoint volume is shared by every node (ReadWriteMany): class {class}, {why}."
+                "The {what} volume is shared by every node (ReadWriteMany): class {class}, {why}."
             )),
         },
         None => Storage {
             class: None,
-            note: Some(
-                "WARNING: the checkpoint volume is shared by every node (ReadWriteMany), which most default \
+            note: Some(format!(
+                "WARNING: the {what} volume is shared by every node (ReadWriteMany), which most default \
                  StorageClasses (block storage) cannot bind: give a shared-file class with --storage-class."
-                    .to_string(),
-            ),
+            )),
         },
     }
 }

@@ -11,8 +11,9 @@ use k8s_openapi::api::autoscaling::v2::{
     HorizontalPodAutoscaler, HorizontalPodAutoscalerSpec, MetricIdentifier, MetricSpec, MetricTarget, PodsMetricSource,
 };
 use k8s_openapi::api::core::v1::{
-    Container, ContainerPort, EnvVar, EnvVarSource, HTTPGetAction, PodTemplateSpec, Probe, SecretKeySelector, Service,
-    ServicePort, ServiceSpec,
+    Container, ContainerPort, EnvVar, EnvVarSource, HTTPGetAction, PersistentVolumeClaim, PersistentVolumeClaimSpec,
+    PersistentVolumeClaimVolumeSource, PodTemplateSpec, Probe, SecretKeySelector, Service, ServicePort, ServiceSpec,
+    Volume, VolumeMount, VolumeResourceRequirements,
 };
 use k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetSpec};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
@@ -27,6 +28,10 @@ const STARTUP_FAILURES_ALLOWED: i32 = 90;
 const HEALTH_PATH: &str = "/health";
 /// The Service's port.
 const SERVICE_PORT: i32 = 80;
+/// Where the engine keeps what it downloads from the Hugging Face Hub (`HF_HOME`): on the
+/// shared model-cache volume, so a new replica or a restart reads the weights from it instead
+/// of downloading them again.
+const MODEL_CACHE_PATH: &str = "/root/.cache/huggingface";
 
 pub(crate) fn manifests(deployment: &Deployment, service: &ServingService) -> Result<Vec<ManifestFile>, ManifestError> {
     let priority = format!("{}-serving", deployment.name);
@@ -48,6 +53,11 @@ pub(crate) fn manifests(deployment: &Deployment, service: &ServingService) -> Re
             false,
         ),
         file("service.yaml", yaml(&header, &engine_service(deployment))?, false),
+        file(
+            "model-cache.yaml",
+            yaml(&header, &model_cache_volume(deployment, service))?,
+            false,
+        ),
         file(
             "pdb.yaml",
             yaml(&header, &disruption_budget(deployment, service))?,
@@ -88,6 +98,11 @@ fn header(deployment: &Deployment, service: &ServingService) -> String {
         service.max_replicas,
         service.target_qps_per_replica,
     ) + &super::kubernetes::affinity_note(p).map_or(String::new(), |note| format!("\n{note}"))
+        + &deployment
+            .storage
+            .note
+            .as_ref()
+            .map_or(String::new(), |note| format!("\n{note}"))
         + &service
             .on_demand_floor_replicas
             .filter(|_| !p.spot)
@@ -133,6 +148,16 @@ fn engine_container(deployment: &Deployment, service: &ServingService) -> Contai
         }),
         ..EnvVar::default()
     };
+    let home = EnvVar {
+        name: "HF_HOME".to_string(),
+        value: Some(MODEL_CACHE_PATH.to_string()),
+        ..EnvVar::default()
+    };
+    let cache_mount = VolumeMount {
+        name: "model-cache".to_string(),
+        mount_path: MODEL_CACHE_PATH.to_string(),
+        ..VolumeMount::default()
+    };
     Container {
         name: "engine".to_string(),
         image: Some(deployment.image.clone()),
@@ -159,7 +184,7 @@ fn engine_container(deployment: &Deployment, service: &ServingService) -> Contai
             }
             args
         }),
-        env: Some(vec![token]),
+        env: Some(vec![token, home]),
         ports: Some(vec![ContainerPort {
             name: Some("http".to_string()),
             container_port: ENGINE_PORT,
@@ -172,7 +197,7 @@ fn engine_container(deployment: &Deployment, service: &ServingService) -> Contai
         startup_probe: Some(http_probe(STARTUP_PERIOD_SECONDS, STARTUP_FAILURES_ALLOWED)),
         readiness_probe: Some(http_probe(STARTUP_PERIOD_SECONDS, 3)),
         liveness_probe: Some(http_probe(STARTUP_PERIOD_SECONDS * 3, 3)),
-        volume_mounts: Some(vec![shm_mount]),
+        volume_mounts: Some(vec![shm_mount, cache_mount]),
         ..Container::default()
     }
 }
@@ -200,7 +225,14 @@ fn engine_deployment(deployment: &Deployment, service: &ServingService, priority
                 spec: Some(pod_spec(
                     &deployment.placement,
                     engine_container(deployment, service),
-                    Vec::new(),
+                    vec![Volume {
+                        name: "model-cache".to_string(),
+                        persistent_volume_claim: Some(PersistentVolumeClaimVolumeSource {
+                            claim_name: format!("{}-model-cache", deployment.name),
+                            ..PersistentVolumeClaimVolumeSource::default()
+                        }),
+                        ..Volume::default()
+                    }],
                     priority,
                     "Always",
                 )),
@@ -208,6 +240,32 @@ fn engine_deployment(deployment: &Deployment, service: &ServingService, priority
             ..DeploymentSpec::default()
         }),
         ..KubeDeployment::default()
+    }
+}
+
+/// The volume the replicas share for the weights: ReadWriteMany where they run on several
+/// nodes (the export's storage class says which class binds it).
+fn model_cache_volume(deployment: &Deployment, service: &ServingService) -> PersistentVolumeClaim {
+    let access = if deployment.placement.nodes > 1 {
+        "ReadWriteMany"
+    } else {
+        "ReadWriteOnce"
+    };
+    PersistentVolumeClaim {
+        metadata: metadata(deployment, &format!("{}-model-cache", deployment.name)),
+        spec: Some(PersistentVolumeClaimSpec {
+            access_modes: Some(vec![access.to_string()]),
+            storage_class_name: deployment.storage.class.clone(),
+            resources: Some(VolumeResourceRequirements {
+                requests: Some(BTreeMap::from([(
+                    "storage".to_string(),
+                    Quantity(format!("{:.0}Gi", service.model_cache_gib.ceil().max(1.0))),
+                )])),
+                ..VolumeResourceRequirements::default()
+            }),
+            ..PersistentVolumeClaimSpec::default()
+        }),
+        ..PersistentVolumeClaim::default()
     }
 }
 

@@ -104,6 +104,8 @@ pub struct ServingService {
     /// A spot fleet with a floor: replicas kept on on-demand (or reserved) capacity whatever
     /// spot does.
     pub on_demand_floor_replicas: Option<u32>,
+    /// Size of the volume the replicas share for the downloaded weights, GiB.
+    pub model_cache_gib: f64,
 }
 
 /// Everything an export needs.
