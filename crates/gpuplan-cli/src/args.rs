@@ -532,6 +532,10 @@ pub struct PlanArgs {
     #[arg(long)]
     pub peak_qps: Option<f64>,
 
+    /// Pay at most this many USD per hour for a configuration, all its instances together.
+    #[arg(long)]
+    pub max_hourly_price: Option<f64>,
+
     /// Share of each serving replica's goodput kept free for bursts and forecast error
     /// (0 to 0.9; default 0.1): replicas are planned at goodput × (1 − headroom).
     #[arg(long)]

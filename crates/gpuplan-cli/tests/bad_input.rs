@@ -547,6 +547,10 @@ fn plan() {
             "--headroom NaN is outside 0 to 0.9",
         ),
         (
+            "plan --model llama-3.1-8b --task lora --tokens 1e8 --max-hourly-price 0",
+            "--max-hourly-price must be a positive number",
+        ),
+        (
             "plan --model llama-3.1-8b --task lora --tokens 1e8 --tolerance 1.5",
             "--tolerance 1.5 is outside 0 to 1",
         ),

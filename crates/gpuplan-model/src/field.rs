@@ -107,6 +107,7 @@ fields! {
     // The search (plan).
     Deadline = "deadline";
     Budget = "budget";
+    MaxHourlyPrice = "max_hourly_price";
     PeakQps = "peak_qps";
     Headroom = "headroom";
     Tolerance = "tolerance";

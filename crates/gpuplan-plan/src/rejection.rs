@@ -9,6 +9,8 @@ pub enum Constraint {
     Memory,
     Deadline,
     Budget,
+    /// Above the hourly price cap.
+    HourlyPrice,
     /// Time to first token or per output token above target.
     Latency,
     /// The configuration cannot be sized (no layout uses the GPUs, the batch does not split…).
@@ -31,6 +33,7 @@ impl fmt::Display for Constraint {
             Constraint::Memory => "memory",
             Constraint::Deadline => "deadline",
             Constraint::Budget => "budget",
+            Constraint::HourlyPrice => "hourly price cap",
             Constraint::Latency => "latency targets",
             Constraint::Layout => "parallel layout",
             Constraint::Size => "size limits",

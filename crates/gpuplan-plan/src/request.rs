@@ -71,6 +71,8 @@ impl ServingTargets {
 pub struct Constraints {
     pub deadline_hours: Option<f64>,
     pub budget_usd: Option<f64>,
+    /// The most a configuration may cost per hour, all its instances together.
+    pub max_hourly_usd: Option<f64>,
     pub serving: ServingTargets,
     /// Empty: all providers.
     pub providers: Vec<ProviderId>,
@@ -94,6 +96,7 @@ impl Default for Constraints {
         Constraints {
             deadline_hours: None,
             budget_usd: None,
+            max_hourly_usd: None,
             serving: ServingTargets::default(),
             providers: Vec::new(),
             regions: Vec::new(),

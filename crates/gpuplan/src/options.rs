@@ -177,6 +177,9 @@ pub struct PlanOptions {
     /// Spend at most this many USD (serving: per month).
     #[serde(default)]
     pub budget: Option<f64>,
+    /// Pay at most this many USD per hour for a configuration, all its instances together.
+    #[serde(default)]
+    pub max_hourly_price: Option<f64>,
     #[serde(default)]
     pub peak_qps: Option<f64>,
     /// Share of each serving replica's goodput kept free (0 to 0.9; default 0.1).
@@ -277,6 +280,7 @@ impl Default for PlanOptions {
             precision: Vec::new(),
             deadline: None,
             budget: None,
+            max_hourly_price: None,
             peak_qps: None,
             headroom: None,
             providers: Vec::new(),
@@ -652,6 +656,7 @@ impl PlanOptions {
             (Field::PeakQps, self.peak_qps.is_some()),
             (Field::Headroom, self.headroom.is_some()),
             (Field::Tolerance, self.tolerance.is_some()),
+            (Field::MaxHourlyPrice, self.max_hourly_price.is_some()),
             (Field::Batch, w.batch.is_some()),
             (Field::Seq, w.seq.is_some()),
             (Field::Tokens, w.tokens.is_some()),
@@ -717,6 +722,7 @@ impl PlanOptions {
         crate::precision_kernel::check_task(query.weight_kernel, query.task)?;
         query.deadline_hours = positive(Field::Deadline, self.deadline)?;
         query.budget_usd = self.budget;
+        query.max_hourly_usd = self.max_hourly_price;
         query.serving = ServingTargets {
             qps: w.qps,
             peak_qps: self.peak_qps,

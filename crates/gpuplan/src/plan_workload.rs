@@ -56,6 +56,8 @@ pub struct PlanQuery {
     pub dataset_size: Option<f64>,
     pub deadline_hours: Option<f64>,
     pub budget_usd: Option<f64>,
+    /// The most a configuration may cost per hour.
+    pub max_hourly_usd: Option<f64>,
     pub serving: ServingTargets,
     /// Share of prompt tokens served from the engine's prefix cache.
     pub prefix_cache_hit: Option<f64>,
@@ -111,6 +113,7 @@ impl PlanQuery {
             dataset_size: None,
             deadline_hours: None,
             budget_usd: None,
+            max_hourly_usd: None,
             serving: ServingTargets::default(),
             prefix_cache_hit: None,
             providers: Vec::new(),
@@ -227,6 +230,7 @@ fn check_plan_numbers(query: &PlanQuery) -> Result<(), Error> {
     for (field, value) in [
         (Field::Deadline, query.deadline_hours),
         (Field::Budget, query.budget_usd),
+        (Field::MaxHourlyPrice, query.max_hourly_usd),
         (Field::Qps, query.serving.qps),
         (Field::PeakQps, query.serving.peak_qps),
         (Field::Ttft, query.serving.ttft.map(|t| t.seconds)),
@@ -463,6 +467,7 @@ fn constraints_for(
     Ok(Constraints {
         deadline_hours: query.deadline_hours,
         budget_usd: query.budget_usd,
+        max_hourly_usd: query.max_hourly_usd,
         serving: serving_targets(query, template.seq, template.output_tokens)?,
         providers,
         regions: query.regions.clone(),

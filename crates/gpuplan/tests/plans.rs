@@ -348,3 +348,25 @@ fn a_bare_size_plans_a_generic_decoder_and_says_its_shape_is_assumed() {
         answer.defaults
     );
 }
+
+#[test]
+fn an_hourly_price_cap_keeps_every_configuration_under_it_and_says_what_it_would_take() {
+    // A guide's "keep it within $2 per hour": every configuration costs at most that per hour,
+    // all its instances together.
+    let mut q = query("llama-3.1-8b", Task::Lora);
+    q.tokens = Some(1e8);
+    q.max_hourly_usd = Some(2.0);
+    let answer = feasible(&q);
+    for r in &answer.plan.recommendations {
+        assert!(r.hourly_usd <= 2.0, "{}: ${}/h", r.label(), r.hourly_usd);
+    }
+    // A cap nothing meets names the cap the nearest configuration needs.
+    let mut q = query("llama-3.1-70b", Task::Pretrain);
+    q.tokens = Some(1e11);
+    q.max_hourly_usd = Some(0.5);
+    let Err(infeasible) = plan_workload(catalog(), &q).unwrap() else {
+        panic!("a 70B pretraining under $0.50 an hour")
+    };
+    let hint = infeasible.suggestion.clone().unwrap_or_default();
+    assert!(hint.contains("raise the hourly price cap to $"), "{hint}");
+}

@@ -57,6 +57,7 @@ fn options(args: &PlanArgs, model: &str, task: &str) -> Result<PlanOptions, Erro
         precision: args.precision.clone(),
         deadline: args.deadline,
         budget: args.budget,
+        max_hourly_price: args.max_hourly_price,
         peak_qps: args.peak_qps,
         headroom: args.headroom,
         providers: args.providers.clone(),

@@ -409,6 +409,21 @@ pub fn plan(source: &impl OfferingSource, request: &PlanRequest) -> Result<Plan,
         }
     }
 
+    if let Some(cap) = c.max_hourly_usd {
+        let (within, over): (Vec<Recommendation>, Vec<Recommendation>) = std::mem::take(&mut outcomes.feasible)
+            .into_iter()
+            .partition(|r| r.hourly_usd <= cap);
+        outcomes.feasible = within;
+        for r in over {
+            outcomes.reject(Rejection {
+                candidate: r.label(),
+                constraint: Constraint::HourlyPrice,
+                reason: format!("${:.2} per hour, over the ${cap:.2} cap", r.hourly_usd),
+                shortfall: r.hourly_usd / cap,
+                needed: Some(r.hourly_usd),
+            });
+        }
+    }
     let counts = outcomes.counts();
     let Outcomes {
         feasible,

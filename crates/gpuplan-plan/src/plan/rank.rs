@@ -242,6 +242,7 @@ pub(super) fn infeasible(
     for constraint in [
         Constraint::Deadline,
         Constraint::Budget,
+        Constraint::HourlyPrice,
         Constraint::Latency,
         Constraint::Memory,
         Constraint::Network,
@@ -266,6 +267,11 @@ pub(super) fn infeasible(
                     nearest.candidate
                 )
             }
+            Constraint::HourlyPrice => format!(
+                "raise the hourly price cap to ${:.2} (nearest: {})",
+                nearest.needed.unwrap_or(0.0),
+                nearest.candidate
+            ),
             Constraint::Memory => {
                 let quantise = if request.template.task == Task::Inference {
                     "allow int8 or int4 weights (--precision), "
@@ -292,7 +298,7 @@ pub(super) fn infeasible(
     let priority = |c: Constraint| match c {
         Constraint::Host => 5,
         Constraint::Deadline => 0,
-        Constraint::Budget => 1,
+        Constraint::Budget | Constraint::HourlyPrice => 1,
         Constraint::Latency => 2,
         Constraint::Memory => 3,
         _ => 4,
