@@ -30,6 +30,9 @@ pub struct OfferingQuery {
     pub max_gpus: Option<u32>,
     /// Minimum memory per accelerator.
     pub min_gpu_memory: Option<Bytes>,
+    /// Minimum vCPUs and host memory per instance.
+    pub min_vcpus: Option<f64>,
+    pub min_memory: Option<Bytes>,
     /// Maximum price: on-demand, or spot when `spot_only`.
     pub max_price: Option<UsdPerHour>,
     pub spot_only: bool,
@@ -43,8 +46,13 @@ pub struct OfferingQuery {
 
 impl OfferingQuery {
     pub fn matches(&self, catalog: &Catalog, offering: &Offering) -> bool {
-        // Provider and region filters hold for CPU shapes as for GPU ones.
+        // Provider, region and host filters hold for CPU shapes as for GPU ones.
         if !self.providers.is_empty() && !self.providers.contains(&offering.provider) {
+            return false;
+        }
+        if self.min_vcpus.is_some_and(|min| offering.vcpus < min)
+            || self.min_memory.is_some_and(|min| offering.memory < min)
+        {
             return false;
         }
         let Some(accelerator) = &offering.accelerator else {

@@ -898,6 +898,14 @@ pub struct InstancesArgs {
     #[arg(long, value_name = "GIB")]
     pub min_gpu_memory: Option<f64>,
 
+    /// At least this many vCPUs per instance.
+    #[arg(long)]
+    pub min_vcpus: Option<f64>,
+
+    /// At least this much host memory per instance, in GiB.
+    #[arg(long, value_name = "GIB")]
+    pub min_memory: Option<f64>,
+
     /// At most this price per instance-hour, USD (the spot price with --spot).
     #[arg(long, value_name = "USD")]
     pub max_price: Option<f64>,

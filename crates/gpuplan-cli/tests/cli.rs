@@ -137,6 +137,36 @@ mod instances {
         }
     }
 
+    /// A guide's whole-machine filters: at least 32 vCPUs and 128 GiB of host memory.
+    #[test]
+    fn whole_machine_filters_keep_only_instances_that_large() {
+        let run = gpuplan(&[
+            "instances",
+            "--gpu",
+            "L4",
+            "--min-vcpus",
+            "32",
+            "--min-memory",
+            "128",
+            "--limit",
+            "0",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let rows = run.json();
+        let rows = rows.as_array().unwrap();
+        assert!(!rows.is_empty());
+        for r in rows {
+            assert!(r["vcpus"].as_f64().unwrap() >= 32.0, "{r}");
+            assert!(
+                r["memory_bytes"].as_f64().unwrap() >= 128.0 * 1024.0 * 1024.0 * 1024.0,
+                "{r}"
+            );
+        }
+        assert_eq!(gpuplan(&["instances", "--min-vcpus", "-1"]).code, 2);
+    }
+
     #[test]
     fn your_prices_replace_list_prices_and_show_them_beside() {
         let dir = std::env::temp_dir().join(format!("gpuplan-prices-{}", std::process::id()));

@@ -164,6 +164,8 @@ fields! {
     // Which offerings to list (instances).
     MinGpus = "min_gpus";
     MinGpuMemory = "min_gpu_memory";
+    MinVcpus = "min_vcpus";
+    MinMemory = "min_memory";
     MaxPrice = "max_price";
     IncludeCpu = "include_cpu";
     Zones = "zones";

@@ -14,6 +14,10 @@ pub struct InstancesRequest {
     pub max_gpus: Option<u32>,
     /// Minimum memory per GPU, GiB.
     pub min_gpu_memory_gib: Option<f64>,
+    /// Minimum vCPUs per instance.
+    pub min_vcpus: Option<f64>,
+    /// Minimum host memory per instance, GiB.
+    pub min_memory_gib: Option<f64>,
     /// Maximum USD per hour (spot price with `spot_only`).
     pub max_price: Option<f64>,
     pub spot_only: bool,
@@ -54,6 +58,10 @@ pub fn find_instances(catalog: &Catalog, request: &InstancesRequest) -> Result<I
         crate::defaults::require_non_negative(crate::Field::MinGpuMemory, Some(gib))?;
         query.min_gpu_memory = Some(Bytes::from_gib(gib));
     }
+    crate::defaults::require_non_negative(crate::Field::MinVcpus, request.min_vcpus)?;
+    crate::defaults::require_non_negative(crate::Field::MinMemory, request.min_memory_gib)?;
+    query.min_vcpus = request.min_vcpus;
+    query.min_memory = request.min_memory_gib.map(Bytes::from_gib);
     if let Some(price) = request.max_price {
         crate::defaults::require_positive(crate::Field::MaxPrice, Some(price))?;
         query.max_price = Some(UsdPerHour(price));

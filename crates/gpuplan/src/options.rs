@@ -337,6 +337,12 @@ pub struct InstancesOptions {
     /// Minimum memory per GPU, GiB.
     #[serde(default)]
     pub min_gpu_memory: Option<f64>,
+    /// Minimum vCPUs per instance.
+    #[serde(default)]
+    pub min_vcpus: Option<f64>,
+    /// Minimum host memory per instance, GiB.
+    #[serde(default)]
+    pub min_memory: Option<f64>,
     /// Maximum USD per hour (the spot price with `spot`).
     #[serde(default)]
     pub max_price: Option<f64>,
@@ -390,6 +396,8 @@ impl InstancesOptions {
             min_gpus: self.min_gpus,
             max_gpus: self.max_gpus,
             min_gpu_memory_gib: self.min_gpu_memory,
+            min_vcpus: self.min_vcpus,
+            min_memory_gib: self.min_memory,
             max_price: self.max_price,
             spot_only: self.spot,
             include_cpu_only: self.include_cpu,

@@ -16,6 +16,8 @@ pub fn run(catalog: &Catalog, args: &InstancesArgs, format: OutputFormat, money:
         min_gpus: args.min_gpus,
         max_gpus: args.max_gpus,
         min_gpu_memory: args.min_gpu_memory,
+        min_vcpus: args.min_vcpus,
+        min_memory: args.min_memory,
         max_price: args.max_price,
         spot: args.spot,
         include_cpu: args.include_cpu,
