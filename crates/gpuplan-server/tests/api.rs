@@ -240,6 +240,30 @@ async fn a_plan_ranks_offerings_and_an_impossible_one_says_why() {
 }
 
 #[tokio::test]
+async fn the_plan_knobs_of_the_command_line_are_api_fields_with_the_same_limits() {
+    // `--tolerance` and `--max-hourly-price` are `tolerance` and `max_hourly_price` here.
+    let body = json!({"model": "llama-3.1-8b", "task": "lora", "tokens": 1e8, "top": 3,
+                      "tolerance": 0.0, "max_hourly_price": 2.0});
+    let answer = post("/api/v1/plan", body.to_string()).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.text());
+    let plan = answer.json();
+    for r in plan["recommendations"].as_array().unwrap() {
+        assert!(r["hourly_usd"].as_f64().unwrap() <= 2.0, "{r}");
+    }
+    conforms(&body, "PlanOptions").await;
+    let problem = post(
+        "/api/v1/plan",
+        json!({"model": "llama-3.1-8b", "task": "lora", "tokens": 1e8, "tolerance": 2}).to_string(),
+    )
+    .await
+    .problem(StatusCode::BAD_REQUEST, 2);
+    assert!(
+        problem.to_string().contains("`tolerance` 2 is outside 0 to 1"),
+        "{problem}"
+    );
+}
+
+#[tokio::test]
 async fn a_cost_prices_each_billing_mode_with_the_spot_model() {
     let body = json!({"gpu": "H100", "gpus": 8, "providers": ["aws"], "hours": 200, "billing": ["on-demand", "spot"],
                       "checkpoint_minutes": 30, "restart": 480, "storage_gb": 500});
