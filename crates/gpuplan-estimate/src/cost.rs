@@ -138,34 +138,18 @@ mod tests {
 
     #[test]
     fn textbook_on_demand_and_reserved_years() {
-        assert!(
-            (job_cost(
-                3.06,
+        let year = |rate: f64| {
+            job_cost(
+                rate,
                 8760.0,
                 BillingMeter::default(),
                 0.0,
                 0.0,
-                &StorageRates::default()
+                &StorageRates::default(),
             )
-            .total_usd
-                - 26_805.60)
-                .abs()
-                < 1e-6
-        );
-        assert!(
-            (job_cost(
-                1.38,
-                8760.0,
-                BillingMeter::default(),
-                0.0,
-                0.0,
-                &StorageRates::default()
-            )
-            .total_usd
-                - 12_088.80)
-                .abs()
-                < 1e-6
-        );
+        };
+        assert!((year(3.06).total_usd - 26_805.60).abs() < 1e-6);
+        assert!((year(1.38).total_usd - 12_088.80).abs() < 1e-6);
     }
 
     #[test]

@@ -5,7 +5,8 @@
 use super::{Deployment, ManifestError, ManifestFile, Placement, Workload};
 use k8s_openapi::api::core::v1::{
     Affinity, Container, EmptyDirVolumeSource, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm,
-    PodSpec, ResourceRequirements, Toleration, Volume, VolumeMount,
+    PersistentVolumeClaim, PersistentVolumeClaimSpec, PersistentVolumeClaimVolumeSource, PodSpec, ResourceRequirements,
+    Toleration, Volume, VolumeMount, VolumeResourceRequirements,
 };
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
@@ -227,6 +228,44 @@ pub(crate) fn shm_volume() -> (Volume, VolumeMount) {
 }
 
 /// The pod every workload runs: one container on the planned nodes, with its priority.
+/// A claim named `{deployment}-{suffix}` of `gib` in the export's storage class, shared by
+/// every node (ReadWriteMany) where the deployment spans several.
+pub(crate) fn shared_claim(deployment: &Deployment, suffix: &str, gib: f64) -> PersistentVolumeClaim {
+    let access = if deployment.placement.nodes > 1 {
+        "ReadWriteMany"
+    } else {
+        "ReadWriteOnce"
+    };
+    PersistentVolumeClaim {
+        metadata: metadata(deployment, &format!("{}-{suffix}", deployment.name)),
+        spec: Some(PersistentVolumeClaimSpec {
+            access_modes: Some(vec![access.to_string()]),
+            storage_class_name: deployment.storage.class.clone(),
+            resources: Some(VolumeResourceRequirements {
+                requests: Some(BTreeMap::from([(
+                    "storage".to_string(),
+                    Quantity(format!("{:.0}Gi", gib.ceil())),
+                )])),
+                ..VolumeResourceRequirements::default()
+            }),
+            ..PersistentVolumeClaimSpec::default()
+        }),
+        ..PersistentVolumeClaim::default()
+    }
+}
+
+/// The pod volume `volume` on the claim `{deployment}-{suffix}`.
+pub(crate) fn claim_volume(volume: &str, deployment: &str, suffix: &str) -> Volume {
+    Volume {
+        name: volume.to_string(),
+        persistent_volume_claim: Some(PersistentVolumeClaimVolumeSource {
+            claim_name: format!("{deployment}-{suffix}"),
+            ..PersistentVolumeClaimVolumeSource::default()
+        }),
+        ..Volume::default()
+    }
+}
+
 pub(crate) fn pod_spec(
     placement: &Placement,
     container: Container,

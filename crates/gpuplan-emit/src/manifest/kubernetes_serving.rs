@@ -2,7 +2,7 @@
 //! probes, a Service, a PodDisruptionBudget, a KEDA ScaledObject, and an HPA for clusters
 //! without KEDA.
 
-use super::kubernetes::{labels, metadata, pod_spec, priority_class, shm_volume};
+use super::kubernetes::{claim_volume, labels, metadata, pod_spec, priority_class, shared_claim, shm_volume};
 use super::{Deployment, ENGINE_PORT, ManifestError, ManifestFile, ServingService, yaml};
 use k8s_openapi::api::apps::v1::{
     Deployment as KubeDeployment, DeploymentSpec, DeploymentStrategy, RollingUpdateDeployment,
@@ -11,9 +11,8 @@ use k8s_openapi::api::autoscaling::v2::{
     HorizontalPodAutoscaler, HorizontalPodAutoscalerSpec, MetricIdentifier, MetricSpec, MetricTarget, PodsMetricSource,
 };
 use k8s_openapi::api::core::v1::{
-    Container, ContainerPort, EnvVar, EnvVarSource, HTTPGetAction, PersistentVolumeClaim, PersistentVolumeClaimSpec,
-    PersistentVolumeClaimVolumeSource, PodTemplateSpec, Probe, SecretKeySelector, Service, ServicePort, ServiceSpec,
-    Volume, VolumeMount, VolumeResourceRequirements,
+    Container, ContainerPort, EnvVar, EnvVarSource, HTTPGetAction, PersistentVolumeClaim, PodTemplateSpec, Probe,
+    SecretKeySelector, Service, ServicePort, ServiceSpec, VolumeMount,
 };
 use k8s_openapi::api::policy::v1::{PodDisruptionBudget, PodDisruptionBudgetSpec};
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
@@ -225,14 +224,7 @@ fn engine_deployment(deployment: &Deployment, service: &ServingService, priority
                 spec: Some(pod_spec(
                     &deployment.placement,
                     engine_container(deployment, service),
-                    vec![Volume {
-                        name: "model-cache".to_string(),
-                        persistent_volume_claim: Some(PersistentVolumeClaimVolumeSource {
-                            claim_name: format!("{}-model-cache", deployment.name),
-                            ..PersistentVolumeClaimVolumeSource::default()
-                        }),
-                        ..Volume::default()
-                    }],
+                    vec![claim_volume("model-cache", &deployment.name, "model-cache")],
                     priority,
                     "Always",
                 )),
@@ -246,27 +238,7 @@ fn engine_deployment(deployment: &Deployment, service: &ServingService, priority
 /// The volume the replicas share for the weights: ReadWriteMany where they run on several
 /// nodes (the export's storage class says which class binds it).
 fn model_cache_volume(deployment: &Deployment, service: &ServingService) -> PersistentVolumeClaim {
-    let access = if deployment.placement.nodes > 1 {
-        "ReadWriteMany"
-    } else {
-        "ReadWriteOnce"
-    };
-    PersistentVolumeClaim {
-        metadata: metadata(deployment, &format!("{}-model-cache", deployment.name)),
-        spec: Some(PersistentVolumeClaimSpec {
-            access_modes: Some(vec![access.to_string()]),
-            storage_class_name: deployment.storage.class.clone(),
-            resources: Some(VolumeResourceRequirements {
-                requests: Some(BTreeMap::from([(
-                    "storage".to_string(),
-                    Quantity(format!("{:.0}Gi", service.model_cache_gib.ceil().max(1.0))),
-                )])),
-                ..VolumeResourceRequirements::default()
-            }),
-            ..PersistentVolumeClaimSpec::default()
-        }),
-        ..PersistentVolumeClaim::default()
-    }
+    shared_claim(deployment, "model-cache", service.model_cache_gib.max(1.0))
 }
 
 fn engine_service(deployment: &Deployment) -> Service {

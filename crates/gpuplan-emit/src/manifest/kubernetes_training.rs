@@ -2,15 +2,14 @@
 //! Job for one node; for several, an indexed Job with a headless Service, a JobSet or a
 //! Kubeflow PyTorchJob, with torchrun's rendezvous set up.
 
-use super::kubernetes::{TrainingFlavour, metadata, pod_spec, priority_class, shm_volume};
+use super::kubernetes::{TrainingFlavour, claim_volume, metadata, pod_spec, priority_class, shared_claim, shm_volume};
 use super::{Deployment, Fabric, ManifestError, ManifestFile, RENDEZVOUS_PORT, TrainingJob, yaml};
 use k8s_openapi::api::batch::v1::{
     Job, JobSpec, JobTemplateSpec, PodFailurePolicy, PodFailurePolicyOnPodConditionsPattern, PodFailurePolicyRule,
 };
 use k8s_openapi::api::core::v1::{
-    Capabilities, Container, EnvVar, EnvVarSource, ObjectFieldSelector, PersistentVolumeClaim,
-    PersistentVolumeClaimSpec, PersistentVolumeClaimVolumeSource, PodTemplateSpec, SecurityContext, Service,
-    ServicePort, ServiceSpec, Volume, VolumeMount, VolumeResourceRequirements,
+    Capabilities, Container, EnvVar, EnvVarSource, ObjectFieldSelector, PersistentVolumeClaim, PodTemplateSpec,
+    SecurityContext, Service, ServicePort, ServiceSpec, Volume, VolumeMount,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -130,41 +129,13 @@ fn file<T: serde::Serialize>(name: &str, header: &str, value: &T) -> Result<Mani
 
 /// Room for two checkpoints and some headroom, shared by every node when there are several.
 fn checkpoint_volume(deployment: &Deployment, job: &TrainingJob) -> PersistentVolumeClaim {
-    let gib = (job.checkpoint_bytes as f64 * CHECKPOINTS_KEPT * VOLUME_HEADROOM / f64::from(1u32 << 30))
-        .max(MIN_VOLUME_GIB)
-        .ceil();
-    let access = if deployment.placement.nodes > 1 {
-        "ReadWriteMany"
-    } else {
-        "ReadWriteOnce"
-    };
-    PersistentVolumeClaim {
-        metadata: metadata(deployment, &format!("{}-checkpoints", deployment.name)),
-        spec: Some(PersistentVolumeClaimSpec {
-            access_modes: Some(vec![access.to_string()]),
-            storage_class_name: deployment.storage.class.clone(),
-            resources: Some(VolumeResourceRequirements {
-                requests: Some(BTreeMap::from([(
-                    "storage".to_string(),
-                    Quantity(format!("{gib:.0}Gi")),
-                )])),
-                ..VolumeResourceRequirements::default()
-            }),
-            ..PersistentVolumeClaimSpec::default()
-        }),
-        ..PersistentVolumeClaim::default()
-    }
+    let gib =
+        (job.checkpoint_bytes as f64 * CHECKPOINTS_KEPT * VOLUME_HEADROOM / f64::from(1u32 << 30)).max(MIN_VOLUME_GIB);
+    shared_claim(deployment, "checkpoints", gib)
 }
 
 fn checkpoint_mount_volume(name: &str) -> Volume {
-    Volume {
-        name: "checkpoints".to_string(),
-        persistent_volume_claim: Some(PersistentVolumeClaimVolumeSource {
-            claim_name: format!("{name}-checkpoints"),
-            ..PersistentVolumeClaimVolumeSource::default()
-        }),
-        ..Volume::default()
-    }
+    claim_volume("checkpoints", name, "checkpoints")
 }
 
 fn env(name: &str, value: &str) -> EnvVar {
