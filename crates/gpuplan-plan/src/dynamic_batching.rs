@@ -106,13 +106,13 @@ impl DynamicReplica {
     /// Sizes the replica from its passes (increasing batch, at least one): offline, the
     /// fastest; online, the fastest that meets the targets at full load.
     pub fn size(passes: Vec<BatchPass>, targets: &ServingTargets, offline: bool) -> Result<DynamicReplica, Refusal> {
-        let fastest = |candidates: &mut dyn Iterator<Item = (usize, &BatchPass)>| {
-            candidates
-                .max_by(|a, b| a.1.rate().total_cmp(&b.1.rate()))
-                .map(|(i, _)| i)
-        };
-        let meeting = |p: &&BatchPass| offline || p.missed(targets).is_none();
-        let Some(chosen) = fastest(&mut passes.iter().enumerate().filter(|(_, p)| meeting(p))) else {
+        let fastest_meeting = passes
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| offline || p.missed(targets).is_none())
+            .max_by(|a, b| a.1.rate().total_cmp(&b.1.rate()))
+            .map(|(i, _)| i);
+        let Some(chosen) = fastest_meeting else {
             return Err(refusal(passes.first(), targets));
         };
         // What stops a larger batch: a target it misses, else the replica's memory or speed.

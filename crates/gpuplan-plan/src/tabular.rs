@@ -59,20 +59,13 @@ pub struct TabularOption {
 /// The ways to train `request`, cheapest first (fastest first for `by_time`).
 pub fn plan_tabular(source: &impl OfferingSource, request: &TabularRequest, by_time: bool) -> Vec<TabularOption> {
     let work = request.rows * request.features * f64::from(request.rounds);
-    // Host memory: the float matrix, its quantised copy and per-row gradients (×3 of the data).
-    let host_need = Bytes((request.rows * request.features * 4.0 * 3.0) as u64);
+    let host_need = host_need(request);
     // GPU memory: the compressed quantised matrix (1 byte per cell) plus gradients and pairs.
     let gpu_need = Bytes((request.rows * request.features + request.rows * 16.0) as u64);
     let c = &request.constraints;
     let mut options = Vec::new();
     for offering in source.offerings() {
-        if (!c.providers.is_empty() && !c.providers.contains(&offering.provider))
-            || (!c.regions.is_empty()
-                && !c
-                    .regions
-                    .iter()
-                    .any(|r| offering.region.as_deref().unwrap_or("").starts_with(r.as_str())))
-        {
+        if !in_scope(c, offering) {
             continue;
         }
         if offering.memory < host_need || offering.vcpus < 1.0 {
@@ -201,25 +194,30 @@ fn billing_notes(rate: &crate::Rate, billed: f64) -> Vec<String> {
     notes
 }
 
+/// Whether `offering` is in the providers and regions asked (all when none).
+fn in_scope(c: &Constraints, offering: &Offering) -> bool {
+    (c.providers.is_empty() || c.providers.contains(&offering.provider))
+        && (c.regions.is_empty()
+            || c.regions
+                .iter()
+                .any(|r| offering.region.as_deref().unwrap_or("").starts_with(r.as_str())))
+}
+
+/// Host memory boosting needs: the float matrix, its quantised copy and per-row gradients
+/// (3× the data).
+fn host_need(request: &TabularRequest) -> Bytes {
+    Bytes((request.rows * request.features * 4.0 * 3.0) as u64)
+}
+
 /// Why `request` has no option: the data too large for any instance in scope, the scope
 /// empty, or the deadline or budget (only where given) too tight.
 pub fn tabular_shortfall(source: &impl OfferingSource, request: &TabularRequest) -> String {
     let c = &request.constraints;
-    let in_scope: Vec<&Offering> = source
-        .offerings()
-        .iter()
-        .filter(|o| c.providers.is_empty() || c.providers.contains(&o.provider))
-        .filter(|o| {
-            c.regions.is_empty()
-                || c.regions
-                    .iter()
-                    .any(|r| o.region.as_deref().unwrap_or("").starts_with(r.as_str()))
-        })
-        .collect();
+    let in_scope: Vec<&Offering> = source.offerings().iter().filter(|o| in_scope(c, o)).collect();
     if in_scope.is_empty() {
         return "no offering in the providers and regions asked; allow more".to_string();
     }
-    let host_need = Bytes((request.rows * request.features * 4.0 * 3.0) as u64);
+    let host_need = host_need(request);
     // The instances boosting runs on: CPU-only and single-GPU ones.
     let largest = in_scope
         .iter()

@@ -262,7 +262,7 @@ fn export_plan_in(
         })?;
     let query = request.query()?;
     let model = resolve::model(catalog, &query.model)?;
-    let chosen_placement = placement(catalog, chosen)?;
+    let mut chosen_placement = placement(catalog, chosen)?;
     let alternatives = plan
         .recommendations
         .iter()
@@ -356,7 +356,6 @@ fn export_plan_in(
     );
     // One Deployment cannot hold a floor on on-demand nodes and the rest on spot: Kubernetes
     // places every replica on on-demand nodes and its header says how to add the spot share.
-    let mut chosen_placement = chosen_placement;
     if target == ExportTarget::Kubernetes
         && matches!(&workload, Workload::Serving(s) if s.on_demand_floor_replicas.is_some())
     {

@@ -64,7 +64,9 @@ pub use gpus::{GpuAnswer, show_gpus};
 pub use instances::{InstancesAnswer, InstancesRequest, find_instances};
 pub use job_file::{EXAMPLE_SERVING_JOB, EXAMPLE_TRAINING_JOB, JobFormat, job_schema, option_names, parse_job};
 pub use options::{EstimateOptions, InstancesOptions, PlanOptions, WorkloadOptions, billing_mode, billing_modes};
-pub use plan_workload::{InfeasiblePlan, PlanAnswer, PlanQuery, TabularQuery, plan_tabular_workload, plan_workload};
+pub use plan_workload::{
+    InfeasiblePlan, PlanAnswer, PlanQuery, TabularAnswer, TabularQuery, plan_tabular_workload, plan_workload,
+};
 pub use poc::{PocAnswer, PocComparison, PocFigure, PocRequest, compare_poc, poc_shape};
 pub use probe_check::{DeviceCheck, ProbeAnswer, check_probe};
 pub use request_error::{RequestError, RequestProblem};

@@ -159,14 +159,11 @@ fn contradictory_or_bad_constraints_are_errors() {
     assert_eq!(error.hint().as_deref(), Some("did you mean `aws`?"));
 }
 
-#[test]
-fn a_tabular_model_gets_a_cpu_instance() {
-    // Two million rows of a hundred features boost in minutes on a few vCPUs; billed by the
-    // second, a GPU rented for it costs more. (At 5e6 × 200 a $0.18/h V100 billed per second
-    // finishes first and costs less.)
+/// A tabular job of `rows` × `features`, on demand, everything else left open.
+fn tabular(rows: f64, features: f64) -> gpuplan::TabularAnswer {
     let query = TabularQuery {
-        rows: 2e6,
-        features: 100.0,
+        rows,
+        features,
         rounds: None,
         providers: Vec::new(),
         regions: Vec::new(),
@@ -175,7 +172,15 @@ fn a_tabular_model_gets_a_cpu_instance() {
         budget_usd: None,
         by_time: false,
     };
-    let answer = plan_tabular_workload(catalog(), &query).unwrap();
+    plan_tabular_workload(catalog(), &query).unwrap()
+}
+
+#[test]
+fn a_tabular_model_gets_a_cpu_instance() {
+    // Two million rows of a hundred features boost in minutes on a few vCPUs; billed by the
+    // second, a GPU rented for it costs more. (At 5e6 × 200 a $0.18/h V100 billed per second
+    // finishes first and costs less.)
+    let answer = tabular(2e6, 100.0);
     let (options, defaults) = (&answer.options, &answer.defaults);
     assert!(options[0].gpu.is_none(), "{:?}", options[0]);
     assert_eq!(options[0].gpus, 0);
@@ -204,18 +209,7 @@ fn a_tabular_model_gets_a_cpu_instance() {
 
 #[test]
 fn a_table_too_large_for_any_instance_says_so_instead_of_blaming_a_deadline_never_given() {
-    let query = TabularQuery {
-        rows: 5e8,
-        features: 500.0,
-        rounds: None,
-        providers: Vec::new(),
-        regions: Vec::new(),
-        billing: vec![BillingMode::OnDemand],
-        deadline_hours: None,
-        budget_usd: None,
-        by_time: false,
-    };
-    let answer = plan_tabular_workload(catalog(), &query).unwrap();
+    let answer = tabular(5e8, 500.0);
     assert!(answer.options.is_empty());
     let why = answer.shortfall.unwrap();
     assert!(
