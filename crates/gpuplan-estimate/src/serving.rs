@@ -542,6 +542,54 @@ const LOAD_TOLERANCE: f64 = 1e-3;
 /// The percentile levels a [`LoadPoint`] keeps the own-prefill time for.
 const LEVELS: [f64; 3] = [0.5, 0.9, 0.99];
 
+/// How prompt work lands on the iterations of an engine that mixes it into decoding. Prompts
+/// shorter than the iteration's token budget are taken in as they arrive, a few hundred
+/// tokens beside the decodes, and the steps carry the mean. A prompt longer than the budget
+/// is cut into chunks that fill the iterations it rides in, up to the budget the running
+/// decodes leave, while the other iterations decode alone: averaging its tokens over every
+/// step would let a 9K-token prompt ride for free on memory-bound decode steps, which no engine
+/// manages, as a chunk of a few thousand tokens is compute-bound (Agrawal et al. 2024,
+/// Sarathi-Serve §3; vLLM and TensorRT-LLM fill each iteration up to
+/// `max_num_batched_tokens` / `max_num_tokens`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct PromptChunks {
+    /// Prompt tokens in an iteration that carries any.
+    tokens: f64,
+    /// Share of the iterations that carry prompt tokens.
+    share: f64,
+    /// Iterations one prompt's tokens ride in.
+    per_prompt: f64,
+}
+
+impl PromptChunks {
+    /// `arrivals` prompts of `computed` tokens (mean) per iteration beside `decodes`.
+    fn new(budget: f64, decodes: f64, arrivals: f64, computed: f64) -> PromptChunks {
+        let mean = arrivals * computed;
+        if computed <= budget {
+            return PromptChunks {
+                tokens: mean,
+                share: arrivals.min(1.0),
+                per_prompt: 1.0,
+            };
+        }
+        let left = (budget - decodes).max(1.0);
+        let tokens = left.max(mean);
+        PromptChunks {
+            tokens,
+            share: (mean / tokens).min(1.0),
+            per_prompt: computed / tokens,
+        }
+    }
+
+    /// The mean iteration, from `step(prompt tokens, share of iterations with a prompt)`.
+    fn mean_step(&self, step: impl Fn(f64, f64) -> f64) -> f64 {
+        if self.share >= 1.0 || self.per_prompt <= 1.0 {
+            return step(self.tokens, self.share);
+        }
+        self.share * step(self.tokens, 1.0) + (1.0 - self.share) * step(0.0, 0.0)
+    }
+}
+
 /// The mean iteration time at `rate` requests/s: the fixed point of the step cost with
 /// N = rate·O·s decodes and rate·I·s prompt tokens per step; `None` when none exists.
 fn steady_state_step(cost: &StepCost, rate: f64, mix: &RequestMix) -> Option<f64> {
@@ -551,9 +599,8 @@ fn steady_state_step(cost: &StepCost, rate: f64, mix: &RequestMix) -> Option<f64
     let budget = cost.scheduler.token_budget;
     let mixed = |s: f64| {
         let decodes = rate * output * s;
-        let prefill = rate * computed * s;
-        let share = rate * s * (computed / budget).max(1.0);
-        cost.step(decodes, context, prefill, input, share)
+        let chunks = PromptChunks::new(budget, decodes, rate * s, computed);
+        chunks.mean_step(|tokens, share| cost.step(decodes, context, tokens, input, share))
     };
     let separate = |s: f64| {
         let decodes = rate * output * s;
@@ -621,14 +668,16 @@ pub fn at_load(cost: &StepCost, rate: f64, mix: &RequestMix) -> Result<LoadPoint
     // A prompt of `tokens` is prefilled in chunks inside the running steps (mixed), or in a
     // prefill-only iteration with the other prompts that arrived meanwhile.
     let (prefill_share, stalls_per_request, stall_seconds, separate_batch) = if cost.scheduler.mixes_prefill {
-        // Each of the N prompts that arrive during a request's life lengthens some of its steps.
-        let share = (rate * step * (computed / budget).max(1.0)).min(1.0);
-        let stall = if sequences > 0.0 {
-            (step - decode_step) * output / sequences
+        // Each chunk of the N prompts that arrive during a request's life lengthens one of its
+        // steps.
+        let chunks = PromptChunks::new(budget, sequences, rate * step, computed);
+        let stalls = sequences * chunks.per_prompt.max(1.0);
+        let stall = if stalls > 0.0 {
+            (step - decode_step) * output / stalls
         } else {
             0.0
         };
-        (share, sequences, stall, None)
+        (chunks.share, stalls, stall, None)
     } else {
         let (share, prefill_step) = cost.prefill_iteration(rate, step, mix);
         let batch = rate * step * computed / share.max(1e-12);
@@ -1223,6 +1272,28 @@ mod tests {
         // Poisson(3): P(X ≤ 2) = 0.4232, P(X ≤ 3) = 0.6472.
         assert_eq!(poisson_quantile(3.0, 0.5), 3.0);
         assert_eq!(poisson_quantile(3.0, 0.4), 2.0);
+    }
+
+    #[test]
+    fn prompts_longer_than_the_budget_fill_whole_iterations() {
+        // A step costs 20 ms decoding alone and 0.1 ms per prompt token beyond 100 tokens (the
+        // ridge): below it prompt tokens ride on the weight reads.
+        let step = |tokens: f64, _share: f64| 0.02 + 1e-4 * (tokens - 100.0).max(0.0);
+        // 9,000-token prompts, one every 50 steps, beside 48 decodes with a 2,048-token budget:
+        // each rides in chunks of 2,000 tokens, in 9 % of the iterations.
+        let long = PromptChunks::new(2048.0, 48.0, 0.02, 9000.0);
+        assert_eq!(long.tokens, 2000.0);
+        assert!((long.share - 0.09).abs() < 1e-12);
+        assert!((long.per_prompt - 4.5).abs() < 1e-12);
+        // The mean step pays each chunk's compute, 20 ms + 9 % × 190 ms = 37 ms, not the 28 ms
+        // of a step carrying the mean 180 prompt tokens, most of them under the ridge.
+        let mean_step = long.mean_step(step);
+        assert!((mean_step - (0.02 + 0.09 * 0.19)).abs() < 1e-12, "{mean_step}");
+        assert!(mean_step > 1.3 * step(180.0, 1.0));
+        // Prompts shorter than the budget are taken in as they arrive: the steps carry the mean.
+        let short = PromptChunks::new(2048.0, 48.0, 0.5, 220.0);
+        assert_eq!((short.tokens, short.share, short.per_prompt), (110.0, 0.5, 1.0));
+        assert_eq!(short.mean_step(step), step(110.0, 0.5));
     }
 
     #[test]
