@@ -25,7 +25,8 @@
 
 use crate::efficiency::{
     all_reduce_latency_seconds, engine_profile, release_profile, serving_architecture_factor,
-    serving_eight_bit_gemm_factor, serving_expert_imbalance, serving_gemm_half_tokens, serving_moe_expert_seconds,
+    serving_eight_bit_gemm_factor, serving_expert_imbalance, serving_four_bit_gemm_factor, serving_gemm_half_tokens,
+    serving_moe_expert_seconds,
 };
 use crate::inference::InferenceShape;
 use gpuplan_model::{Accelerator, Engine, EngineSettings, FlopsPerSecond, LatencyTarget, Precision, RequestMix};
@@ -281,14 +282,23 @@ impl StepCost {
         }
         let bandwidth = accelerator.memory_bandwidth.map_or(f64::INFINITY, |b| b.0) * profile.decode_bandwidth_fraction;
         let low_precision = precision.bits() <= 8;
-        let gemm_fraction = serving.gemm_peak_fraction
-            * serving_architecture_factor(accelerator)
-            * if low_precision {
+        let engine_fraction = serving.gemm_peak_fraction * serving_architecture_factor(accelerator);
+        // Blackwell's fp4 tensor cores multiply the weights in fp4; attention stays in fp8
+        // (TensorRT-LLM's fp8 context FMHA), so its FLOPs run at the 8-bit rate.
+        let native_fp4 = precision == Precision::Fp4 && accelerator.peak(Precision::Fp4).is_some();
+        let gemm_fraction = engine_fraction
+            * if native_fp4 {
+                serving_four_bit_gemm_factor()
+            } else if low_precision {
                 serving_eight_bit_gemm_factor()
             } else {
                 1.0
             };
         let gemm_rate = peak.0 * gemm_fraction * shape.gemm_factor;
+        let attention_rate = match accelerator.peak(Precision::Fp8) {
+            Some(fp8) if native_fp4 => fp8.0 * engine_fraction * serving_eight_bit_gemm_factor(),
+            _ => gemm_rate,
+        };
         let weight_factor = shape.weight_time_factor;
         // Experts placed whole on the GPUs of the replica: each GPU launches and routes to its
         // own share of them, and the step waits for the one that drew the most tokens.
@@ -317,7 +327,7 @@ impl StepCost {
             kv_seconds_per_token: shape.kv_bytes_per_token_gpu / bandwidth,
             gemm_seconds_per_token: matmul / gemm_rate,
             gemm_half_tokens: serving_gemm_half_tokens(),
-            attention_seconds_per_context: attention / gemm_rate,
+            attention_seconds_per_context: attention / attention_rate,
             sync_seconds_per_token: sync_per_token,
             kv_bytes_per_token: shape.kv_bytes_per_token_gpu,
             link_bytes_per_second: shape.tensor_parallel_bandwidth,

@@ -73,6 +73,7 @@ macro_rules! for_each_scalar_constant {
     low_precision_decode_factor: f64,
     serving_gemm_half_tokens: f64,
     serving_eight_bit_gemm_factor: f64,
+    serving_four_bit_gemm_factor: f64,
     serving_moe_expert_seconds: f64,
     serving_expert_imbalance: f64,
     cnn_inference_activation_share: f64,

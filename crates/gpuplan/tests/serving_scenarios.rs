@@ -665,3 +665,67 @@ fn tensorrt_llm_sizes_its_kv_cache_from_the_memory_the_weights_leave() {
         .max_concurrent_sequences;
     assert!((840.0..870.0).contains(&sequences), "{sequences}");
 }
+
+/// A 9K-token prompt cannot ride for free on decode steps: an engine cuts it into chunks of
+/// its token budget, and the steps that carry them are compute-bound. So at half a replica's
+/// capacity of long prompts (MLPerf's Llama 3.1 405B set on 8 H200 with TensorRT-LLM's
+/// 2,560-token budget) the time per output token grows far more over a lone request's than
+/// it does for short prompts at the same share of capacity.
+#[test]
+fn long_prompts_stall_the_decode_steps_they_share() {
+    let tpot_growth = |input: u64| {
+        let mut r = WorkloadRequest::new(
+            ModelSource::BuiltIn("llama-3.1-405b".to_string()),
+            Task::Inference,
+            "H200-SXM-141GB",
+        );
+        (r.gpus, r.tp, r.precision) = (Some(8), Some(8), Some(gpuplan::model::Precision::Fp8));
+        (r.seq, r.output_tokens) = (Some(input), Some(650));
+        r.engine = Some(gpuplan::model::Engine::TensorrtLlm);
+        r.engine_settings.max_num_batched_tokens = Some(2560);
+        let mut at = |qps: f64| {
+            r.serving.qps = Some(qps);
+            estimate_workload(catalog(), &r).unwrap().serving.unwrap()
+        };
+        let lone = at(1e-4);
+        let half = at(lone.capacity_requests_per_second * 0.5);
+        half.tpot.unwrap().p50 / lone.tpot.unwrap().p50
+    };
+    // Spread over every step, as averaging would, the long prompts' growth (×1.2) came out
+    // below the short ones' (×1.3); cut into chunks it is ×1.8.
+    let (long, short) = (tpot_growth(9400), tpot_growth(200));
+    assert!(
+        long > 1.6 && long > 1.3 * short,
+        "TPOT at half capacity: long ×{long}, short ×{short}"
+    );
+}
+
+/// NVFP4 doubles Blackwell's tensor peak over fp8, but a serving step is not all GEMM and the
+/// 4-bit GEMMs keep less of their peak: Llama 3.3 70B on one B200 serves more in fp4 than in
+/// fp8 (less to read, faster matmuls, more room for KV cache), and well under twice as much
+/// (TensorRT-LLM 1.0's tables: 7,007 against H200's 2,909 tokens/s at 1000/1000 for fp4 on
+/// B200 and fp8 on H200, a ratio the bandwidth and peak alone would put higher).
+#[test]
+fn fp4_on_blackwell_serves_more_than_fp8_but_well_under_twice() {
+    let capacity = |precision| {
+        let mut r = WorkloadRequest::new(
+            ModelSource::BuiltIn("llama-3.3-70b".to_string()),
+            Task::Inference,
+            "B200",
+        );
+        (r.gpus, r.precision) = (Some(1), Some(precision));
+        (r.seq, r.output_tokens) = (Some(1000), Some(1000));
+        r.engine = Some(gpuplan::model::Engine::TensorrtLlm);
+        r.serving.qps = Some(0.01);
+        estimate_workload(catalog(), &r)
+            .unwrap()
+            .serving
+            .unwrap()
+            .capacity_output_tokens_per_second
+    };
+    let (fp4, fp8) = (
+        capacity(gpuplan::model::Precision::Fp4),
+        capacity(gpuplan::model::Precision::Fp8),
+    );
+    assert!(fp4 > 1.1 * fp8 && fp4 < 1.9 * fp8, "fp4 {fp4} fp8 {fp8}");
+}
