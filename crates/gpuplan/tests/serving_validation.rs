@@ -64,6 +64,8 @@ struct Case {
     gpu: String,
     gpus: u32,
     tp: u32,
+    /// Experts spread over this many GPUs of the replica, where the benchmark says.
+    ep: Option<u32>,
     precision: String,
     engine: String,
     input_tokens: Option<f64>,
@@ -213,6 +215,7 @@ fn step_cost(case: &Case, input: u64, output: u64) -> Option<StepCost> {
     let mut request = WorkloadRequest::new(ModelSource::BuiltIn(case.model.clone()), Task::Inference, &case.gpu);
     request.gpus = Some(case.tp);
     request.tp = Some(case.tp);
+    request.ep = case.ep;
     request.precision = Some(case.precision.parse::<Precision>().unwrap());
     request.engine = Some(case.engine.parse::<Engine>().unwrap());
     request.seq = Some(input);
