@@ -4,9 +4,10 @@
 
 use super::{Deployment, ManifestError, ManifestFile, Placement, Workload};
 use k8s_openapi::api::core::v1::{
-    Affinity, Container, EmptyDirVolumeSource, NodeAffinity, NodeSelector, NodeSelectorRequirement, NodeSelectorTerm,
-    PersistentVolumeClaim, PersistentVolumeClaimSpec, PersistentVolumeClaimVolumeSource, PodSpec, ResourceRequirements,
-    Toleration, Volume, VolumeMount, VolumeResourceRequirements,
+    Affinity, Capabilities, Container, EmptyDirVolumeSource, NodeAffinity, NodeSelector, NodeSelectorRequirement,
+    NodeSelectorTerm, PersistentVolumeClaim, PersistentVolumeClaimSpec, PersistentVolumeClaimVolumeSource,
+    PodSecurityContext, PodSpec, ResourceRequirements, SeccompProfile, Toleration, Volume, VolumeMount,
+    VolumeResourceRequirements,
 };
 use k8s_openapi::api::scheduling::v1::PriorityClass;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
@@ -97,8 +98,12 @@ pub(crate) fn gpu_resources(placement: &Placement, count: u32) -> ResourceRequir
         let memory = (gib * share).floor().max(1.0);
         requests.insert("memory".to_string(), Quantity(format!("{memory}Gi")));
     }
+    // Limits equal to the requests make the pod Guaranteed: the last evicted under memory
+    // pressure, and eligible for exclusive cores under the kubelet's static CPU manager.
+    let mut limits = gpus;
+    limits.extend(requests.iter().map(|(name, quantity)| (name.clone(), quantity.clone())));
     ResourceRequirements {
-        limits: Some(gpus),
+        limits: Some(limits),
         requests: Some(requests),
         ..ResourceRequirements::default()
     }
@@ -266,6 +271,21 @@ pub(crate) fn claim_volume(volume: &str, deployment: &str, suffix: &str) -> Volu
     }
 }
 
+/// A container that cannot gain privileges and keeps no Linux capability but those it was
+/// given (IPC_LOCK where RDMA pins memory). It still runs as the image's user: the CUDA, ROCm
+/// and Neuron images run as root and write their caches under it.
+fn hardened(mut container: Container) -> Container {
+    let mut context = container.security_context.take().unwrap_or_default();
+    let added = context.capabilities.take().and_then(|c| c.add);
+    context.capabilities = Some(Capabilities {
+        add: added,
+        drop: Some(vec!["ALL".to_string()]),
+    });
+    context.allow_privilege_escalation = Some(false);
+    container.security_context = Some(context);
+    container
+}
+
 pub(crate) fn pod_spec(
     placement: &Placement,
     container: Container,
@@ -276,7 +296,16 @@ pub(crate) fn pod_spec(
     let (shm, _) = shm_volume();
     volumes.insert(0, shm);
     PodSpec {
-        containers: vec![container],
+        containers: vec![hardened(container)],
+        // The engines and trainers never call the Kubernetes API.
+        automount_service_account_token: Some(false),
+        security_context: Some(PodSecurityContext {
+            seccomp_profile: Some(SeccompProfile {
+                type_: "RuntimeDefault".to_string(),
+                ..SeccompProfile::default()
+            }),
+            ..PodSecurityContext::default()
+        }),
         volumes: Some(volumes),
         affinity: node_affinity(placement),
         tolerations: Some(tolerations(placement)),
