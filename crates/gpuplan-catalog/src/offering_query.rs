@@ -1,5 +1,5 @@
 use crate::Catalog;
-use gpuplan_model::{AcceleratorId, Bytes, Offering, ProviderId, UsdPerHour};
+use gpuplan_model::{AcceleratorId, Bytes, ComputeCapability, Offering, ProviderId, UsdPerHour};
 use std::cmp::Ordering;
 
 /// The order of an offerings listing.
@@ -33,6 +33,10 @@ pub struct OfferingQuery {
     /// Minimum vCPUs and host memory per instance.
     pub min_vcpus: Option<f64>,
     pub min_memory: Option<Bytes>,
+    /// Minimum local disk per instance; offerings whose disk is not known are left out.
+    pub min_local_disk: Option<Bytes>,
+    /// Minimum CUDA compute capability of the accelerator (NVIDIA parts only).
+    pub min_compute_capability: Option<ComputeCapability>,
     /// Maximum price: on-demand, or spot when `spot_only`.
     pub max_price: Option<UsdPerHour>,
     pub spot_only: bool,
@@ -52,6 +56,9 @@ impl OfferingQuery {
         }
         if self.min_vcpus.is_some_and(|min| offering.vcpus < min)
             || self.min_memory.is_some_and(|min| offering.memory < min)
+            || self
+                .min_local_disk
+                .is_some_and(|min| offering.local_disk.is_none_or(|disk| disk < min))
         {
             return false;
         }
@@ -72,6 +79,15 @@ impl OfferingQuery {
             || self.max_gpus.is_some_and(|max| offering.accelerator_count > max)
         {
             return false;
+        }
+        if let Some(min) = self.min_compute_capability {
+            let capability = catalog
+                .accelerators()
+                .get(accelerator.as_str())
+                .and_then(|a| a.cuda_capability());
+            if capability.is_none_or(|c| c < min) {
+                return false;
+            }
         }
         if let Some(min) = self.min_gpu_memory {
             let per_gpu = catalog.accelerators().get(accelerator.as_str()).map(|a| a.memory);

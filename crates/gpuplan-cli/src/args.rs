@@ -127,9 +127,10 @@ pub struct CatalogArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum CatalogAction {
-    /// Fetch current prices from the providers' public price endpoints (today: the Azure Retail
-    /// Prices API) and write a refreshed catalog to the cache folder; the built-in catalog stays
-    /// the default (use the refreshed one with --catalog or GPUPLAN_CATALOG).
+    /// Fetch current prices from the providers' public price endpoints (AWS's Price List Bulk
+    /// API, Azure's Retail Prices API, GCP's Cloud Billing Catalog API, Lambda's instance-types
+    /// API) and write a refreshed catalog to the cache folder; the built-in catalog stays the
+    /// default (use the refreshed one with --catalog or GPUPLAN_CATALOG).
     Refresh(RefreshArgs),
 }
 
@@ -581,6 +582,15 @@ pub struct PlanArgs {
     #[arg(long, value_name = "GIB")]
     pub min_host_memory_per_gpu: Option<f64>,
 
+    /// At least this much local disk per instance, GB (instances whose disk the catalog does
+    /// not state are left out, and the plan says so).
+    #[arg(long, value_name = "GB")]
+    pub min_disk: Option<f64>,
+
+    /// Only GPUs of at least this CUDA compute capability (8.0, 8.9, 9.0 or sm_90).
+    #[arg(long, value_name = "X.Y")]
+    pub compute_capability: Option<String>,
+
     /// What to optimise.
     #[arg(long, value_enum, default_value_t = ObjectiveArg::Cost)]
     pub objective: ObjectiveArg,
@@ -905,6 +915,15 @@ pub struct InstancesArgs {
     /// At least this much host memory per instance, in GiB.
     #[arg(long, value_name = "GIB")]
     pub min_memory: Option<f64>,
+
+    /// At least this much local disk per instance, in GB (instances whose disk the catalog
+    /// does not state are left out).
+    #[arg(long, value_name = "GB")]
+    pub min_disk: Option<f64>,
+
+    /// GPUs of at least this CUDA compute capability (8.0, 8.9, 9.0 or sm_90; NVIDIA only).
+    #[arg(long, value_name = "X.Y")]
+    pub compute_capability: Option<String>,
 
     /// At most this price per instance-hour, USD (the spot price with --spot).
     #[arg(long, value_name = "USD")]

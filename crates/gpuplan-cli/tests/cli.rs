@@ -167,6 +167,67 @@ mod instances {
         assert_eq!(gpuplan(&["instances", "--min-vcpus", "-1"]).code, 2);
     }
 
+    /// A guide's "Ampere or newer" and "at least 1 TB of local NVMe": compute capability 8.0
+    /// keeps A100, L4 and H100 and drops T4 (7.5) and V100 (7.0), and every row has the disk;
+    /// a capability written as a word is refused with the spelling to use.
+    #[test]
+    fn compute_capability_and_local_disk_filters_keep_only_what_they_say() {
+        let run = gpuplan(&[
+            "instances",
+            "--compute-capability",
+            "8.0",
+            "--min-disk",
+            "1000",
+            "--limit",
+            "0",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let rows = run.json();
+        let rows = rows.as_array().unwrap();
+        let gpus: std::collections::BTreeSet<&str> = rows.iter().map(|r| r["gpu"].as_str().unwrap()).collect();
+        assert!(
+            gpus.contains("A100-SXM4-80GB") && gpus.contains("H100-SXM5-80GB"),
+            "{gpus:?}"
+        );
+        assert!(
+            !gpus.iter().any(|g| g.starts_with("T4") || g.starts_with("V100")),
+            "{gpus:?}"
+        );
+        assert!(
+            !gpus.iter().any(|g| g.starts_with("MI") || g.starts_with("TPU")),
+            "{gpus:?}"
+        );
+        for r in rows {
+            assert!(r["local_disk_bytes"].as_f64().unwrap() >= 1e12, "{r}");
+        }
+        let hopper = gpuplan(&[
+            "instances",
+            "--compute-capability",
+            "sm_90",
+            "--limit",
+            "0",
+            "--format",
+            "json",
+        ]);
+        let hopper = hopper.json();
+        assert!(
+            hopper
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|r| !r["gpu"].as_str().unwrap().starts_with("A100"))
+        );
+        let word = gpuplan(&["instances", "--compute-capability", "hopper"]);
+        assert_eq!(word.code, 2);
+        assert!(
+            word.stderr.contains("--compute-capability") && word.stderr.contains("sm_90"),
+            "{}",
+            word.stderr
+        );
+    }
+
     #[test]
     fn your_prices_replace_list_prices_and_show_them_beside() {
         let dir = std::env::temp_dir().join(format!("gpuplan-prices-{}", std::process::id()));
@@ -1715,6 +1776,58 @@ mod plan {
         "--deadline",
         "24h",
     ];
+
+    /// A job built for Hopper (FlashAttention 3, fp8 kernels) asks for compute capability
+    /// 9.0: every recommendation is Hopper or newer, and Ampere and Ada offerings are rejected
+    /// naming their capability. A local-disk minimum rejects the instances with less, naming
+    /// both figures.
+    #[test]
+    fn machine_requirements_reach_the_plan() {
+        let run = gpuplan(&[
+            "plan",
+            "--model",
+            "llama-3.1-8b",
+            "--task",
+            "lora",
+            "--tokens",
+            "5e8",
+            "--compute-capability",
+            "9.0",
+            "--min-disk",
+            "2000",
+            "--explain",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let plan = run.json();
+        for r in plan["recommendations"].as_array().unwrap() {
+            let gpu = r["gpu"].as_str().unwrap();
+            assert!(
+                gpu.starts_with('H') || gpu.starts_with('B') || gpu.starts_with("GH") || gpu.starts_with("GB"),
+                "{gpu}"
+            );
+        }
+        let reasons = plan["rejected"].to_string();
+        assert!(
+            reasons.contains("compute capability 8.") && reasons.contains("9.0 required"),
+            "{reasons}"
+        );
+        assert!(reasons.contains("GB local disk, 2000 GB required"), "{reasons}");
+        assert_eq!(
+            gpuplan(&[
+                "plan",
+                "--model",
+                "llama-3.1-8b",
+                "--task",
+                "lora",
+                "--compute-capability",
+                "x"
+            ])
+            .code,
+            2
+        );
+    }
 
     #[test]
     fn the_readme_command_plans_and_exits_0() {

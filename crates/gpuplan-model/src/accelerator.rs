@@ -117,6 +117,11 @@ impl Accelerator {
         self.dense.get(precision)
     }
 
+    /// The CUDA compute capability, NVIDIA only.
+    pub fn cuda_capability(&self) -> Option<crate::ComputeCapability> {
+        crate::ComputeCapability::parse(self.compute_capability.as_deref()?)
+    }
+
     /// The major CUDA compute capability (8 for `"8.6"`, 10 for `"10.0"`), NVIDIA only.
     pub fn compute_capability_major(&self) -> Option<u32> {
         self.compute_capability.as_deref()?.split('.').next()?.parse().ok()

@@ -166,6 +166,8 @@ fields! {
     MinGpuMemory = "min_gpu_memory";
     MinVcpus = "min_vcpus";
     MinMemory = "min_memory";
+    MinDisk = "min_disk";
+    ComputeCapability = "compute_capability";
     MaxPrice = "max_price";
     IncludeCpu = "include_cpu";
     Zones = "zones";

@@ -18,6 +18,10 @@ pub struct InstancesRequest {
     pub min_vcpus: Option<f64>,
     /// Minimum host memory per instance, GiB.
     pub min_memory_gib: Option<f64>,
+    /// Minimum local disk per instance, GB.
+    pub min_disk_gb: Option<f64>,
+    /// Minimum CUDA compute capability (`8.0`, `sm_90`).
+    pub compute_capability: Option<String>,
     /// Maximum USD per hour (spot price with `spot_only`).
     pub max_price: Option<f64>,
     pub spot_only: bool,
@@ -62,6 +66,13 @@ pub fn find_instances(catalog: &Catalog, request: &InstancesRequest) -> Result<I
     crate::defaults::require_non_negative(crate::Field::MinMemory, request.min_memory_gib)?;
     query.min_vcpus = request.min_vcpus;
     query.min_memory = request.min_memory_gib.map(Bytes::from_gib);
+    crate::defaults::require_non_negative(crate::Field::MinDisk, request.min_disk_gb)?;
+    query.min_local_disk = request.min_disk_gb.map(|gb| Bytes((gb * 1e9) as u64));
+    query.min_compute_capability = request
+        .compute_capability
+        .as_deref()
+        .map(crate::resolve::compute_capability)
+        .transpose()?;
     if let Some(price) = request.max_price {
         crate::defaults::require_positive(crate::Field::MaxPrice, Some(price))?;
         query.max_price = Some(UsdPerHour(price));

@@ -207,6 +207,12 @@ pub struct PlanOptions {
     pub min_vcpus_per_gpu: Option<f64>,
     #[serde(default)]
     pub min_host_memory_per_gpu: Option<f64>,
+    /// Local disk each instance needs at least, GB.
+    #[serde(default)]
+    pub min_disk: Option<f64>,
+    /// The GPUs' CUDA compute capability at least (`8.0`, `sm_90`).
+    #[serde(default)]
+    pub compute_capability: Option<String>,
     /// cost, time or balanced.
     #[serde(default = "cost")]
     pub objective: String,
@@ -293,6 +299,8 @@ impl Default for PlanOptions {
             max_nodes: None,
             min_vcpus_per_gpu: None,
             min_host_memory_per_gpu: None,
+            min_disk: None,
+            compute_capability: None,
             objective: cost(),
             top: ten(),
             tolerance: None,
@@ -343,6 +351,12 @@ pub struct InstancesOptions {
     /// Minimum host memory per instance, GiB.
     #[serde(default)]
     pub min_memory: Option<f64>,
+    /// Minimum local disk per instance, GB.
+    #[serde(default)]
+    pub min_disk: Option<f64>,
+    /// Minimum CUDA compute capability (`8.0`, `sm_90`).
+    #[serde(default)]
+    pub compute_capability: Option<String>,
     /// Maximum USD per hour (the spot price with `spot`).
     #[serde(default)]
     pub max_price: Option<f64>,
@@ -398,6 +412,8 @@ impl InstancesOptions {
             min_gpu_memory_gib: self.min_gpu_memory,
             min_vcpus: self.min_vcpus,
             min_memory_gib: self.min_memory,
+            min_disk_gb: self.min_disk,
+            compute_capability: self.compute_capability.clone(),
             max_price: self.max_price,
             spot_only: self.spot,
             include_cpu_only: self.include_cpu,
@@ -661,6 +677,8 @@ impl PlanOptions {
             (Field::MaxNodes, self.max_nodes.is_some()),
             (Field::MinVcpusPerGpu, self.min_vcpus_per_gpu.is_some()),
             (Field::MinHostMemoryPerGpu, self.min_host_memory_per_gpu.is_some()),
+            (Field::MinDisk, self.min_disk.is_some()),
+            (Field::ComputeCapability, self.compute_capability.is_some()),
             (Field::PeakQps, self.peak_qps.is_some()),
             (Field::Headroom, self.headroom.is_some()),
             (Field::Tolerance, self.tolerance.is_some()),
@@ -753,6 +771,8 @@ impl PlanOptions {
         query.max_nodes = self.max_nodes;
         query.min_vcpus_per_gpu = self.min_vcpus_per_gpu;
         query.min_host_memory_gib_per_gpu = self.min_host_memory_per_gpu;
+        query.min_local_disk_gb = self.min_disk;
+        query.compute_capability = self.compute_capability.clone();
         query.objective = self.objective()?;
         query.top = self.top;
         query.tolerance = self.tolerance;

@@ -73,6 +73,10 @@ pub struct PlanQuery {
     pub memory_margin: Option<f64>,
     pub min_vcpus_per_gpu: Option<f64>,
     pub min_host_memory_gib_per_gpu: Option<f64>,
+    /// Local disk each instance needs at least, GB.
+    pub min_local_disk_gb: Option<f64>,
+    /// The GPUs' CUDA compute capability at least, as written (`8.0`, `sm_90`).
+    pub compute_capability: Option<String>,
     pub objective: Objective,
     pub top: usize,
     /// Share of cost or time below which two configurations count as equal; `None`:
@@ -126,6 +130,8 @@ impl PlanQuery {
             max_nodes: None,
             memory_margin: None,
             min_vcpus_per_gpu: None,
+            min_local_disk_gb: None,
+            compute_capability: None,
             min_host_memory_gib_per_gpu: None,
             objective: Objective::Cost,
             top: 10,
@@ -261,6 +267,7 @@ fn check_plan_numbers(query: &PlanQuery) -> Result<(), Error> {
     for (field, value) in [
         (Field::MinVcpusPerGpu, query.min_vcpus_per_gpu),
         (Field::MinHostMemoryPerGpu, query.min_host_memory_gib_per_gpu),
+        (Field::MinDisk, query.min_local_disk_gb),
     ] {
         defaults::require_non_negative(field, value)?;
     }
@@ -486,6 +493,12 @@ fn constraints_for(
         memory_margin: query.memory_margin.unwrap_or(gpuplan_plan::DEFAULT_MEMORY_MARGIN),
         min_vcpus_per_gpu: query.min_vcpus_per_gpu,
         min_host_memory_gib_per_gpu: query.min_host_memory_gib_per_gpu,
+        min_local_disk_gb: query.min_local_disk_gb,
+        min_compute_capability: query
+            .compute_capability
+            .as_deref()
+            .map(crate::resolve::compute_capability)
+            .transpose()?,
     })
 }
 

@@ -70,3 +70,16 @@ pub fn providers(catalog: &Catalog, names: &[String]) -> Result<Vec<ProviderId>,
         })
         .collect()
 }
+
+/// A CUDA compute capability as a guide writes it (`8.0`, `8.6`, `sm_90`).
+pub fn compute_capability(text: &str) -> Result<gpuplan_model::ComputeCapability, Error> {
+    gpuplan_model::ComputeCapability::parse(text).ok_or_else(|| {
+        crate::RequestError::invalid(
+            crate::Field::ComputeCapability,
+            text,
+            format!("`{text}` is not a compute capability"),
+        )
+        .with_hint("write it as MAJOR.MINOR (8.0 for A100, 8.9 for L4 and L40S, 9.0 for H100) or as sm_90")
+        .into()
+    })
+}

@@ -17,6 +17,8 @@ pub fn run(catalog: &Catalog, args: &InstancesArgs, format: OutputFormat, money:
         max_gpus: args.max_gpus,
         min_gpu_memory: args.min_gpu_memory,
         min_vcpus: args.min_vcpus,
+        min_disk: args.min_disk,
+        compute_capability: args.compute_capability.clone(),
         min_memory: args.min_memory,
         max_price: args.max_price,
         spot: args.spot,

@@ -70,6 +70,8 @@ fn options(args: &PlanArgs, model: &str, task: &str) -> Result<PlanOptions, Erro
         max_nodes: args.max_nodes,
         min_vcpus_per_gpu: args.min_vcpus_per_gpu,
         min_host_memory_per_gpu: args.min_host_memory_per_gpu,
+        min_disk: args.min_disk,
+        compute_capability: args.compute_capability.clone(),
         objective: match args.objective {
             ObjectiveArg::Cost => "cost",
             ObjectiveArg::Time => "time",

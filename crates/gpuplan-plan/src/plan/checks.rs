@@ -121,8 +121,42 @@ pub(super) fn stack_rejection(
         })
 }
 
-/// The user's minimum host resources per GPU, checked before anything is estimated.
-pub(super) fn host_rejection(offering: &Offering, c: &crate::request::Constraints) -> Option<Rejection> {
+/// The user's minimum host resources per GPU and per instance, and the GPU's compute
+/// capability, checked before anything is estimated.
+pub(super) fn host_rejection(
+    source: &impl OfferingSource,
+    offering: &Offering,
+    c: &crate::request::Constraints,
+) -> Option<Rejection> {
+    if let Some(need) = c.min_local_disk_gb {
+        let have = offering.local_disk.map(|d| d.0 as f64 / 1e9);
+        if have.is_none_or(|gb| gb < need) {
+            return Some(Rejection {
+                candidate: candidate_label(offering, 1, None),
+                constraint: Constraint::Host,
+                reason: match have {
+                    Some(gb) => format!("{gb:.0} GB local disk, {need:.0} GB required"),
+                    None => format!("local disk not stated in the catalog, {need:.0} GB required"),
+                },
+                shortfall: have.map_or(f64::INFINITY, |gb| need / gb.max(1e-9)),
+                needed: None,
+            });
+        }
+    }
+    if let Some(need) = c.min_compute_capability {
+        let accelerator = offering.accelerator.as_ref().and_then(|id| source.accelerator(id));
+        let have = accelerator.and_then(|a| a.cuda_capability());
+        if have.is_none_or(|cc| cc < need) {
+            return Some(Rejection::outright(
+                candidate_label(offering, 1, None),
+                Constraint::Stack,
+                match have {
+                    Some(cc) => format!("compute capability {cc}, {need} required"),
+                    None => format!("not a CUDA GPU; compute capability {need} required"),
+                },
+            ));
+        }
+    }
     let gpus = f64::from(offering.accelerator_count.max(1));
     let vcpus = offering.vcpus / gpus;
     let memory = offering.memory.as_gib() / gpus;

@@ -340,7 +340,7 @@ pub fn plan(source: &impl OfferingSource, request: &PlanRequest) -> Result<Plan,
         if per_node == 0 {
             continue;
         }
-        if let Some(rejection) = host_rejection(&offering, c) {
+        if let Some(rejection) = host_rejection(source, &offering, c) {
             outcomes.evaluated += 1;
             outcomes.reject(rejection);
             continue;
