@@ -489,9 +489,7 @@ fn placement(catalog: &Catalog, r: &SavedRecommendation) -> Result<Placement, Er
         .find(|o| o.provider.as_str() == r.provider && o.instance_type == r.instance_type && o.region == r.region);
     let fabric = offering.and_then(|o| {
         let fabric = o.node_fabric();
-        (fabric.kind == gpuplan_model::FabricKind::Efa).then_some(Fabric::Efa {
-            devices: fabric.devices,
-        })
+        fabric_request(&r.provider, fabric.kind, fabric.devices)
     });
     Ok(Placement {
         fabric,
@@ -508,6 +506,47 @@ fn placement(catalog: &Catalog, r: &SavedRecommendation) -> Result<Placement, Er
         nodes: r.nodes.max(1),
         spot: r.interruptible,
     })
+}
+
+/// How a pod asks for the fabric the plan priced between nodes, as each provider documents it;
+/// `None` where there is nothing to ask for (Ethernet, a TPU slice's own interconnect).
+fn fabric_request(provider: &str, kind: gpuplan_model::FabricKind, devices: Option<u32>) -> Option<Fabric> {
+    use gpuplan_model::FabricKind as Kind;
+    let not_requested = |what: &str, how: &'static str| {
+        Some(Fabric::NotRequested {
+            what: what.to_string(),
+            how,
+        })
+    };
+    match (provider, kind) {
+        (_, Kind::Efa) => Some(Fabric::Efa { devices }),
+        ("azure", Kind::Infiniband) => Some(Fabric::Rdma {
+            resource: "rdma/ib",
+            devices,
+            setup: "InfiniBand: each pod takes the VM's InfiniBand NICs as `rdma/ib` and IPC_LOCK to pin memory; the cluster needs the NVIDIA Network Operator with its SR-IOV device plugin publishing them under that name (Azure/aks-rdma-infiniband, configurations/network-operator) and the node pool in one scale set.",
+        }),
+        (_, Kind::GpudirectTcpxo) => not_requested(
+            "GPUDirect-TCPXO",
+            "GKE asks for multi-network annotations for the eight GPU NICs, the tcpxo-daemon sidecar and NCCL's FasTrak plugin (GKE: Maximize GPU network bandwidth with GPUDirect-TCPX(O) and multi-networking; GoogleCloudPlatform/container-engine-accelerators gpudirect-tcpxo/nccl-test-latest.yaml).",
+        ),
+        (_, Kind::GpudirectTcpx) => not_requested(
+            "GPUDirect-TCPX",
+            "GKE asks for multi-network annotations for the four GPU NICs, the tcpx-daemon sidecar and the GPUDirect-TCPX NCCL plugin (GoogleCloudPlatform/container-engine-accelerators gpudirect-tcpx/nccl-test-latest.yaml).",
+        ),
+        ("gcp", Kind::Rocev2) => not_requested(
+            "GPUDirect RDMA over RoCE",
+            "GKE asks for the rdma-0 to rdma-7 networks as multi-network annotations and the gIB NCCL plugin on the nodes, sourced by the job (GoogleCloudPlatform/container-engine-accelerators gpudirect-rdma/nccl-test.yaml).",
+        ),
+        ("oci", Kind::Rocev2) => not_requested(
+            "RDMA over RoCE",
+            "OKE documents host-network privileged pods with /dev/infiniband, or the NVIDIA Network Operator's SR-IOV virtual functions as `nvidia.com/rdma-vf` (oracle-quickstart/oci-hpc-oke, docs/using-rdma-network-interfaces-in-manifests.md).",
+        ),
+        (_, Kind::Infiniband | Kind::Rocev2) => not_requested(
+            "an RDMA fabric",
+            "Ask the provider how pods reach its RDMA NICs (usually the NVIDIA Network Operator's RDMA or SR-IOV device plugin) and add that resource and IPC_LOCK.",
+        ),
+        (_, Kind::Ici | Kind::Ethernet) => None,
+    }
 }
 
 /// GPU Feature Discovery labels a node with the device name NVML reports, spaces as dashes

@@ -452,6 +452,54 @@ fn a_multi_node_plan_over_efa_requests_the_fabric() {
     assert!(sky[0].yaml.contains("network_tier: best"), "{}", sky[0].yaml);
 }
 
+/// Every fabric a multi-node plan priced is either asked for or named as missing: Azure's
+/// InfiniBand NICs as the RDMA device plugin's `rdma/ib` (eight per ND H100 v5) with IPC_LOCK,
+/// while GKE's GPUDirect and OCI's RoCE, whose pods need provider-specific sidecars, networks
+/// or privileges, get a warning that says what to add and where the provider documents it.
+#[test]
+fn every_priced_fabric_is_requested_or_named_as_missing() {
+    let multi_node = |provider: &str| {
+        planned(
+            json!({"model": "llama-3.1-70b", "task": "finetune", "tokens": 2e9, "seq": 4096,
+            "providers": [provider], "gpu": ["H100"], "max_gpus": 32, "objective": "time"}),
+        )
+    };
+    let azure = multi_node("azure");
+    assert_eq!(azure.recommendations[0].instance_type, "Standard_ND96isr_H100_v5");
+    assert!(azure.recommendations[0].nodes > 1);
+    let files = export_plan(
+        catalog(),
+        &azure,
+        ExportTarget::Kubernetes,
+        &settings(TrainingFlavour::JobSet),
+    )
+    .unwrap();
+    assert_valid_kubernetes(&files);
+    let text = stream(&files);
+    assert!(text.contains("rdma/ib: '8'") && text.contains("IPC_LOCK"), "{text}");
+    assert!(
+        text.contains("NVIDIA Network Operator") && !text.contains("WARNING: the plan priced"),
+        "{text}"
+    );
+    for (provider, fabric) in [("gcp", "GPUDirect"), ("oci", "RoCE")] {
+        let saved = multi_node(provider);
+        assert!(saved.recommendations[0].nodes > 1, "{provider}");
+        let files = export_plan(
+            catalog(),
+            &saved,
+            ExportTarget::Kubernetes,
+            &settings(TrainingFlavour::IndexedJob),
+        )
+        .unwrap();
+        let job = &files.last().unwrap().yaml;
+        let warning = job
+            .lines()
+            .find(|l| l.starts_with("# WARNING: the plan priced"))
+            .unwrap_or_else(|| panic!("{provider}: {job}"));
+        assert!(warning.contains(fabric) && warning.contains('('), "{warning}");
+    }
+}
+
 /// Where the plan's machines can be told apart, the pods go there and nowhere else: spot plans
 /// only to the cloud's spot nodes of the instance type (the price they were planned at), other
 /// clouds' machines by their GPU, since their node labels do not carry the catalog's names.
@@ -566,7 +614,10 @@ const POLICY_CHECKS_NOT_APPLICABLE: [(&str, &str); 9] = [
         "the CUDA, ROCm and Neuron images run as root and keep their caches under it",
     ),
     ("CKV_K8S_40", "the same: the vendor images' user is root"),
-    ("CKV_K8S_25", "IPC_LOCK is added only where RDMA (EFA) must pin memory"),
+    (
+        "CKV_K8S_25",
+        "IPC_LOCK is added only where RDMA (EFA, InfiniBand) must pin memory",
+    ),
     (
         "CKV_K8S_35",
         "Hugging Face's libraries and vLLM read the token from HF_TOKEN",

@@ -3,7 +3,7 @@
 //! Kubeflow PyTorchJob, with torchrun's rendezvous set up.
 
 use super::kubernetes::{TrainingFlavour, claim_volume, metadata, pod_spec, priority_class, shared_claim, shm_volume};
-use super::{Deployment, Fabric, ManifestError, ManifestFile, RENDEZVOUS_PORT, TrainingJob, yaml};
+use super::{Deployment, Fabric, ManifestError, ManifestFile, Placement, RENDEZVOUS_PORT, TrainingJob, yaml};
 use k8s_openapi::api::batch::v1::{
     Job, JobSpec, JobTemplateSpec, PodFailurePolicy, PodFailurePolicyOnPodConditionsPattern, PodFailurePolicyRule,
 };
@@ -103,6 +103,7 @@ fn header(deployment: &Deployment, job: &TrainingJob) -> String {
         .iter()
         .cloned()
         .chain(super::kubernetes::affinity_note(p))
+        .chain(fabric_note(p))
         .map(|note| format!("\n{note}"))
         .collect();
     format!(
@@ -153,7 +154,10 @@ fn container(deployment: &Deployment, name: &str, command: Vec<String>, mut extr
     let mut environment = vec![env("CHECKPOINT_DIR", CHECKPOINT_PATH)];
     environment.append(&mut extra_env);
     let mut resources = super::kubernetes::gpu_resources(p, p.gpus_per_node);
-    let fabric = p.fabric.filter(|_| p.nodes > 1);
+    let fabric = p
+        .fabric
+        .as_ref()
+        .filter(|f| p.nodes > 1 && !matches!(f, Fabric::NotRequested { .. }));
     if let Some(fabric) = fabric {
         environment.extend(fabric_env(fabric));
         if let Some((resource, count)) = fabric_devices(fabric) {
@@ -192,19 +196,36 @@ fn container(deployment: &Deployment, name: &str, command: Vec<String>, mut extr
 }
 
 /// The device-plugin resource and count a pod requests to use `fabric`: the AWS EFA
-/// Kubernetes device plugin's `vpc.amazonaws.com/efa`, one per interface the instance attaches.
-fn fabric_devices(fabric: Fabric) -> Option<(&'static str, u32)> {
+/// Kubernetes device plugin's `vpc.amazonaws.com/efa`, one per interface the instance attaches;
+/// an RDMA device plugin's resource, one per NIC.
+fn fabric_devices(fabric: &Fabric) -> Option<(&'static str, u32)> {
     match fabric {
         Fabric::Efa { devices } => devices.map(|n| ("vpc.amazonaws.com/efa", n)),
+        Fabric::Rdma { resource, devices, .. } => devices.map(|n| (*resource, n)),
+        Fabric::NotRequested { .. } => None,
     }
 }
 
 /// The environment NCCL needs to use `fabric` rather than fall back to TCP sockets:
 /// libfabric's EFA provider (the image must carry the AWS OFI NCCL plugin, which also turns
-/// GPUDirect RDMA on where the instance has it).
-fn fabric_env(fabric: Fabric) -> Vec<EnvVar> {
+/// GPUDirect RDMA on where the instance has it). Over RDMA NICs NCCL's own InfiniBand
+/// transport is taken by default once the devices are in the pod.
+fn fabric_env(fabric: &Fabric) -> Vec<EnvVar> {
     match fabric {
         Fabric::Efa { .. } => vec![env("FI_PROVIDER", "efa")],
+        Fabric::Rdma { .. } | Fabric::NotRequested { .. } => Vec::new(),
+    }
+}
+
+/// What the reader must know about the fabric: what the cluster needs for it, or that these
+/// files do not request it.
+fn fabric_note(p: &Placement) -> Option<String> {
+    match p.fabric.as_ref().filter(|_| p.nodes > 1)? {
+        Fabric::Efa { .. } => None,
+        Fabric::Rdma { setup, .. } => Some(setup.to_string()),
+        Fabric::NotRequested { what, how } => Some(format!(
+            "WARNING: the plan priced {what} between nodes; these pods do not request it, so NCCL runs over TCP on the pod network. {how}"
+        )),
     }
 }
 

@@ -52,10 +52,20 @@ pub struct Placement {
 }
 
 /// A node-to-node fabric a multi-node pod must ask for.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Fabric {
     /// AWS Elastic Fabric Adapter, with the interfaces one instance attaches, where known.
     Efa { devices: Option<u32> },
+    /// RDMA NICs (InfiniBand or RoCE) a device plugin hands to pods as `resource`, one per NIC
+    /// the instance has, where known; `setup` says what the cluster must run for it.
+    Rdma {
+        resource: &'static str,
+        devices: Option<u32>,
+        setup: &'static str,
+    },
+    /// A fabric the plan priced that these files do not request: `what` it is and `how` the
+    /// provider documents asking for it. NCCL then runs over TCP on the pod network.
+    NotRequested { what: String, how: &'static str },
 }
 
 /// What runs: a training job or an online service.
