@@ -473,7 +473,10 @@ pub struct PlanArgs {
     #[arg(short = 'f', long = "file", value_name = "JOB_FILE", conflicts_with = "workload")]
     pub file: Option<PathBuf>,
 
-    /// A built-in model id (`gpuplan models`) or the path of a Hugging Face config.json.
+    /// A built-in model id (`gpuplan models`), the path of a Hugging Face config.json, a
+    /// Hugging Face Hub id (ORG/NAME[@REVISION]: its config.json is fetched once and cached as
+    /// the Hub does; HF_TOKEN, HF_ENDPOINT, HF_HOME and HF_HUB_OFFLINE are honoured) or a bare
+    /// size (`7b`).
     #[arg(long, required_unless_present_any = ["workload", "file"])]
     pub model: Option<String>,
 
@@ -686,7 +689,10 @@ const MAX_COUNT_VALUE: f64 = 1e18;
 #[derive(Debug, Args)]
 #[command(allow_negative_numbers = true)]
 pub struct EstimateArgs {
-    /// A built-in model id (`gpuplan models`) or the path of a Hugging Face config.json.
+    /// A built-in model id (`gpuplan models`), the path of a Hugging Face config.json, a
+    /// Hugging Face Hub id (ORG/NAME[@REVISION]: its config.json is fetched once and cached as
+    /// the Hub does; HF_TOKEN, HF_ENDPOINT, HF_HOME and HF_HUB_OFFLINE are honoured) or a bare
+    /// size (`7b`).
     #[arg(long)]
     pub model: String,
 

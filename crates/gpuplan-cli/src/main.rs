@@ -7,6 +7,7 @@ mod args;
 mod catalog_source;
 mod catalog_target;
 mod commands;
+mod hub;
 mod input_file;
 mod output;
 mod prometheus;

@@ -1220,6 +1220,176 @@ mod models {
     }
 }
 
+/// Models by their Hugging Face Hub id, against a local server standing in for the Hub
+/// (`HF_ENDPOINT`): the config.json is fetched with the token, kept in the Hub's cache layout
+/// under `HF_HOME`, and read from there with `HF_HUB_OFFLINE=1` once the server is gone; a
+/// gated model says how to get access.
+mod hub {
+    use super::*;
+    use std::io::{BufRead, BufReader, Write};
+    use std::net::TcpListener;
+
+    const COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";
+
+    fn gpuplan_with(args: &[&str], env: &[(&str, &str)]) -> Run {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_gpuplan"));
+        command.args(args).env_remove("GPUPLAN_CATALOG").env("NO_COLOR", "1");
+        for name in ["HF_TOKEN", "HF_ENDPOINT", "HF_HOME", "HF_HUB_CACHE", "HF_HUB_OFFLINE"] {
+            command.env_remove(name);
+        }
+        command.envs(env.iter().copied());
+        let output = command.output().expect("the gpuplan binary runs");
+        Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8(output.stdout).unwrap(),
+            stderr: String::from_utf8(output.stderr).unwrap(),
+        }
+    }
+
+    /// A stand-in for the Hub that answers `requests` requests and returns the paths it was
+    /// asked for: `Org/Model`'s config.json to the bearer of `hf_test`, 401 for anyone else and
+    /// for `Org/Gated`.
+    fn hub(requests: usize, config: String) -> (String, std::thread::JoinHandle<Vec<String>>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let thread = std::thread::spawn(move || {
+            let mut seen = Vec::new();
+            for stream in listener.incoming().take(requests) {
+                let mut stream = stream.unwrap();
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut request_line = String::new();
+                reader.read_line(&mut request_line).unwrap();
+                let mut bearer = false;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap() == 0 || line.trim().is_empty() {
+                        break;
+                    }
+                    bearer |= line.to_ascii_lowercase().starts_with("authorization: bearer hf_test");
+                }
+                let path = request_line.split_whitespace().nth(1).unwrap_or_default().to_string();
+                let (status, body, commit) = if path == "/Org/Model/resolve/main/config.json" && bearer {
+                    ("200 OK", config.clone(), format!("X-Repo-Commit: {COMMIT}\r\n"))
+                } else {
+                    ("401 Unauthorized", "{}".to_string(), String::new())
+                };
+                write!(
+                    stream,
+                    "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{commit}Connection: close\r\n\r\n{body}",
+                    body.len()
+                )
+                .unwrap();
+                seen.push(path);
+            }
+            seen
+        });
+        (url, thread)
+    }
+
+    #[test]
+    fn a_hub_id_is_fetched_once_cached_and_read_offline() {
+        let file: Value =
+            serde_json::from_str(include_str!("../../gpuplan-catalog/data/models/qwen3-8b.json")).unwrap();
+        let (url, server) = hub(2, file["config"].to_string());
+        let home = std::env::temp_dir().join(format!("gpuplan-hf-{}", std::process::id()));
+        let home_text = home.to_string_lossy().to_string();
+        let estimate = [
+            "estimate",
+            "--model",
+            "Org/Model",
+            "--task",
+            "inference",
+            "--gpu",
+            "H100",
+            "--format",
+            "json",
+        ];
+        let online = gpuplan_with(
+            &estimate,
+            &[("HF_ENDPOINT", &url), ("HF_HOME", &home_text), ("HF_TOKEN", "hf_test")],
+        );
+        assert_eq!(online.code, 0, "{}", online.stderr);
+        let model = &online.json()["model"];
+        assert_eq!(model["parameters"], 8_190_735_360u64, "{model}");
+        let snapshot = home.join(format!("hub/models--Org--Model/snapshots/{COMMIT}/config.json"));
+        assert!(snapshot.is_file(), "cached in the Hub's layout");
+        assert_eq!(
+            std::fs::read_to_string(home.join("hub/models--Org--Model/refs/main")).unwrap(),
+            COMMIT
+        );
+        let gated = gpuplan_with(
+            &[
+                "estimate",
+                "--model",
+                "Org/Gated",
+                "--task",
+                "inference",
+                "--gpu",
+                "H100",
+            ],
+            &[("HF_ENDPOINT", &url), ("HF_HOME", &home_text)],
+        );
+        assert_eq!(gated.code, 2);
+        assert!(
+            gated.stderr.contains("HF_TOKEN") && gated.stderr.contains("huggingface.co/Org/Gated"),
+            "{}",
+            gated.stderr
+        );
+        let served = server.join().unwrap();
+        assert_eq!(
+            served,
+            [
+                "/Org/Model/resolve/main/config.json",
+                "/Org/Gated/resolve/main/config.json"
+            ]
+        );
+        // The server is gone: the cache answers, and what is not cached is refused by name.
+        let offline = [
+            ("HF_ENDPOINT", url.as_str()),
+            ("HF_HOME", home_text.as_str()),
+            ("HF_HUB_OFFLINE", "1"),
+        ];
+        let cached = gpuplan_with(&estimate, &offline);
+        assert_eq!(cached.code, 0, "{}", cached.stderr);
+        assert_eq!(cached.json()["model"]["parameters"], 8_190_735_360u64);
+        let missing = gpuplan_with(
+            &[
+                "estimate",
+                "--model",
+                "Org/Other",
+                "--task",
+                "inference",
+                "--gpu",
+                "H100",
+            ],
+            &offline,
+        );
+        assert_eq!(missing.code, 2);
+        assert!(missing.stderr.contains("HF_HUB_OFFLINE"), "{}", missing.stderr);
+        // A job file names the model the same way.
+        let job = home.join("job.yaml");
+        std::fs::write(&job, "model: Org/Model\ntask: lora\ntokens: 1e8\ngpu: [H100]\ntop: 1\n").unwrap();
+        let planned = gpuplan_with(&["plan", "-f", &job.to_string_lossy(), "--format", "json"], &offline);
+        assert_eq!(planned.code, 0, "{}", planned.stderr);
+        assert!(planned.stdout.contains("Org/Model"), "the plan names the model");
+        // A built-in model's Hub name never goes to the network.
+        let builtin = gpuplan_with(
+            &[
+                "estimate",
+                "--model",
+                "Qwen/Qwen3-30B-A3B",
+                "--task",
+                "inference",
+                "--gpu",
+                "H100",
+            ],
+            &offline,
+        );
+        assert_eq!(builtin.code, 0, "{}", builtin.stderr);
+        std::fs::remove_dir_all(&home).ok();
+    }
+}
+
 mod estimate {
     #[test]
     fn a_framework_shapes_the_estimate_and_is_named_in_its_assumptions() {

@@ -5,9 +5,10 @@ use gpuplan::emit::{OutputFormat, Table, estimate_report};
 use gpuplan::{Catalog, Error, EstimateOptions, ExitStatus, estimate_workload};
 use std::path::Path;
 
-/// A built-in model name, or a config.json read from disk: the model's name and, for a file,
-/// its text.
-pub(crate) fn model_and_config(model: &str) -> Result<(String, Option<serde_json::Value>), Error> {
+/// A built-in model name, a config.json read from disk, or a Hugging Face Hub id whose
+/// config.json is fetched (or read from the Hub's cache): the model's name and, for a file or
+/// a Hub id, the config's text.
+pub(crate) fn model_and_config(catalog: &Catalog, model: &str) -> Result<(String, Option<serde_json::Value>), Error> {
     let path = Path::new(model);
     if path.is_file() {
         let text = crate::input_file::read(
@@ -24,13 +25,19 @@ pub(crate) fn model_and_config(model: &str) -> Result<(String, Option<serde_json
             Some("give the path of a Hugging Face config.json, or a built-in model id".to_string()),
         ));
     }
+    if catalog.models().get(model).is_err() {
+        if let Some(id) = crate::hub::HubId::parse(model) {
+            let text = crate::hub::config(&id)?;
+            return Ok((id.repo, Some(serde_json::Value::String(text))));
+        }
+    }
     Ok((model.to_string(), None))
 }
 
 /// The flags as the options every front end fills.
-fn options(args: &EstimateArgs) -> Result<EstimateOptions, Error> {
+fn options(catalog: &Catalog, args: &EstimateArgs) -> Result<EstimateOptions, Error> {
     Ok(EstimateOptions {
-        workload: super::workload_options(&args.workload, &args.model, &args.task)?,
+        workload: super::workload_options(catalog, &args.workload, &args.model, &args.task)?,
         knobs: args.workload.knobs,
         unknown: Default::default(),
         gpu: args.gpu.clone(),
@@ -47,7 +54,7 @@ fn options(args: &EstimateArgs) -> Result<EstimateOptions, Error> {
 }
 
 pub fn run(catalog: &Catalog, args: &EstimateArgs, format: OutputFormat) -> Result<ExitStatus, Error> {
-    let request = options(args)?.request()?;
+    let request = options(catalog, args)?.request()?;
     let answer = estimate_workload(catalog, &request)?;
     for note in &answer.notes {
         output::eprintln_note(note);

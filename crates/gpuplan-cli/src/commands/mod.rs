@@ -1,11 +1,12 @@
 /// The workload flags `estimate` and `plan` share as the options every front end fills;
 /// `model` is an id or a config file's path.
 pub(crate) fn workload_options(
+    catalog: &gpuplan::Catalog,
     args: &crate::args::WorkloadArgs,
     model: &str,
     task: &str,
 ) -> Result<gpuplan::WorkloadOptions, Error> {
-    let (model, model_config) = estimate::model_and_config(model)?;
+    let (model, model_config) = estimate::model_and_config(catalog, model)?;
     Ok(gpuplan::WorkloadOptions {
         model,
         model_config,

@@ -48,10 +48,10 @@ fn run_tabular(
 }
 
 /// The flags as the options every front end fills.
-fn options(args: &PlanArgs, model: &str, task: &str) -> Result<PlanOptions, Error> {
+fn options(catalog: &Catalog, args: &PlanArgs, model: &str, task: &str) -> Result<PlanOptions, Error> {
     let operations = &args.operations;
     Ok(PlanOptions {
-        workload: super::workload_options(&args.workload, model, task)?,
+        workload: super::workload_options(catalog, &args.workload, model, task)?,
         knobs: args.workload.knobs,
         unknown: Default::default(),
         precision: args.precision.clone(),
@@ -99,7 +99,7 @@ fn options(args: &PlanArgs, model: &str, task: &str) -> Result<PlanOptions, Erro
 }
 
 pub fn run(catalog: &Catalog, args: &PlanArgs, format: OutputFormat, money: &Money) -> Result<ExitStatus, Error> {
-    let options = plan_options(args)?;
+    let options = plan_options(catalog, args)?;
     if let Some(tabular) = options.tabular_query()? {
         return run_tabular(catalog, args, &tabular, format, money);
     }
@@ -173,16 +173,18 @@ pub fn run(catalog: &Catalog, args: &PlanArgs, format: OutputFormat, money: &Mon
 
 /// The plan's options: the job file's (`-f`), with every flag given on the command line in
 /// place of the file's value; without a file, the flags.
-fn plan_options(args: &PlanArgs) -> Result<PlanOptions, Error> {
+fn plan_options(catalog: &Catalog, args: &PlanArgs) -> Result<PlanOptions, Error> {
     let Some(path) = &args.file else {
         return options(
+            catalog,
             args,
             args.model.as_deref().unwrap_or_default(),
             args.task.as_deref().unwrap_or_default(),
         );
     };
-    let mut merged = read_job_file(path)?;
+    let mut merged = read_job_file(catalog, path)?;
     let from_flags = options(
+        catalog,
         args,
         args.model.as_deref().unwrap_or_default(),
         args.task.as_deref().unwrap_or_default(),
@@ -223,7 +225,10 @@ fn plan_options(args: &PlanArgs) -> Result<PlanOptions, Error> {
 
 /// A job file's options, its model's config read when `model` names a file (relative to the
 /// job file).
-fn read_job_file(path: &std::path::Path) -> Result<serde_json::Map<String, serde_json::Value>, Error> {
+fn read_job_file(
+    catalog: &Catalog,
+    path: &std::path::Path,
+) -> Result<serde_json::Map<String, serde_json::Value>, Error> {
     // `-f -` reads the job from standard input (YAML, which also reads JSON).
     let (text, name) = if path == std::path::Path::new("-") {
         (read_stdin_job()?, "<stdin>".to_string())
@@ -238,11 +243,17 @@ fn read_job_file(path: &std::path::Path) -> Result<serde_json::Map<String, serde
     };
     let mut map = gpuplan::parse_job(&text, gpuplan::JobFormat::detect(&name, &text), &name)?;
     if let Some(serde_json::Value::String(model)) = map.get("model").cloned() {
+        // A config.json beside the job file, or a Hub id (`Qwen/Qwen3-32B`) as on the command
+        // line.
         let beside = path.parent().unwrap_or(std::path::Path::new(".")).join(&model);
-        if beside.is_file() || model.ends_with(".json") {
-            let (name, config) = super::estimate::model_and_config(&beside.to_string_lossy())?;
+        let (name, config) = if beside.is_file() || model.ends_with(".json") {
+            super::estimate::model_and_config(catalog, &beside.to_string_lossy())?
+        } else {
+            super::estimate::model_and_config(catalog, &model)?
+        };
+        if let Some(config) = config {
             map.insert("model".to_string(), serde_json::Value::String(name));
-            map.insert("model_config".to_string(), config.unwrap_or(serde_json::Value::Null));
+            map.insert("model_config".to_string(), config);
         }
     }
     if let Some(serde_json::Value::String(file)) = map.get("calibration").cloned() {
