@@ -184,6 +184,10 @@ pub fn parse_hf_config(config: &Map<String, Value>) -> Result<TransformerSpec, M
         "vit" => vit(&f)?,
         _ => llama_like(&f)?,
     };
+    let spec = TransformerSpec {
+        quantization: crate::hf_quantization::checkpoint_quantization(config)?,
+        ..spec
+    };
     validate(&spec)?;
     Ok(spec)
 }
@@ -296,6 +300,7 @@ fn base(model_type: &str, stacks: Stacks) -> TransformerSpec {
         max_context: 0,
         extra_parameters: 0,
         image: None,
+        quantization: None,
     }
 }
 

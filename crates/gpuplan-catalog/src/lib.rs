@@ -24,6 +24,7 @@ pub mod compatibility;
 mod diffusers_config;
 mod error;
 mod hf_config;
+mod hf_quantization;
 mod model_library;
 mod offering_query;
 mod price_flags;

@@ -129,6 +129,7 @@ mod tests {
             max_context: 1024,
             extra_parameters: 0,
             image: None,
+            quantization: None,
         }
     }
 

@@ -27,6 +27,7 @@ pub(crate) fn llama(hidden: u64, layers: u64, heads: u64, kv_heads: u64, ffn: u6
         max_context: 4096,
         extra_parameters: 0,
         image: None,
+        quantization: None,
     }
 }
 

@@ -57,7 +57,8 @@ pub use fabric::{FabricKind, FabricRule, FabricSource, NodeFabric};
 pub use framework::Framework;
 pub use gpu_calibration::{CalibrationProfile, GpuCalibration};
 pub use model_spec::{
-    Architecture, AttentionBias, CitedSpec, MlaSpec, ModelSpec, MoeSpec, Norm, Stacks, TransformerSpec,
+    Architecture, AttentionBias, CheckpointQuantization, CitedSpec, MlaSpec, ModelSpec, MoeSpec, Norm, Stacks,
+    TransformerSpec,
 };
 pub use name::normalize_name;
 pub use offering::{

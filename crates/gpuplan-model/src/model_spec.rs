@@ -183,6 +183,20 @@ pub struct TransformerSpec {
     pub extra_parameters: u64,
     /// Image side in pixels and patch size for vision transformers (sequence = patches + 1).
     pub image: Option<(u64, u64)>,
+    /// How the checkpoint stores its weights, where its config says (`quantization_config`).
+    #[serde(default)]
+    pub quantization: Option<CheckpointQuantization>,
+}
+
+/// The format a checkpoint keeps its weights in, from its config's `quantization_config`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckpointQuantization {
+    /// The config's `quant_method` (`awq`, `gptq`, `bitsandbytes`, `fp8`, `mxfp4`, …).
+    pub method: String,
+    /// The precision its weights are stored in; `None` for a method gpuplan does not model.
+    pub precision: Option<crate::Precision>,
+    /// The kernel the format implies (bitsandbytes runs its own); `None`: the engine's choice.
+    pub kernel: Option<crate::WeightKernel>,
 }
 
 impl TransformerSpec {

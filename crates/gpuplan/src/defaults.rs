@@ -298,3 +298,43 @@ pub fn check_training_precision(task: Task, precision: gpuplan_model::Precision)
     }
     Ok(())
 }
+
+/// The precision a quantised checkpoint is served in when none is given: its weights as
+/// stored (`quantization_config`), and the kernel its format implies. `None` when the model
+/// is not a quantised checkpoint or the task trains (which quantises its own way).
+pub(crate) fn checkpoint_precision(
+    transformer: Option<&gpuplan_model::TransformerSpec>,
+    task: gpuplan_model::Task,
+    defaults: &mut Vec<Defaulted>,
+) -> Result<Option<(gpuplan_model::Precision, Option<gpuplan_model::WeightKernel>)>, Error> {
+    let Some(q) = transformer.and_then(|t| t.quantization.as_ref()) else {
+        return Ok(None);
+    };
+    if task != gpuplan_model::Task::Inference {
+        return Ok(None);
+    }
+    let Some(precision) = q.precision else {
+        return Err(RequestError::missing(
+            Field::Precision,
+            format!(
+                "where the checkpoint stores its weights as `{}`, a format gpuplan does not model",
+                q.method
+            ),
+        )
+        .with_hint("give the precision its weights are served in, e.g. {precision} int4 or {precision} fp8")
+        .into());
+    };
+    let shown = match q.kernel {
+        Some(kernel) => format!("{precision}:{kernel}"),
+        None => precision.to_string(),
+    };
+    defaults.push(Defaulted::new(
+        Field::Precision,
+        shown,
+        format!(
+            "the checkpoint's quantization_config ({}): its weights as stored",
+            q.method
+        ),
+    ));
+    Ok(Some((precision, q.kernel)))
+}

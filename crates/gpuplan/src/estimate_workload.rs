@@ -451,9 +451,13 @@ fn estimate_template(
 ) -> Result<WorkloadTemplate, Error> {
     let task = request.task;
     let transformer = model.transformer();
-    let precision = match request.precision {
-        Some(precision) => precision,
-        None => {
+    let checkpoint = match request.precision {
+        Some(_) => None,
+        None => defaults::checkpoint_precision(transformer, task, defaults)?,
+    };
+    let precision = match (request.precision, checkpoint) {
+        (Some(precision), _) | (None, Some((precision, _))) => precision,
+        (None, None) => {
             let chosen = if accelerator.peak(Precision::Bf16).is_some() {
                 Precision::Bf16
             } else {
@@ -522,7 +526,7 @@ fn estimate_template(
         engine,
         framework: request.framework,
         engine_settings: request.engine_settings,
-        weight_kernel: request.weight_kernel,
+        weight_kernel: request.weight_kernel.or(checkpoint.and_then(|(_, kernel)| kernel)),
         kv_cache: request.kv_cache.unwrap_or(KvCacheDtype::Auto),
         image: request.image,
     };

@@ -302,7 +302,14 @@ fn template_for(
 ) -> Result<(WorkloadTemplate, Vec<Precision>), Error> {
     let transformer = model.transformer();
     let task = query.task;
-    let precisions = if query.precisions.is_empty() {
+    let checkpoint = if query.precisions.is_empty() {
+        defaults::checkpoint_precision(transformer, task, defaults)?
+    } else {
+        None
+    };
+    let precisions = if let Some((precision, _)) = checkpoint {
+        vec![precision]
+    } else if query.precisions.is_empty() {
         defaults.push(Defaulted::new(
             Field::Precision,
             Precision::Bf16,
@@ -357,7 +364,7 @@ fn template_for(
         engine,
         framework: query.framework,
         engine_settings: query.engine_settings,
-        weight_kernel: query.weight_kernel,
+        weight_kernel: query.weight_kernel.or(checkpoint.and_then(|(_, kernel)| kernel)),
         kv_cache: query.kv_cache.unwrap_or(KvCacheDtype::Auto),
         image: query.image,
     };

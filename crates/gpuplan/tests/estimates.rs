@@ -1098,3 +1098,73 @@ mod convnets {
         assert!(estimate_workload(catalog(), &r).is_err());
     }
 }
+
+/// A quantised checkpoint is served as it is stored: an AWQ Qwen3-8B is estimated in int4
+/// (under half its bf16 weights: its 1.2 B embedding and output-head parameters stay in 16
+/// bits) and says the precision came from its
+/// `quantization_config`; a bitsandbytes 4-bit one also runs bitsandbytes' kernel, which
+/// decodes slower than the bf16 model; gpt-oss defaults to its MXFP4; a format gpuplan does
+/// not model asks for the precision instead of guessing; a precision given wins.
+#[test]
+fn quantised_checkpoints_are_estimated_in_their_stored_format() {
+    let file: serde_json::Value =
+        serde_json::from_str(include_str!("../../gpuplan-catalog/data/models/qwen3-8b.json")).unwrap();
+    let with = |quantization: serde_json::Value| {
+        let mut config = file["config"].clone();
+        config["quantization_config"] = quantization;
+        ModelSource::Config {
+            name: "qwen3-8b-quantised".into(),
+            text: config.to_string(),
+        }
+    };
+    let run = |model: ModelSource, precision: Option<Precision>| {
+        let mut r = WorkloadRequest::new(model, Task::Inference, "A100-SXM4-80GB");
+        (r.batch, r.seq, r.output_tokens, r.precision) = (Some(1), Some(512), Some(128), precision);
+        r.engine = Some(gpuplan::model::Engine::Pytorch);
+        estimate_workload(catalog(), &r)
+    };
+    let bf16 = run(ModelSource::BuiltIn("qwen3-8b".into()), None).unwrap();
+    let awq = run(
+        with(serde_json::json!({"quant_method": "awq", "bits": 4, "group_size": 128})),
+        None,
+    )
+    .unwrap();
+    let weights = |a: &gpuplan::EstimateAnswer| a.estimate.memory.weights.as_gib();
+    assert!(
+        weights(&awq) < 0.45 * weights(&bf16),
+        "{} vs {}",
+        weights(&awq),
+        weights(&bf16)
+    );
+    assert!(
+        awq.defaults
+            .iter()
+            .any(|d| d.field == gpuplan::Field::Precision && d.why.contains("quantization_config (awq)")),
+        "{:?}",
+        awq.defaults
+    );
+    let nf4 = run(
+        with(serde_json::json!({"quant_method": "bitsandbytes", "load_in_4bit": true})),
+        None,
+    )
+    .unwrap();
+    let per_token = |a: &gpuplan::EstimateAnswer| a.estimate.inference.as_ref().unwrap().tpot_seconds;
+    assert!(
+        per_token(&nf4) > per_token(&bf16),
+        "bitsandbytes' 4-bit kernel decodes slower than bf16 at batch 1"
+    );
+    let oss = run(ModelSource::BuiltIn("gpt-oss-20b".into()), None).unwrap();
+    assert!(
+        oss.defaults
+            .iter()
+            .any(|d| d.field == gpuplan::Field::Precision && d.value == "fp4")
+    );
+    let unknown = run(with(serde_json::json!({"quant_method": "hqq"})), None).unwrap_err();
+    assert_eq!(unknown.exit_status(), gpuplan::ExitStatus::Error);
+    let given = run(
+        with(serde_json::json!({"quant_method": "awq", "bits": 4})),
+        Some(Precision::Bf16),
+    )
+    .unwrap();
+    assert!((weights(&given) - weights(&bf16)).abs() < 0.01 * weights(&bf16));
+}

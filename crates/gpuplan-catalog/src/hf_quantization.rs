@@ -1,0 +1,169 @@
+//! A config.json's `quantization_config`: the format its checkpoint stores the weights in
+//! (Transformers' quantizers: AutoAWQ, GPTQ, bitsandbytes, FBGEMM/fine-grained FP8, MXFP4,
+//! llm-compressor's compressed-tensors and NVIDIA ModelOpt), so that a quantised model is
+//! estimated at the precision it is served in rather than at 16 bits.
+
+use crate::hf_config::ModelConfigError;
+use gpuplan_model::{CheckpointQuantization, Precision, WeightKernel};
+use serde_json::{Map, Value};
+
+/// The checkpoint's weight format, or `None` when the config has no `quantization_config`.
+pub(crate) fn checkpoint_quantization(
+    config: &Map<String, Value>,
+) -> Result<Option<CheckpointQuantization>, ModelConfigError> {
+    let Some(q) = config.get("quantization_config").filter(|v| !v.is_null()) else {
+        return Ok(None);
+    };
+    let Some(q) = q.as_object() else {
+        return Err(invalid("quantization_config", "expected an object"));
+    };
+    let method = q
+        .get("quant_method")
+        .and_then(Value::as_str)
+        .ok_or_else(|| invalid("quantization_config.quant_method", "missing"))?
+        .to_lowercase();
+    let (precision, kernel) = match method.as_str() {
+        "awq" | "gptq" => (Some(integer_bits(q)?), None),
+        "bitsandbytes" => bitsandbytes(q)?,
+        "fp8" | "fbgemm_fp8" => (Some(Precision::Fp8), None),
+        "mxfp4" => (Some(Precision::Fp4), None),
+        "modelopt" => (modelopt(q), None),
+        "compressed-tensors" => (compressed_tensors(q), None),
+        _ => (None, None),
+    };
+    Ok(Some(CheckpointQuantization {
+        method,
+        precision,
+        kernel,
+    }))
+}
+
+fn invalid(field: &str, message: &str) -> ModelConfigError {
+    ModelConfigError::Invalid {
+        field: field.to_string(),
+        message: message.to_string(),
+    }
+}
+
+/// AWQ and GPTQ store 4- or 8-bit integer weights (`bits`, 4 when left out).
+fn integer_bits(q: &Map<String, Value>) -> Result<Precision, ModelConfigError> {
+    match q.get("bits").and_then(Value::as_u64).unwrap_or(4) {
+        4 => Ok(Precision::Int4),
+        8 => Ok(Precision::Int8),
+        other => Err(invalid(
+            "quantization_config.bits",
+            &format!("{other}-bit weights are not modelled (4 or 8)"),
+        )),
+    }
+}
+
+/// bitsandbytes quantises on load, 4-bit (NF4 or FP4, both run by its own kernel) or 8-bit
+/// (LLM.int8()).
+fn bitsandbytes(q: &Map<String, Value>) -> Result<(Option<Precision>, Option<WeightKernel>), ModelConfigError> {
+    let on = |key: &str| q.get(key).and_then(Value::as_bool).unwrap_or(false);
+    if on("load_in_4bit") {
+        Ok((Some(Precision::Int4), Some(WeightKernel::BnbNf4)))
+    } else if on("load_in_8bit") {
+        Ok((Some(Precision::Int8), Some(WeightKernel::BnbInt8)))
+    } else {
+        Err(invalid(
+            "quantization_config",
+            "bitsandbytes without load_in_4bit or load_in_8bit",
+        ))
+    }
+}
+
+/// NVIDIA ModelOpt's `quant_algo`: FP8, NVFP4, W4A16 AWQ, W8A8 SmoothQuant.
+fn modelopt(q: &Map<String, Value>) -> Option<Precision> {
+    let algo = q
+        .get("quant_algo")
+        .or_else(|| q.get("quantization").and_then(|inner| inner.get("quant_algo")))
+        .and_then(Value::as_str)?
+        .to_uppercase();
+    match algo.as_str() {
+        "FP8" | "FP8_PER_CHANNEL_PER_TOKEN" | "FP8_BLOCK_SCALES" => Some(Precision::Fp8),
+        "NVFP4" | "MXFP4" => Some(Precision::Fp4),
+        "W4A16_AWQ" | "W4A8_AWQ" | "INT4_AWQ" => Some(Precision::Int4),
+        "W8A8_SQ_PER_CHANNEL" | "INT8_SQ" | "INT8" => Some(Precision::Int8),
+        _ => None,
+    }
+}
+
+/// compressed-tensors (llm-compressor): the weights' `num_bits` and `type` of its first
+/// scheme group.
+fn compressed_tensors(q: &Map<String, Value>) -> Option<Precision> {
+    let groups = q.get("config_groups")?.as_object()?;
+    let weights = groups.values().find_map(|group| group.get("weights"))?;
+    let bits = weights.get("num_bits").and_then(Value::as_u64)?;
+    let float = weights.get("type").and_then(Value::as_str) == Some("float");
+    match (bits, float) {
+        (8, true) => Some(Precision::Fp8),
+        (8, false) => Some(Precision::Int8),
+        (4, true) => Some(Precision::Fp4),
+        (4, false) => Some(Precision::Int4),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(json: &str) -> Option<CheckpointQuantization> {
+        let config: Map<String, Value> = serde_json::from_str(json).unwrap();
+        checkpoint_quantization(&config).unwrap()
+    }
+
+    #[test]
+    fn each_quantizer_names_its_weight_format() {
+        let precision = |json: &str| read(json).and_then(|q| q.precision);
+        // As in TheBloke's and Qwen's AWQ/GPTQ repositories.
+        assert_eq!(
+            precision(r#"{"quantization_config": {"quant_method": "awq", "bits": 4, "group_size": 128}}"#),
+            Some(Precision::Int4)
+        );
+        assert_eq!(
+            precision(r#"{"quantization_config": {"quant_method": "gptq", "bits": 8}}"#),
+            Some(Precision::Int8)
+        );
+        let nf4 = read(r#"{"quantization_config": {"quant_method": "bitsandbytes", "load_in_4bit": true, "bnb_4bit_quant_type": "nf4"}}"#).unwrap();
+        assert_eq!(
+            (nf4.precision, nf4.kernel),
+            (Some(Precision::Int4), Some(WeightKernel::BnbNf4))
+        );
+        // DeepSeek-V3's block-wise FP8 and gpt-oss's MXFP4.
+        assert_eq!(
+            precision(r#"{"quantization_config": {"quant_method": "fp8", "weight_block_size": [128, 128]}}"#),
+            Some(Precision::Fp8)
+        );
+        assert_eq!(
+            precision(r#"{"quantization_config": {"quant_method": "mxfp4"}}"#),
+            Some(Precision::Fp4)
+        );
+        assert_eq!(
+            precision(r#"{"quantization_config": {"quant_method": "modelopt", "quant_algo": "NVFP4"}}"#),
+            Some(Precision::Fp4)
+        );
+        assert_eq!(
+            precision(
+                r#"{"quantization_config": {"quant_method": "compressed-tensors", "config_groups": {"group_0": {"weights": {"num_bits": 8, "type": "float"}}}}}"#
+            ),
+            Some(Precision::Fp8)
+        );
+        // A method not modelled is kept by name, to be refused where a precision is needed.
+        let hqq = read(r#"{"quantization_config": {"quant_method": "hqq"}}"#).unwrap();
+        assert_eq!((hqq.method.as_str(), hqq.precision), ("hqq", None));
+        assert_eq!(read(r#"{"model_type": "llama"}"#), None);
+    }
+
+    #[test]
+    fn what_cannot_be_read_is_refused() {
+        let error = |json: &str| {
+            let config: Map<String, Value> = serde_json::from_str(json).unwrap();
+            checkpoint_quantization(&config).unwrap_err().to_string()
+        };
+        assert!(error(r#"{"quantization_config": {"quant_method": "gptq", "bits": 3}}"#).contains("3-bit"));
+        assert!(error(r#"{"quantization_config": {"bits": 4}}"#).contains("quant_method"));
+        assert!(error(r#"{"quantization_config": {"quant_method": "bitsandbytes"}}"#).contains("load_in_4bit"));
+    }
+}
