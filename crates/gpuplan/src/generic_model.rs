@@ -1,6 +1,8 @@
 //! A model named only by its size (`7b`, `1.5b`, `500m`), as people ask "what do I need for a
 //! 7B model?": a dense decoder of that many parameters in Llama 3's proportions, whose shape is
-//! assumed and says so in its name.
+//! assumed and says so in its name. `8x7b` is a mixture of experts in Mixtral's convention
+//! (Jiang et al. 2024, "Mixtral of Experts": each layer's FFN replaced by 8 copies, 2 routed
+//! per token, attention and embeddings shared): the 7B shape with 8 experts.
 //!
 //! Proportions (Llama 3 Herd of Models, Dubey et al. 2024, Table 3: 8B is 32 layers of width
 //! 4,096 with a 14,336 FFN; 70B 80 × 8,192 with 28,672; 405B 126 × 16,384 with 53,248; 8 KV
@@ -32,6 +34,23 @@ pub fn parse_size(text: &str) -> Option<f64> {
     let value: f64 = number.parse().ok()?;
     (value.is_finite() && value > 0.0).then_some(value * scale)
 }
+
+/// `8x7b` → (8 experts, 7e9 per expert model); `None` for anything else.
+pub fn parse_experts(text: &str) -> Option<(u64, f64)> {
+    let lower = text.trim().to_ascii_lowercase();
+    let (experts, size) = lower.split_once('x')?;
+    let experts: u64 = experts.parse().ok()?;
+    ((2..=512).contains(&experts)).then_some(())?;
+    Some((experts, parse_size(size)?))
+}
+
+/// Whether `name` is a size a generic model is built from.
+pub fn is_generic_name(name: &str) -> bool {
+    parse_size(name).is_some() || parse_experts(name).is_some()
+}
+
+/// Experts routed per token in the mixtures built here (Mixtral's top-2).
+const EXPERTS_PER_TOKEN: u64 = 2;
 
 /// Parameters of `layers` layers of `width`.
 fn parameters(layers: f64, width: f64) -> f64 {
@@ -67,9 +86,13 @@ fn shape(size: f64) -> (f64, f64) {
     best
 }
 
-/// The generic decoder of `size` parameters, where `name` is a size between 50M and 2T.
+/// The generic decoder of `size` parameters, where `name` is a size between 50M and 2T, or
+/// `EXPERTSxSIZE` for a mixture of experts on that size's shape.
 pub fn generic_decoder(name: &str) -> Option<Result<ModelSpec, String>> {
-    let size = parse_size(name)?;
+    let (experts, size) = match parse_experts(name) {
+        Some((experts, size)) => (Some(experts), size),
+        None => (None, parse_size(name)?),
+    };
     if !(5e7..=2e12).contains(&size) {
         return Some(Err(format!(
             "`{name}` is {size:.3e} parameters; a generic decoder is built from 50M to 2T"
@@ -77,7 +100,7 @@ pub fn generic_decoder(name: &str) -> Option<Result<ModelSpec, String>> {
     }
     let (layers, width) = shape(size);
     let heads = width / HEAD_DIM;
-    let config = serde_json::json!({
+    let mut config = serde_json::json!({
         "model_type": "llama",
         "architectures": ["LlamaForCausalLM"],
         "hidden_size": width as u64,
@@ -92,14 +115,24 @@ pub fn generic_decoder(name: &str) -> Option<Result<ModelSpec, String>> {
         "rope_theta": 500000.0,
         "hidden_act": "silu"
     });
+    if let Some(experts) = experts {
+        config["model_type"] = "mixtral".into();
+        config["architectures"] = serde_json::json!(["MixtralForCausalLM"]);
+        config["num_local_experts"] = experts.into();
+        config["num_experts_per_tok"] = EXPERTS_PER_TOKEN.into();
+    }
     let spec = match gpuplan_catalog::parse_hf_config_text(&config.to_string()) {
         Ok(spec) => spec,
         Err(error) => return Some(Err(error.to_string())),
     };
     let id = name.trim().to_ascii_lowercase();
+    let kind = match experts {
+        Some(experts) => format!("mixture-of-experts decoder, {experts} experts, {EXPERTS_PER_TOKEN} per token"),
+        None => "decoder".to_string(),
+    };
     Some(Ok(ModelSpec {
         name: format!(
-            "generic {} decoder (shape assumed: {layers:.0} layers × {width:.0}, Llama 3 proportions)",
+            "generic {} {kind} (shape assumed: {layers:.0} layers × {width:.0}, Llama 3 proportions)",
             id.to_ascii_uppercase()
         ),
         id,
@@ -116,14 +149,22 @@ pub fn assumed_shape(model: &ModelSpec) -> Option<Defaulted> {
     let Architecture::Transformer(spec) = &model.architecture else {
         return None;
     };
-    (parse_size(&model.id).is_some() && model.name.starts_with("generic ")).then(|| {
+    (is_generic_name(&model.id) && model.name.starts_with("generic ")).then(|| {
+        let experts = spec
+            .moe
+            .as_ref()
+            .map_or(String::new(), |m| format!(", {} experts of which {} per token", m.experts, m.experts_per_token));
         Defaulted::new(
             Field::Model,
             format!(
-                "{} layers × {}, {} heads ({} KV), FFN {}, vocabulary {}",
+                "{} layers × {}, {} heads ({} KV), FFN {}, vocabulary {}{experts}",
                 spec.layers, spec.hidden, spec.heads, spec.kv_heads, spec.ffn, spec.vocab
             ),
-            "a bare size: a dense decoder in Llama 3's proportions (Dubey et al. 2024, Table 3), its shape assumed",
+            if spec.moe.is_some() {
+                "a bare size: Llama 3's proportions (Dubey et al. 2024, Table 3) with Mixtral's experts (Jiang et al. 2024), its shape assumed"
+            } else {
+                "a bare size: a dense decoder in Llama 3's proportions (Dubey et al. 2024, Table 3), its shape assumed"
+            },
         )
     })
 }
@@ -169,6 +210,18 @@ mod tests {
             assert!(spec.name.contains("shape assumed"), "{}", spec.name);
         }
         assert!(generic_decoder("5000b").unwrap().is_err());
+        // Mixtral's convention: 8 experts on a 7B shape hold about 47B, 13B active per token
+        // (Mixtral 8x7B: 46.7B and 12.9B).
+        let moe = generic_decoder("8x7b").unwrap().unwrap();
+        let Architecture::Transformer(t) = &moe.architecture else {
+            panic!("8x7b")
+        };
+        let counts = gpuplan_estimate::parameters::count_parameters(t);
+        assert!((40e9..52e9).contains(&(counts.total as f64)), "{}", counts.total);
+        assert!((11e9..15e9).contains(&(counts.active as f64)), "{}", counts.active);
+        assert!(moe.name.contains("8 experts, 2 per token"), "{}", moe.name);
+        assert_eq!(parse_experts("1x7b"), None);
+        assert_eq!(parse_experts("8x"), None);
         assert!(generic_decoder("gpt-7").is_none());
     }
 }

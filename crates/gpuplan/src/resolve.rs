@@ -8,13 +8,13 @@ use std::collections::BTreeSet;
 
 /// Where the built-in models are listed and how another model is described, in words that
 /// hold for every front end: the API never reads a file path.
-const OTHER_MODELS: &str = "the built-in models are listed by `gpuplan models` (API: GET /api/v1/models); any other is described by its Hugging Face config.json (command line: its path, or its Hub id ORG/NAME, as the model; API: its contents as `model_config`), or by a bare size (`7b`, `500m`) for a generic decoder";
+const OTHER_MODELS: &str = "the built-in models are listed by `gpuplan models` (API: GET /api/v1/models); any other is described by its Hugging Face config.json (command line: its path, or its Hub id ORG/NAME, as the model; API: its contents as `model_config`), or by a bare size (`7b`, `500m`; `8x7b` for a mixture of experts) for a generic decoder";
 
 /// A built-in model or a user's config.json.
 pub fn model(catalog: &Catalog, source: &ModelSource) -> Result<ModelSpec, Error> {
     match source {
         ModelSource::BuiltIn(name)
-            if catalog.models().get(name).is_err() && crate::generic_model::parse_size(name).is_some() =>
+            if catalog.models().get(name).is_err() && crate::generic_model::is_generic_name(name) =>
         {
             // A bare size (`7b`) is a generic decoder of that size, its shape assumed.
             crate::generic_model::generic_decoder(name)
