@@ -477,11 +477,11 @@ pub struct PlanArgs {
     /// Hugging Face Hub id (ORG/NAME[@REVISION]: its config.json is fetched once and cached as
     /// the Hub does; HF_TOKEN, HF_ENDPOINT, HF_HOME and HF_HUB_OFFLINE are honoured) or a bare
     /// size (`7b`).
-    #[arg(long, required_unless_present_any = ["workload", "file"])]
+    #[arg(long, required_unless_present_any = ["workload", "file"], help_heading = "Workload")]
     pub model: Option<String>,
 
     /// pretrain, finetune, lora, qlora or inference.
-    #[arg(long, required_unless_present_any = ["workload", "file"])]
+    #[arg(long, required_unless_present_any = ["workload", "file"], help_heading = "Workload")]
     pub task: Option<String>,
 
     /// Write the chosen configuration as deployment files: k8s (Kubernetes, with KEDA for
@@ -494,7 +494,7 @@ pub struct PlanArgs {
 
     /// The CUDA release the job is built with (`12.4`): GPUs it does not compile for (Volta
     /// from CUDA 13, Blackwell before 12.8) and accelerators without CUDA are left out.
-    #[arg(long, value_name = "VERSION")]
+    #[arg(long, value_name = "VERSION", help_heading = "Where to rent")]
     pub cuda: Option<String>,
 
     /// The flags given on the command line (filled after parsing), which win over a job file.
@@ -502,114 +502,119 @@ pub struct PlanArgs {
     pub given: Vec<String>,
 
     /// `tabular` for classical ML (gradient-boosted trees) on --rows × --features.
-    #[arg(long = "workload", id = "workload", value_name = "KIND", value_parser = ["tabular"])]
+    #[arg(long = "workload", id = "workload", value_name = "KIND", value_parser = ["tabular"], help_heading = "Tabular jobs")]
     pub workload_kind: Option<String>,
 
     /// Training rows (tabular).
-    #[arg(long, value_parser = count, requires = "workload")]
+    #[arg(long, value_parser = count, requires = "workload", help_heading = "Tabular jobs")]
     pub rows: Option<f64>,
 
     /// Features per row (tabular).
-    #[arg(long, value_parser = count, requires = "workload")]
+    #[arg(long, value_parser = count, requires = "workload", help_heading = "Tabular jobs")]
     pub features: Option<f64>,
 
     /// Boosting rounds (tabular; default 100).
-    #[arg(long, requires = "workload")]
+    #[arg(long, requires = "workload", help_heading = "Tabular jobs")]
     pub rounds: Option<u32>,
 
     /// Precisions allowed, preferred first (comma-separated: bf16,fp8,int8,int4).
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', help_heading = "Workload")]
     pub precision: Vec<String>,
 
     #[command(flatten)]
     pub workload: WorkloadArgs,
 
     /// Finish within this time (`24h`, `3d`; a bare number is hours).
-    #[arg(long, value_parser = hours_duration, value_name = "DURATION")]
+    #[arg(long, value_parser = hours_duration, value_name = "DURATION", help_heading = "Limits")]
     pub deadline: Option<f64>,
 
     /// Spend at most this many USD (serving: per month).
-    #[arg(long, value_name = "USD")]
+    #[arg(long, value_name = "USD", help_heading = "Limits")]
     pub budget: Option<f64>,
 
     /// Peak requests per second, for the autoscaling range.
-    #[arg(long)]
+    #[arg(long, help_heading = "Serving")]
     pub peak_qps: Option<f64>,
 
     /// Pay at most this many USD per hour for a configuration, all its instances together.
-    #[arg(long)]
+    #[arg(long, help_heading = "Limits")]
     pub max_hourly_price: Option<f64>,
 
     /// Share of each serving replica's goodput kept free for bursts and forecast error
     /// (0 to 0.9; default 0.1): replicas are planned at goodput × (1 − headroom).
-    #[arg(long)]
+    #[arg(long, help_heading = "Serving")]
     pub headroom: Option<f64>,
 
     /// Only these providers (comma-separated).
-    #[arg(long, alias = "provider", value_delimiter = ',')]
+    #[arg(long, alias = "provider", value_delimiter = ',', help_heading = "Where to rent")]
     pub providers: Vec<String>,
 
     /// Only regions starting with these prefixes (comma-separated).
-    #[arg(long, alias = "region", value_delimiter = ',')]
+    #[arg(long, alias = "region", value_delimiter = ',', help_heading = "Where to rent")]
     pub regions: Vec<String>,
 
     /// Only these accelerators (ids, aliases or families; comma-separated).
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', help_heading = "Where to rent")]
     pub gpu: Vec<String>,
 
     /// Never these accelerators.
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', help_heading = "Where to rent")]
     pub exclude_gpu: Vec<String>,
 
     /// Billing modes allowed: on-demand, spot, reserved-1y, reserved-3y (comma-separated).
-    #[arg(long, value_delimiter = ',', default_value = "on-demand")]
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "on-demand",
+        help_heading = "Where to rent"
+    )]
     pub billing: Vec<String>,
 
     /// Allow spot capacity in addition to the --billing modes.
-    #[arg(long)]
+    #[arg(long, help_heading = "Where to rent")]
     pub spot: bool,
 
     /// At most this many GPUs in all (default 64; larger clusters need capacity reservations).
-    #[arg(long)]
+    #[arg(long, help_heading = "Limits")]
     pub max_gpus: Option<u32>,
 
     /// At most this many nodes (default 64).
-    #[arg(long)]
+    #[arg(long, help_heading = "Limits")]
     pub max_nodes: Option<u32>,
 
     /// At least this many vCPUs per GPU on the host.
-    #[arg(long)]
+    #[arg(long, help_heading = "Where to rent")]
     pub min_vcpus_per_gpu: Option<f64>,
 
     /// At least this much host memory per GPU, GiB.
-    #[arg(long, value_name = "GIB")]
+    #[arg(long, value_name = "GIB", help_heading = "Where to rent")]
     pub min_host_memory_per_gpu: Option<f64>,
 
     /// At least this much local disk per instance, GB (instances whose disk the catalog does
     /// not state are left out, and the plan says so).
-    #[arg(long, value_name = "GB")]
+    #[arg(long, value_name = "GB", help_heading = "Where to rent")]
     pub min_disk: Option<f64>,
 
     /// Only GPUs of at least this CUDA compute capability (8.0, 8.9, 9.0 or sm_90).
-    #[arg(long, value_name = "X.Y")]
+    #[arg(long, value_name = "X.Y", help_heading = "Where to rent")]
     pub compute_capability: Option<String>,
 
     /// What to optimise.
-    #[arg(long, value_enum, default_value_t = ObjectiveArg::Cost)]
+    #[arg(long, value_enum, default_value_t = ObjectiveArg::Cost, help_heading = "Choosing")]
     pub objective: ObjectiveArg,
 
     /// How many of the best configurations to show; the cheapest, the fastest and the rest
     /// of the cost–time Pareto front are always shown beside them.
-    #[arg(long, default_value_t = 10)]
+    #[arg(long, default_value_t = 10, help_heading = "Choosing")]
     pub top: usize,
 
     /// Differences in cost or time below this share count as none (0 to 1; default 0.1):
     /// the Pareto front and the cheapest and fastest labels ignore them.
-    #[arg(long)]
+    #[arg(long, help_heading = "Choosing")]
     pub tolerance: Option<f64>,
 
     /// Show the candidates each constraint removed and every assumption.
-    #[arg(long)]
+    #[arg(long, help_heading = "Choosing")]
     pub explain: bool,
 
     #[command(flatten)]
@@ -693,55 +698,55 @@ pub struct EstimateArgs {
     /// Hugging Face Hub id (ORG/NAME[@REVISION]: its config.json is fetched once and cached as
     /// the Hub does; HF_TOKEN, HF_ENDPOINT, HF_HOME and HF_HUB_OFFLINE are honoured) or a bare
     /// size (`7b`).
-    #[arg(long)]
+    #[arg(long, help_heading = "Workload")]
     pub model: String,
 
     /// What to run: pretrain, finetune, lora, qlora or inference.
-    #[arg(long)]
+    #[arg(long, help_heading = "Workload")]
     pub task: String,
 
     /// The GPU type: an id or alias (`H100`, `A100-80GB`, `rtx-4090`).
-    #[arg(long)]
+    #[arg(long, help_heading = "GPUs and layout")]
     pub gpu: String,
 
     /// Number of GPUs.
-    #[arg(long)]
+    #[arg(long, help_heading = "GPUs and layout")]
     pub gpus: Option<u32>,
 
     /// GPUs per node (default: up to 8).
-    #[arg(long)]
+    #[arg(long, help_heading = "GPUs and layout")]
     pub gpus_per_node: Option<u32>,
 
     /// fp32, tf32, fp16, bf16, fp8, int8 or int4 (default: bf16 where supported, else fp16).
-    #[arg(long)]
+    #[arg(long, help_heading = "GPUs and layout")]
     pub precision: Option<String>,
 
     #[command(flatten)]
     pub workload: WorkloadArgs,
 
     /// Tensor-parallel degree (default: chosen).
-    #[arg(long)]
+    #[arg(long, help_heading = "GPUs and layout")]
     pub tp: Option<u32>,
 
     /// Pipeline-parallel degree (default: chosen).
-    #[arg(long)]
+    #[arg(long, help_heading = "GPUs and layout")]
     pub pp: Option<u32>,
 
     /// Context (sequence) parallel degree: each GPU holds 1/cp of every sequence.
-    #[arg(long)]
+    #[arg(long, help_heading = "GPUs and layout")]
     pub cp: Option<u32>,
 
     /// Expert parallel degree (mixture-of-experts): experts spread over this many
     /// data-parallel ranks.
-    #[arg(long)]
+    #[arg(long, help_heading = "GPUs and layout")]
     pub ep: Option<u32>,
 
     /// ZeRO stage 0–3 (FSDP full sharding = 3; default: the lowest that fits).
-    #[arg(long)]
+    #[arg(long, help_heading = "GPUs and layout")]
     pub zero: Option<u8>,
 
     /// Use fused flash attention (default: on for compute capability 8.0+; diffusion: on).
-    #[arg(long)]
+    #[arg(long, help_heading = "GPUs and layout")]
     pub flash_attention: Option<bool>,
 }
 
@@ -752,69 +757,69 @@ pub struct EstimateArgs {
 pub struct WorkloadArgs {
     /// Global batch in sequences or samples (training; `plan` defaults to 256). For `estimate
     /// --task inference`: sequences processed together.
-    #[arg(long)]
+    #[arg(long, help_heading = "Workload")]
     pub batch: Option<u64>,
 
     /// Sequences per GPU per forward/backward pass (default: the fastest that fits).
-    #[arg(long)]
+    #[arg(long, help_heading = "Workload")]
     pub micro_batch: Option<u64>,
 
     /// Tokens per sequence (training) or prompt tokens (inference).
-    #[arg(long, alias = "input-tokens")]
+    #[arg(long, alias = "input-tokens", help_heading = "Workload")]
     pub seq: Option<u64>,
 
     /// Tokens generated per request (inference; 0 for encoders such as BERT).
-    #[arg(long)]
+    #[arg(long, help_heading = "Workload")]
     pub output_tokens: Option<u64>,
 
     /// Activation recomputation: none, selective (attention core), op (torchtitan's per-op)
     /// or full (default: the least that fits).
-    #[arg(long)]
+    #[arg(long, help_heading = "Workload")]
     pub checkpointing: Option<String>,
 
     /// Training framework whose defaults and loss to follow: hf-trainer, torchtune, litgpt,
     /// torchtitan, megatron, deepspeed, llm-foundry or axolotl; and, comma-separated, framework
     /// builds the job needs (`pytorch==2.5`, `vllm==0.8`): GPUs they do not run on are left out.
-    #[arg(long)]
+    #[arg(long, help_heading = "Workload")]
     pub framework: Option<String>,
 
     /// Training state kept in host memory: a comma list of optimizer, params, activations
     /// (DeepSpeed ZeRO-Offload, FSDP CPU offload, torchtune activation offloading).
-    #[arg(long)]
+    #[arg(long, help_heading = "Workload")]
     pub offload: Option<String>,
 
     #[command(flatten)]
     pub step: TrainingStepArgs,
 
     /// adamw, adam8bit, sgd or adafactor (default adamw).
-    #[arg(long)]
+    #[arg(long, help_heading = "Workload")]
     pub optimizer: Option<String>,
 
     /// LoRA rank (LoRA/QLoRA; default 16).
-    #[arg(long)]
+    #[arg(long, help_heading = "Workload")]
     pub lora_rank: Option<u64>,
 
     /// Layers LoRA adapts: q,v, attention, all-linear or all-linear+head (default: the
     /// framework's recipe, else all-linear).
-    #[arg(long)]
+    #[arg(long, help_heading = "Workload")]
     pub lora_targets: Option<String>,
 
     /// Tokens to train on (`5e8`).
-    #[arg(long, value_parser = count)]
+    #[arg(long, value_parser = count, help_heading = "Workload")]
     pub tokens: Option<f64>,
 
     /// Epochs over --dataset-size samples.
-    #[arg(long, value_parser = count)]
+    #[arg(long, value_parser = count, help_heading = "Workload")]
     pub epochs: Option<f64>,
 
     /// Samples (sequences or images) per epoch; for inference, the requests of a batch job.
-    #[arg(long, value_parser = count)]
+    #[arg(long, value_parser = count, help_heading = "Workload")]
     pub dataset_size: Option<f64>,
 
     /// Inference engine: pytorch, torch-compile, vllm, sglang, tensorrt-llm, tgi, tensorrt or
     /// onnxruntime (default vllm for text generation); a release after `@` applies that
     /// release's defaults and overheads (`vllm@0.6`).
-    #[arg(long)]
+    #[arg(long, help_heading = "Workload")]
     pub engine: Option<String>,
 
     #[command(flatten)]
@@ -822,16 +827,16 @@ pub struct WorkloadArgs {
 
     /// Serving: how the engine stores the KV cache: auto (the engine's default), 16-bit or fp8
     /// (vLLM's and SGLang's `--kv-cache-dtype`).
-    #[arg(long)]
+    #[arg(long, help_heading = "Workload")]
     pub kv_cache_dtype: Option<String>,
 
     /// Share of each GPU's memory kept free when judging the fit (default 0.10).
-    #[arg(long)]
+    #[arg(long, help_heading = "Workload")]
     pub memory_margin: Option<f64>,
 
     /// A calibration `gpuplan probe --calibration-out` wrote: the measured GPUs' peaks and
     /// memory bandwidth in place of the datasheet's.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = "Workload")]
     pub calibration: Option<PathBuf>,
 
     /// Requests per second: the load on one replica (`estimate`) or the total to serve
@@ -976,13 +981,13 @@ pub enum SortKey {
 pub struct TrainingStepArgs {
     /// The training step runs under torch.compile (fused element-wise kernels; about 1.16×
     /// the eager speed in 16-bit training).
-    #[arg(long)]
+    #[arg(long, help_heading = "Workload")]
     pub compile: bool,
 
     /// Training without packing: each example is padded to --seq and holds this many real
     /// tokens on average. Compute and memory follow --seq; tokens/s, time and GPU-hours count
     /// real tokens only. Default: packed sequences, every token real.
-    #[arg(long, value_name = "TOKENS")]
+    #[arg(long, value_name = "TOKENS", help_heading = "Workload")]
     pub mean_seq: Option<u64>,
 }
 
