@@ -177,7 +177,7 @@ fn fetch(id: &HubId) -> Result<(String, String), Error> {
     let shown = format!("--model {}: {url}", id.repo);
     let response = request.send().map_err(|e| {
         Error::invalid(
-            format!("{shown}: {}", chain(&e)),
+            format!("{shown}: {}", crate::causes::chain(&e)),
             Some("check the network (or HF_ENDPOINT), or give the path of a config.json".to_string()),
         )
     })?;
@@ -226,17 +226,6 @@ fn fetch(id: &HubId) -> Result<(String, String), Error> {
         ));
     }
     Ok((text, commit.unwrap_or_default()))
-}
-
-/// An error with its causes, outermost first (`error sending request: … : connection refused`).
-fn chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(&format!(": {cause}"));
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 mod args;
 mod catalog_source;
 mod catalog_target;
+mod causes;
 mod commands;
 mod hub;
 mod input_file;

@@ -216,7 +216,7 @@ fn client(timeout: Option<Duration>) -> Result<reqwest::blocking::Client, Error>
 fn send(request: reqwest::blocking::RequestBuilder, shown: &str) -> Result<reqwest::blocking::Response, Error> {
     request.send().and_then(|r| r.error_for_status()).map_err(|e| {
         invalid(
-            format!("fetching {shown}: {}", e.without_url()),
+            format!("fetching {shown}: {}", crate::causes::chain(&e.without_url())),
             Some("check the network and any API key, or refresh from recorded responses with --from DIR; the previous catalog is untouched"),
         )
     })
