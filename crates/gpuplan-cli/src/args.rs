@@ -111,6 +111,12 @@ pub struct ServeArgs {
     /// container).
     #[arg(long, default_value = "127.0.0.1:8080")]
     pub addr: std::net::SocketAddr,
+
+    /// Web origins whose pages may call the API from a browser (CORS), comma-separated
+    /// (`https://tools.example.com`), or `*` for any; by default only the page the server
+    /// serves itself.
+    #[arg(long, value_delimiter = ',', value_name = "ORIGIN")]
+    pub cors_origin: Vec<String>,
 }
 
 #[derive(Debug, Args)]

@@ -21,6 +21,7 @@ mod metrics;
 pub mod openapi;
 mod routes;
 mod security;
+mod validators;
 
 pub use answers::{AnswerCache, CACHED_ANSWERS, CatalogReads};
 pub use error::{ApiError, ProblemJson};
@@ -54,12 +55,26 @@ pub struct AppState {
     /// Estimates and plans computed at once: one per core. More would only share the cores,
     /// and every extra computing thread keeps its own memory arena.
     pub computing: Arc<tokio::sync::Semaphore>,
+    /// What the catalog's reads are computed from, hashed: their `ETag`s.
+    pub catalog_fingerprint: u64,
+    /// Web origins whose pages may call the API (CORS); empty: only pages the server serves.
+    pub cors_origins: Arc<Vec<axum::http::HeaderValue>>,
 }
 
 impl AppState {
     pub fn new(catalog: Catalog) -> Self {
+        let reads = CatalogReads::new(&catalog);
+        let bytes = |read: &Result<axum::body::Bytes, ApiError>| read.as_ref().map_or(Vec::new(), |b| b.to_vec());
+        let catalog_fingerprint = validators::fingerprint(&[
+            &bytes(&reads.gpus),
+            &bytes(&reads.models),
+            &bytes(&reads.summary),
+            format!("{} offerings", catalog.offerings().len()).as_bytes(),
+        ]);
         AppState {
-            reads: Arc::new(CatalogReads::new(&catalog)),
+            reads: Arc::new(reads),
+            catalog_fingerprint,
+            cors_origins: Arc::new(Vec::new()),
             catalog: Arc::new(catalog),
             answers: Arc::new(AnswerCache::default()),
             metrics: Arc::new(Metrics::default()),
@@ -67,6 +82,12 @@ impl AppState {
                 std::thread::available_parallelism().map_or(1, |n| n.get()),
             )),
         }
+    }
+
+    /// The same state, with the web origins whose pages may call the API.
+    pub fn with_cors_origins(mut self, origins: Vec<axum::http::HeaderValue>) -> Self {
+        self.cors_origins = Arc::new(origins);
+        self
     }
 }
 
@@ -95,13 +116,66 @@ pub fn app_with(state: AppState, request_timeout: Duration) -> Router {
         .layer(PropagateRequestIdLayer::new(request_id))
         .layer(axum::middleware::from_fn(security::headers))
         .layer(axum::middleware::from_fn_with_state(state.clone(), metrics::record))
+        .layer(tower_http::compression::CompressionLayer::new())
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            validators::validators,
+        ))
         .layer(axum::error_handling::HandleErrorLayer::new(error::overloaded))
         .timeout(request_timeout)
         // One semaphore for every route: the limit is the server's, not each route's.
         .layer(tower::limit::GlobalConcurrencyLimitLayer::new(MAX_CONCURRENT_REQUESTS))
         .layer(axum::extract::DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(tower_http::timeout::RequestBodyTimeoutLayer::new(BODY_READ_TIMEOUT));
-    routes::router().layer(layers).with_state(state)
+    let router = routes::router().layer(layers);
+    let router = match cors(&state.cors_origins) {
+        Some(cors) => router.layer(cors),
+        None => router,
+    };
+    router.with_state(state)
+}
+
+/// Web origins as a CORS policy takes them: `*`, or a scheme and host (and port) without a
+/// path, as browsers send `Origin`; the first that is not one, with why.
+pub fn cors_origins(list: &[String]) -> Result<Vec<axum::http::HeaderValue>, (String, String)> {
+    list.iter()
+        .map(|origin| {
+            let origin = origin.trim().trim_end_matches('/');
+            let host = origin
+                .strip_prefix("https://")
+                .or_else(|| origin.strip_prefix("http://"))
+                .filter(|rest| !rest.is_empty() && !rest.contains('/'));
+            if origin != "*" && host.is_none() {
+                return Err((origin.to_string(), "not an origin".to_string()));
+            }
+            axum::http::HeaderValue::from_str(origin).map_err(|e| (origin.to_string(), e.to_string()))
+        })
+        .collect()
+}
+
+/// The CORS policy for `origins`: their pages may read answers and send JSON bodies; `*`
+/// opens the API to every page. `None` without origins: browsers then keep it to the page the
+/// server serves itself.
+fn cors(origins: &[axum::http::HeaderValue]) -> Option<tower_http::cors::CorsLayer> {
+    use tower_http::cors::{AllowOrigin, CorsLayer};
+    if origins.is_empty() {
+        return None;
+    }
+    let allow = if origins.iter().any(|o| o == "*") {
+        AllowOrigin::any()
+    } else {
+        AllowOrigin::list(origins.iter().cloned())
+    };
+    Some(
+        CorsLayer::new()
+            .allow_origin(allow)
+            .allow_methods([axum::http::Method::GET, axum::http::Method::POST])
+            .allow_headers([axum::http::header::CONTENT_TYPE])
+            .expose_headers([
+                axum::http::header::ETAG,
+                axum::http::HeaderName::from_static("x-request-id"),
+            ]),
+    )
 }
 
 /// A request that took longer than this is logged at info level.

@@ -683,3 +683,78 @@ async fn a_tabular_job_is_planned_through_the_api() {
         (&json!("missing_field"), &json!("model"))
     );
 }
+
+/// The catalog's reads are cheap to ask again: gzip where the client takes it (the unfiltered
+/// offerings listing is megabytes), an `ETag` and `Cache-Control` on every catalog read, and
+/// `304 Not Modified` without a body when `If-None-Match` names the current tag. Plans, which
+/// depend on their bodies, carry neither.
+#[tokio::test]
+async fn catalog_reads_are_compressed_and_revalidated() {
+    let get = |uri: &str, headers: &[(&str, &str)]| {
+        let mut request = Request::builder().uri(uri);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
+        }
+        app(state()).oneshot(request.body(Body::empty()).unwrap())
+    };
+    let plain = get("/api/v1/instances", &[]).await.unwrap();
+    let plain_len = plain.into_body().collect().await.unwrap().to_bytes().len();
+    let zipped = get("/api/v1/instances", &[("accept-encoding", "gzip")]).await.unwrap();
+    assert_eq!(zipped.headers()[header::CONTENT_ENCODING], "gzip");
+    let tag = zipped.headers()[header::ETAG].to_str().unwrap().to_string();
+    assert!(
+        zipped.headers()[header::CACHE_CONTROL]
+            .to_str()
+            .unwrap()
+            .contains("max-age")
+    );
+    let zipped_len = zipped.into_body().collect().await.unwrap().to_bytes().len();
+    assert!(zipped_len * 5 < plain_len, "{zipped_len} of {plain_len} bytes");
+    let again = get("/api/v1/instances", &[("if-none-match", &tag)]).await.unwrap();
+    assert_eq!(again.status(), StatusCode::NOT_MODIFIED);
+    assert!(again.into_body().collect().await.unwrap().to_bytes().is_empty());
+    // Another query is another answer, with another tag.
+    let filtered = get("/api/v1/instances?gpu=H100", &[("if-none-match", &tag)])
+        .await
+        .unwrap();
+    assert_eq!(filtered.status(), StatusCode::OK);
+    assert_ne!(filtered.headers()[header::ETAG].to_str().unwrap(), tag);
+    let gpus = get("/api/v1/gpus", &[]).await.unwrap();
+    assert!(gpus.headers().contains_key(header::ETAG));
+    let health = get("/healthz", &[]).await.unwrap();
+    assert!(!health.headers().contains_key(header::ETAG));
+}
+
+/// Browsers may call the API from the origins the operator names, and from no other: the
+/// preflight of a JSON POST from an allowed origin is granted, one from elsewhere is not, and
+/// a server started without origins grants none.
+#[tokio::test]
+async fn cross_origin_calls_are_allowed_only_from_the_named_origins() {
+    let origins = gpuplan_server::cors_origins(&["https://tools.example.com".to_string()]).unwrap();
+    let preflight = |origin: &str, state: AppState| {
+        let request = Request::builder()
+            .method("OPTIONS")
+            .uri("/api/v1/plan")
+            .header("origin", origin)
+            .header("access-control-request-method", "POST")
+            .header("access-control-request-headers", "content-type")
+            .body(Body::empty())
+            .unwrap();
+        app(state).oneshot(request)
+    };
+    let allowed = preflight("https://tools.example.com", state().with_cors_origins(origins.clone()))
+        .await
+        .unwrap();
+    assert_eq!(
+        allowed.headers()["access-control-allow-origin"],
+        "https://tools.example.com"
+    );
+    let other = preflight("https://elsewhere.example", state().with_cors_origins(origins))
+        .await
+        .unwrap();
+    assert!(!other.headers().contains_key("access-control-allow-origin"));
+    let closed = preflight("https://tools.example.com", state()).await.unwrap();
+    assert!(!closed.headers().contains_key("access-control-allow-origin"));
+    assert!(gpuplan_server::cors_origins(&["tools.example.com/path".to_string()]).is_err());
+    assert!(gpuplan_server::cors_origins(&["*".to_string()]).is_ok());
+}

@@ -5,6 +5,12 @@ use gpuplan::{Catalog, Error, ExitStatus};
 use std::io::IsTerminal;
 
 pub fn run(catalog: Catalog, args: &ServeArgs) -> Result<ExitStatus, Error> {
+    let origins = gpuplan_server::cors_origins(&args.cors_origin).map_err(|(origin, why)| {
+        Error::invalid(
+            format!("--cors-origin {origin}: {why}"),
+            Some("give a scheme and host as the browser sends them, e.g. https://tools.example.com, or *".to_string()),
+        )
+    })?;
     // A second subscriber (in tests that run several servers) is not an error.
     let _ = tracing_subscriber::fmt()
         .with_env_filter(
@@ -27,9 +33,12 @@ pub fn run(catalog: Catalog, args: &ServeArgs) -> Result<ExitStatus, Error> {
         })?;
         let bound = listener.local_addr().map_or(args.addr, |a| a);
         tracing::info!(address = %bound, "listening on http://{bound}");
-        gpuplan_server::serve(listener, gpuplan_server::AppState::new(catalog))
-            .await
-            .map_err(|e| Error::invalid(format!("the server stopped: {e}"), None))
+        gpuplan_server::serve(
+            listener,
+            gpuplan_server::AppState::new(catalog).with_cors_origins(origins),
+        )
+        .await
+        .map_err(|e| Error::invalid(format!("the server stopped: {e}"), None))
     });
     // A computation cut off at its time limit may still be running on a blocking thread: the
     // process exits without waiting for it.
