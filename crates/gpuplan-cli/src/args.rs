@@ -966,6 +966,10 @@ pub struct InstancesArgs {
     /// Show at most this many rows (0: all). Defaults to 40 for tables, all otherwise.
     #[arg(long)]
     pub limit: Option<usize>,
+
+    /// Skip this many offerings from the top of the sorted list first (paging).
+    #[arg(long)]
+    pub offset: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -174,6 +174,7 @@ fn cors(origins: &[axum::http::HeaderValue]) -> Option<tower_http::cors::CorsLay
             .expose_headers([
                 axum::http::header::ETAG,
                 axum::http::HeaderName::from_static("x-request-id"),
+                axum::http::HeaderName::from_static("x-total-count"),
             ]),
     )
 }

@@ -758,3 +758,23 @@ async fn cross_origin_calls_are_allowed_only_from_the_named_origins() {
     assert!(gpuplan_server::cors_origins(&["tools.example.com/path".to_string()]).is_err());
     assert!(gpuplan_server::cors_origins(&["*".to_string()]).is_ok());
 }
+
+/// Long listings come in pages: `offset` and `limit` cut the sorted offerings, and
+/// `X-Total-Count` says how many matched, so a client can walk them all.
+#[tokio::test]
+async fn offerings_come_in_pages_with_their_total() {
+    let page = |uri: &str| app(state()).oneshot(Request::builder().uri(uri).body(Body::empty()).unwrap());
+    let all = page("/api/v1/instances?gpu=L4").await.unwrap();
+    let total: usize = all.headers()["x-total-count"].to_str().unwrap().parse().unwrap();
+    let all: Value = serde_json::from_slice(&all.into_body().collect().await.unwrap().to_bytes()).unwrap();
+    let all = all.as_array().unwrap();
+    assert_eq!(all.len(), total);
+    assert!(total > 3);
+    let second = page("/api/v1/instances?gpu=L4&offset=1&limit=2").await.unwrap();
+    assert_eq!(second.headers()["x-total-count"], total.to_string().as_str());
+    let second: Value = serde_json::from_slice(&second.into_body().collect().await.unwrap().to_bytes()).unwrap();
+    assert_eq!(second.as_array().unwrap(), &all[1..3]);
+    let past = page(&format!("/api/v1/instances?gpu=L4&offset={total}")).await.unwrap();
+    let past: Value = serde_json::from_slice(&past.into_body().collect().await.unwrap().to_bytes()).unwrap();
+    assert!(past.as_array().unwrap().is_empty());
+}

@@ -29,12 +29,18 @@ pub struct InstancesRequest {
     /// One row per zone where zone prices differ (default: one row per region).
     pub per_zone: bool,
     pub sort: OfferingSort,
+    /// Offerings skipped from the top of the sorted list, then kept at most (`None`: all).
+    pub offset: usize,
+    pub limit: Option<usize>,
 }
 
 /// The matching offerings, and what the names were taken to mean.
 #[derive(Debug)]
 pub struct InstancesAnswer {
+    /// The page asked for (all of them without a limit or offset).
     pub offerings: Vec<Offering>,
+    /// How many offerings matched in all.
+    pub total: usize,
     pub notes: Vec<String>,
 }
 
@@ -86,8 +92,16 @@ pub fn find_instances(catalog: &Catalog, request: &InstancesRequest) -> Result<I
         query.accelerators = family.iter().map(|a| a.id.clone()).collect();
     }
     query.providers = crate::resolve::providers(catalog, &request.providers)?;
+    let matching = query.run(catalog);
+    let total = matching.len();
+    let offerings = matching
+        .into_iter()
+        .skip(request.offset)
+        .take(request.limit.unwrap_or(usize::MAX))
+        .collect();
     Ok(InstancesAnswer {
-        offerings: query.run(catalog),
+        offerings,
+        total,
         notes,
     })
 }

@@ -372,6 +372,13 @@ pub struct InstancesOptions {
     /// price (default), price-per-gpu, gpus, memory or provider.
     #[serde(default)]
     pub sort: Option<String>,
+    /// Offerings to skip from the top of the sorted list (paging; default 0).
+    #[serde(default)]
+    pub offset: Option<usize>,
+    /// Offerings to return at most after `offset` (paging; default: all). The API's
+    /// `X-Total-Count` header says how many matched.
+    #[serde(default)]
+    pub limit: Option<usize>,
 }
 
 fn comma_list(text: &Option<String>) -> Vec<String> {
@@ -419,6 +426,8 @@ impl InstancesOptions {
             include_cpu_only: self.include_cpu,
             per_zone: self.zones,
             sort,
+            offset: self.offset.unwrap_or(0),
+            limit: self.limit,
         })
     }
 }

@@ -34,6 +34,13 @@ pub fn run(catalog: &Catalog, args: &InstancesArgs, format: OutputFormat, money:
             }
             .to_string(),
         ),
+        offset: args.offset,
+        // A table shows rows grouped by region, limited below; other formats one record per
+        // offering, limited here.
+        limit: match format {
+            OutputFormat::Table => None,
+            _ => args.limit.filter(|n| *n > 0),
+        },
     }
     .request()?;
     let answer = find_instances(catalog, &request)?;

@@ -11,7 +11,7 @@ use gpuplan::emit::wire::InstanceJson;
 
 /// Cloud offerings: who rents a GPU, in which shape, at what price.
 #[utoipa::path(get, path = "/api/v1/instances", operation_id = "list_instances", tag = "catalog", params(InstancesOptions),
-    responses((status = 200, body = Vec<InstanceJson>),
+    responses((status = 200, body = Vec<InstanceJson>, headers(("x-total-count" = usize, description = "offerings that matched in all, before `offset` and `limit`"))),
               (status = 400, description = "bad input (the CLI's exit 2)", body = crate::error::ProblemJson, content_type = "application/problem+json")))]
 pub(crate) async fn list(
     State(state): State<AppState>,
@@ -26,5 +26,10 @@ pub(crate) async fn list(
     let request = options.request()?;
     let answer = gpuplan::find_instances(&state.catalog, &request)?;
     let wire: Vec<InstanceJson> = answer.offerings.iter().map(InstanceJson::from).collect();
-    super::json(&wire)
+    let mut response = super::json(&wire)?;
+    response.headers_mut().insert(
+        axum::http::HeaderName::from_static("x-total-count"),
+        axum::http::HeaderValue::from(answer.total),
+    );
+    Ok(response)
 }
