@@ -2675,7 +2675,6 @@ mod fields {
         "storage-class",
         "name",
         "namespace",
-        "limit",
     ];
 
     /// Engines' own names for a field, shown beside it in `--help`.

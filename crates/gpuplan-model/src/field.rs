@@ -172,6 +172,8 @@ fields! {
     IncludeCpu = "include_cpu";
     Zones = "zones";
     Sort = "sort";
+    Offset = "offset";
+    Limit = "limit";
 }
 
 impl Field {
