@@ -215,6 +215,21 @@ pub(super) fn host_warnings(offering: &Offering, configured: &Configured, nodes:
     warnings
 }
 
+/// Where the catalog states an instance's local disk: whether it holds what a job copies onto
+/// each node before it starts (the weights at their stored precision, a dataset staged to
+/// local disk). Less is a warning, not a rejection: a network volume (the exports' claims)
+/// takes what the disk cannot.
+pub(super) fn disk_warning(offering: &Offering, staged_bytes: f64) -> Option<String> {
+    let disk = offering.local_disk?.0 as f64;
+    (disk > 0.0 && staged_bytes > disk).then(|| {
+        format!(
+            "{:.0} GB local disk cannot hold the {:.0} GB the job stages on each node (weights, dataset): mount a volume",
+            disk / 1e9,
+            staged_bytes / 1e9
+        )
+    })
+}
+
 /// Host memory the Neuron runtime needs beside the weights it stages while loading a model,
 /// GiB. Neuron loads read the whole checkpoint into host memory before sharding it to the
 /// NeuronCores (neuronx-distributed-inference `modules/checkpoint.py` merges every
@@ -248,4 +263,22 @@ pub(super) fn staging_rejection(
         shortfall: need / have.max(1e-9),
         needed: Some(need),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 405B in fp8 (405 GB of weights) does not fit a 240 GB disk and says so with both figures;
+    /// 8B does; an instance whose disk the catalog does not state gets no warning.
+    #[test]
+    fn a_local_disk_smaller_than_what_is_staged_is_named() {
+        let mut small = crate::test_offering::offering(Some("H100-SXM5-80GB"), 8, 96.0);
+        small.local_disk = Some(gpuplan_model::Bytes(240_000_000_000));
+        let warning = disk_warning(&small, 405e9).unwrap();
+        assert!(warning.contains("240 GB") && warning.contains("405 GB"), "{warning}");
+        assert_eq!(disk_warning(&small, 16e9), None);
+        small.local_disk = None;
+        assert_eq!(disk_warning(&small, 405e9), None);
+    }
 }

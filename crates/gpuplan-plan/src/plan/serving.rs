@@ -434,6 +434,7 @@ pub(super) fn evaluate_serving(
         .min(max_replicas);
     let warnings: Vec<String> = capacity_warning(evaluator.source, offering, instances * per_node)
         .into_iter()
+        .chain(super::checks::disk_warning(offering, checkpoint))
         .collect();
     let served = asked.unwrap_or(sized.planned);
     let output_tokens_per_hour = served * mix.mean_output() * 3600.0;
