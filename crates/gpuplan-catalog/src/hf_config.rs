@@ -21,6 +21,8 @@ pub const SUPPORTED_MODEL_TYPES: &[&str] = &[
     "gemma3_text",
     "phi3",
     "deepseek_v3",
+    "deepseek_v2",
+    "cohere",
     "gpt_oss",
     "glm4",
     "olmo2",
@@ -325,14 +327,15 @@ fn llama_like(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
     spec.ffn = f.req(&["intermediate_size"])?;
     spec.gated_ffn = true;
     spec.vocab = f.req(&["vocab_size"])?;
-    let tie_default = matches!(f.model_type, "gemma" | "gemma2" | "gemma3_text");
+    let tie_default = matches!(f.model_type, "gemma" | "gemma2" | "gemma3_text" | "cohere");
     spec.tied_embeddings = f.flag("tie_word_embeddings")?.unwrap_or(tie_default);
     spec.norm = Norm::RmsNorm;
     // Gemma 2/3 and GLM-4 add a norm after attention and after the MLP: four per layer.
-    spec.norms_per_layer = if matches!(f.model_type, "gemma2" | "gemma3_text" | "glm4") {
-        4
-    } else {
-        2
+    // Cohere's block runs attention and the MLP in parallel after one norm.
+    spec.norms_per_layer = match f.model_type {
+        "gemma2" | "gemma3_text" | "glm4" => 4,
+        "cohere" => 1,
+        _ => 2,
     };
     spec.attention_bias = match (f.model_type, f.flag("attention_bias")?) {
         ("qwen2" | "qwen2_moe", _) => AttentionBias::Qkv,
@@ -347,6 +350,8 @@ fn llama_like(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
     let q_k_norms = match f.model_type {
         "qwen3" | "qwen3_moe" | "gemma3_text" => 2 * spec.head_dim,
         "olmo2" => spec.attention_width() + spec.kv_width(),
+        // Command R+'s `use_qk_norm`: a norm over every query and key head.
+        "cohere" if f.flag("use_qk_norm")?.unwrap_or(false) => spec.attention_width() + spec.kv_width(),
         _ => 0,
     };
     spec.extra_parameters = spec.layers * q_k_norms;
@@ -407,7 +412,7 @@ fn llama_like(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
             // Qwen-MoE's shared expert has a one-unit sigmoid gate per layer.
             spec.extra_parameters = spec.layers * hidden;
         }
-        "deepseek_v3" => {
+        "deepseek_v3" | "deepseek_v2" => {
             let expert_ffn = f.req(&["moe_intermediate_size"])?;
             let shared = f.opt(&["n_shared_experts"])?.unwrap_or(0);
             let experts = f.req(&["n_routed_experts"])?;
@@ -434,11 +439,13 @@ fn llama_like(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
             };
             spec.head_dim = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
             spec.mla = Some(mla);
-            // The router's per-expert score-correction bias.
-            let moe_layers = spec
-                .layers
-                .saturating_sub(f.opt(&["first_k_dense_replace"])?.unwrap_or(0));
-            spec.extra_parameters = moe_layers * experts;
+            // DeepSeek-V3's router adds a per-expert score-correction bias (V2's has none).
+            if f.model_type == "deepseek_v3" {
+                let moe_layers = spec
+                    .layers
+                    .saturating_sub(f.opt(&["first_k_dense_replace"])?.unwrap_or(0));
+                spec.extra_parameters = moe_layers * experts;
+            }
         }
         _ => {}
     }

@@ -69,7 +69,8 @@ mod parameter_counts {
     /// Architectures read from their fields, checked against published totals: OLMo 2 7B
     /// (allenai/OLMo-2-1124-7B-Instruct config.json; 7,298,617,344 in its safetensors metadata,
     /// "7B" on the card) and GLM-4-9B-0414 (its config's sizes as quoted from
-    /// THUDM/GLM-4-9B-0414/blob/main/config.json; "9.4B").
+    /// THUDM/GLM-4-9B-0414/blob/main/config.json; "9.4B"), DeepSeek-V2 and Command R (their
+    /// model cards' totals).
     #[test]
     fn newer_architectures_count_what_their_authors_publish() {
         let olmo2 = r#"{"model_type": "olmo2", "hidden_size": 4096, "num_hidden_layers": 32,
@@ -80,7 +81,24 @@ mod parameter_counts {
             "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128,
             "intermediate_size": 13696, "vocab_size": 151552, "attention_bias": true,
             "tie_word_embeddings": false, "max_position_embeddings": 32768}"#;
-        for (name, text, published, within) in [("olmo2", olmo2, 7_298_617_344.0, 1e-6), ("glm4", glm4, 9.4e9, 0.006)] {
+        // DeepSeek-V2 (MLA and 160 routed experts, no router bias: "236B total, 21B activated")
+        // and Cohere's Command R (a parallel attention-MLP block, tied 256K embeddings: "35B").
+        let deepseek_v2 = r#"{"model_type": "deepseek_v2", "hidden_size": 5120, "num_hidden_layers": 60,
+            "num_attention_heads": 128, "num_key_value_heads": 128, "intermediate_size": 12288,
+            "moe_intermediate_size": 1536, "n_routed_experts": 160, "n_shared_experts": 2,
+            "num_experts_per_tok": 6, "first_k_dense_replace": 1, "kv_lora_rank": 512,
+            "q_lora_rank": 1536, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128,
+            "vocab_size": 102400, "tie_word_embeddings": false, "max_position_embeddings": 163840}"#;
+        let command_r = r#"{"model_type": "cohere", "hidden_size": 8192, "num_hidden_layers": 40,
+            "num_attention_heads": 64, "num_key_value_heads": 64, "intermediate_size": 22528,
+            "vocab_size": 256000, "use_qk_norm": false, "tie_word_embeddings": true,
+            "max_position_embeddings": 8192}"#;
+        for (name, text, published, within) in [
+            ("olmo2", olmo2, 7_298_617_344.0, 1e-6),
+            ("glm4", glm4, 9.4e9, 0.006),
+            ("deepseek_v2", deepseek_v2, 236e9, 0.005),
+            ("cohere", command_r, 35e9, 0.005),
+        ] {
             let spec = gpuplan::catalog::parse_hf_config_text(text).unwrap();
             let total = count_parameters(&spec).total as f64;
             assert!((total / published - 1.0).abs() < within, "{name}: {total}");
