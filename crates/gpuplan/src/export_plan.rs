@@ -533,10 +533,7 @@ fn fabric_request(provider: &str, kind: gpuplan_model::FabricKind, devices: Opti
             "GPUDirect-TCPX",
             "GKE asks for multi-network annotations for the four GPU NICs, the tcpx-daemon sidecar and the GPUDirect-TCPX NCCL plugin (GoogleCloudPlatform/container-engine-accelerators gpudirect-tcpx/nccl-test-latest.yaml).",
         ),
-        ("gcp", Kind::Rocev2) => not_requested(
-            "GPUDirect RDMA over RoCE",
-            "GKE asks for the rdma-0 to rdma-7 networks as multi-network annotations and the gIB NCCL plugin on the nodes, sourced by the job (GoogleCloudPlatform/container-engine-accelerators gpudirect-rdma/nccl-test.yaml).",
-        ),
+        ("gcp", Kind::Rocev2) => Some(Fabric::GkeRdma),
         ("oci", Kind::Rocev2) => not_requested(
             "RDMA over RoCE",
             "OKE documents host-network privileged pods with /dev/infiniband, or the NVIDIA Network Operator's SR-IOV virtual functions as `nvidia.com/rdma-vf` (oracle-quickstart/oci-hpc-oke, docs/using-rdma-network-interfaces-in-manifests.md).",

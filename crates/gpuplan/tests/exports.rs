@@ -454,8 +454,9 @@ fn a_multi_node_plan_over_efa_requests_the_fabric() {
 
 /// Every fabric a multi-node plan priced is either asked for or named as missing: Azure's
 /// InfiniBand NICs as the RDMA device plugin's `rdma/ib` (eight per ND H100 v5) with IPC_LOCK,
-/// while GKE's GPUDirect and OCI's RoCE, whose pods need provider-specific sidecars, networks
-/// or privileges, get a warning that says what to add and where the provider documents it.
+/// GKE's GPUDirect RDMA as Google's own manifests write it, while GKE's GPUDirect-TCPX and
+/// OCI's RoCE, whose pods need provider-specific sidecars or privileges, get a warning that
+/// says what to add and where the provider documents it.
 #[test]
 fn every_priced_fabric_is_requested_or_named_as_missing() {
     let multi_node = |provider: &str| {
@@ -481,7 +482,33 @@ fn every_priced_fabric_is_requested_or_named_as_missing() {
         text.contains("NVIDIA Network Operator") && !text.contains("WARNING: the plan priced"),
         "{text}"
     );
-    for (provider, fabric) in [("gcp", "GPUDirect"), ("oci", "RoCE")] {
+    // GKE's A3 Ultra (H200): the RDMA networks as multi-network annotations, the gIB plugin
+    // and driver folders from the node, its NCCL settings sourced before torchrun.
+    let a3_ultra = planned(
+        json!({"model": "llama-3.1-70b", "task": "finetune", "tokens": 2e9, "seq": 4096,
+        "providers": ["gcp"], "gpu": ["H200"], "max_gpus": 32, "objective": "time"}),
+    );
+    assert_eq!(a3_ultra.recommendations[0].instance_type, "a3-ultragpu-8g");
+    let files = export_plan(
+        catalog(),
+        &a3_ultra,
+        ExportTarget::Kubernetes,
+        &settings(TrainingFlavour::PyTorchJob),
+    )
+    .unwrap();
+    assert_valid_kubernetes(&files);
+    let text = stream(&files);
+    for needed in [
+        "networking.gke.io/interfaces",
+        "rdma-7",
+        "/home/kubernetes/bin/gib",
+        "set_nccl_env.sh && exec torchrun",
+        "LD_LIBRARY_PATH",
+    ] {
+        assert!(text.contains(needed), "{needed}: {text}");
+    }
+    assert!(!text.contains("WARNING: the plan priced"), "{text}");
+    for (provider, fabric) in [("gcp", "GPUDirect-TCPX"), ("oci", "RoCE")] {
         let saved = multi_node(provider);
         assert!(saved.recommendations[0].nodes > 1, "{provider}");
         let files = export_plan(

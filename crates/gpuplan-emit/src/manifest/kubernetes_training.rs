@@ -64,24 +64,13 @@ pub(crate) fn manifests(
             )?);
         }
         TrainingFlavour::PyTorchJob => {
-            let template = PodTemplateSpec {
-                metadata: Some(ObjectMeta {
-                    labels: Some(super::kubernetes::labels(deployment)),
-                    ..ObjectMeta::default()
-                }),
-                spec: Some(pod_spec(
-                    &deployment.placement,
-                    container(
-                        deployment,
-                        super::pytorchjob::CONTAINER_NAME,
-                        operator_launch(job),
-                        Vec::new(),
-                    ),
-                    vec![checkpoint_mount_volume(name)],
-                    &priority,
-                    "OnFailure",
-                )),
-            };
+            let container = container(
+                deployment,
+                super::pytorchjob::CONTAINER_NAME,
+                operator_launch(job),
+                Vec::new(),
+            );
+            let template = training_template(deployment, container, &priority, "OnFailure");
             files.push(file(
                 "pytorchjob.yaml",
                 &header,
@@ -154,10 +143,13 @@ fn container(deployment: &Deployment, name: &str, command: Vec<String>, mut extr
     let mut environment = vec![env("CHECKPOINT_DIR", CHECKPOINT_PATH)];
     environment.append(&mut extra_env);
     let mut resources = super::kubernetes::gpu_resources(p, p.gpus_per_node);
-    let fabric = p
-        .fabric
-        .as_ref()
-        .filter(|f| p.nodes > 1 && !matches!(f, Fabric::NotRequested { .. }));
+    let fabric = requested_fabric(p);
+    let gke_rdma = matches!(fabric, Some(Fabric::GkeRdma));
+    let command = if gke_rdma {
+        super::gke_rdma::wrap(command)
+    } else {
+        command
+    };
     if let Some(fabric) = fabric {
         environment.extend(fabric_env(fabric));
         if let Some((resource, count)) = fabric_devices(fabric) {
@@ -183,15 +175,45 @@ fn container(deployment: &Deployment, name: &str, command: Vec<String>, mut extr
             }),
             ..SecurityContext::default()
         }),
-        volume_mounts: Some(vec![
-            shm_mount,
-            VolumeMount {
-                name: "checkpoints".to_string(),
-                mount_path: CHECKPOINT_PATH.to_string(),
-                ..VolumeMount::default()
-            },
-        ]),
+        volume_mounts: Some(
+            [
+                shm_mount,
+                VolumeMount {
+                    name: "checkpoints".to_string(),
+                    mount_path: CHECKPOINT_PATH.to_string(),
+                    ..VolumeMount::default()
+                },
+            ]
+            .into_iter()
+            .chain(gke_rdma.then(super::gke_rdma::mounts).into_iter().flatten())
+            .collect(),
+        ),
         ..Container::default()
+    }
+}
+
+/// The fabric the pods ask for: the plan's, across nodes, where these files can ask for it.
+fn requested_fabric(p: &Placement) -> Option<&Fabric> {
+    p.fabric
+        .as_ref()
+        .filter(|f| p.nodes > 1 && !matches!(f, Fabric::NotRequested { .. }))
+}
+
+/// A training pod: its container, the checkpoint volume, and what the fabric adds to the pod
+/// (GKE's network annotations and node folders).
+fn training_template(deployment: &Deployment, container: Container, priority: &str, restart: &str) -> PodTemplateSpec {
+    let gke_rdma = matches!(requested_fabric(&deployment.placement), Some(Fabric::GkeRdma));
+    let mut volumes = vec![checkpoint_mount_volume(&deployment.name)];
+    if gke_rdma {
+        volumes.extend(super::gke_rdma::volumes());
+    }
+    PodTemplateSpec {
+        metadata: Some(ObjectMeta {
+            labels: Some(super::kubernetes::labels(deployment)),
+            annotations: gke_rdma.then(super::gke_rdma::annotations),
+            ..ObjectMeta::default()
+        }),
+        spec: Some(pod_spec(&deployment.placement, container, volumes, priority, restart)),
     }
 }
 
@@ -202,7 +224,7 @@ fn fabric_devices(fabric: &Fabric) -> Option<(&'static str, u32)> {
     match fabric {
         Fabric::Efa { devices } => devices.map(|n| ("vpc.amazonaws.com/efa", n)),
         Fabric::Rdma { resource, devices, .. } => devices.map(|n| (*resource, n)),
-        Fabric::NotRequested { .. } => None,
+        Fabric::GkeRdma | Fabric::NotRequested { .. } => None,
     }
 }
 
@@ -213,6 +235,7 @@ fn fabric_devices(fabric: &Fabric) -> Option<(&'static str, u32)> {
 fn fabric_env(fabric: &Fabric) -> Vec<EnvVar> {
     match fabric {
         Fabric::Efa { .. } => vec![env("FI_PROVIDER", "efa")],
+        Fabric::GkeRdma => super::gke_rdma::env(),
         Fabric::Rdma { .. } | Fabric::NotRequested { .. } => Vec::new(),
     }
 }
@@ -223,6 +246,7 @@ fn fabric_note(p: &Placement) -> Option<String> {
     match p.fabric.as_ref().filter(|_| p.nodes > 1)? {
         Fabric::Efa { .. } => None,
         Fabric::Rdma { setup, .. } => Some(setup.to_string()),
+        Fabric::GkeRdma => Some(super::gke_rdma::SETUP.to_string()),
         Fabric::NotRequested { what, how } => Some(format!(
             "WARNING: the plan priced {what} between nodes; these pods do not request it, so NCCL runs over TCP on the pod network. {how}"
         )),
@@ -287,19 +311,7 @@ fn backoff_limit(deployment: &Deployment) -> i32 {
 }
 
 fn pod_template(deployment: &Deployment, container: Container, priority: &str) -> PodTemplateSpec {
-    PodTemplateSpec {
-        metadata: Some(ObjectMeta {
-            labels: Some(super::kubernetes::labels(deployment)),
-            ..ObjectMeta::default()
-        }),
-        spec: Some(pod_spec(
-            &deployment.placement,
-            container,
-            vec![checkpoint_mount_volume(&deployment.name)],
-            priority,
-            "Never",
-        )),
-    }
+    training_template(deployment, container, priority, "Never")
 }
 
 /// The container of every node of a multi-node job: torchrun with a static rendezvous at

@@ -3,6 +3,7 @@
 //! Kubernetes objects, typed structs for custom resources and SkyPilot) and only then written
 //! as YAML, so a file cannot come out malformed.
 
+mod gke_rdma;
 mod jobset;
 mod keda;
 mod kubernetes;
@@ -63,6 +64,9 @@ pub enum Fabric {
         devices: Option<u32>,
         setup: &'static str,
     },
+    /// GKE's GPUDirect RDMA (A3 Ultra, A4): multi-network annotations and the gIB NCCL
+    /// plugin from the node.
+    GkeRdma,
     /// A fabric the plan priced that these files do not request: `what` it is and `how` the
     /// provider documents asking for it. NCCL then runs over TCP on the pod network.
     NotRequested { what: String, how: &'static str },
