@@ -280,13 +280,20 @@ fn plans_draws_and_shares(site: &str, page: &Session) {
     let again = page.wait_for("#plan-table tbody tr");
     assert_eq!(page.text(&again[0]), first);
 
-    // Serving: the latency percentiles replace the memory chart.
-    page.open(&format!("{site}/?model=llama-3.1-8b&task=inference&qps=5&seq=1024"));
+    // Serving: the latency percentiles replace the memory chart; each row says how many
+    // replicas of how many GPUs, the autoscaling range, TPOT and the price per million tokens,
+    // and the targets and output length the form sends come back in the shared address.
+    page.open(&format!(
+        "{site}/?model=llama-3.1-8b&task=inference&qps=5&seq=1024&output_tokens=200&tpot=p90:60ms"
+    ));
     page.wait_for("#plan-table tbody tr");
     let bars = page.wait_for("#latency .latency-bar");
     assert!(bars.len() >= 3, "p50, p90 and p99 bars");
     let latency = page.text(&page.wait_for("#plan-table tbody tr")[0]);
-    assert!(latency.contains("TTFT p90"), "{latency}");
+    assert!(latency.contains("TTFT p90") && latency.contains("TPOT p90"), "{latency}");
+    assert!(latency.contains(" × ") && latency.contains('–') && latency.contains('$'), "{latency}");
+    let header = page.text(&page.wait_for("#plan-table thead tr")[0]);
+    assert!(header.contains("replicas") && header.contains("$/M tokens"), "{header}");
 
     // A value the API refuses shows its message, and no stale table.
     page.open(&format!(
