@@ -290,10 +290,47 @@ fn plans_draws_and_shares(site: &str, page: &Session) {
     let bars = page.wait_for("#latency .latency-bar");
     assert!(bars.len() >= 3, "p50, p90 and p99 bars");
     let latency = page.text(&page.wait_for("#plan-table tbody tr")[0]);
-    assert!(latency.contains("TTFT p90") && latency.contains("TPOT p90"), "{latency}");
-    assert!(latency.contains(" × ") && latency.contains('–') && latency.contains('$'), "{latency}");
+    assert!(
+        latency.contains("TTFT p90") && latency.contains("TPOT p90"),
+        "{latency}"
+    );
+    assert!(
+        latency.contains(" × ") && latency.contains('–') && latency.contains('$'),
+        "{latency}"
+    );
     let header = page.text(&page.wait_for("#plan-table thead tr")[0]);
     assert!(header.contains("replicas") && header.contains("$/M tokens"), "{header}");
+
+    // On a phone (390 px), a plan on screen keeps the page as wide as the screen: the table
+    // scrolls inside its own box.
+    page.post("/window/rect", json!({"width": 390, "height": 844}));
+    page.open(&format!(
+        "{site}/?model=llama-3.1-8b&task=lora&tokens=200000000&seq=2048&batch=32"
+    ));
+    page.wait_for("#plan-table tbody tr");
+    let widths = page.post(
+        "/execute/sync",
+        json!({"script": "return [document.documentElement.scrollWidth, window.innerWidth];", "args": []}),
+    );
+    let (scroll, inner) = (widths[0].as_u64().unwrap(), widths[1].as_u64().unwrap());
+    assert!(
+        inner <= 400 && scroll <= inner,
+        "page {scroll} px wide in a {inner} px window"
+    );
+    page.open(&format!(
+        "{site}/?view=cost&gpu=H100-SXM5-80GB&gpus=8&provider=aws&hours=720&billing=on-demand,spot"
+    ));
+    page.wait_for("#cost-table tbody tr");
+    let widths = page.post(
+        "/execute/sync",
+        json!({"script": "return [document.documentElement.scrollWidth, window.innerWidth];", "args": []}),
+    );
+    let (scroll, inner) = (widths[0].as_u64().unwrap(), widths[1].as_u64().unwrap());
+    assert!(
+        scroll <= inner,
+        "the cost view is {scroll} px wide in a {inner} px window"
+    );
+    page.post("/window/rect", json!({"width": 1280, "height": 900}));
 
     // A value the API refuses shows its message, and no stale table.
     page.open(&format!(
