@@ -301,6 +301,17 @@ fn plans_draws_and_shares(site: &str, page: &Session) {
     let header = page.text(&page.wait_for("#plan-table thead tr")[0]);
     assert!(header.contains("replicas") && header.contains("$/M tokens"), "{header}");
 
+    // Axis ticks are round numbers (1, 2 or 5 times a power of ten apart), not fifths of the
+    // range ($23, $45, $68).
+    let labels = page.post(
+        "/execute/sync",
+        json!({"script": "return [ticks(0, 68, 0, 100, (v, d) => '$' + v.toFixed(d)).map(t => t.label), ticks(0, 0.37, 0, 1, (v, d) => v.toFixed(d)).map(t => t.label)];", "args": []}),
+    );
+    assert_eq!(
+        labels,
+        json!([["$0", "$20", "$40", "$60"], ["0.0", "0.1", "0.2", "0.3"]])
+    );
+
     // On a phone (390 px), a plan on screen keeps the page as wide as the screen: the table
     // scrolls inside its own box.
     page.post("/window/rect", json!({"width": 390, "height": 844}));
