@@ -267,6 +267,27 @@ fn plans_draws_and_shares(site: &str, page: &Session) {
     assert!(page.find_all("#memory rect").len() > 2, "the memory chart has bars");
     let status = page.wait_for_text("#status", |t| t.contains("configurations"));
     assert!(status.contains("evaluated"), "{status}");
+    // The answer downloads as the JSON the CLI writes, and the table as CSV.
+    let files = page.post(
+        "/execute/sync",
+        json!({"script": "const href = (id) => document.getElementById(id).href; return [JSON.stringify(lastPlan), planCsv(lastPlan), href('download-json'), href('download-csv')];", "args": []}),
+    );
+    let saved: Value = serde_json::from_str(files[0].as_str().unwrap_or_else(|| panic!("{files}"))).unwrap();
+    assert!(
+        saved["recommendations"].as_array().is_some_and(|r| r.len() > 1),
+        "{saved}"
+    );
+    let csv = files[1].as_str().unwrap();
+    assert!(
+        csv.starts_with("provider,instance_type,region,gpu,gpus,nodes,billing"),
+        "{csv}"
+    );
+    assert_eq!(
+        csv.lines().count(),
+        saved["recommendations"].as_array().unwrap().len() + 1
+    );
+    let blob = |i: usize| files[i].as_str().is_some_and(|href| href.starts_with("blob:"));
+    assert!(blob(2) && blob(3), "{}", files[2]);
     page.screenshot(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/page.png"));
 
     // The address now carries the request; opened afresh it gives the same plan.
