@@ -70,31 +70,11 @@ pub(super) fn fold_regions(feasible: Vec<Recommendation>) -> Vec<Recommendation>
     folded
 }
 
-/// The point best by `first` once differences within `tolerance` of the best are ignored:
-/// among those, the best by `second` (the fastest of the near-cheapest, the cheapest of the
-/// near-fastest); ties go to the earlier point.
-fn best_within(
-    points: &[(f64, f64)],
-    tolerance: f64,
-    first: impl Fn(&(f64, f64)) -> f64,
-    second: impl Fn(&(f64, f64)) -> f64,
-) -> usize {
-    let best = points.iter().map(&first).fold(f64::INFINITY, f64::min);
-    (0..points.len())
-        .filter(|&i| first(&points[i]) <= best * (1.0 + tolerance))
-        .min_by(|&a, &b| {
-            second(&points[a])
-                .total_cmp(&second(&points[b]))
-                .then(first(&points[a]).total_cmp(&first(&points[b])))
-                .then(a.cmp(&b))
-        })
-        .unwrap_or(0)
-}
-
 /// The winner by `first` (cost or time): of the points within `tolerance` of the best, the
-/// one on the fewest nodes, then the best by `second`. A layout across more nodes adds a
-/// fabric to rely on and more machines to fail; it is chosen only when it beats the
-/// alternatives on fewer nodes by more than the tolerance, after its communication.
+/// best by `second` (the fastest of the near-cheapest, the cheapest of the near-fastest) —
+/// unless one on fewer nodes is within the tolerance of it on `second` too. A layout across
+/// more nodes adds a fabric to rely on and more machines to fail; it is chosen only when it
+/// beats those on fewer nodes by more than the tolerance on one measure or the other.
 fn winner_within(
     points: &[(f64, f64)],
     nodes: &[u32],
@@ -103,16 +83,23 @@ fn winner_within(
     second: impl Fn(&(f64, f64)) -> f64,
 ) -> usize {
     let best = points.iter().map(&first).fold(f64::INFINITY, f64::min);
-    (0..points.len())
+    let near: Vec<usize> = (0..points.len())
         .filter(|&i| first(&points[i]) <= best * (1.0 + tolerance))
-        .min_by(|&a, &b| {
-            nodes[a]
-                .cmp(&nodes[b])
-                .then(second(&points[a]).total_cmp(&second(&points[b])))
-                .then(first(&points[a]).total_cmp(&first(&points[b])))
-                .then(a.cmp(&b))
-        })
-        .unwrap_or(0)
+        .collect();
+    let by = |a: &usize, b: &usize| {
+        second(&points[*a])
+            .total_cmp(&second(&points[*b]))
+            .then(first(&points[*a]).total_cmp(&first(&points[*b])))
+            .then(a.cmp(b))
+    };
+    let Some(plain) = near.iter().copied().min_by(by) else {
+        return 0;
+    };
+    near.iter()
+        .copied()
+        .filter(|&i| nodes[i] < nodes[plain] && second(&points[i]) <= second(&points[plain]) * (1.0 + tolerance))
+        .min_by(|a, b| nodes[*a].cmp(&nodes[*b]).then(by(a, b)))
+        .unwrap_or(plain)
 }
 
 pub(super) fn rank(
@@ -176,8 +163,10 @@ pub(super) fn rank(
     };
     let points = metrics(&feasible);
     let front = pareto_front(&points, request.tolerance);
-    let cheapest = best_within(&points, request.tolerance, |p| p.0, |p| p.1);
-    let fastest = best_within(&points, request.tolerance, |p| p.1, |p| p.0);
+    // The labels follow the winner's rule: within the tolerance, fewer nodes first.
+    let nodes: Vec<u32> = feasible.iter().map(|r| r.nodes).collect();
+    let cheapest = winner_within(&points, &nodes, request.tolerance, |p| p.0, |p| p.1);
+    let fastest = winner_within(&points, &nodes, request.tolerance, |p| p.1, |p| p.0);
 
     // Keep the top N, plus the cheapest, the fastest and the front.
     let top = request.top.max(1);
@@ -364,19 +353,21 @@ pub(super) fn infeasible(
 mod tests {
     use super::*;
 
-    /// Two nodes 5 % cheaper and twice as fast lose to one node under a 10 % tolerance: the
-    /// difference in the objective has not been shown. 20 % cheaper, they win; under the time
-    /// objective the same rule holds for time.
+    /// Two nodes that are no more than 10 % better on either measure lose to one node; two
+    /// nodes clearly cheaper, or clearly faster at about the cost, win; under the time
+    /// objective the same holds with the measures swapped.
     #[test]
     fn more_nodes_must_beat_fewer_by_more_than_the_tolerance() {
         let (cost, time) = (|p: &(f64, f64)| p.0, |p: &(f64, f64)| p.1);
         // (cost, time) of one node and of two.
-        let close = [(100.0, 10.0), (95.0, 5.0)];
+        let close = [(100.0, 10.0), (95.0, 9.5)];
         assert_eq!(winner_within(&close, &[1, 2], 0.1, cost, time), 0);
-        let clear = [(100.0, 10.0), (80.0, 5.0)];
-        assert_eq!(winner_within(&clear, &[1, 2], 0.1, cost, time), 1);
-        let faster = [(100.0, 10.0), (120.0, 9.5)];
-        assert_eq!(winner_within(&faster, &[1, 2], 0.1, time, cost), 0);
+        let cheaper = [(100.0, 10.0), (80.0, 10.0)];
+        assert_eq!(winner_within(&cheaper, &[1, 2], 0.1, cost, time), 1);
+        let faster_at_the_cost = [(100.0, 10.0), (98.0, 5.0)];
+        assert_eq!(winner_within(&faster_at_the_cost, &[1, 2], 0.1, cost, time), 1);
+        let slightly_faster = [(100.0, 10.0), (120.0, 9.5)];
+        assert_eq!(winner_within(&slightly_faster, &[1, 2], 0.1, time, cost), 0);
         let much_faster = [(100.0, 10.0), (120.0, 5.0)];
         assert_eq!(winner_within(&much_faster, &[1, 2], 0.1, time, cost), 1);
         // On equal nodes the near-cheapest fastest wins, as before.
