@@ -29,7 +29,17 @@ pub(crate) fn checkpoint_quantization(
         "mxfp4" => (Some(Precision::Fp4), None),
         "modelopt" => (modelopt(q), None),
         "compressed-tensors" => (compressed_tensors(q), None),
+        // A llama.cpp GGUF file, read by `gguf_config_text`, which names the precision.
+        "gguf" => (
+            q.get("precision").and_then(Value::as_str).and_then(|p| p.parse().ok()),
+            None,
+        ),
         _ => (None, None),
+    };
+    // A GGUF file names its llama.cpp format (`gguf Q4_K_M`).
+    let method = match q.get("file_type").and_then(Value::as_str) {
+        Some(format) if method == "gguf" => format!("gguf {format}"),
+        _ => method,
     };
     Ok(Some(CheckpointQuantization {
         method,

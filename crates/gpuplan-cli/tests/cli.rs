@@ -1390,6 +1390,92 @@ mod hub {
     }
 }
 
+/// A llama.cpp GGUF file is a model too: its header gives the architecture and the weight
+/// format, so a Q4_K_M Llama 3.1 8B is estimated at its 8.03 B parameters in 4 bits, and the
+/// answer names the format it read.
+mod gguf {
+    use super::*;
+    use serde_json::json;
+
+    fn gguf(entries: &[(&str, Value)]) -> Vec<u8> {
+        let mut out = b"GGUF".to_vec();
+        out.extend(3u32.to_le_bytes());
+        out.extend(0u64.to_le_bytes());
+        out.extend((entries.len() as u64).to_le_bytes());
+        let string = |out: &mut Vec<u8>, s: &str| {
+            out.extend((s.len() as u64).to_le_bytes());
+            out.extend(s.as_bytes());
+        };
+        for (key, value) in entries {
+            string(&mut out, key);
+            match value {
+                Value::String(s) => {
+                    out.extend(8u32.to_le_bytes());
+                    string(&mut out, s);
+                }
+                other => {
+                    out.extend(4u32.to_le_bytes());
+                    out.extend((other.as_u64().unwrap() as u32).to_le_bytes());
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_gguf_file_is_estimated_in_its_own_format() {
+        let bytes = gguf(&[
+            ("general.architecture", json!("llama")),
+            ("general.file_type", json!(15)),
+            ("llama.block_count", json!(32)),
+            ("llama.context_length", json!(131_072)),
+            ("llama.embedding_length", json!(4096)),
+            ("llama.feed_forward_length", json!(14_336)),
+            ("llama.attention.head_count", json!(32)),
+            ("llama.attention.head_count_kv", json!(8)),
+            ("llama.vocab_size", json!(128_256)),
+        ]);
+        let path = std::env::temp_dir().join(format!("gpuplan-{}-llama-8b-Q4_K_M.gguf", std::process::id()));
+        std::fs::write(&path, bytes).unwrap();
+        let run = gpuplan(&[
+            "estimate",
+            "--model",
+            &path.to_string_lossy(),
+            "--task",
+            "inference",
+            "--gpu",
+            "RTX-4090",
+            "--format",
+            "json",
+        ]);
+        std::fs::remove_file(&path).ok();
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let answer = run.json();
+        let parameters = answer["model"]["parameters"].as_f64().unwrap();
+        assert!((parameters / 8.03e9 - 1.0).abs() < 0.005, "{parameters}");
+        assert_eq!(answer["workload"]["precision"], "int4");
+        assert!(
+            answer["defaults"].to_string().contains("gguf Q4_K_M"),
+            "{}",
+            answer["defaults"]
+        );
+        let not_gguf = std::env::temp_dir().join(format!("gpuplan-{}-broken.gguf", std::process::id()));
+        std::fs::write(&not_gguf, b"GGUF").unwrap();
+        let broken = gpuplan(&[
+            "estimate",
+            "--model",
+            &not_gguf.to_string_lossy(),
+            "--task",
+            "inference",
+            "--gpu",
+            "L4",
+        ]);
+        std::fs::remove_file(&not_gguf).ok();
+        assert_eq!(broken.code, 2);
+        assert!(broken.stderr.contains("ends early"), "{}", broken.stderr);
+    }
+}
+
 mod estimate {
     #[test]
     fn a_framework_shapes_the_estimate_and_is_named_in_its_assumptions() {

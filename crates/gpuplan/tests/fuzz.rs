@@ -72,6 +72,40 @@ fn mutated(seed: &'static str) -> impl Strategy<Value = String> {
     })
 }
 
+/// A small Llama GGUF header as llama.cpp's converter lays it out (GGUF v3).
+fn gguf_header() -> Vec<u8> {
+    let mut out = b"GGUF".to_vec();
+    out.extend(3u32.to_le_bytes());
+    out.extend(0u64.to_le_bytes());
+    let entries: [(&str, Option<&str>, u32); 8] = [
+        ("general.architecture", Some("llama"), 0),
+        ("general.file_type", None, 15),
+        ("llama.block_count", None, 22),
+        ("llama.embedding_length", None, 2048),
+        ("llama.feed_forward_length", None, 5632),
+        ("llama.attention.head_count", None, 32),
+        ("llama.attention.head_count_kv", None, 4),
+        ("llama.vocab_size", None, 32000),
+    ];
+    out.extend((entries.len() as u64).to_le_bytes());
+    for (key, text, number) in entries {
+        out.extend((key.len() as u64).to_le_bytes());
+        out.extend(key.as_bytes());
+        match text {
+            Some(text) => {
+                out.extend(8u32.to_le_bytes());
+                out.extend((text.len() as u64).to_le_bytes());
+                out.extend(text.as_bytes());
+            }
+            None => {
+                out.extend(4u32.to_le_bytes());
+                out.extend(number.to_le_bytes());
+            }
+        }
+    }
+    out
+}
+
 const LLAMA_CONFIG: &str = r#"{"architectures":["LlamaForCausalLM"],"model_type":"llama","hidden_size":2048,"intermediate_size":5632,"num_hidden_layers":22,"num_attention_heads":32,"num_key_value_heads":4,"vocab_size":32000,"max_position_embeddings":2048,"tie_word_embeddings":false}"#;
 const HISTORY_CSV: &str = "timestamp,value\n2024-01-01,10\n2024-01-02,12\n2024-01-03T05:00:00Z,11\n2024-01-04,13\n2024-01-05,12\n2024-01-06,14\n2024-01-07,15\n";
 const HISTORY_JSON: &str = r#"[{"timestamp":"2024-01-01","value":1},{"timestamp":"2024-02-01","value":2},{"timestamp":"2024-03-01","value":3},{"timestamp":"2024-04-01","value":2},{"timestamp":"2024-05-01","value":4},{"timestamp":"2024-06-01","value":5}]"#;
@@ -108,6 +142,27 @@ proptest! {
                 r.gpus = Some(8);
                 let _ = estimate_workload(catalog(), &r);
             }
+        }
+    }
+
+    /// A GGUF header with its bytes flipped, cut or extended is read or refused, and what it
+    /// reads parses or is refused too; arbitrary bytes after the magic the same.
+    #[test]
+    fn gguf_headers_are_read_or_refused(
+        flips in proptest::collection::vec((0usize..400, any::<u8>()), 0..8),
+        cut in 0usize..420,
+        tail in proptest::collection::vec(any::<u8>(), 0..64),
+    ) {
+        let mut bytes = gguf_header();
+        for (at, byte) in flips {
+            if let Some(b) = bytes.get_mut(at) {
+                *b = byte;
+            }
+        }
+        bytes.truncate(cut.max(4));
+        bytes.extend(tail);
+        if let Ok(text) = gpuplan::catalog::gguf_config_text(&bytes) {
+            let _ = gpuplan::catalog::parse_hf_config_text(&text);
         }
     }
 

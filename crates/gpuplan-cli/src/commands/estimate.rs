@@ -10,6 +10,9 @@ use std::path::Path;
 /// a Hub id, the config's text.
 pub(crate) fn model_and_config(catalog: &Catalog, model: &str) -> Result<(String, Option<serde_json::Value>), Error> {
     let path = Path::new(model);
+    if path.is_file() && model.to_ascii_lowercase().ends_with(".gguf") {
+        return gguf_config(model, path);
+    }
     if path.is_file() {
         let text = crate::input_file::read(
             "--model",
@@ -32,6 +35,30 @@ pub(crate) fn model_and_config(catalog: &Catalog, model: &str) -> Result<(String
         }
     }
     Ok((model.to_string(), None))
+}
+
+/// A llama.cpp GGUF file: its header (metadata precedes the tensors, so the first 64 MiB hold
+/// it) read into the config it stands for.
+fn gguf_config(model: &str, path: &Path) -> Result<(String, Option<serde_json::Value>), Error> {
+    use std::io::Read;
+    let refuse = |why: String| {
+        Error::invalid(
+            format!("--model {model}: {why}"),
+            Some(
+                "give a GGUF file as llama.cpp's converter writes it, a config.json, or a built-in model id"
+                    .to_string(),
+            ),
+        )
+    };
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|file| file.take(64 * 1024 * 1024).read_to_end(&mut bytes))
+        .map_err(|e| refuse(format!("cannot be read: {e}")))?;
+    let text = gpuplan::catalog::gguf_config_text(&bytes).map_err(|e| refuse(e.to_string()))?;
+    let name = path
+        .file_stem()
+        .map_or(model.to_string(), |s| s.to_string_lossy().into_owned());
+    Ok((name, Some(serde_json::Value::String(text))))
 }
 
 /// The flags as the options every front end fills.
