@@ -101,6 +101,18 @@ pub struct JobWeights {
     pub task: Task,
 }
 
+impl JobWeights {
+    /// Bytes of weights the job downloads at start, at their stored precision: none for
+    /// pre-training, which starts from random weights.
+    pub fn downloaded_bytes(&self) -> f64 {
+        if self.task == Task::Pretrain {
+            0.0
+        } else {
+            self.parameters as f64 * stored_bytes_per_parameter(self.precision)
+        }
+    }
+}
+
 /// Start-up of `nodes` instances of `offering` for a job on `weights`.
 pub fn startup(
     operations: &Operations,
@@ -112,8 +124,8 @@ pub fn startup(
     let JobWeights {
         parameters,
         trainable,
-        precision,
         task,
+        ..
     } = weights;
     let profile = operations.startup(&offering.provider);
     let provision = overrides
@@ -131,12 +143,7 @@ pub fn startup(
         .or(profile.map(|p| p.checkpoint_write_gbps))
         .unwrap_or(FALLBACK_TRANSFER_GBPS);
     let bytes_per_second = |gbps: f64| gbps * 1e9 / 8.0;
-    // Pre-training starts from random weights; everything else downloads them.
-    let weights = if task == Task::Pretrain {
-        0.0
-    } else {
-        parameters as f64 * stored_bytes_per_parameter(precision)
-    };
+    let weights = weights.downloaded_bytes();
     let dataset = overrides.dataset_bytes.unwrap_or(0.0);
     let checkpoint = checkpoint_bytes(parameters, trainable, task);
     // Every node writes its shard of the checkpoint in parallel.

@@ -64,11 +64,13 @@ pub struct AppState {
 impl AppState {
     pub fn new(catalog: Catalog) -> Self {
         let reads = CatalogReads::new(&catalog);
-        let bytes = |read: &Result<axum::body::Bytes, ApiError>| read.as_ref().map_or(Vec::new(), |b| b.to_vec());
+        fn bytes(read: &Result<axum::body::Bytes, ApiError>) -> &[u8] {
+            read.as_ref().map_or(&[], |b| &b[..])
+        }
         let catalog_fingerprint = validators::fingerprint(&[
-            &bytes(&reads.gpus),
-            &bytes(&reads.models),
-            &bytes(&reads.summary),
+            bytes(&reads.gpus),
+            bytes(&reads.models),
+            bytes(&reads.summary),
             format!("{} offerings", catalog.offerings().len()).as_bytes(),
         ]);
         AppState {

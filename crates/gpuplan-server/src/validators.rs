@@ -13,9 +13,9 @@ use std::hash::{Hash, Hasher};
 /// The reads whose answers change only with the catalog.
 const CATALOG_READS: [&str; 4] = ["/api/v1/gpus", "/api/v1/models", "/api/v1/catalog", "/api/v1/instances"];
 
-/// How long a client or proxy may reuse an answer without asking again: a catalog changes
-/// with a release or a refresh, and a stale listing for minutes costs nothing.
-const MAX_AGE_SECONDS: u32 = 300;
+/// How long a client or proxy may reuse an answer without asking again (300 s): a catalog
+/// changes with a release or a refresh, and a stale listing for minutes costs nothing.
+const CACHE_CONTROL: &str = "public, max-age=300";
 
 /// A fingerprint of everything the catalog reads are computed from.
 pub fn fingerprint(parts: &[&[u8]]) -> u64 {
@@ -33,8 +33,10 @@ pub(crate) async fn validators(State(state): State<AppState>, request: Request, 
     }
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     (state.catalog_fingerprint, path, request.uri().query().unwrap_or("")).hash(&mut hasher);
-    let tag = HeaderValue::from_str(&format!("\"{:016x}\"", hasher.finish())).expect("hex is a valid header");
-    let cache = HeaderValue::from_str(&format!("public, max-age={MAX_AGE_SECONDS}")).expect("a valid header");
+    let Ok(tag) = HeaderValue::from_str(&format!("\"{:016x}\"", hasher.finish())) else {
+        return next.run(request).await;
+    };
+    let cache = HeaderValue::from_static(CACHE_CONTROL);
     let matches = request
         .headers()
         .get_all(header::IF_NONE_MATCH)

@@ -339,12 +339,16 @@ fn plans_draws_and_shares(site: &str, page: &Session) {
     page.open(&format!(
         "{site}/?model=llama-3.1-8b&task=lora&tokens=200000000&seq=2048&batch=32"
     ));
+    // The page's width and the window's.
+    let widths = || {
+        let widths = page.post(
+            "/execute/sync",
+            json!({"script": "return [document.documentElement.scrollWidth, window.innerWidth];", "args": []}),
+        );
+        (widths[0].as_u64().unwrap(), widths[1].as_u64().unwrap())
+    };
     page.wait_for("#plan-table tbody tr");
-    let widths = page.post(
-        "/execute/sync",
-        json!({"script": "return [document.documentElement.scrollWidth, window.innerWidth];", "args": []}),
-    );
-    let (scroll, inner) = (widths[0].as_u64().unwrap(), widths[1].as_u64().unwrap());
+    let (scroll, inner) = widths();
     assert!(
         inner <= 400 && scroll <= inner,
         "page {scroll} px wide in a {inner} px window"
@@ -353,11 +357,7 @@ fn plans_draws_and_shares(site: &str, page: &Session) {
         "{site}/?view=cost&gpu=H100-SXM5-80GB&gpus=8&provider=aws&hours=720&billing=on-demand,spot"
     ));
     page.wait_for("#cost-table tbody tr");
-    let widths = page.post(
-        "/execute/sync",
-        json!({"script": "return [document.documentElement.scrollWidth, window.innerWidth];", "args": []}),
-    );
-    let (scroll, inner) = (widths[0].as_u64().unwrap(), widths[1].as_u64().unwrap());
+    let (scroll, inner) = widths();
     assert!(
         scroll <= inner,
         "the cost view is {scroll} px wide in a {inner} px window"

@@ -459,24 +459,22 @@ fn a_multi_node_plan_over_efa_requests_the_fabric() {
 /// says what to add and where the provider documents it.
 #[test]
 fn every_priced_fabric_is_requested_or_named_as_missing() {
-    let multi_node = |provider: &str| {
+    let multi_node = |provider: &str, gpu: &str| {
         planned(
             json!({"model": "llama-3.1-70b", "task": "finetune", "tokens": 2e9, "seq": 4096,
-            "providers": [provider], "gpu": ["H100"], "max_gpus": 32, "objective": "time"}),
+            "providers": [provider], "gpu": [gpu], "max_gpus": 32, "objective": "time"}),
         )
     };
-    let azure = multi_node("azure");
+    // The plan's files in `flavour`, checked against the schemas, as one text.
+    let exported = |saved: &SavedPlan, flavour| {
+        let files = export_plan(catalog(), saved, ExportTarget::Kubernetes, &settings(flavour)).unwrap();
+        assert_valid_kubernetes(&files);
+        stream(&files)
+    };
+    let azure = multi_node("azure", "H100");
     assert_eq!(azure.recommendations[0].instance_type, "Standard_ND96isr_H100_v5");
     assert!(azure.recommendations[0].nodes > 1);
-    let files = export_plan(
-        catalog(),
-        &azure,
-        ExportTarget::Kubernetes,
-        &settings(TrainingFlavour::JobSet),
-    )
-    .unwrap();
-    assert_valid_kubernetes(&files);
-    let text = stream(&files);
+    let text = exported(&azure, TrainingFlavour::JobSet);
     assert!(text.contains("rdma/ib: '8'") && text.contains("IPC_LOCK"), "{text}");
     assert!(
         text.contains("NVIDIA Network Operator") && !text.contains("WARNING: the plan priced"),
@@ -484,20 +482,9 @@ fn every_priced_fabric_is_requested_or_named_as_missing() {
     );
     // GKE's A3 Ultra (H200): the RDMA networks as multi-network annotations, the gIB plugin
     // and driver folders from the node, its NCCL settings sourced before torchrun.
-    let a3_ultra = planned(
-        json!({"model": "llama-3.1-70b", "task": "finetune", "tokens": 2e9, "seq": 4096,
-        "providers": ["gcp"], "gpu": ["H200"], "max_gpus": 32, "objective": "time"}),
-    );
+    let a3_ultra = multi_node("gcp", "H200");
     assert_eq!(a3_ultra.recommendations[0].instance_type, "a3-ultragpu-8g");
-    let files = export_plan(
-        catalog(),
-        &a3_ultra,
-        ExportTarget::Kubernetes,
-        &settings(TrainingFlavour::PyTorchJob),
-    )
-    .unwrap();
-    assert_valid_kubernetes(&files);
-    let text = stream(&files);
+    let text = exported(&a3_ultra, TrainingFlavour::PyTorchJob);
     for needed in [
         "networking.gke.io/interfaces",
         "rdma-7",
@@ -509,20 +496,13 @@ fn every_priced_fabric_is_requested_or_named_as_missing() {
     }
     assert!(!text.contains("WARNING: the plan priced"), "{text}");
     for (provider, fabric) in [("gcp", "GPUDirect-TCPX"), ("oci", "RoCE")] {
-        let saved = multi_node(provider);
+        let saved = multi_node(provider, "H100");
         assert!(saved.recommendations[0].nodes > 1, "{provider}");
-        let files = export_plan(
-            catalog(),
-            &saved,
-            ExportTarget::Kubernetes,
-            &settings(TrainingFlavour::IndexedJob),
-        )
-        .unwrap();
-        let job = &files.last().unwrap().yaml;
-        let warning = job
+        let text = exported(&saved, TrainingFlavour::IndexedJob);
+        let warning = text
             .lines()
             .find(|l| l.starts_with("# WARNING: the plan priced"))
-            .unwrap_or_else(|| panic!("{provider}: {job}"));
+            .unwrap_or_else(|| panic!("{provider}: {text}"));
         assert!(warning.contains(fabric) && warning.contains('('), "{warning}");
     }
 }

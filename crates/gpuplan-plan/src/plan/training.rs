@@ -88,12 +88,7 @@ pub(super) fn evaluate_training(
             continue;
         }
         let mut warnings = host_warnings(offering, &configured, nodes);
-        let weights = configured.job_weights();
-        let staged = if weights.task == gpuplan_model::Task::Pretrain {
-            0.0
-        } else {
-            weights.parameters as f64 * crate::startup::stored_bytes_per_parameter(weights.precision)
-        } + ops.startup.dataset_bytes.unwrap_or(0.0);
+        let staged = configured.job_weights().downloaded_bytes() + ops.startup.dataset_bytes.unwrap_or(0.0);
         warnings.extend(super::checks::disk_warning(offering, staged));
         warnings.extend(capacity_warning(evaluator.source, offering, gpus));
         for (billing, price, note) in priced {
