@@ -6,8 +6,8 @@ use crate::options::PlanOptions;
 use crate::{Error, resolve};
 use gpuplan_catalog::Catalog;
 use gpuplan_emit::manifest::{
-    Deployment, Fabric, ManifestFile, Placement, ServingService, SkyPilotFlavour, Storage, TrainingFlavour,
-    TrainingJob, Workload, dns_label, kubernetes_manifests, skypilot_task,
+    Deployment, Fabric, GpuDirectTcp, ManifestFile, Placement, ServingService, SkyPilotFlavour, Storage,
+    TrainingFlavour, TrainingJob, Workload, dns_label, kubernetes_manifests, skypilot_task,
 };
 use gpuplan_model::{Architecture, Engine, ImageRole, ModelSpec, SoftwareStack, Task};
 use serde::Deserialize;
@@ -525,14 +525,8 @@ fn fabric_request(provider: &str, kind: gpuplan_model::FabricKind, devices: Opti
             devices,
             setup: "InfiniBand: each pod takes the VM's InfiniBand NICs as `rdma/ib` and IPC_LOCK to pin memory; the cluster needs the NVIDIA Network Operator with its SR-IOV device plugin publishing them under that name (Azure/aks-rdma-infiniband, configurations/network-operator) and the node pool in one scale set.",
         }),
-        (_, Kind::GpudirectTcpxo) => not_requested(
-            "GPUDirect-TCPXO",
-            "GKE asks for multi-network annotations for the eight GPU NICs, the tcpxo-daemon sidecar and NCCL's FasTrak plugin (GKE: Maximize GPU network bandwidth with GPUDirect-TCPX(O) and multi-networking; GoogleCloudPlatform/container-engine-accelerators gpudirect-tcpxo/nccl-test-latest.yaml).",
-        ),
-        (_, Kind::GpudirectTcpx) => not_requested(
-            "GPUDirect-TCPX",
-            "GKE asks for multi-network annotations for the four GPU NICs, the tcpx-daemon sidecar and the GPUDirect-TCPX NCCL plugin (GoogleCloudPlatform/container-engine-accelerators gpudirect-tcpx/nccl-test-latest.yaml).",
-        ),
+        (_, Kind::GpudirectTcpxo) => Some(Fabric::GkeTcp(GpuDirectTcp::Tcpxo)),
+        (_, Kind::GpudirectTcpx) => Some(Fabric::GkeTcp(GpuDirectTcp::Tcpx)),
         ("gcp", Kind::Rocev2) => Some(Fabric::GkeRdma),
         ("oci", Kind::Rocev2) => not_requested(
             "RDMA over RoCE",

@@ -454,9 +454,9 @@ fn a_multi_node_plan_over_efa_requests_the_fabric() {
 
 /// Every fabric a multi-node plan priced is either asked for or named as missing: Azure's
 /// InfiniBand NICs as the RDMA device plugin's `rdma/ib` (eight per ND H100 v5) with IPC_LOCK,
-/// GKE's GPUDirect RDMA as Google's own manifests write it, while GKE's GPUDirect-TCPX and
-/// OCI's RoCE, whose pods need provider-specific sidecars or privileges, get a warning that
-/// says what to add and where the provider documents it.
+/// GKE's GPUDirect RDMA and GPUDirect-TCPX(O) as Google's own manifests write them, while
+/// OCI's RoCE, whose pods need host networking or privileges, gets a warning that says what to
+/// add and where the provider documents it.
 #[test]
 fn every_priced_fabric_is_requested_or_named_as_missing() {
     let multi_node = |provider: &str, gpu: &str| {
@@ -495,16 +495,37 @@ fn every_priced_fabric_is_requested_or_named_as_missing() {
         assert!(text.contains(needed), "{needed}: {text}");
     }
     assert!(!text.contains("WARNING: the plan priced"), "{text}");
-    for (provider, fabric) in [("gcp", "GPUDirect-TCPX"), ("oci", "RoCE")] {
-        let saved = multi_node(provider, "H100");
-        assert!(saved.recommendations[0].nodes > 1, "{provider}");
-        let text = exported(&saved, TrainingFlavour::IndexedJob);
-        let warning = text
-            .lines()
-            .find(|l| l.starts_with("# WARNING: the plan priced"))
-            .unwrap_or_else(|| panic!("{provider}: {text}"));
-        assert!(warning.contains(fabric) && warning.contains('('), "{warning}");
+    // GKE's A3 High or Mega (H100): the GPU NICs' networks, the receive-data-path daemon as a
+    // native sidecar with the GPUs injected, the NCCL plugin from the node.
+    let a3 = multi_node("gcp", "H100");
+    let instance = a3.recommendations[0].instance_type.clone();
+    assert!(a3.recommendations[0].nodes > 1);
+    let text = exported(&a3, TrainingFlavour::JobSet);
+    let (nics, daemon) = match instance.as_str() {
+        "a3-highgpu-8g" | "a3-edgegpu-8g" => ("vpc4", "tcpx-daemon"),
+        "a3-megagpu-8g" => ("vpc8", "tcpxo-daemon"),
+        other => panic!("{other}"),
+    };
+    for needed in [
+        nics,
+        daemon,
+        "initContainers",
+        "restartPolicy: Always",
+        "devices.gke.io/container.",
+        "/home/kubernetes/bin/nvidia/lib64",
+        "NET_ADMIN",
+    ] {
+        assert!(text.contains(needed), "{needed}: {text}");
     }
+    assert!(!text.contains("WARNING: the plan priced"), "{text}");
+    let saved = multi_node("oci", "H100");
+    assert!(saved.recommendations[0].nodes > 1);
+    let text = exported(&saved, TrainingFlavour::IndexedJob);
+    let warning = text
+        .lines()
+        .find(|l| l.starts_with("# WARNING: the plan priced"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(warning.contains("RoCE") && warning.contains('('), "{warning}");
 }
 
 /// Where the plan's machines can be told apart, the pods go there and nowhere else: spot plans
@@ -623,7 +644,7 @@ const POLICY_CHECKS_NOT_APPLICABLE: [(&str, &str); 9] = [
     ("CKV_K8S_40", "the same: the vendor images' user is root"),
     (
         "CKV_K8S_25",
-        "IPC_LOCK is added only where RDMA (EFA, InfiniBand) must pin memory",
+        "IPC_LOCK is added only where RDMA (EFA, InfiniBand, TCPX) must pin memory, NET_ADMIN only to GKE's TCPX daemon, as Google's manifests do",
     ),
     (
         "CKV_K8S_35",
@@ -652,6 +673,11 @@ fn exports_pass_a_kubernetes_policy_checker() {
             "efa",
             json!({"model": "llama-3.1-70b", "task": "finetune", "tokens": 2e9, "seq": 4096,
                        "providers": ["aws"], "gpu": ["H100"], "max_gpus": 32, "objective": "time"}),
+        ),
+        (
+            "gke-tcpx",
+            json!({"model": "llama-3.1-70b", "task": "finetune", "tokens": 2e9, "seq": 4096,
+                       "providers": ["gcp"], "gpu": ["H100"], "max_gpus": 32, "objective": "time"}),
         ),
         (
             "rocm",

@@ -75,14 +75,16 @@ pub fn env() -> Vec<EnvVar> {
 
 /// `command` run after the plugin's NCCL settings are sourced into its shell.
 pub fn wrap(command: Vec<String>) -> Vec<String> {
+    sourced(&format!("{PLUGIN_PATH}/scripts/set_nccl_env.sh"), &command)
+}
+
+/// `command` run by bash after `script` is sourced into the same shell.
+pub(crate) fn sourced(script: &str, command: &[String]) -> Vec<String> {
     let quoted: Vec<String> = command.iter().map(|word| quote(word)).collect();
     vec![
         "/bin/bash".to_string(),
         "-c".to_string(),
-        format!(
-            "source {PLUGIN_PATH}/scripts/set_nccl_env.sh && exec {}",
-            quoted.join(" ")
-        ),
+        format!("source {script} && exec {}", quoted.join(" ")),
     ]
 }
 

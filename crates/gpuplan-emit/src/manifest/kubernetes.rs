@@ -274,7 +274,7 @@ pub(crate) fn claim_volume(volume: &str, deployment: &str, suffix: &str) -> Volu
 /// A container that cannot gain privileges and keeps no Linux capability but those it was
 /// given (IPC_LOCK where RDMA pins memory). It still runs as the image's user: the CUDA, ROCm
 /// and Neuron images run as root and write their caches under it.
-fn hardened(mut container: Container) -> Container {
+pub(crate) fn hardened(mut container: Container) -> Container {
     let mut context = container.security_context.take().unwrap_or_default();
     let added = context.capabilities.take().and_then(|c| c.add);
     context.capabilities = Some(Capabilities {

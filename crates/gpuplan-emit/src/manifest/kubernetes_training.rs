@@ -144,11 +144,10 @@ fn container(deployment: &Deployment, name: &str, command: Vec<String>, mut extr
     environment.append(&mut extra_env);
     let mut resources = super::kubernetes::gpu_resources(p, p.gpus_per_node);
     let fabric = requested_fabric(p);
-    let gke_rdma = matches!(fabric, Some(Fabric::GkeRdma));
-    let command = if gke_rdma {
-        super::gke_rdma::wrap(command)
-    } else {
-        command
+    let command = match fabric {
+        Some(Fabric::GkeRdma) => super::gke_rdma::wrap(command),
+        Some(Fabric::GkeTcp(path)) => path.wrap(command),
+        _ => command,
     };
     if let Some(fabric) = fabric {
         environment.extend(fabric_env(fabric));
@@ -168,7 +167,7 @@ fn container(deployment: &Deployment, name: &str, command: Vec<String>, mut extr
         env: Some(environment),
         resources: Some(resources),
         // RDMA registers (pins) memory, which a container may do only with IPC_LOCK.
-        security_context: fabric.map(|_| SecurityContext {
+        security_context: fabric.filter(|f| pins_memory(f)).map(|_| SecurityContext {
             capabilities: Some(Capabilities {
                 add: Some(vec!["IPC_LOCK".to_string()]),
                 ..Capabilities::default()
@@ -185,7 +184,7 @@ fn container(deployment: &Deployment, name: &str, command: Vec<String>, mut extr
                 },
             ]
             .into_iter()
-            .chain(gke_rdma.then(super::gke_rdma::mounts).into_iter().flatten())
+            .chain(fabric.map(fabric_mounts).into_iter().flatten())
             .collect(),
         ),
         ..Container::default()
@@ -200,20 +199,48 @@ fn requested_fabric(p: &Placement) -> Option<&Fabric> {
 }
 
 /// A training pod: its container, the checkpoint volume, and what the fabric adds to the pod
-/// (GKE's network annotations and node folders).
+/// (GKE's network annotations, node folders and the TCPX daemon).
 fn training_template(deployment: &Deployment, container: Container, priority: &str, restart: &str) -> PodTemplateSpec {
-    let gke_rdma = matches!(requested_fabric(&deployment.placement), Some(Fabric::GkeRdma));
+    let fabric = requested_fabric(&deployment.placement);
     let mut volumes = vec![checkpoint_mount_volume(&deployment.name)];
-    if gke_rdma {
-        volumes.extend(super::gke_rdma::volumes());
-    }
+    let (annotations, sidecar) = match fabric {
+        Some(Fabric::GkeRdma) => {
+            volumes.extend(super::gke_rdma::volumes());
+            (Some(super::gke_rdma::annotations()), None)
+        }
+        Some(Fabric::GkeTcp(path)) => {
+            volumes.extend(path.volumes());
+            (Some(path.annotations()), Some(path.sidecar()))
+        }
+        _ => (None, None),
+    };
+    let mut spec = pod_spec(&deployment.placement, container, volumes, priority, restart);
+    spec.init_containers = sidecar.map(|c| vec![super::kubernetes::hardened(c)]);
     PodTemplateSpec {
         metadata: Some(ObjectMeta {
             labels: Some(super::kubernetes::labels(deployment)),
-            annotations: gke_rdma.then(super::gke_rdma::annotations),
+            annotations,
             ..ObjectMeta::default()
         }),
-        spec: Some(pod_spec(&deployment.placement, container, volumes, priority, restart)),
+        spec: Some(spec),
+    }
+}
+
+/// Whether the trainer pins memory for `fabric` (RDMA registration), which needs IPC_LOCK.
+fn pins_memory(fabric: &Fabric) -> bool {
+    match fabric {
+        Fabric::Efa { .. } | Fabric::Rdma { .. } | Fabric::GkeRdma => true,
+        Fabric::GkeTcp(path) => path.pins_memory(),
+        Fabric::NotRequested { .. } => false,
+    }
+}
+
+/// The node folders the trainer mounts for `fabric`.
+fn fabric_mounts(fabric: &Fabric) -> Vec<VolumeMount> {
+    match fabric {
+        Fabric::GkeRdma => super::gke_rdma::mounts(),
+        Fabric::GkeTcp(path) => path.mounts(),
+        _ => Vec::new(),
     }
 }
 
@@ -224,7 +251,7 @@ fn fabric_devices(fabric: &Fabric) -> Option<(&'static str, u32)> {
     match fabric {
         Fabric::Efa { devices } => devices.map(|n| ("vpc.amazonaws.com/efa", n)),
         Fabric::Rdma { resource, devices, .. } => devices.map(|n| (*resource, n)),
-        Fabric::GkeRdma | Fabric::NotRequested { .. } => None,
+        Fabric::GkeRdma | Fabric::GkeTcp(_) | Fabric::NotRequested { .. } => None,
     }
 }
 
@@ -236,6 +263,7 @@ fn fabric_env(fabric: &Fabric) -> Vec<EnvVar> {
     match fabric {
         Fabric::Efa { .. } => vec![env("FI_PROVIDER", "efa")],
         Fabric::GkeRdma => super::gke_rdma::env(),
+        Fabric::GkeTcp(path) => path.env(),
         Fabric::Rdma { .. } | Fabric::NotRequested { .. } => Vec::new(),
     }
 }
@@ -247,6 +275,7 @@ fn fabric_note(p: &Placement) -> Option<String> {
         Fabric::Efa { .. } => None,
         Fabric::Rdma { setup, .. } => Some(setup.to_string()),
         Fabric::GkeRdma => Some(super::gke_rdma::SETUP.to_string()),
+        Fabric::GkeTcp(path) => Some(path.setup().to_string()),
         Fabric::NotRequested { what, how } => Some(format!(
             "WARNING: the plan priced {what} between nodes; these pods do not request it, so NCCL runs over TCP on the pod network. {how}"
         )),

@@ -4,6 +4,7 @@
 //! as YAML, so a file cannot come out malformed.
 
 mod gke_rdma;
+mod gke_tcpx;
 mod jobset;
 mod keda;
 mod kubernetes;
@@ -12,6 +13,7 @@ mod kubernetes_training;
 mod pytorchjob;
 mod skypilot;
 
+pub use gke_tcpx::GpuDirectTcp;
 pub use kubernetes::{TrainingFlavour, kubernetes_manifests};
 pub use skypilot::{SkyPilotFlavour, skypilot_task};
 
@@ -67,6 +69,9 @@ pub enum Fabric {
     /// GKE's GPUDirect RDMA (A3 Ultra, A4): multi-network annotations and the gIB NCCL
     /// plugin from the node.
     GkeRdma,
+    /// GKE's GPUDirect-TCPX (A3 High) or -TCPXO (A3 Mega): multi-network annotations, the
+    /// receive-data-path daemon beside the trainer, and the NCCL plugin from the node.
+    GkeTcp(GpuDirectTcp),
     /// A fabric the plan priced that these files do not request: `what` it is and `how` the
     /// provider documents asking for it. NCCL then runs over TCP on the pod network.
     NotRequested { what: String, how: &'static str },
