@@ -523,14 +523,21 @@ fn fabric_request(provider: &str, kind: gpuplan_model::FabricKind, devices: Opti
         ("azure", Kind::Infiniband) => Some(Fabric::Rdma {
             resource: "rdma/ib",
             devices,
+            attachment: None,
             setup: "InfiniBand: each pod takes the VM's InfiniBand NICs as `rdma/ib` and IPC_LOCK to pin memory; the cluster needs the NVIDIA Network Operator with its SR-IOV device plugin publishing them under that name (Azure/aks-rdma-infiniband, configurations/network-operator) and the node pool in one scale set.",
         }),
         (_, Kind::GpudirectTcpxo) => Some(Fabric::GkeTcp(GpuDirectTcp::Tcpxo)),
         (_, Kind::GpudirectTcpx) => Some(Fabric::GkeTcp(GpuDirectTcp::Tcpx)),
         ("gcp", Kind::Rocev2) => Some(Fabric::GkeRdma),
+        ("oci", Kind::Rocev2) if devices.is_some() => Some(Fabric::Rdma {
+            resource: "nvidia.com/rdma-vf",
+            devices,
+            attachment: Some("rdma-vf"),
+            setup: "RoCE on OKE: each pod takes the node's RDMA SR-IOV virtual functions as `nvidia.com/rdma-vf`, each attached through the `rdma-vf` network (Multus), and IPC_LOCK to pin memory; the cluster needs the NVIDIA Network Operator that creates them (oracle-quickstart/oci-hpc-oke, docs/using-rdma-network-interfaces-in-manifests.md; pods outside the default namespace name it `default/rdma-vf`).",
+        }),
         ("oci", Kind::Rocev2) => not_requested(
             "RDMA over RoCE",
-            "OKE documents host-network privileged pods with /dev/infiniband, or the NVIDIA Network Operator's SR-IOV virtual functions as `nvidia.com/rdma-vf` (oracle-quickstart/oci-hpc-oke, docs/using-rdma-network-interfaces-in-manifests.md).",
+            "OKE documents host-network privileged pods with /dev/infiniband, or the NVIDIA Network Operator's SR-IOV virtual functions as `nvidia.com/rdma-vf` (oracle-quickstart/oci-hpc-oke, docs/using-rdma-network-interfaces-in-manifests.md); how many this shape has is not in the fabric table.",
         ),
         (_, Kind::Infiniband | Kind::Rocev2) => not_requested(
             "an RDMA fabric",

@@ -454,9 +454,9 @@ fn a_multi_node_plan_over_efa_requests_the_fabric() {
 
 /// Every fabric a multi-node plan priced is either asked for or named as missing: Azure's
 /// InfiniBand NICs as the RDMA device plugin's `rdma/ib` (eight per ND H100 v5) with IPC_LOCK,
-/// GKE's GPUDirect RDMA and GPUDirect-TCPX(O) as Google's own manifests write them, while
-/// OCI's RoCE, whose pods need host networking or privileges, gets a warning that says what to
-/// add and where the provider documents it.
+/// GKE's GPUDirect RDMA and GPUDirect-TCPX(O) as Google's own manifests write them, OCI's RoCE
+/// as the Network Operator's SR-IOV functions; a fabric whose devices are not counted gets a
+/// warning that says what to add and where the provider documents it.
 #[test]
 fn every_priced_fabric_is_requested_or_named_as_missing() {
     let multi_node = |provider: &str, gpu: &str| {
@@ -518,9 +518,26 @@ fn every_priced_fabric_is_requested_or_named_as_missing() {
         assert!(text.contains(needed), "{needed}: {text}");
     }
     assert!(!text.contains("WARNING: the plan priced"), "{text}");
-    let saved = multi_node("oci", "H100");
-    assert!(saved.recommendations[0].nodes > 1);
-    let text = exported(&saved, TrainingFlavour::IndexedJob);
+    // OCI's H100 bare metal over RoCE: the Network Operator's SR-IOV functions, one per RDMA
+    // port, each attached through Multus.
+    let oci = multi_node("oci", "H100");
+    assert_eq!(oci.recommendations[0].instance_type, "BM.GPU.H100.8");
+    assert!(oci.recommendations[0].nodes > 1);
+    let text = exported(&oci, TrainingFlavour::IndexedJob);
+    let vfs = ["rdma-vf"; 16].join(",");
+    for needed in [
+        "nvidia.com/rdma-vf: '16'",
+        vfs.as_str(),
+        "IPC_LOCK",
+        "NVIDIA Network Operator",
+    ] {
+        assert!(text.contains(needed), "{needed}: {text}");
+    }
+    assert!(!text.contains("WARNING: the plan priced"), "{text}");
+    // A fabric whose devices the table does not count is named as missing, with the fix.
+    let l40s = multi_node("oci", "L40S");
+    assert!(l40s.recommendations[0].nodes > 1);
+    let text = exported(&l40s, TrainingFlavour::IndexedJob);
     let warning = text
         .lines()
         .find(|l| l.starts_with("# WARNING: the plan priced"))
@@ -678,6 +695,11 @@ fn exports_pass_a_kubernetes_policy_checker() {
             "gke-tcpx",
             json!({"model": "llama-3.1-70b", "task": "finetune", "tokens": 2e9, "seq": 4096,
                        "providers": ["gcp"], "gpu": ["H100"], "max_gpus": 32, "objective": "time"}),
+        ),
+        (
+            "oci-roce",
+            json!({"model": "llama-3.1-70b", "task": "finetune", "tokens": 2e9, "seq": 4096,
+                       "providers": ["oci"], "gpu": ["H100"], "max_gpus": 32, "objective": "time"}),
         ),
         (
             "rocm",

@@ -212,6 +212,11 @@ fn training_template(deployment: &Deployment, container: Container, priority: &s
             volumes.extend(path.volumes());
             (Some(path.annotations()), Some(path.sidecar()))
         }
+        Some(Fabric::Rdma {
+            devices: Some(n),
+            attachment: Some(network),
+            ..
+        }) => (Some(multus_networks(network, *n)), None),
         _ => (None, None),
     };
     let mut spec = pod_spec(&deployment.placement, container, volumes, priority, restart);
@@ -224,6 +229,12 @@ fn training_template(deployment: &Deployment, container: Container, priority: &s
         }),
         spec: Some(spec),
     }
+}
+
+/// Multus' annotation attaching `count` interfaces of `network` to the pod.
+fn multus_networks(network: &str, count: u32) -> BTreeMap<String, String> {
+    let list = vec![network; count as usize].join(",");
+    BTreeMap::from([("k8s.v1.cni.cncf.io/networks".to_string(), list)])
 }
 
 /// Whether the trainer pins memory for `fabric` (RDMA registration), which needs IPC_LOCK.

@@ -65,6 +65,9 @@ pub enum Fabric {
         resource: &'static str,
         devices: Option<u32>,
         setup: &'static str,
+        /// The Multus network each device attaches through (`k8s.v1.cni.cncf.io/networks`,
+        /// one entry per device), where the device plugin hands out SR-IOV functions.
+        attachment: Option<&'static str>,
     },
     /// GKE's GPUDirect RDMA (A3 Ultra, A4): multi-network annotations and the gIB NCCL
     /// plugin from the node.
