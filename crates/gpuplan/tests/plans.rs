@@ -364,3 +364,31 @@ fn an_hourly_price_cap_keeps_every_configuration_under_it_and_says_what_it_would
     let hint = infeasible.suggestion.clone().unwrap_or_default();
     assert!(hint.contains("raise the hourly price cap to $"), "{hint}");
 }
+
+/// Cloud TPU v5e slices are rented per slice at Google's per-chip prices: a LoRA plans on
+/// them, priced as chips × the chip-hour rate. A TPU whose specs are known but which no
+/// offering rents says so, instead of a bare "0 candidates evaluated".
+#[test]
+fn tpu_v5e_slices_are_plannable_and_an_unrented_tpu_says_why() {
+    let mut q = query("llama-3.1-8b", Task::Lora);
+    q.tokens = Some(1e8);
+    q.gpus = vec!["TPU-v5e".to_string()];
+    let answer = feasible(&q);
+    let best = &answer.plan.recommendations[0];
+    let instance = &best.offering.instance_type;
+    assert!(instance.starts_with("v5litepod-"), "{instance}");
+    let chips = f64::from(best.gpus);
+    let hourly = best.hourly_usd;
+    // us-central1 and the other cheapest regions list $1.20 per chip-hour.
+    assert!(
+        hourly >= chips * 1.2 - 1e-6 && hourly <= chips * 1.72,
+        "{hourly} for {chips} chips"
+    );
+    q.gpus = vec!["TPU-v6e".to_string()];
+    let infeasible = plan_workload(catalog(), &q).unwrap().unwrap_err();
+    let suggestion = infeasible.suggestion.clone().unwrap();
+    assert!(
+        suggestion.contains("no priced offering in the catalog rents TPU-v6e"),
+        "{suggestion}"
+    );
+}

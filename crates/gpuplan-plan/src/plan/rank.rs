@@ -314,6 +314,9 @@ pub(super) fn infeasible(
             _ => "raise --max-gpus or --max-nodes".to_string(),
         });
     }
+    if evaluated == 0 {
+        suggestions.push(nothing_in_scope(&request.constraints));
+    }
     let suggestion = (!suggestions.is_empty()).then(|| suggestions.join("; or "));
     // The nearest misses shown: per constraint (the user's own limits first), a few distinct
     // reasons, since the same shape misses the same way in every region.
@@ -347,6 +350,31 @@ pub(super) fn infeasible(
         suggestion,
         evaluated,
     }
+}
+
+/// Why nothing was evaluated: no offering in the catalog rents the accelerators in the
+/// providers and regions asked for.
+fn nothing_in_scope(c: &crate::Constraints) -> String {
+    let mut scope = Vec::new();
+    if !c.gpus.is_empty() {
+        let gpus: Vec<&str> = c.gpus.iter().map(|g| g.as_str()).collect();
+        scope.push(gpus.join(", "));
+    }
+    if !c.providers.is_empty() {
+        let providers: Vec<&str> = c.providers.iter().map(|p| p.as_str()).collect();
+        scope.push(format!("at {}", providers.join(", ")));
+    }
+    if !c.regions.is_empty() {
+        scope.push(format!("in regions {}", c.regions.join(", ")));
+    }
+    let scope = if scope.is_empty() {
+        "the request".to_string()
+    } else {
+        scope.join(" ")
+    };
+    format!(
+        "no priced offering in the catalog rents {scope}: `gpuplan instances` with the same filters lists what can be rented, and `--catalog` reads a catalog with offerings of your own"
+    )
 }
 
 #[cfg(test)]
