@@ -508,6 +508,26 @@ fn placement(catalog: &Catalog, r: &SavedRecommendation) -> Result<Placement, Er
     })
 }
 
+/// NCCL over Azure's InfiniBand as Azure/aks-rdma-infiniband's NCCL test sets it
+/// (tests/scenarios/k8s/values.yaml @ 700dabb): InfiniBand on, and GPUDirect RDMA at any PCIe
+/// distance, since the VM's virtual topology hides the GPU–NIC affinity.
+const AZURE_INFINIBAND_NCCL: &[(&str, &str)] = &[("NCCL_IB_DISABLE", "0"), ("NCCL_NET_GDR_LEVEL", "SYS")];
+
+/// NCCL over OCI's RoCE as oracle-quickstart/oci-hpc-oke's NCCL test sets it
+/// (manifests/nccl-tests/kueue/virtual-functions/BM.GPU.H100.8.yaml @ 61d210a): the RoCE v2
+/// GID, the traffic class and service level of OCI's cluster network, the ConnectX NICs.
+const OCI_ROCE_NCCL: &[(&str, &str)] = &[
+    ("NCCL_CUMEM_ENABLE", "0"),
+    ("NCCL_IB_SPLIT_DATA_ON_QPS", "0"),
+    ("NCCL_IB_GID_INDEX", "3"),
+    ("NCCL_IB_HCA", "mlx5"),
+    ("NCCL_IB_TC", "41"),
+    ("NCCL_IB_SL", "0"),
+    ("NCCL_IB_TIMEOUT", "22"),
+    ("NCCL_SOCKET_IFNAME", "eth0"),
+    ("NCCL_IGNORE_CPU_AFFINITY", "1"),
+];
+
 /// How a pod asks for the fabric the plan priced between nodes, as each provider documents it;
 /// `None` where there is nothing to ask for (Ethernet, a TPU slice's own interconnect).
 fn fabric_request(provider: &str, kind: gpuplan_model::FabricKind, devices: Option<u32>) -> Option<Fabric> {
@@ -524,7 +544,8 @@ fn fabric_request(provider: &str, kind: gpuplan_model::FabricKind, devices: Opti
             resource: "rdma/ib",
             devices,
             attachment: None,
-            setup: "InfiniBand: each pod takes the VM's InfiniBand NICs as `rdma/ib` and IPC_LOCK to pin memory; the cluster needs the NVIDIA Network Operator with its SR-IOV device plugin publishing them under that name (Azure/aks-rdma-infiniband, configurations/network-operator) and the node pool in one scale set.",
+            env: AZURE_INFINIBAND_NCCL,
+            setup: "InfiniBand: each pod takes the VM's InfiniBand NICs as `rdma/ib` and IPC_LOCK to pin memory; the cluster needs the NVIDIA Network Operator with its SR-IOV device plugin publishing them under that name (Azure/aks-rdma-infiniband, configurations/network-operator) and the node pool in one scale set. For full bandwidth also give NCCL the VM size's topology file (NCCL_TOPO_FILE, the nd*-topo.xml of Azure's HPC images, as the same repository's tests mount it).",
         }),
         (_, Kind::GpudirectTcpxo) => Some(Fabric::GkeTcp(GpuDirectTcp::Tcpxo)),
         (_, Kind::GpudirectTcpx) => Some(Fabric::GkeTcp(GpuDirectTcp::Tcpx)),
@@ -533,6 +554,7 @@ fn fabric_request(provider: &str, kind: gpuplan_model::FabricKind, devices: Opti
             resource: "nvidia.com/rdma-vf",
             devices,
             attachment: Some("rdma-vf"),
+            env: OCI_ROCE_NCCL,
             setup: "RoCE on OKE: each pod takes the node's RDMA SR-IOV virtual functions as `nvidia.com/rdma-vf`, each attached through the `rdma-vf` network (Multus), and IPC_LOCK to pin memory; the cluster needs the NVIDIA Network Operator that creates them (oracle-quickstart/oci-hpc-oke, docs/using-rdma-network-interfaces-in-manifests.md; pods outside the default namespace name it `default/rdma-vf`).",
         }),
         ("oci", Kind::Rocev2) => not_requested(

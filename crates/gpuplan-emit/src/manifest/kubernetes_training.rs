@@ -275,7 +275,8 @@ fn fabric_env(fabric: &Fabric) -> Vec<EnvVar> {
         Fabric::Efa { .. } => vec![env("FI_PROVIDER", "efa")],
         Fabric::GkeRdma => super::gke_rdma::env(),
         Fabric::GkeTcp(path) => path.env(),
-        Fabric::Rdma { .. } | Fabric::NotRequested { .. } => Vec::new(),
+        Fabric::Rdma { env: settings, .. } => settings.iter().map(|(name, value)| env(name, value)).collect(),
+        Fabric::NotRequested { .. } => Vec::new(),
     }
 }
 

@@ -68,6 +68,8 @@ pub enum Fabric {
         /// The Multus network each device attaches through (`k8s.v1.cni.cncf.io/networks`,
         /// one entry per device), where the device plugin hands out SR-IOV functions.
         attachment: Option<&'static str>,
+        /// NCCL's settings for the fabric, as the provider's own NCCL test manifests set them.
+        env: &'static [(&'static str, &'static str)],
     },
     /// GKE's GPUDirect RDMA (A3 Ultra, A4): multi-network annotations and the gIB NCCL
     /// plugin from the node.
