@@ -26,6 +26,8 @@ pub struct OfferingQuery {
     pub providers: Vec<ProviderId>,
     /// Region names or prefixes (`us-east` matches `us-east-1`).
     pub regions: Vec<String>,
+    /// Instance families, as [`gpuplan_model::family_key`]s (`ndv4`, `a3mega`).
+    pub families: Vec<String>,
     pub min_gpus: Option<u32>,
     pub max_gpus: Option<u32>,
     /// Minimum memory per accelerator.
@@ -52,6 +54,9 @@ impl OfferingQuery {
     pub fn matches(&self, catalog: &Catalog, offering: &Offering) -> bool {
         // Provider, region and host filters hold for CPU shapes as for GPU ones.
         if !self.providers.is_empty() && !self.providers.contains(&offering.provider) {
+            return false;
+        }
+        if !self.families.is_empty() && !self.in_families(offering) {
             return false;
         }
         if self.min_vcpus.is_some_and(|min| offering.vcpus < min)
@@ -96,6 +101,13 @@ impl OfferingQuery {
             }
         }
         self.within_price(offering)
+    }
+
+    /// Whether the offering belongs to one of the families asked for.
+    fn in_families(&self, offering: &Offering) -> bool {
+        gpuplan_model::instance_families(offering.provider.as_str(), &offering.instance_type)
+            .iter()
+            .any(|name| self.families.contains(&gpuplan_model::family_key(name)))
     }
 
     /// Whether the offering's region starts with one of the regions asked for (any when none).

@@ -605,6 +605,11 @@ pub struct PlanArgs {
     #[arg(long, value_name = "X.Y", help_heading = "Where to rent")]
     pub compute_capability: Option<String>,
 
+    /// Only these instance families, as guides name them (comma-separated: p5, "a3 mega", a2,
+    /// NDv4, "ND H100 v5", gn7i, GN10Xp, BM.GPU.H100).
+    #[arg(long, value_delimiter = ',', value_name = "FAMILY", help_heading = "Where to rent")]
+    pub family: Vec<String>,
+
     /// What to optimise.
     #[arg(long, value_enum, default_value_t = ObjectiveArg::Cost, help_heading = "Choosing")]
     pub objective: ObjectiveArg,
@@ -941,6 +946,11 @@ pub struct InstancesArgs {
     /// GPUs of at least this CUDA compute capability (8.0, 8.9, 9.0 or sm_90; NVIDIA only).
     #[arg(long, value_name = "X.Y")]
     pub compute_capability: Option<String>,
+
+    /// Only these instance families, as guides name them (comma-separated: p5, "a3 mega", a2,
+    /// NDv4, "ND H100 v5", gn7i, GN10Xp, BM.GPU.H100).
+    #[arg(long, value_delimiter = ',', value_name = "FAMILY")]
+    pub family: Vec<String>,
 
     /// At most this price per instance-hour, USD (the spot price with --spot).
     #[arg(long, value_name = "USD")]

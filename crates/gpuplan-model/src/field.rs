@@ -162,6 +162,7 @@ fields! {
     DepreciationYears = "depreciation_years";
     RentPrice = "rent_price";
     // Which offerings to list (instances).
+    Family = "family";
     MinGpus = "min_gpus";
     MinGpuMemory = "min_gpu_memory";
     MinVcpus = "min_vcpus";

@@ -27,6 +27,7 @@ pub mod field;
 pub mod fitted;
 mod framework;
 mod gpu_calibration;
+mod instance_family;
 mod model_spec;
 mod name;
 mod named_enum;
@@ -56,6 +57,7 @@ pub use engine_settings::{EngineRelease, EngineSettings};
 pub use fabric::{FabricKind, FabricRule, FabricSource, NodeFabric};
 pub use framework::Framework;
 pub use gpu_calibration::{CalibrationProfile, GpuCalibration};
+pub use instance_family::{family_key, instance_families};
 pub use model_spec::{
     Architecture, AttentionBias, CheckpointQuantization, CitedSpec, MlaSpec, ModelSpec, MoeSpec, Norm, Stacks,
     TransformerSpec,

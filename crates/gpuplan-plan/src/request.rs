@@ -78,6 +78,8 @@ pub struct Constraints {
     pub providers: Vec<ProviderId>,
     /// Region prefixes; empty: all.
     pub regions: Vec<String>,
+    /// Instance families as [`gpuplan_model::family_key`]s; empty: all.
+    pub families: Vec<String>,
     /// Accelerators allowed; empty: all.
     pub gpus: Vec<AcceleratorId>,
     pub exclude_gpus: Vec<AcceleratorId>,
@@ -104,6 +106,7 @@ impl Default for Constraints {
             serving: ServingTargets::default(),
             providers: Vec::new(),
             regions: Vec::new(),
+            families: Vec::new(),
             gpus: Vec::new(),
             exclude_gpus: Vec::new(),
             billing: vec![BillingMode::OnDemand],

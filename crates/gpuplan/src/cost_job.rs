@@ -195,6 +195,12 @@ fn choose_offering(catalog: &Catalog, query: &CostQuery) -> Result<Option<Offeri
                     )),
                 ));
             }
+            if let Some(sizes) = family_sizes(catalog, instance) {
+                return Err(Error::invalid(
+                    format!("`{instance}` is an instance family, not an instance type"),
+                    Some(format!("name one of its sizes: {sizes}")),
+                ));
+            }
             let names = catalog.offerings().iter().map(|o| o.instance_type.as_str());
             let hint = did_you_mean(instance, names).map(|n| format!("did you mean `{n}`?"));
             return Err(Error::invalid(format!("no offering `{instance}` in the catalog"), hint));
@@ -841,4 +847,38 @@ fn storage_rates(catalog: &Catalog, provider: Option<&ProviderId>) -> (StorageRa
         },
         RateNotes { storage, egress },
     )
+}
+
+/// The sizes of the instance family `name` (`NDv4`, `gn7i`) with their accelerators, smallest
+/// first; `None` when `name` is no family.
+fn family_sizes(catalog: &Catalog, name: &str) -> Option<String> {
+    let key = gpuplan_model::family_key(name);
+    let mut sizes: Vec<(u32, String)> = catalog
+        .offerings()
+        .iter()
+        .filter(|o| {
+            gpuplan_model::instance_families(o.provider.as_str(), &o.instance_type)
+                .iter()
+                .any(|family| gpuplan_model::family_key(family) == key)
+        })
+        .map(|o| {
+            let gpus = o
+                .accelerator
+                .as_ref()
+                .map_or(String::new(), |a| format!(" ({}× {a})", o.accelerator_count));
+            (o.accelerator_count, format!("{}{gpus}", o.instance_type))
+        })
+        .collect();
+    sizes.sort();
+    sizes.dedup();
+    let shown: Vec<String> = sizes.iter().take(8).map(|(_, s)| s.clone()).collect();
+    let more = sizes.len().saturating_sub(shown.len());
+    (!shown.is_empty()).then(|| {
+        let rest = if more > 0 {
+            format!(" and {more} more")
+        } else {
+            String::new()
+        };
+        format!("{}{rest}", shown.join(", "))
+    })
 }

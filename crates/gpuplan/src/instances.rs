@@ -10,6 +10,8 @@ pub struct InstancesRequest {
     pub gpu: Option<String>,
     pub providers: Vec<String>,
     pub regions: Vec<String>,
+    /// Instance families as guides name them (`NDv4`, `A3 Mega`, `p5`, `gn7i`).
+    pub families: Vec<String>,
     pub min_gpus: Option<u32>,
     pub max_gpus: Option<u32>,
     /// Minimum memory per GPU, GiB.
@@ -92,6 +94,7 @@ pub fn find_instances(catalog: &Catalog, request: &InstancesRequest) -> Result<I
         query.accelerators = family.iter().map(|a| a.id.clone()).collect();
     }
     query.providers = crate::resolve::providers(catalog, &request.providers)?;
+    query.families = crate::resolve::families(catalog, &request.families)?;
     let matching = query.run(catalog);
     let total = matching.len();
     let offerings = matching

@@ -189,6 +189,9 @@ pub struct PlanOptions {
     pub providers: Vec<String>,
     #[serde(default)]
     pub regions: Vec<String>,
+    /// Instance families as guides name them (`p5`, `a3 mega`, `NDv4`, `gn7i`).
+    #[serde(default)]
+    pub family: Vec<String>,
     #[serde(default)]
     pub gpu: Vec<String>,
     #[serde(default)]
@@ -291,6 +294,7 @@ impl Default for PlanOptions {
             headroom: None,
             providers: Vec::new(),
             regions: Vec::new(),
+            family: Vec::new(),
             gpu: Vec::new(),
             exclude_gpu: Vec::new(),
             billing: on_demand(),
@@ -357,6 +361,9 @@ pub struct InstancesOptions {
     /// Minimum CUDA compute capability (`8.0`, `sm_90`).
     #[serde(default)]
     pub compute_capability: Option<String>,
+    /// Instance families (comma-separated: `NDv4`, `a3 mega`, `p5`, `gn7i`).
+    #[serde(default)]
+    pub family: Option<String>,
     /// Maximum USD per hour (the spot price with `spot`).
     #[serde(default)]
     pub max_price: Option<f64>,
@@ -414,6 +421,7 @@ impl InstancesOptions {
             gpu: self.gpu.clone(),
             providers: comma_list(&self.providers),
             regions: comma_list(&self.regions),
+            families: comma_list(&self.family),
             min_gpus: self.min_gpus,
             max_gpus: self.max_gpus,
             min_gpu_memory_gib: self.min_gpu_memory,
@@ -688,6 +696,7 @@ impl PlanOptions {
             (Field::MinHostMemoryPerGpu, self.min_host_memory_per_gpu.is_some()),
             (Field::MinDisk, self.min_disk.is_some()),
             (Field::ComputeCapability, self.compute_capability.is_some()),
+            (Field::Family, !self.family.is_empty()),
             (Field::PeakQps, self.peak_qps.is_some()),
             (Field::Headroom, self.headroom.is_some()),
             (Field::Tolerance, self.tolerance.is_some()),
@@ -772,6 +781,7 @@ impl PlanOptions {
         query.prefix_cache_hit = w.prefix_cache_hit;
         query.providers = self.providers.clone();
         query.regions = self.regions.clone();
+        query.families = self.family.clone();
         query.gpus = self.gpu.clone();
         query.exclude_gpus = self.exclude_gpu.clone();
         query.cuda = self.cuda.clone();

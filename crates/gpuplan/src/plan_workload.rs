@@ -77,6 +77,8 @@ pub struct PlanQuery {
     pub min_local_disk_gb: Option<f64>,
     /// The GPUs' CUDA compute capability at least, as written (`8.0`, `sm_90`).
     pub compute_capability: Option<String>,
+    /// Instance families as typed (`p5`, `a3 mega`, `NDv4`).
+    pub families: Vec<String>,
     pub objective: Objective,
     pub top: usize,
     /// Share of cost or time below which two configurations count as equal; `None`:
@@ -132,6 +134,7 @@ impl PlanQuery {
             min_vcpus_per_gpu: None,
             min_local_disk_gb: None,
             compute_capability: None,
+            families: Vec::new(),
             min_host_memory_gib_per_gpu: None,
             objective: Objective::Cost,
             top: 10,
@@ -485,6 +488,7 @@ fn constraints_for(
         serving: serving_targets(query, template.seq, template.output_tokens)?,
         providers,
         regions: query.regions.clone(),
+        families: resolve::families(catalog, &query.families)?,
         gpus,
         exclude_gpus: excluded,
         billing: query.billing.clone(),

@@ -71,6 +71,36 @@ pub fn providers(catalog: &Catalog, names: &[String]) -> Result<Vec<ProviderId>,
         .collect()
 }
 
+/// Instance family names as typed (`NDv4`, `A3 Mega`, `gn7i`) to the keys offerings are
+/// matched by; a family no offering belongs to is refused with the nearest one.
+pub fn families(catalog: &Catalog, names: &[String]) -> Result<Vec<String>, Error> {
+    let known: BTreeSet<String> = catalog
+        .offerings()
+        .iter()
+        .flat_map(|o| gpuplan_model::instance_families(o.provider.as_str(), &o.instance_type))
+        .collect();
+    let keys: BTreeSet<String> = known.iter().map(|name| gpuplan_model::family_key(name)).collect();
+    names
+        .iter()
+        .map(|name| {
+            let key = gpuplan_model::family_key(name);
+            if keys.contains(&key) {
+                return Ok(key);
+            }
+            let hint = did_you_mean(name, known.iter().map(String::as_str))
+                .map(|near| format!("did you mean `{near}`?"))
+                .unwrap_or_else(|| "`gpuplan instances` lists the instance types; a family is the part of the name before the size (p5, a3 mega, NDv4, gn7i)".to_string());
+            Err(crate::RequestError::invalid(
+                crate::Field::Family,
+                name,
+                format!("no instance family `{name}` in the catalog"),
+            )
+            .with_hint(hint)
+            .into())
+        })
+        .collect()
+}
+
 /// A CUDA compute capability as a guide writes it (`8.0`, `8.6`, `sm_90`).
 pub fn compute_capability(text: &str) -> Result<gpuplan_model::ComputeCapability, Error> {
     gpuplan_model::ComputeCapability::parse(text).ok_or_else(|| {

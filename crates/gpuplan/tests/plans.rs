@@ -392,3 +392,54 @@ fn tpu_v5e_slices_are_plannable_and_an_unrented_tpu_says_why() {
         "{suggestion}"
     );
 }
+
+/// The families guides speak in resolve, on listings and plans alike: Azure's `NDv4`, GCP's
+/// `A3 Mega`, Alibaba's `gn7i`, Tencent's `GN10Xp`; a mistyped one names the nearest, and a
+/// family given where a size is needed lists its sizes.
+#[test]
+fn instance_families_from_the_guides_resolve() {
+    for (family, provider, instance) in [
+        ("NDv4", "azure", "Standard_ND96asr_v4"),
+        ("A3 Mega", "gcp", "a3-megagpu-8g"),
+        ("gn7i", "alibaba", "ecs.gn7i-c8g1.2xlarge"),
+        ("GN10Xp", "tencent", "GN10Xp.2XLARGE40"),
+        ("ND H100 v5", "azure", "Standard_ND96isr_H100_v5"),
+    ] {
+        let request = gpuplan::InstancesRequest {
+            families: vec![family.to_string()],
+            ..Default::default()
+        };
+        let answer = gpuplan::find_instances(catalog(), &request).unwrap();
+        assert!(!answer.offerings.is_empty(), "{family}");
+        assert!(
+            answer.offerings.iter().all(|o| o.provider.as_str() == provider),
+            "{family}"
+        );
+        assert!(
+            answer.offerings.iter().any(|o| o.instance_type == instance),
+            "{family}: {instance}"
+        );
+    }
+    let mut q = query("llama-3.1-8b", Task::Lora);
+    q.tokens = Some(1e8);
+    q.families = vec!["a3 mega".to_string()];
+    let answer = feasible(&q);
+    assert!(
+        answer
+            .plan
+            .recommendations
+            .iter()
+            .all(|r| r.offering.instance_type == "a3-megagpu-8g")
+    );
+    q.families = vec!["NDv9".to_string()];
+    let error = plan_workload(catalog(), &q).unwrap_err().to_string();
+    assert!(error.contains("NDv9"), "{error}");
+    let mut cost = gpuplan::CostQuery::for_hours(1.0);
+    cost.instance = Some("NDv4".to_string());
+    let error = gpuplan::cost_job(catalog(), &cost).unwrap_err();
+    let text = format!("{error} {:?}", error.hint());
+    assert!(
+        text.contains("instance family") && text.contains("Standard_ND96asr_v4"),
+        "{text}"
+    );
+}

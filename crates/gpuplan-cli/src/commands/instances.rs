@@ -13,6 +13,7 @@ pub fn run(catalog: &Catalog, args: &InstancesArgs, format: OutputFormat, money:
         gpu: args.gpu.clone(),
         providers: (!args.providers.is_empty()).then(|| args.providers.join(",")),
         regions: (!args.regions.is_empty()).then(|| args.regions.join(",")),
+        family: (!args.family.is_empty()).then(|| args.family.join(",")),
         min_gpus: args.min_gpus,
         max_gpus: args.max_gpus,
         min_gpu_memory: args.min_gpu_memory,

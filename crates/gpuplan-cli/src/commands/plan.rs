@@ -62,6 +62,7 @@ fn options(catalog: &Catalog, args: &PlanArgs, model: &str, task: &str) -> Resul
         headroom: args.headroom,
         providers: args.providers.clone(),
         regions: args.regions.clone(),
+        family: args.family.clone(),
         gpu: args.gpu.clone(),
         exclude_gpu: args.exclude_gpu.clone(),
         billing: args.billing.clone(),

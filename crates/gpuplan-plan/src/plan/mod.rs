@@ -129,6 +129,13 @@ pub enum PlanError {
     Cancelled,
 }
 
+/// Whether `offering` belongs to one of `families` (keys).
+fn in_families(offering: &Offering, families: &[String]) -> bool {
+    gpuplan_model::instance_families(offering.provider.as_str(), &offering.instance_type)
+        .iter()
+        .any(|name| families.contains(&gpuplan_model::family_key(name)))
+}
+
 /// The offerings of `source` the request allows, zones folded into regions.
 fn eligible(source: &impl OfferingSource, request: &PlanRequest) -> Vec<Offering> {
     let c = &request.constraints;
@@ -141,6 +148,7 @@ fn eligible(source: &impl OfferingSource, request: &PlanRequest) -> Vec<Offering
             && (c.gpus.is_empty() || c.gpus.contains(accelerator))
             && !c.exclude_gpus.contains(accelerator)
             && (c.regions.is_empty() || c.regions.iter().any(|r| region.starts_with(&r.to_lowercase())))
+            && (c.families.is_empty() || in_families(offering, &c.families))
     });
     if request.operational.trust_prices {
         return fold_zones(allowed);
