@@ -477,6 +477,10 @@ fn every_priced_fabric_is_requested_or_named_as_missing() {
     let text = exported(&azure, TrainingFlavour::JobSet);
     assert!(text.contains("rdma/ib: '8'") && text.contains("IPC_LOCK"), "{text}");
     assert!(
+        text.contains("NCCL_NET_GDR_LEVEL") && text.contains("NCCL_TOPO_FILE"),
+        "{text}"
+    );
+    assert!(
         text.contains("NVIDIA Network Operator") && !text.contains("WARNING: the plan priced"),
         "{text}"
     );
@@ -530,6 +534,7 @@ fn every_priced_fabric_is_requested_or_named_as_missing() {
         vfs.as_str(),
         "IPC_LOCK",
         "NVIDIA Network Operator",
+        "NCCL_IB_GID_INDEX",
     ] {
         assert!(text.contains(needed), "{needed}: {text}");
     }
