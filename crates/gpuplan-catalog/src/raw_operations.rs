@@ -243,6 +243,73 @@ struct RawOperationsFile {
     interruption: Vec<RawInterruption>,
     #[serde(default)]
     decode: Vec<RawDecode>,
+    #[serde(default)]
+    provider: Vec<RawProviderFacts>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawProviderFacts {
+    provider: String,
+    sla_instance_percent: Option<f64>,
+    sla_multi_zone_percent: Option<f64>,
+    sla_credits: Option<String>,
+    sla_source: Option<RawSourceRef>,
+    status_page: Option<String>,
+    status_page_source: Option<RawSourceRef>,
+    #[serde(default)]
+    compliance: Vec<String>,
+    compliance_source: Option<RawSourceRef>,
+    #[serde(default)]
+    countries: std::collections::BTreeMap<String, String>,
+    regions_source: Option<RawSourceRef>,
+}
+
+/// A value given must come with its source.
+fn sourced_if(given: bool, field: &str, raw: Option<RawSourceRef>) -> Result<Option<Source>, FieldError> {
+    match (given, raw) {
+        (_, Some(raw)) => raw.into_model().map(Some),
+        (true, None) => Err(field_error(field, "a value needs its source")),
+        (false, None) => Ok(None),
+    }
+}
+
+fn provider_facts(raw: RawProviderFacts) -> Result<gpuplan_model::ProviderFacts, FieldError> {
+    for (field, value) in [
+        ("sla_instance_percent", raw.sla_instance_percent),
+        ("sla_multi_zone_percent", raw.sla_multi_zone_percent),
+    ] {
+        if value.is_some_and(|v| !(50.0..=100.0).contains(&v)) {
+            return Err(field_error(field, "must be a percentage between 50 and 100"));
+        }
+    }
+    for programme in &raw.compliance {
+        if !gpuplan_model::COMPLIANCE_PROGRAMMES.contains(&programme.as_str()) {
+            return Err(field_error("compliance", format!("unknown programme `{programme}`")));
+        }
+    }
+    for (region, country) in &raw.countries {
+        if country.len() != 2 || !country.chars().all(|c| c.is_ascii_uppercase()) {
+            return Err(field_error(
+                "countries",
+                format!("{region}: `{country}` is no ISO 3166-1 alpha-2 code"),
+            ));
+        }
+    }
+    let sla = raw.sla_instance_percent.is_some() || raw.sla_multi_zone_percent.is_some();
+    sourced_if(raw.status_page.is_some(), "status_page_source", raw.status_page_source)?;
+    Ok(gpuplan_model::ProviderFacts {
+        provider: ProviderId::new(&raw.provider),
+        sla_instance_percent: raw.sla_instance_percent,
+        sla_multi_zone_percent: raw.sla_multi_zone_percent,
+        sla_credits: raw.sla_credits,
+        sla_source: sourced_if(sla, "sla_source", raw.sla_source)?,
+        status_page: raw.status_page,
+        compliance_source: sourced_if(!raw.compliance.is_empty(), "compliance_source", raw.compliance_source)?,
+        compliance: raw.compliance,
+        regions_source: sourced_if(!raw.countries.is_empty(), "regions_source", raw.regions_source)?,
+        countries: raw.countries,
+    })
 }
 
 #[derive(Deserialize)]
@@ -396,6 +463,9 @@ pub(crate) fn parse_operations(file: &str, text: &str, operations: &mut Operatio
                 source: inline(raw.title, raw.url, raw.as_of, raw.note)?,
             })
         })?);
+    operations
+        .providers
+        .extend(entries(file, "provider", raw.provider, provider_facts)?);
     operations.decode.extend(entries(file, "decode", raw.decode, |raw| {
         if raw.images_per_second_per_vcpu.is_none() && raw.images_per_second_per_gpu.is_none() {
             return Err(field_error(

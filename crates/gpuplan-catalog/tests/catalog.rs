@@ -1180,3 +1180,25 @@ fn aws_spot_rates_follow_the_published_band_of_each_gpu_family() {
         );
     }
 }
+
+/// Every region the catalog prices, of every provider with published facts, has its country:
+/// a country filter never drops a region for want of data.
+#[test]
+fn every_priced_region_of_a_provider_with_facts_has_its_country() {
+    let catalog = Catalog::embedded().unwrap();
+    let operations = catalog.operations();
+    let mut missing = std::collections::BTreeSet::new();
+    for offering in catalog.offerings() {
+        let Some(facts) = operations.provider_facts(&offering.provider) else {
+            continue;
+        };
+        // Rows the provider prices without a region (a few CPU shapes) have no country.
+        let Some(region) = offering.region.clone() else {
+            continue;
+        };
+        if facts.country(&region).is_none() {
+            missing.insert(format!("{} {region}", offering.provider));
+        }
+    }
+    assert!(missing.is_empty(), "{missing:?}");
+}

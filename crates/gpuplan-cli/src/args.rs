@@ -127,6 +127,11 @@ pub struct CatalogArgs {
     #[arg(long)]
     pub check: bool,
 
+    /// What this provider publishes beyond prices: its uptime SLA and credits, status page,
+    /// compliance programmes and the countries of its regions, each with its source.
+    #[arg(long, value_name = "NAME", conflicts_with = "check")]
+    pub provider: Option<String>,
+
     #[command(subcommand)]
     pub action: Option<CatalogAction>,
 }
@@ -609,6 +614,25 @@ pub struct PlanArgs {
     /// NDv4, "ND H100 v5", gn7i, GN10Xp, BM.GPU.H100).
     #[arg(long, value_delimiter = ',', value_name = "FAMILY", help_heading = "Where to rent")]
     pub family: Vec<String>,
+
+    /// Only providers whose published uptime SLA for a single VM is at least this, % (99.9).
+    /// Providers that publish none are left out, and the plan says which.
+    #[arg(long, value_name = "PERCENT", help_heading = "Where to rent")]
+    pub sla: Option<f64>,
+
+    /// Only providers that state every one of these compliance programmes (comma-separated:
+    /// "SOC 2", "ISO 27001", HIPAA, "PCI DSS", FedRAMP, C5, GDPR …).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "PROGRAMME",
+        help_heading = "Where to rent"
+    )]
+    pub compliance: Vec<String>,
+
+    /// Only regions in these countries (ISO 3166-1 alpha-2, comma-separated: US,DE,JP).
+    #[arg(long, value_delimiter = ',', value_name = "CC", help_heading = "Where to rent")]
+    pub countries: Vec<String>,
 
     /// What to optimise.
     #[arg(long, value_enum, default_value_t = ObjectiveArg::Cost, help_heading = "Choosing")]

@@ -161,6 +161,20 @@ fn instances() {
             "instances --sort nonsense",
             "invalid value 'nonsense' for '--sort <SORT>'",
         ),
+        ("instances --family NDv9", "no instance family `NDv9` in the catalog"),
+        (
+            "catalog --provider vast",
+            "no SLA, compliance or region facts for `vast`",
+        ),
+        (
+            "plan --model llama-3.1-8b --task lora --compliance HIPPA",
+            "did you mean `HIPAA`?",
+        ),
+        (
+            "plan --model llama-3.1-8b --task lora --countries XX",
+            "no region of the catalog is in `XX`",
+        ),
+        ("plan --model llama-3.1-8b --task lora --sla 120", "--sla"),
     ]);
 }
 

@@ -2838,3 +2838,30 @@ mod fields {
         );
     }
 }
+
+mod provider_facts {
+    use super::*;
+
+    /// `catalog --provider` shows what a provider publishes beyond prices, with its sources,
+    /// and says which facts were not found.
+    #[test]
+    fn a_providers_sla_compliance_and_countries_come_with_their_sources() {
+        let run = gpuplan(&["catalog", "--provider", "gcp"]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        for needed in [
+            "SLA, one VM",
+            "99.9 %",
+            "status.cloud.google.com",
+            "HIPAA",
+            "US (",
+            "sources",
+        ] {
+            assert!(run.stdout.contains(needed), "{needed}: {}", run.stdout);
+        }
+        let run = gpuplan(&["catalog", "--provider", "lambda", "--format", "json"]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        let facts = run.json();
+        assert!(facts["sla_instance_percent"].is_null(), "{facts}");
+        assert!(facts["compliance"].as_array().is_some_and(|c| !c.is_empty()));
+    }
+}

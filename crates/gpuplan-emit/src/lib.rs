@@ -30,5 +30,5 @@ pub use money::Money;
 pub use table::{Align, Table};
 pub use view::{
     FlaggedPriceJson, catalog_table, estimate_report, gpu_detail, gpu_table, infeasible_report, instance_table,
-    model_table, parameter_count, plan_explanation, plan_table, price_check_table,
+    model_table, parameter_count, plan_explanation, plan_table, price_check_table, provider_facts_text,
 };

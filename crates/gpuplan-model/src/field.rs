@@ -163,6 +163,9 @@ fields! {
     RentPrice = "rent_price";
     // Which offerings to list (instances).
     Family = "family";
+    Sla = "sla";
+    Compliance = "compliance";
+    Countries = "countries";
     MinGpus = "min_gpus";
     MinGpuMemory = "min_gpu_memory";
     MinVcpus = "min_vcpus";

@@ -37,6 +37,7 @@ mod operations;
 mod packing;
 mod precision;
 mod provider;
+mod provider_facts;
 mod resnet_spec;
 mod serving;
 mod software_stack;
@@ -71,6 +72,7 @@ pub use operations::{BillingTerms, CapacityLimit, DecodeRate, InterruptionRate, 
 pub use packing::SequencePacking;
 pub use precision::{Precision, UnknownPrecision};
 pub use provider::ProviderId;
+pub use provider_facts::{COMPLIANCE_PROGRAMMES, ProviderFacts, programme_key};
 pub use resnet_spec::{ConvOp, ResnetSpec};
 pub use serving::{DEFAULT_TARGET_PERCENTILE, LatencyTarget, RequestMix, RequestShape};
 pub use software_stack::{ImageRole, SoftwareStack, StackImage, StackSupport, StackTarget};

@@ -91,9 +91,16 @@ pub struct Operations {
     pub decode: Vec<DecodeRate>,
     /// Mean size of an ImageNet training JPEG, KB.
     pub image_file_kb: Option<f64>,
+    /// SLA, status page, compliance and region countries per provider.
+    pub providers: Vec<crate::ProviderFacts>,
 }
 
 impl Operations {
+    /// What `provider` publishes beyond prices, where the tables have it.
+    pub fn provider_facts(&self, provider: &ProviderId) -> Option<&crate::ProviderFacts> {
+        self.providers.iter().find(|f| &f.provider == provider)
+    }
+
     /// The start-up profile of `provider`'s class, if the tables name it.
     pub fn startup(&self, provider: &ProviderId) -> Option<&StartupProfile> {
         self.startup.iter().find(|p| p.providers.contains(provider))

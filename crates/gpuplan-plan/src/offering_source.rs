@@ -12,6 +12,7 @@ static NO_OPERATIONS: Operations = Operations {
     interruptions: Vec::new(),
     decode: Vec::new(),
     image_file_kb: None,
+    providers: Vec::new(),
 };
 
 /// What the planner searches: offerings, the accelerators they carry, and committed-use

@@ -80,6 +80,9 @@ pub struct Constraints {
     pub regions: Vec<String>,
     /// Instance families as [`gpuplan_model::family_key`]s; empty: all.
     pub families: Vec<String>,
+    /// The `(provider, region)` pairs allowed by what providers publish (SLA, compliance,
+    /// country); `None`: all.
+    pub locations: Option<std::collections::BTreeSet<(gpuplan_model::ProviderId, String)>>,
     /// Accelerators allowed; empty: all.
     pub gpus: Vec<AcceleratorId>,
     pub exclude_gpus: Vec<AcceleratorId>,
@@ -107,6 +110,7 @@ impl Default for Constraints {
             providers: Vec::new(),
             regions: Vec::new(),
             families: Vec::new(),
+            locations: None,
             gpus: Vec::new(),
             exclude_gpus: Vec::new(),
             billing: vec![BillingMode::OnDemand],

@@ -820,11 +820,7 @@ fn storage_rates(catalog: &Catalog, provider: Option<&ProviderId>) -> (StorageRa
             let described = if free {
                 "free".to_string()
             } else {
-                tiers
-                    .iter()
-                    .map(|(upper, price)| format!("${price}/GB to {upper:.0} GB"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                describe_tiers(&tiers)
             };
             (
                 tiers,
@@ -881,4 +877,20 @@ fn family_sizes(catalog: &Catalog, name: &str) -> Option<String> {
         };
         format!("{}{rest}", shown.join(", "))
     })
+}
+
+/// Egress tiers in words: `$0.09/GB to 10240 GB, $0.085/GB beyond`; the last price applies
+/// beyond the bound before it, and one tier alone is a flat rate.
+fn describe_tiers(tiers: &[(f64, f64)]) -> String {
+    let last = tiers.len().saturating_sub(1);
+    tiers
+        .iter()
+        .enumerate()
+        .map(|(i, (upper, price))| match (i, last) {
+            (_, 0) => format!("${price}/GB flat"),
+            (i, last) if i == last => format!("${price}/GB beyond"),
+            _ => format!("${price}/GB to {upper:.0} GB"),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -36,6 +36,7 @@ mod plan_workload;
 mod poc;
 mod precision_kernel;
 mod probe_check;
+mod provider_scope;
 mod request_error;
 mod request_log;
 mod resolve;
@@ -69,6 +70,7 @@ pub use plan_workload::{
 };
 pub use poc::{PocAnswer, PocComparison, PocFigure, PocRequest, compare_poc, poc_shape};
 pub use probe_check::{DeviceCheck, ProbeAnswer, check_probe};
+pub use provider_scope::{ProviderScope, provider_facts};
 pub use request_error::{RequestError, RequestProblem};
 pub use request_log::parse_request_log;
 pub use rightsize::{Finding, GpuUse, JobUse, RightsizeAnswer, RightsizeQuery, rightsize};

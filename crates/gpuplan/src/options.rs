@@ -192,6 +192,15 @@ pub struct PlanOptions {
     /// Instance families as guides name them (`p5`, `a3 mega`, `NDv4`, `gn7i`).
     #[serde(default)]
     pub family: Vec<String>,
+    /// Only providers whose single-VM uptime SLA is at least this, %.
+    #[serde(default)]
+    pub sla: Option<f64>,
+    /// Only providers stating every one of these programmes (`SOC 2`, `HIPAA`, `FedRAMP`).
+    #[serde(default)]
+    pub compliance: Vec<String>,
+    /// Only regions in these countries (ISO 3166-1 alpha-2: `US`, `DE`).
+    #[serde(default)]
+    pub countries: Vec<String>,
     #[serde(default)]
     pub gpu: Vec<String>,
     #[serde(default)]
@@ -295,6 +304,9 @@ impl Default for PlanOptions {
             providers: Vec::new(),
             regions: Vec::new(),
             family: Vec::new(),
+            sla: None,
+            compliance: Vec::new(),
+            countries: Vec::new(),
             gpu: Vec::new(),
             exclude_gpu: Vec::new(),
             billing: on_demand(),
@@ -697,6 +709,9 @@ impl PlanOptions {
             (Field::MinDisk, self.min_disk.is_some()),
             (Field::ComputeCapability, self.compute_capability.is_some()),
             (Field::Family, !self.family.is_empty()),
+            (Field::Sla, self.sla.is_some()),
+            (Field::Compliance, !self.compliance.is_empty()),
+            (Field::Countries, !self.countries.is_empty()),
             (Field::PeakQps, self.peak_qps.is_some()),
             (Field::Headroom, self.headroom.is_some()),
             (Field::Tolerance, self.tolerance.is_some()),
@@ -782,6 +797,11 @@ impl PlanOptions {
         query.providers = self.providers.clone();
         query.regions = self.regions.clone();
         query.families = self.family.clone();
+        query.provider_scope = crate::provider_scope::ProviderScope {
+            sla: self.sla,
+            compliance: self.compliance.clone(),
+            countries: self.countries.clone(),
+        };
         query.gpus = self.gpu.clone();
         query.exclude_gpus = self.exclude_gpu.clone();
         query.cuda = self.cuda.clone();

@@ -79,6 +79,8 @@ pub struct PlanQuery {
     pub compute_capability: Option<String>,
     /// Instance families as typed (`p5`, `a3 mega`, `NDv4`).
     pub families: Vec<String>,
+    /// What providers must publish: an uptime SLA, compliance programmes, region countries.
+    pub provider_scope: crate::provider_scope::ProviderScope,
     pub objective: Objective,
     pub top: usize,
     /// Share of cost or time below which two configurations count as equal; `None`:
@@ -135,6 +137,7 @@ impl PlanQuery {
             min_local_disk_gb: None,
             compute_capability: None,
             families: Vec::new(),
+            provider_scope: Default::default(),
             min_host_memory_gib_per_gpu: None,
             objective: Objective::Cost,
             top: 10,
@@ -489,6 +492,7 @@ fn constraints_for(
         providers,
         regions: query.regions.clone(),
         families: resolve::families(catalog, &query.families)?,
+        locations: crate::provider_scope::allowed_locations(catalog, &query.provider_scope, notes)?,
         gpus,
         exclude_gpus: excluded,
         billing: query.billing.clone(),

@@ -443,3 +443,35 @@ fn instance_families_from_the_guides_resolve() {
         "{text}"
     );
 }
+
+/// What providers publish beyond prices narrows a plan as a procurement checklist would: a
+/// HIPAA workload in Germany under a 99.9 % single-VM SLA goes only to German regions of
+/// providers that state HIPAA and commit to 99.9 %; providers with no published SLA are left
+/// out and the answer says so; a bar no provider meets is infeasible with the reason.
+#[test]
+fn sla_compliance_and_country_filters_keep_only_providers_that_publish_them() {
+    let mut q = query("llama-3.1-8b", Task::Lora);
+    q.tokens = Some(1e8);
+    q.provider_scope = gpuplan::ProviderScope {
+        sla: Some(99.9),
+        compliance: vec!["hipaa".to_string()],
+        countries: vec!["de".to_string()],
+    };
+    let answer = feasible(&q);
+    let operations = catalog().operations();
+    for r in &answer.plan.recommendations {
+        let facts = operations.provider_facts(&r.offering.provider).unwrap();
+        assert!(facts.sla_instance_percent.unwrap() >= 99.9, "{}", r.offering.provider);
+        assert!(facts.compliance.iter().any(|c| c == "HIPAA"));
+        assert_eq!(facts.country(r.offering.region.as_deref().unwrap()), Some("DE"));
+    }
+    assert!(
+        answer.plan.assumptions.iter().any(|a| a.contains("lambda")),
+        "{:?}",
+        answer.plan.assumptions
+    );
+    q.provider_scope.sla = Some(99.999);
+    let infeasible = plan_workload(catalog(), &q).unwrap().unwrap_err();
+    let suggestion = infeasible.suggestion.unwrap();
+    assert!(suggestion.contains("SLA, compliance or country"), "{suggestion}");
+}

@@ -6,6 +6,7 @@ mod gpu;
 mod instance;
 mod model;
 mod plan;
+mod provider;
 
 pub use catalog::{FlaggedPriceJson, catalog_table, price_check_table};
 pub use estimate::estimate_report;
@@ -13,6 +14,7 @@ pub use gpu::{gpu_detail, gpu_table};
 pub use instance::instance_table;
 pub use model::{model_table, parameter_count};
 pub use plan::{infeasible_report, plan_explanation, plan_table};
+pub use provider::provider_facts_text;
 
 /// A number with at most one decimal and no trailing zero; `-` when unknown.
 fn cell(value: Option<f64>) -> String {

@@ -149,6 +149,9 @@ fn eligible(source: &impl OfferingSource, request: &PlanRequest) -> Vec<Offering
             && !c.exclude_gpus.contains(accelerator)
             && (c.regions.is_empty() || c.regions.iter().any(|r| region.starts_with(&r.to_lowercase())))
             && (c.families.is_empty() || in_families(offering, &c.families))
+            && c.locations.as_ref().is_none_or(|allowed| {
+                allowed.contains(&(offering.provider.clone(), offering.region.clone().unwrap_or_default()))
+            })
     });
     if request.operational.trust_prices {
         return fold_zones(allowed);

@@ -367,6 +367,13 @@ fn nothing_in_scope(c: &crate::Constraints) -> String {
     if !c.regions.is_empty() {
         scope.push(format!("in regions {}", c.regions.join(", ")));
     }
+    if c.locations.is_some() {
+        scope.push("within the SLA, compliance and country filters".to_string());
+        return format!(
+            "no priced offering in the catalog rents {}: relax the SLA, compliance or country filter; `gpuplan catalog --provider NAME` shows what each provider publishes",
+            scope.join(" ")
+        );
+    }
     let scope = if scope.is_empty() {
         "the request".to_string()
     } else {

@@ -1,0 +1,66 @@
+//! What a provider publishes beyond prices, for people (`gpuplan catalog --provider X`).
+
+use gpuplan_model::{ProviderFacts, Source};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// The provider's SLA, status page, compliance programmes and region countries, each with
+/// where it was read; a fact not found says so.
+pub fn provider_facts_text(facts: &ProviderFacts) -> String {
+    let mut text = format!("{}\n", facts.provider);
+    let mut line = |label: &str, value: String| {
+        let _ = writeln!(text, "  {label:<20} {value}");
+    };
+    let percent = |p: Option<f64>| p.map_or("unknown (no source found)".to_string(), |p| format!("{p} %"));
+    line("SLA, one VM", percent(facts.sla_instance_percent));
+    line("SLA, across zones", percent(facts.sla_multi_zone_percent));
+    if let Some(credits) = &facts.sla_credits {
+        line("SLA credits", credits.clone());
+    }
+    line(
+        "status page",
+        facts.status_page.clone().unwrap_or_else(|| "not found".to_string()),
+    );
+    line(
+        "compliance",
+        if facts.compliance.is_empty() {
+            "none found".to_string()
+        } else {
+            facts.compliance.join(", ")
+        },
+    );
+    line("countries", countries(&facts.countries));
+    let sources = [
+        ("SLA", &facts.sla_source),
+        ("compliance", &facts.compliance_source),
+        ("regions", &facts.regions_source),
+    ];
+    let _ = writeln!(text, "sources");
+    for (what, source) in sources {
+        if let Some(source) = source {
+            let _ = writeln!(text, "  {what}: {}", cite(source));
+        }
+    }
+    text
+}
+
+/// `US (4 regions), DE (1)`: each country with how many of the catalog's regions are in it.
+fn countries(map: &BTreeMap<String, String>) -> String {
+    if map.is_empty() {
+        return "not found".to_string();
+    }
+    let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+    for country in map.values() {
+        *counts.entry(country).or_default() += 1;
+    }
+    counts
+        .iter()
+        .map(|(country, n)| format!("{country} ({n})"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn cite(source: &Source) -> String {
+    let note = source.note.as_ref().map(|n| format!("; {n}")).unwrap_or_default();
+    format!("{} <{}>, read {}{note}", source.title, source.url, source.as_of)
+}

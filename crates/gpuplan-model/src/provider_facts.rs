@@ -1,0 +1,90 @@
+//! What a provider publishes beyond its prices: its uptime commitment, its status page, the
+//! compliance programmes it states, and the country of each region.
+
+use crate::{ProviderId, Source};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// One provider's published facts; each `None` or empty where no source was found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProviderFacts {
+    pub provider: ProviderId,
+    /// Monthly uptime committed for a single VM instance, %.
+    pub sla_instance_percent: Option<f64>,
+    /// Monthly uptime committed for instances spread over availability zones, %.
+    pub sla_multi_zone_percent: Option<f64>,
+    /// The service credits below the commitment, in words.
+    pub sla_credits: Option<String>,
+    pub sla_source: Option<Source>,
+    pub status_page: Option<String>,
+    /// Programmes the provider states it is certified or attested for (`SOC 2`, `HIPAA`).
+    pub compliance: Vec<String>,
+    pub compliance_source: Option<Source>,
+    /// Region id → ISO 3166-1 alpha-2 country code.
+    pub countries: BTreeMap<String, String>,
+    pub regions_source: Option<Source>,
+}
+
+/// The programmes `compliance` filters know, as providers name them.
+pub const COMPLIANCE_PROGRAMMES: [&str; 13] = [
+    "SOC 2",
+    "ISO 27001",
+    "ISO 27017",
+    "ISO 27018",
+    "PCI DSS",
+    "HIPAA",
+    "FedRAMP",
+    "FedRAMP High",
+    "C5",
+    "GDPR",
+    "IRAP",
+    "ISMAP",
+    "K-ISMS",
+];
+
+/// A programme name compared without case, spaces or punctuation (`soc2` = `SOC 2`).
+pub fn programme_key(name: &str) -> String {
+    name.chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect()
+}
+
+impl ProviderFacts {
+    /// Whether the provider states `programme` (a key): `fedramp` is met by FedRAMP High too.
+    pub fn states(&self, programme: &str) -> bool {
+        self.compliance
+            .iter()
+            .any(|stated| programme_key(stated).starts_with(programme))
+    }
+
+    /// The country of `region`, where known.
+    pub fn country(&self, region: &str) -> Option<&str> {
+        self.countries.get(region).map(String::as_str)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn programmes_match_without_spelling_and_fedramp_high_meets_fedramp() {
+        let facts = ProviderFacts {
+            provider: ProviderId::new("x"),
+            sla_instance_percent: None,
+            sla_multi_zone_percent: None,
+            sla_credits: None,
+            sla_source: None,
+            status_page: None,
+            compliance: vec!["SOC 2".into(), "FedRAMP High".into()],
+            compliance_source: None,
+            countries: BTreeMap::from([("eu-central-1".to_string(), "DE".to_string())]),
+            regions_source: None,
+        };
+        assert!(facts.states(&programme_key("soc2")));
+        assert!(facts.states(&programme_key("FedRAMP")));
+        assert!(!facts.states(&programme_key("HIPAA")));
+        assert_eq!(facts.country("eu-central-1"), Some("DE"));
+    }
+}
