@@ -22,7 +22,7 @@ pub struct Cli {
     pub catalog: Option<PathBuf>,
 
     /// The prices you pay, over the list prices: a TOML or CSV file of instance prices and
-    /// per-provider discounts (see the README's "Your prices").
+    /// per-provider discounts (see docs/sources.md, "Your prices").
     #[arg(long, global = true, env = "GPUPLAN_PRICES", value_name = "FILE")]
     pub prices: Option<PathBuf>,
 

@@ -11,7 +11,7 @@ pub fn with_prices(catalog: Catalog, file: Option<&Path>) -> Result<Catalog, Err
         return Ok(catalog);
     };
     let name = path.display().to_string();
-    let hint = "give a TOML or CSV file of [[price]] and [[discount]] entries (see the README's \"Your prices\")";
+    let hint = "give a TOML or CSV file of [[price]] and [[discount]] entries (see docs/sources.md, \"Your prices\")";
     let text = crate::input_file::read("--prices", path, crate::input_file::MAX_PRICES_BYTES, hint)?;
     let refuse = |message: String| Error::invalid(format!("--prices {name}: {message}"), Some(hint.to_string()));
     let invalid = |e: CatalogError| {

@@ -314,7 +314,7 @@ const BACKTEST_ORIGINS: usize = 3;
 /// Candidates averaged into the forecast: the best two by backtest. Combining forecasts is
 /// more accurate on average than picking one (Clemen 1989; the M4 competition, Makridakis et
 /// al. 2020), and the combination's own backtest error is what the report shows. Two rather
-/// than one or three was chosen on the statsmodels comparison series (README), so that
+/// than one or three was chosen on the statsmodels comparison series (docs/accuracy.md), so that
 /// comparison is in-sample for this one choice.
 const COMBINED: usize = 2;
 

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 /// Relative slack on statsmodels' best MAPE, which is the best of five models chosen after
 /// seeing the held-out points: gpuplan chooses before. On monthly CO2 gpuplan is 10 % behind
-/// statsmodels' Holt-Winters (README), which this slack lets through.
+/// statsmodels' Holt-Winters (docs/accuracy.md), which this slack lets through.
 const MAPE_SLACK: f64 = 0.15;
 
 /// Coverage a 90 % interval must reach on the held-out points of a series, at least.

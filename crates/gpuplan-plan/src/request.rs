@@ -153,7 +153,7 @@ pub struct Operational {
 }
 
 /// Differences in cost or time a plan treats as no difference unless told otherwise: the
-/// estimators' median error on held-out published measurements is 7–12 % (README, validation),
+/// estimators' median error on held-out published measurements is 7–12 % (docs/accuracy.md),
 /// so a configuration that wins by less has not been shown to win.
 pub const DEFAULT_TOLERANCE: f64 = 0.1;
 

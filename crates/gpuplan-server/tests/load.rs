@@ -1,6 +1,6 @@
 //! The API under load on loopback, checking only what must not vary with the machine: no
 //! request fails, and memory does not grow with the number of requests served. Speed figures
-//! come from `cargo run --release -p xtask -- load` and go in the README, never in a test.
+//! come from `cargo run --release -p xtask -- load` and go in docs/performance.md, never in a test.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
