@@ -5,7 +5,7 @@
 //! split (`fixtures/statsmodels-reference.json`, made by `fixtures/statsmodels_reference.py`),
 //! with its 90 % intervals holding about 90 % of the held-out points.
 //!
-//! `cargo test -p gpuplan-forecast --test statsmodels_comparison -- --nocapture` prints the table.
+//! `cargo test -p gpuplan-forecast --test integration statsmodels_comparison -- --nocapture` prints the table.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 

@@ -1,7 +1,7 @@
 //! The estimators against the world: parameter counts against published ones, and every
 //! estimate kind against published measurements (`tests/validation/measurements.toml`).
 //!
-//! Run `cargo test -p gpuplan --test estimates -- --nocapture validation` to see the report.
+//! Run `cargo test -p gpuplan --test integration estimates::validation -- --nocapture` to see the report.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 

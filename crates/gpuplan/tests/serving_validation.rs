@@ -8,7 +8,7 @@
 //! targets are asserted on every other case, MLPerf Server and Interactive runs by their
 //! goodput within the scenario's limits.
 //!
-//! `cargo test -p gpuplan --test serving_validation -- --nocapture` prints the table.
+//! `cargo test -p gpuplan --test integration serving_validation -- --nocapture` prints the table.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
 

@@ -1,0 +1,5 @@
+//! The crate's integration tests as one binary (one link, one run): each module is a file
+//! beside this one.
+
+mod forecast;
+mod statsmodels_comparison;
