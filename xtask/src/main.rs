@@ -73,7 +73,16 @@ fn fuzz(args: &[String]) -> Result<()> {
             .map_or(rounds, |d| d.as_nanos() as u64 ^ rounds);
         let status = std::process::Command::new(env!("CARGO"))
             .current_dir(workspace_root())
-            .args(["test", "--release", "--quiet", "-p", "gpuplan", "--test", "integration", "fuzz::"])
+            .args([
+                "test",
+                "--release",
+                "--quiet",
+                "-p",
+                "gpuplan",
+                "--test",
+                "integration",
+                "fuzz::",
+            ])
             .env("PROPTEST_CASES", FUZZ_CASES_PER_ROUND.to_string())
             .env("PROPTEST_RNG_SEED", seed.to_string())
             .status()?;
