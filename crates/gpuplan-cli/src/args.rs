@@ -10,7 +10,7 @@ use std::path::PathBuf;
 /// gpuplan answers from a built-in catalog of accelerators and cloud offerings in which
 /// every number carries its source and the date it was read.
 #[derive(Debug, Parser)]
-#[command(name = "gpuplan", version, about, max_term_width = 100)]
+#[command(name = "gpuplan", version, max_term_width = 100)]
 pub struct Cli {
     /// Output format.
     #[arg(long, global = true, value_enum, default_value_t = Format::Table)]
@@ -103,6 +103,27 @@ pub enum Command {
     /// Will a GPU, driver, CUDA release and framework build run together? OK, or what breaks
     /// and the fix, with sources; and what the GPU's compute capability supports.
     Compat(CompatArgs),
+    /// Print a shell completion script for gpuplan: `gpuplan completions bash >
+    /// /etc/bash_completion.d/gpuplan`, or `source <(gpuplan completions zsh)`.
+    Completions(CompletionsArgs),
+    /// Write gpuplan's manual pages (roff): the main page on standard output, or a page for
+    /// every command into a folder (`gpuplan man --out /usr/local/share/man/man1`).
+    Man(ManArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete in.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write `gpuplan.1` and one `gpuplan-COMMAND.1` per command into this folder (created if
+    /// missing) instead of printing the main page.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -2,7 +2,7 @@
 //! program quietly instead of panicking.
 
 use gpuplan::Error;
-use gpuplan::emit::{OutputFormat, Table, first_non_finite};
+use gpuplan::emit::{Exporter, OutputFormat, Table, TerminalExporter, first_non_finite};
 use serde::Serialize;
 use std::io::Write;
 
@@ -40,12 +40,26 @@ pub fn listing<T: Serialize>(format: OutputFormat, table: &Table, wire: &T) -> R
             return Ok(());
         }
     }
+    if format == OutputFormat::Table {
+        text(&terminal().export(table));
+        return Ok(());
+    }
     match format.exporter() {
         Some(exporter) => {
             text(&exporter.export(table));
             Ok(())
         }
         None => json(wire),
+    }
+}
+
+/// The table writer for this terminal: colour when standard output is a terminal and
+/// `NO_COLOR` (no-color.org) is unset or empty.
+pub fn terminal() -> TerminalExporter {
+    use std::io::IsTerminal;
+    let no_colour = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    TerminalExporter {
+        colour: !no_colour && std::io::stdout().is_terminal(),
     }
 }
 

@@ -2865,3 +2865,78 @@ mod provider_facts {
         assert!(facts["compliance"].as_array().is_some_and(|c| !c.is_empty()));
     }
 }
+
+mod completions_and_manual {
+    use super::*;
+
+    #[test]
+    fn each_shell_gets_a_script_that_knows_the_commands_and_their_values() {
+        for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+            let run = gpuplan(&["completions", shell]);
+            assert_eq!(run.code, 0, "{shell}: {}", run.stderr);
+            for word in ["plan", "estimate", "max-hourly-price", "compat"] {
+                assert!(run.stdout.contains(word), "{shell} script lacks {word}");
+            }
+        }
+        // Enumerated values complete too: the output formats of --format.
+        let bash = gpuplan(&["completions", "bash"]).stdout;
+        assert!(
+            bash.contains("table json csv markdown"),
+            "bash lacks the --format values"
+        );
+    }
+
+    #[test]
+    fn an_unknown_shell_is_refused_with_the_known_ones() {
+        let run = gpuplan(&["completions", "tcsh"]);
+        assert_eq!(run.code, 2);
+        assert!(
+            run.stderr.contains("bash") && run.stderr.contains("zsh"),
+            "{}",
+            run.stderr
+        );
+    }
+
+    #[test]
+    fn the_manual_page_is_roff_with_every_command() {
+        let run = gpuplan(&["man"]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(
+            run.stdout.starts_with(".ie") || run.stdout.contains(".TH gpuplan 1"),
+            "{}",
+            &run.stdout[..200]
+        );
+        for command in ["plan", "estimate", "cost", "export", "completions"] {
+            assert!(
+                run.stdout.contains(&format!("gpuplan\\-{command}")),
+                "the page lacks {command}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_manual_is_written_one_page_per_command() {
+        let dir = std::env::temp_dir().join(format!("gpuplan-man-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let run = gpuplan(&["man", "--out", dir.to_str().unwrap()]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        for page in ["gpuplan.1", "gpuplan-plan.1", "gpuplan-catalog-refresh.1"] {
+            let text = std::fs::read_to_string(dir.join(page)).unwrap_or_else(|e| panic!("{page}: {e}"));
+            assert!(text.contains(".TH"), "{page} is not roff");
+        }
+        let plan = std::fs::read_to_string(dir.join("gpuplan-plan.1")).unwrap();
+        assert!(plan.contains("\\-\\-deadline"), "the plan page lacks --deadline");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn output_flags_do_not_apply() {
+        let run = gpuplan(&["completions", "bash", "--format", "json"]);
+        assert_eq!(run.code, 2);
+        assert!(
+            run.stderr.contains("--format does not apply to completions"),
+            "{}",
+            run.stderr
+        );
+    }
+}

@@ -1,7 +1,7 @@
 //! One exporter per text format, behind one trait.
 
 use crate::{Align, Table};
-use comfy_table::{CellAlignment, ContentArrangement, presets};
+use comfy_table::{Attribute, Cell, CellAlignment, Color, ContentArrangement, presets};
 
 /// Writes a [`Table`] in one format.
 pub trait Exporter {
@@ -13,11 +13,18 @@ pub trait Exporter {
     }
 }
 
-/// A boxed table for a terminal, sized to its content.
+/// A boxed table for a terminal, sized to its content; with `colour`, the header is bold and
+/// the labels that mark the chosen rows (`cheapest`, `fastest`, `best`) are green, in ANSI
+/// escapes (the front end decides: a terminal, and no `NO_COLOR`).
 #[derive(Debug, Clone, Copy)]
-pub struct TerminalExporter;
+pub struct TerminalExporter {
+    pub colour: bool,
+}
 
 impl TerminalExporter {
+    /// Plain text, for pipes, files and snapshots.
+    pub const PLAIN: TerminalExporter = TerminalExporter { colour: false };
+
     /// The table alone, without its footer.
     pub fn export_table(&self, table: &Table) -> String {
         let mut bare = table.clone();
@@ -30,10 +37,23 @@ impl Exporter for TerminalExporter {
     fn export(&self, table: &Table) -> String {
         let mut out = comfy_table::Table::new();
         out.load_preset(presets::UTF8_FULL_CONDENSED)
-            .set_content_arrangement(ContentArrangement::Disabled)
-            .set_header(&table.headers);
-        for row in &table.rows {
-            out.add_row(row);
+            .set_content_arrangement(ContentArrangement::Disabled);
+        if self.colour {
+            out.enforce_styling();
+            out.set_header(
+                table
+                    .headers
+                    .iter()
+                    .map(|h| Cell::new(h).add_attribute(Attribute::Bold)),
+            );
+            for row in &table.rows {
+                out.add_row(row.iter().map(|cell| styled(cell)));
+            }
+        } else {
+            out.set_header(&table.headers);
+            for row in &table.rows {
+                out.add_row(row);
+            }
         }
         for (index, align) in table.align.iter().enumerate() {
             if let Some(column) = out.column_mut(index) {
@@ -44,6 +64,18 @@ impl Exporter for TerminalExporter {
             }
         }
         format!("{out}\n{}", self.footer(table))
+    }
+}
+
+/// A cell in colour: the labels of chosen rows in green.
+fn styled(cell: &str) -> Cell {
+    let chosen = cell
+        .split_whitespace()
+        .any(|word| matches!(word, "cheapest" | "fastest" | "best" | "chosen"));
+    if chosen {
+        Cell::new(cell).fg(Color::Green)
+    } else {
+        Cell::new(cell)
     }
 }
 
@@ -124,7 +156,22 @@ mod tests {
 
     #[test]
     fn terminal_table_shows_every_cell() {
-        let text = TerminalExporter.export(&sample());
+        let text = TerminalExporter::PLAIN.export(&sample());
         assert!(text.contains("T4, 16 GB") && text.contains("0.526"), "{text}");
+        assert!(!text.contains('\u{1b}'), "no escapes in plain text: {text:?}");
+    }
+
+    #[test]
+    fn in_colour_the_header_is_bold_and_chosen_rows_are_green() {
+        let mut table = sample();
+        table.push_row(["H100", "cheapest pareto"]);
+        let text = TerminalExporter { colour: true }.export(&table);
+        let line = |word: &str| text.lines().find(|l| l.contains(word)).unwrap_or_default().to_string();
+        assert!(line("gpu").contains("\u{1b}[1m gpu"), "bold header: {text:?}");
+        assert!(
+            line("cheapest").contains("\u{1b}[38;5;10m cheapest pareto"),
+            "green label: {text:?}"
+        );
+        assert!(!line("0.526").contains('\u{1b}'), "plain cells stay plain: {text:?}");
     }
 }

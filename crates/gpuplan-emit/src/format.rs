@@ -18,7 +18,7 @@ impl OutputFormat {
     /// The exporter for a text format; `None` for JSON, which serialises wire types instead.
     pub fn exporter(self) -> Option<&'static dyn Exporter> {
         match self {
-            OutputFormat::Table => Some(&TerminalExporter),
+            OutputFormat::Table => Some(&TerminalExporter::PLAIN),
             OutputFormat::Csv => Some(&CsvExporter),
             OutputFormat::Markdown => Some(&MarkdownExporter),
             OutputFormat::Json => None,

@@ -68,7 +68,7 @@ pub fn run(catalog: &Catalog, args: &CostArgs, format: OutputFormat, money: &Mon
         OutputFormat::Json => output::json(&answer)?,
         OutputFormat::Table => {
             let mut text = format!("{} for {} h\n", answer.subject, answer.hours);
-            text.push_str(&gpuplan::emit::TerminalExporter.export_table(&table));
+            text.push_str(&crate::output::terminal().export_table(&table));
             for line in &answer.lines {
                 if let Some(derived) = &line.derived_from {
                     let _ = writeln!(text, "{}: {derived}", line.billing);

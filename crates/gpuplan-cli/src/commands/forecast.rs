@@ -55,7 +55,7 @@ pub fn run(catalog: &Catalog, args: &ForecastArgs, format: OutputFormat, money: 
                 b.mase,
                 b.seasonal_naive_mape * 100.0
             );
-            text.push_str(&gpuplan::emit::TerminalExporter.export_table(&table));
+            text.push_str(&crate::output::terminal().export_table(&table));
             if let Some(c) = &answer.commitment {
                 let _ = writeln!(
                     text,

@@ -43,6 +43,7 @@ pub(crate) fn workload_options(
 
 mod catalog;
 mod compat;
+mod completions;
 mod cost;
 mod diff;
 mod energy;
@@ -52,6 +53,7 @@ mod forecast;
 mod gpus;
 mod init;
 mod instances;
+mod man;
 mod models;
 mod plan;
 mod probe;
@@ -105,6 +107,14 @@ pub fn run(cli: Cli) -> Result<ExitStatus, Error> {
             "it writes Kubernetes or SkyPilot YAML, to --out DIR or as one stream; drop the flag",
         )?;
     }
+    if let Command::Completions(args) = &cli.command {
+        refuse_output_flags(&cli, "completions", "it prints a shell script; drop the flag")?;
+        return completions::run(args);
+    }
+    if let Command::Man(args) = &cli.command {
+        refuse_output_flags(&cli, "man", "it writes manual pages in roff; drop the flag")?;
+        return man::run(args);
+    }
     if let Command::Diff(args) = &cli.command {
         return diff::run(args, cli.output_format());
     }
@@ -139,5 +149,7 @@ pub fn run(cli: Cli) -> Result<ExitStatus, Error> {
         Command::Rightsize(args) => rightsize::run(&catalog, &args, format, &money),
         Command::Probe(args) => probe::run(&catalog, &args, format),
         Command::Compat(args) => compat::run(&catalog, &args, format),
+        Command::Completions(args) => completions::run(&args),
+        Command::Man(args) => man::run(&args),
     }
 }

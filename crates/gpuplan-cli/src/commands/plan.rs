@@ -36,7 +36,7 @@ fn run_tabular(
         OutputFormat::Table => {
             let objective = if query.by_time { "time" } else { "cost" };
             let header = format!("tabular · {rows:.0} rows × {features:.0} features · best by {objective}\n");
-            let body = gpuplan::emit::TerminalExporter.export_table(&plan_table(&wire, false, money));
+            let body = crate::output::terminal().export_table(&plan_table(&wire, false, money));
             output::text(&format!(
                 "{header}{body}{}",
                 plan_explanation(&wire, args.explain, money)
@@ -154,7 +154,7 @@ pub fn run(catalog: &Catalog, args: &PlanArgs, format: OutputFormat, money: &Mon
                         wire.recommendations.len(),
                         query.objective
                     );
-                    let body = gpuplan::emit::TerminalExporter.export_table(&table);
+                    let body = crate::output::terminal().export_table(&table);
                     output::text(&format!(
                         "{header}{body}{}",
                         plan_explanation(&wire, args.explain, money)

@@ -115,7 +115,7 @@ pub fn run(catalog: &Catalog, args: &ProbeArgs, format: OutputFormat) -> Result<
                 "driver {}, CUDA {} (the newest the driver runs)\n",
                 answer.host.driver_version, answer.host.cuda_driver_version
             );
-            text.push_str(&gpuplan::emit::TerminalExporter.export_table(&table));
+            text.push_str(&crate::output::terminal().export_table(&table));
             for link in &answer.host.links {
                 let _ = writeln!(text, "GPU {} ↔ GPU {}: {}", link.from, link.to, link.level);
             }
@@ -232,7 +232,7 @@ pub fn run_poc(catalog: &Catalog, args: &ProbeArgs, format: OutputFormat) -> Res
                 answer.report.task,
                 first.map_or("–", |r| r.torch.as_str())
             );
-            text.push_str(&gpuplan::emit::TerminalExporter.export_table(&table));
+            text.push_str(&crate::output::terminal().export_table(&table));
             if let Some((measured, estimated)) = answer.scaling_efficiency {
                 let _ = writeln!(
                     text,

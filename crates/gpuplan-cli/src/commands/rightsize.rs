@@ -143,7 +143,7 @@ pub fn run(catalog: &Catalog, args: &RightsizeArgs, format: OutputFormat, money:
     match format {
         OutputFormat::Json => output::json(&answer)?,
         OutputFormat::Table => {
-            let mut text = gpuplan::emit::TerminalExporter.export_table(&table);
+            let mut text = crate::output::terminal().export_table(&table);
             for f in &answer.findings {
                 let saving = f
                     .savings_usd_per_month
