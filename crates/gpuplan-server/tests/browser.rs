@@ -69,7 +69,7 @@ impl Drop for Session {
     fn drop(&mut self) {
         let _ = self.client.delete(&self.base).send();
         let _ = Command::new("pkill")
-            .args(["-f", &format!("--user-data-dir={}", self.profile.display())])
+            .args(["-f", "--", &format!("--user-data-dir={}", self.profile.display())])
             .status();
         let _ = std::fs::remove_dir_all(&self.profile);
     }
@@ -157,6 +157,34 @@ impl Session {
 
     fn url(&self) -> String {
         self.get("/url").as_str().unwrap_or_default().to_string()
+    }
+
+    /// The page's WCAG 2.1 A and AA violations as axe-core finds them: one line per rule, with
+    /// its impact, the first element it names and how many elements break it.
+    fn accessibility_violations(&self) -> Vec<String> {
+        const AXE: &str = include_str!("fixtures/axe-core/axe.min.js");
+        self.post(
+            "/execute/sync",
+            json!({"script": format!("{AXE}\n;return typeof window.axe;"), "args": []}),
+        );
+        let found = self.post(
+            "/execute/async",
+            json!({"script": "const done = arguments[arguments.length - 1];
+                axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']}})
+                  .then(r => done({passes: r.passes.length, violations: r.violations.map(v => `${v.id} (${v.impact}, ${v.nodes.length} elements): ${v.nodes[0].target.join(' ')}: ${v.nodes[0].failureSummary}`)}))
+                  .catch(e => done({passes: 0, violations: ['axe failed: ' + e]}));", "args": []}),
+        );
+        // The rules did run: labels, contrast, names, landmarks and the rest pass by the dozen.
+        assert!(
+            found["passes"].as_u64().is_some_and(|n| n >= 10),
+            "axe answered {found}"
+        );
+        found["violations"]
+            .as_array()
+            .unwrap_or_else(|| panic!("axe answered {found}"))
+            .iter()
+            .map(|v| v.as_str().unwrap_or_default().to_string())
+            .collect()
     }
 
     fn screenshot(&self, path: &Path) {
@@ -258,6 +286,8 @@ fn plans_draws_and_shares(site: &str, page: &Session) {
     page.click("#submit");
     let rows = page.wait_for("#plan-table tbody tr");
     assert!(rows.len() > 1, "a ranked table");
+    let violations = page.accessibility_violations();
+    assert!(violations.is_empty(), "the plan view: {violations:#?}");
     let first = page.text(&rows[0]);
     assert!(first.starts_with('1'), "{first}");
     assert!(
@@ -395,6 +425,8 @@ fn estimates_prices_and_forecasts(site: &str, page: &Session) {
     assert!(parts.len() >= 4, "weights, gradients, optimizer, activations");
     let figures = page.wait_for_text("#e-figures", |t| t.contains("tokens per second"));
     assert!(figures.contains("fits"), "{figures}");
+    let violations = page.accessibility_violations();
+    assert!(violations.is_empty(), "the estimate view: {violations:#?}");
     let shared = page.url();
     assert!(
         shared.contains("view=estimate") && shared.contains("seq=2048"),
@@ -410,6 +442,8 @@ fn estimates_prices_and_forecasts(site: &str, page: &Session) {
     assert!(page.find_all("#c-chart .cost-bar").len() >= 2);
     let notes = page.wait_for_text("#c-notes", |t| t.contains("interruptions"));
     assert!(notes.contains("free to write"), "{notes}");
+    let violations = page.accessibility_violations();
+    assert!(violations.is_empty(), "the cost view: {violations:#?}");
 
     // Forecast: the example history, the band and the commitment line.
     page.open(&format!("{site}/?view=forecast"));
@@ -420,6 +454,8 @@ fn estimates_prices_and_forecasts(site: &str, page: &Session) {
     assert_eq!(page.find_all("#f-chart .history-line").len(), 1);
     let figures = page.wait_for_text("#f-figures", |t| t.contains("reserve"));
     assert!(figures.contains("MAPE"), "{figures}");
+    let violations = page.accessibility_violations();
+    assert!(violations.is_empty(), "the forecast view: {violations:#?}");
     page.screenshot(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/page-forecast.png"));
     // The link carries the history: opened afresh, the same forecast.
     let shared = page.url();
