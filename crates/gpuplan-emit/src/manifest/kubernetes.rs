@@ -118,10 +118,10 @@ const ALLOCATABLE_SHARE: f64 = 0.85;
 /// (`node.kubernetes.io/instance-type`: EKS, GKE, AKS, OKE).
 const INSTANCE_TYPE_LABELLED: [&str; 4] = ["aws", "gcp", "azure", "oci"];
 
-/// Nodes of the planned instance type (the cloud's well-known label), or, on a cluster of other
-/// machines, nodes whose GPUs GPU Feature Discovery labels with the planned product; on spot,
-/// only the managed service's spot nodes (the price the plan used). `None` where no label is
-/// known to match (see [`affinity_note`]).
+/// Nodes of the planned instance type (the cloud's well-known label; on spot, only the managed
+/// service's spot nodes: the price the plan used), never another shape with the same GPU at
+/// another price; on a cluster of other machines, nodes whose GPUs GPU Feature Discovery labels
+/// with the planned product. `None` where no label is known to match (see [`affinity_note`]).
 pub(crate) fn node_affinity(placement: &Placement) -> Option<Affinity> {
     let labelled = INSTANCE_TYPE_LABELLED.contains(&placement.provider.as_str());
     let spot = spot_node_label(&placement.provider).filter(|_| placement.spot);
@@ -139,8 +139,8 @@ pub(crate) fn node_affinity(placement: &Placement) -> Option<Affinity> {
             ..NodeSelectorTerm::default()
         });
     }
-    // Other nodes with the same GPU: not for spot, whose price holds on the spot nodes only.
-    if let Some(product) = placement.gpu_product_label.as_ref().filter(|_| spot.is_none()) {
+    // Machines without the instance-type label: nodes with the same GPU.
+    if let Some(product) = placement.gpu_product_label.as_ref().filter(|_| !labelled) {
         terms.push(NodeSelectorTerm {
             match_expressions: Some(vec![requirement("nvidia.com/gpu.product", product)]),
             ..NodeSelectorTerm::default()
@@ -157,13 +157,21 @@ pub(crate) fn node_affinity(placement: &Placement) -> Option<Affinity> {
     })
 }
 
-/// What the files' header says where no node label is known to match the planned machines.
+/// What the files' header says where the affinity rests on a label the provider's nodes do
+/// not carry by themselves, or where no label is known to match the planned machines.
 pub(crate) fn affinity_note(placement: &Placement) -> Option<String> {
-    node_affinity(placement).is_none().then(|| {
-        format!(
+    if INSTANCE_TYPE_LABELLED.contains(&placement.provider.as_str()) {
+        return None;
+    }
+    Some(match &placement.gpu_product_label {
+        Some(product) => format!(
+            "Node affinity: {} nodes carry no label naming {}, so the pods ask for nodes labelled nvidia.com/gpu.product={product}, which GPU Feature Discovery (NVIDIA's GPU Operator) writes; without it no node matches: install it, or replace the affinity with your nodes' labels.",
+            placement.provider, placement.instance_type
+        ),
+        None => format!(
             "No node affinity: {} nodes carry no label known to name {} or its GPU; add a nodeSelector for your nodes.",
             placement.provider, placement.instance_type
-        )
+        ),
     })
 }
 

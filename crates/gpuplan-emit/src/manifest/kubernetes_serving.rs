@@ -278,11 +278,12 @@ fn disruption_budget(deployment: &Deployment, service: &ServingService) -> PodDi
     }
 }
 
-/// Rolling updates that fit the GPUs the plan rents: with several replicas, one is replaced
-/// at a time in place (no surge, which would need a spare GPU node); a single replica surges
-/// (the update needs room for a second one while the first serves).
+/// Rolling updates that fit the GPUs the plan rents and never take the service down: where
+/// the autoscaler keeps at least two replicas, one is replaced at a time in place (no surge,
+/// which would need a spare GPU node); where it may scale down to one (the disruption budget's
+/// case too), the update surges, since replacing the only replica in place is an outage.
 fn rollout(service: &ServingService) -> DeploymentStrategy {
-    let (surge, unavailable) = if service.replicas <= 1 { (1, 0) } else { (0, 1) };
+    let (surge, unavailable) = if service.min_replicas <= 1 { (1, 0) } else { (0, 1) };
     DeploymentStrategy {
         type_: Some("RollingUpdate".to_string()),
         rolling_update: Some(RollingUpdateDeployment {
