@@ -159,6 +159,13 @@ fn a_saved_plan_exports_and_diffs() {
     // The same export straight from the plan.
     let direct = gpuplan(&dir, &["plan", "-f", "serve.toml", "--export", "k8s"]);
     assert_eq!(direct.stdout, kubernetes.stdout);
+    // Written to a folder, the HPA goes into a subfolder: `kubectl apply -f k8s` applies the
+    // rest, never both autoscalers.
+    let folder_written = gpuplan(&dir, &["export", "plan.json", "--to", "k8s", "--out", "k8s"]);
+    assert_eq!(folder_written.code, 0, "{}", folder_written.stderr);
+    assert!(dir.join("k8s/scaledobject.yaml").is_file());
+    assert!(dir.join("k8s/alternatives/hpa-without-keda.yaml").is_file());
+    assert!(!dir.join("k8s/hpa-without-keda.yaml").exists());
     let written = gpuplan(&dir, &["export", "plan.json", "--to", "skyserve", "--out", "sky"]);
     assert_eq!(written.code, 0, "{}", written.stderr);
     let service = std::fs::read_to_string(dir.join("sky/service.yaml")).unwrap();

@@ -352,6 +352,7 @@ fn export_plan_in(
     let storage = storage_class(
         settings.storage_class.as_deref(),
         &chosen_placement,
+        workload.spread_nodes(&chosen_placement),
         if online { "model cache" } else { "checkpoint" },
     );
     // One Deployment cannot hold a floor on on-demand nodes and the rest on spot: Kubernetes
@@ -423,16 +424,17 @@ fn stack_of(r: &SavedRecommendation, accelerator: &gpuplan_model::Accelerator) -
     })
 }
 
-/// The checkpoint volume's class: the one given; on several nodes, which share it, the
-/// provider's shared-file class, or none with a warning where no class is built in.
-fn storage_class(given: Option<&str>, placement: &Placement, what: &str) -> Storage {
+/// The checkpoint (or model-cache) volume's class: the one given; where the pods may run on
+/// `nodes` > 1 nodes, which share it, the provider's shared-file class, or none with a warning
+/// where no class is built in.
+fn storage_class(given: Option<&str>, placement: &Placement, nodes: u32, what: &str) -> Storage {
     if let Some(class) = given {
         return Storage {
             class: Some(class.to_string()),
             note: None,
         };
     }
-    if placement.nodes <= 1 {
+    if nodes <= 1 {
         return Storage::default();
     }
     match SHARED_FILE_CLASSES

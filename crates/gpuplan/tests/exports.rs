@@ -204,6 +204,19 @@ fn serving_scales_on_the_engine_queue_between_the_planned_replicas() {
         assert_eq!(trigger["metadata"]["ignoreNullValues"], "false");
     }
     assert_eq!(scaled["spec"]["fallback"]["replicas"], serving.replicas);
+    // The model cache is shared by every replica the autoscaler may start: across nodes once
+    // the largest replica count outgrows one node, whatever the planned count.
+    let gpus_per_node = saved.recommendations[0].gpus_per_node;
+    let cache = document(files.iter().find(|f| f.name == "model-cache.yaml").unwrap());
+    let spread = serving.max_replicas * serving.gpus_per_replica > gpus_per_node;
+    assert_eq!(
+        cache["spec"]["accessModes"][0],
+        if spread { "ReadWriteMany" } else { "ReadWriteOnce" },
+        "{} replicas of {} GPUs on {gpus_per_node}-GPU nodes",
+        serving.max_replicas,
+        serving.gpus_per_replica
+    );
+    assert!(spread, "the fixture's service outgrows one node at its peak");
     let engine = document(files.iter().find(|f| f.name == "deployment.yaml").unwrap());
     let pod = &engine["spec"]["template"];
     assert_eq!(pod["metadata"]["annotations"]["prometheus.io/scrape"], "true");
@@ -677,7 +690,7 @@ const POLICY_CHECKS_NOT_APPLICABLE: [(&str, &str); 9] = [
     ),
     (
         "CKV_K8S_21",
-        "the files name no namespace: `kubectl apply -n` chooses it",
+        "the namespace is the one --namespace names, `default` unless given: a cluster's namespaces are its operators' choice",
     ),
     (
         "CKV_K8S_22",
@@ -796,4 +809,33 @@ fn exports_pass_a_kubernetes_policy_checker() {
     assert!(written >= 30, "{written} files");
     assert!(summary["passed"].as_u64().unwrap_or(0) >= 200, "{summary}");
     assert!(summary["resource_count"].as_u64().unwrap_or(0) >= 20, "{summary}");
+}
+
+/// A service planned on one node that the autoscaler may grow beyond it shares its model
+/// cache across nodes; one that never leaves its node keeps a single-node volume.
+#[test]
+fn the_model_cache_is_shared_once_the_autoscaler_may_leave_the_node() {
+    let mut saved = plan("serving");
+    let chosen = &mut saved.recommendations[0];
+    let per_node = chosen.gpus_per_node;
+    let gpus_per_replica = chosen.serving.as_ref().unwrap().gpus_per_replica;
+    chosen.nodes = 1;
+    chosen.gpus = per_node;
+    let access = |saved: &SavedPlan| {
+        let files = export_plan(
+            catalog(),
+            saved,
+            ExportTarget::Kubernetes,
+            &settings(TrainingFlavour::IndexedJob),
+        )
+        .unwrap();
+        let cache = document(files.iter().find(|f| f.name == "model-cache.yaml").unwrap());
+        cache["spec"]["accessModes"][0].as_str().unwrap().to_string()
+    };
+    let fits = per_node / gpus_per_replica;
+    let serving = saved.recommendations[0].serving.as_mut().unwrap();
+    (serving.replicas, serving.min_replicas, serving.max_replicas) = (1, 1, fits);
+    assert_eq!(access(&saved), "ReadWriteOnce");
+    saved.recommendations[0].serving.as_mut().unwrap().max_replicas = fits + 1;
+    assert_eq!(access(&saved), "ReadWriteMany");
 }

@@ -81,11 +81,25 @@ fn stream(files: &[ManifestFile]) -> String {
     }
     for file in files.iter().filter(|f| f.alternative) {
         text.push_str(&format!(
-            "# {} is written with --out DIR: an alternative, not applied with the rest\n",
+            "# {ALTERNATIVES}/{} is written with --out DIR: an alternative, not applied with the rest\n",
             file.name
         ));
     }
     text
+}
+
+/// The subfolder of `--out DIR` that holds the alternatives (the HPA for clusters without
+/// KEDA), so that `kubectl apply -f DIR`, which does not descend into folders, applies the
+/// rest and not both autoscalers.
+const ALTERNATIVES: &str = "alternatives";
+
+/// Where a file goes inside the export folder.
+fn relative_path(file: &ManifestFile) -> std::path::PathBuf {
+    if file.alternative {
+        std::path::Path::new(ALTERNATIVES).join(&file.name)
+    } else {
+        std::path::PathBuf::from(&file.name)
+    }
 }
 
 /// Writes the files into `folder`: created if missing (its parent must exist), an existing
@@ -113,16 +127,27 @@ fn write_folder(folder: &std::path::Path, files: &[ManifestFile]) -> Result<Exit
         Err(e) => return Err(refuse(e.to_string(), "give a folder gpuplan can read")),
     }
     for file in files {
-        let path = folder.join(&file.name);
+        let relative = relative_path(file);
+        let path = folder.join(&relative);
+        if file.alternative {
+            let sub = folder.join(ALTERNATIVES);
+            if std::fs::symlink_metadata(&sub).is_ok_and(|m| !m.is_dir()) {
+                return Err(refuse(
+                    format!("{ALTERNATIVES} exists and is not a folder"),
+                    "remove it, or give another --out",
+                ));
+            }
+            std::fs::create_dir_all(&sub).map_err(|e| refuse(e.to_string(), "check the folder's permissions"))?;
+        }
         if std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_file()) {
             return Err(refuse(
-                format!("{} exists and is not a plain file", file.name),
+                format!("{} exists and is not a plain file", relative.display()),
                 "remove it, or give another --out",
             ));
         }
         std::fs::write(&path, &file.yaml).map_err(|e| refuse(e.to_string(), "check the folder's permissions"))?;
     }
-    let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
+    let names: Vec<String> = files.iter().map(|f| relative_path(f).display().to_string()).collect();
     output::text(&format!("wrote {} to {}\n", names.join(", "), folder.display()));
     Ok(ExitStatus::Success)
 }

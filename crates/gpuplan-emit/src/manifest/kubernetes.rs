@@ -244,7 +244,7 @@ pub(crate) fn shm_volume() -> (Volume, VolumeMount) {
 /// A claim named `{deployment}-{suffix}` of `gib` in the export's storage class, shared by
 /// every node (ReadWriteMany) where the deployment spans several.
 pub(crate) fn shared_claim(deployment: &Deployment, suffix: &str, gib: f64) -> PersistentVolumeClaim {
-    let access = if deployment.placement.nodes > 1 {
+    let access = if deployment.workload.spread_nodes(&deployment.placement) > 1 {
         "ReadWriteMany"
     } else {
         "ReadWriteOnce"

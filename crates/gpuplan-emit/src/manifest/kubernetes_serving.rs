@@ -83,7 +83,7 @@ pub(crate) fn manifests(deployment: &Deployment, service: &ServingService) -> Re
 fn header(deployment: &Deployment, service: &ServingService) -> String {
     let p = &deployment.placement;
     format!(
-        "gpuplan: {} serving {} on {} replica{} of {} × {} ({} {}{}), {}–{} replicas at {:.1} requests/s each.\nFirst: kubectl create secret generic hf-token --from-literal=token=<your Hugging Face token> (gated models such as Llama need one; an empty token does for public models).",
+        "gpuplan: {} serving {} on {} replica{} of {} × {} ({} {}{}), {}–{} replicas at {:.1} requests/s each.\nFirst: kubectl create secret generic hf-token -n {} --from-literal=token=<your Hugging Face token> (gated models such as Llama need one; an empty token does for public models).",
         deployment.name,
         service.served_model,
         service.replicas,
@@ -96,6 +96,7 @@ fn header(deployment: &Deployment, service: &ServingService) -> String {
         service.min_replicas,
         service.max_replicas,
         service.target_qps_per_replica,
+        deployment.namespace,
     ) + &super::kubernetes::affinity_note(p).map_or(String::new(), |note| format!("\n{note}"))
         + &deployment
             .storage

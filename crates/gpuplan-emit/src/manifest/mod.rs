@@ -89,6 +89,23 @@ pub enum Workload {
     Serving(ServingService),
 }
 
+impl Workload {
+    /// Nodes the pods may run on at once, and so share a volume from: a job's planned nodes;
+    /// a service's largest replica count the autoscaler may reach, packed `gpus_per_node` GPUs
+    /// to a node.
+    pub fn spread_nodes(&self, placement: &Placement) -> u32 {
+        match self {
+            Workload::Training(_) => placement.nodes,
+            Workload::Serving(service) => {
+                let gpus =
+                    u64::from(service.max_replicas.max(service.replicas)) * u64::from(service.gpus_per_replica.max(1));
+                let nodes = gpus.div_ceil(u64::from(placement.gpus_per_node.max(1)));
+                u32::try_from(nodes).unwrap_or(u32::MAX).max(placement.nodes)
+            }
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrainingJob {
     /// The training script and its arguments, run by torchrun on every node.
