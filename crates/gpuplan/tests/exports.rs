@@ -409,6 +409,63 @@ fn exports_run_each_accelerators_own_software() {
             "{request}"
         );
         assert_valid_kubernetes(&files);
+        // SkyServe runs the same vendor image, with the plan's engine arguments.
+        if request["task"] == "inference" {
+            let saved = planned(request.clone());
+            let sky = export_plan(
+                catalog(),
+                &saved,
+                ExportTarget::SkyServe,
+                &settings(TrainingFlavour::IndexedJob),
+            )
+            .unwrap();
+            let yaml = &sky[0].yaml;
+            assert!(yaml.contains(&format!("docker run --privileged --net host --ipc host --shm-size 16g -e HF_TOKEN -v $HOME/.cache/huggingface:/root/.cache/huggingface {image}")), "{request}: {yaml}");
+            assert!(!yaml.contains("pip install vllm"), "{request}: {yaml}");
+            assert!(
+                yaml.contains("--max-model-len") && yaml.contains("--gpu-memory-utilization"),
+                "{yaml}"
+            );
+            assert_valid_skypilot(&sky[0]);
+        }
+    }
+}
+
+/// On NVIDIA GPUs SkyServe installs the vLLM release the Kubernetes image carries and starts
+/// it with the arguments the plan assumed, as the Deployment does.
+#[test]
+fn skyserve_runs_the_planned_engine_release_with_the_planned_arguments() {
+    let saved = plan("serving");
+    let sky = export_plan(
+        catalog(),
+        &saved,
+        ExportTarget::SkyServe,
+        &settings(TrainingFlavour::IndexedJob),
+    )
+    .unwrap();
+    let yaml = &sky[0].yaml;
+    let k8s = export_plan(
+        catalog(),
+        &saved,
+        ExportTarget::Kubernetes,
+        &settings(TrainingFlavour::IndexedJob),
+    )
+    .unwrap();
+    let engine = document(k8s.iter().find(|f| f.name == "deployment.yaml").unwrap());
+    let image = engine["spec"]["template"]["spec"]["containers"][0]["image"]
+        .as_str()
+        .unwrap();
+    let version = image.rsplit_once(":v").unwrap().1;
+    assert!(yaml.contains(&format!("pip install vllm=={version}")), "{yaml}");
+    let args: Vec<&str> = engine["spec"]["template"]["spec"]["containers"][0]["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    for flag in ["--max-model-len", "--gpu-memory-utilization"] {
+        let at = args.iter().position(|a| *a == flag).unwrap();
+        assert!(yaml.contains(&format!("{flag} {}", args[at + 1])), "{flag}: {yaml}");
     }
 }
 

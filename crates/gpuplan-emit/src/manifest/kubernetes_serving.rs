@@ -162,26 +162,8 @@ fn engine_container(deployment: &Deployment, service: &ServingService) -> Contai
         name: "engine".to_string(),
         image: Some(deployment.image.clone()),
         args: Some({
-            let mut args = vec![
-                "--model".to_string(),
-                service.served_model.clone(),
-                "--tensor-parallel-size".to_string(),
-                service.gpus_per_replica.to_string(),
-                "--port".to_string(),
-                ENGINE_PORT.to_string(),
-            ];
-            if service.expert_parallel {
-                args.push("--enable-expert-parallel".to_string());
-            }
-            args.extend([
-                "--max-model-len".to_string(),
-                service.max_model_len.to_string(),
-                "--gpu-memory-utilization".to_string(),
-                format!("{:.2}", service.gpu_memory_utilization),
-            ]);
-            if let Some(sequences) = service.max_num_seqs {
-                args.extend(["--max-num-seqs".to_string(), sequences.to_string()]);
-            }
+            let mut args = vec!["--model".to_string(), service.served_model.clone()];
+            args.extend(service.engine_args(&service.gpus_per_replica.to_string()));
             args
         }),
         env: Some(vec![token, home]),

@@ -89,6 +89,33 @@ pub enum Workload {
     Serving(ServingService),
 }
 
+impl ServingService {
+    /// vLLM's arguments after the model: what the plan assumed (tensor-parallel size, expert
+    /// placement, the longest request, the memory kept free, the sequence limit where one was
+    /// asked for), the same for every export; `tensor_parallel` as the target writes it.
+    pub fn engine_args(&self, tensor_parallel: &str) -> Vec<String> {
+        let mut args = vec![
+            "--tensor-parallel-size".to_string(),
+            tensor_parallel.to_string(),
+            "--port".to_string(),
+            ENGINE_PORT.to_string(),
+        ];
+        if self.expert_parallel {
+            args.push("--enable-expert-parallel".to_string());
+        }
+        args.extend([
+            "--max-model-len".to_string(),
+            self.max_model_len.to_string(),
+            "--gpu-memory-utilization".to_string(),
+            format!("{:.2}", self.gpu_memory_utilization),
+        ]);
+        if let Some(sequences) = self.max_num_seqs {
+            args.extend(["--max-num-seqs".to_string(), sequences.to_string()]);
+        }
+        args
+    }
+}
+
 impl Workload {
     /// Nodes the pods may run on at once, and so share a volume from: a job's planned nodes;
     /// a service's largest replica count the autoscaler may reach, packed `gpus_per_node` GPUs

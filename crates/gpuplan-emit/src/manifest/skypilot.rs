@@ -1,7 +1,9 @@
 //! A SkyPilot task (and, for SkyServe, its `service:` section): the chosen configuration first,
 //! then the plan's other configurations in ranking order, for SkyPilot to fall back on.
 
-use super::{Deployment, ENGINE_PORT, ManifestError, ManifestFile, Placement, RENDEZVOUS_PORT, Workload, yaml};
+use super::{
+    Deployment, ENGINE_PORT, ManifestError, ManifestFile, Placement, RENDEZVOUS_PORT, ServingService, Workload, yaml,
+};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -231,15 +233,8 @@ pub fn skypilot_task(
                 envs: BTreeMap::from([("MODEL_ID", service.served_model.clone())]),
                 // Gated models (Llama, Gemma) download only with a Hugging Face token.
                 secrets: BTreeMap::from([("HF_TOKEN", None)]),
-                setup: "pip install vllm\n".to_string(),
-                run: format!(
-                    "vllm serve $MODEL_ID --tensor-parallel-size $SKYPILOT_NUM_GPUS_PER_NODE --port {ENGINE_PORT}{}\n",
-                    if service.expert_parallel {
-                        " --enable-expert-parallel"
-                    } else {
-                        ""
-                    }
-                ),
+                setup: serving_setup(&deployment.image, &p.gpu_resource),
+                run: serving_run(service, &deployment.image, &p.gpu_resource),
                 service: (flavour == SkyPilotFlavour::Service).then(|| Service {
                     readiness_probe: ReadinessProbe {
                         path: "/health",
@@ -287,4 +282,31 @@ pub fn skypilot_task(
         yaml: yaml(&header, &task)?,
         alternative: false,
     })
+}
+
+/// The engine's installation for a service: on NVIDIA GPUs the vLLM release the catalog's
+/// image carries (`vllm/vllm-openai:v0.11.0` → `pip install vllm==0.11.0`); on other
+/// accelerators nothing, as the vendor's image runs the engine (see [`serving_run`]).
+fn serving_setup(image: &str, gpu_resource: &str) -> String {
+    if gpu_resource != "nvidia.com/gpu" {
+        return format!("docker pull {image}\n");
+    }
+    match image.rsplit_once(":v").map(|(_, version)| version) {
+        Some(version) if image.starts_with("vllm/vllm-openai:") => format!("pip install vllm=={version}\n"),
+        _ => "pip install vllm\n".to_string(),
+    }
+}
+
+/// The engine's command with the plan's arguments: `vllm serve` on NVIDIA GPUs; elsewhere
+/// the vendor's vLLM image run as a task (SkyPilot's documented way to run an invocable
+/// container), privileged and on the host's network so that it sees the ROCm, Neuron or TPU
+/// devices and serves on the replica's port.
+fn serving_run(service: &ServingService, image: &str, gpu_resource: &str) -> String {
+    let args = service.engine_args("$SKYPILOT_NUM_GPUS_PER_NODE").join(" ");
+    if gpu_resource == "nvidia.com/gpu" {
+        return format!("vllm serve $MODEL_ID {args}\n");
+    }
+    format!(
+        "docker run --privileged --net host --ipc host --shm-size 16g -e HF_TOKEN -v $HOME/.cache/huggingface:/root/.cache/huggingface {image} vllm serve $MODEL_ID {args}\n"
+    )
 }
