@@ -495,6 +495,7 @@ fn placement(catalog: &Catalog, r: &SavedRecommendation) -> Result<Placement, Er
     });
     Ok(Placement {
         fabric,
+        tpu: gpuplan_emit::manifest::tpu_slice(accelerator.id.as_str(), r.gpus),
         vcpus_per_node: offering.map(|o| o.vcpus.floor() as u32).filter(|n| *n > 0),
         memory_gib_per_node: offering.map(|o| o.memory.as_gib()).filter(|m| *m > 0.0),
         provider: r.provider.clone(),

@@ -772,6 +772,33 @@ const POLICY_CHECKS_NOT_APPLICABLE: [(&str, &str); 9] = [
     ),
 ];
 
+/// The pod templates inside a JobSet (`replicatedJobs[].template.spec.template`) or a
+/// PyTorchJob (`pytorchReplicaSpecs.*.template`), each in a Job, as the batch pods they are.
+fn custom_pod_templates(object: &Value) -> Vec<Value> {
+    let templates: Vec<&Value> = match object["kind"].as_str() {
+        Some("JobSet") => object["spec"]["replicatedJobs"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|job| &job["template"]["spec"]["template"])
+            .collect(),
+        Some("PyTorchJob") => object["spec"]["pytorchReplicaSpecs"]
+            .as_object()
+            .into_iter()
+            .flat_map(|specs| specs.values())
+            .map(|spec| &spec["template"])
+            .collect(),
+        _ => Vec::new(),
+    };
+    templates
+        .into_iter()
+        .map(|template| {
+            let metadata = json!({"name": object["metadata"]["name"], "namespace": object["metadata"]["namespace"]});
+            json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": metadata, "spec": {"template": template}})
+        })
+        .collect()
+}
+
 /// Beyond the schemas, the exported objects pass a Kubernetes policy checker (checkov, which
 /// CI installs): no privilege escalation, no capability beyond those a fabric needs, the
 /// runtime's seccomp profile, no service-account token, CPU and memory limits. Training (one
@@ -808,6 +835,11 @@ fn exports_pass_a_kubernetes_policy_checker() {
             "neuron",
             json!({"model": "llama-3.1-8b", "task": "lora", "tokens": 5e8, "seq": 4096, "batch": 32, "gpu": ["Trainium"]}),
         ),
+        (
+            "tpu",
+            json!({"model": "llama-3.1-8b", "task": "lora", "tokens": 5e8, "seq": 4096, "batch": 32,
+                   "gpu": ["TPU-v5e"], "objective": "time"}),
+        ),
     ] {
         plans.push((name.to_string(), planned(request)));
     }
@@ -818,25 +850,29 @@ fn exports_pass_a_kubernetes_policy_checker() {
             TrainingFlavour::JobSet,
             TrainingFlavour::PyTorchJob,
         ] {
-            let files = export_plan(catalog(), saved, ExportTarget::Kubernetes, &settings(flavour)).unwrap();
+            let Ok(files) = export_plan(catalog(), saved, ExportTarget::Kubernetes, &settings(flavour)) else {
+                assert!(
+                    name == "tpu" && flavour == TrainingFlavour::PyTorchJob,
+                    "{name} {flavour:?}"
+                );
+                continue;
+            };
             for file in files {
                 let path = dir.join(format!("{name}-{flavour:?}-{}", file.name));
                 std::fs::write(path, &file.yaml).unwrap();
                 written += 1;
+                // checkov reads the pods of built-in kinds only: a JobSet's or PyTorchJob's pod
+                // templates are checked inside Jobs.
+                for (index, pod) in custom_pod_templates(&document(&file)).into_iter().enumerate() {
+                    let path = dir.join(format!("{name}-{flavour:?}-pod-{index}-{}", file.name));
+                    std::fs::write(path, serde_yaml_ng::to_string(&pod).unwrap()).unwrap();
+                }
             }
         }
     }
     let skips: Vec<&str> = POLICY_CHECKS_NOT_APPLICABLE.iter().map(|(id, _)| *id).collect();
     let run = std::process::Command::new("python3")
-        .args([
-            "-m",
-            "checkov.main",
-            "--framework",
-            "kubernetes",
-            "--output",
-            "json",
-            "--quiet",
-        ])
+        .args(["-m", "checkov.main", "--framework", "kubernetes", "--output", "json"])
         .args(["--skip-check", &skips.join(",")])
         .arg("--directory")
         .arg(&dir)
@@ -866,6 +902,17 @@ fn exports_pass_a_kubernetes_policy_checker() {
     assert!(written >= 30, "{written} files");
     assert!(summary["passed"].as_u64().unwrap_or(0) >= 200, "{summary}");
     assert!(summary["resource_count"].as_u64().unwrap_or(0) >= 20, "{summary}");
+    // And inside the JobSets and PyTorchJobs.
+    let inside_custom = report["results"]["passed_checks"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|c| c["file_path"].as_str().is_some_and(|p| p.contains("-pod-")))
+        .count();
+    assert!(
+        inside_custom >= 100,
+        "{inside_custom} checks passed on JobSet and PyTorchJob pods"
+    );
 }
 
 /// A service planned on one node that the autoscaler may grow beyond it shares its model
@@ -895,4 +942,80 @@ fn the_model_cache_is_shared_once_the_autoscaler_may_leave_the_node() {
     assert_eq!(access(&saved), "ReadWriteOnce");
     saved.recommendations[0].serving.as_mut().unwrap().max_replicas = fits + 1;
     assert_eq!(access(&saved), "ReadWriteMany");
+}
+
+/// A Cloud TPU slice runs as GKE makes it: a v5e slice of more than eight chips is nodes of
+/// four chips selected by the slice's accelerator and topology labels (not by an instance
+/// type no node carries), the script started on every host by PyTorch/XLA (not torchrun);
+/// SkyPilot names the slice as one accelerator and picks its TPU VMs itself.
+#[test]
+fn a_tpu_slice_runs_on_its_gke_hosts_and_as_skypilots_tpu() {
+    let saved = planned(
+        json!({"model": "llama-3.1-8b", "task": "lora", "tokens": 5e8, "seq": 4096, "batch": 32,
+        "gpu": ["TPU-v5e"], "objective": "time"}),
+    );
+    let chosen = &saved.recommendations[0];
+    let chips = chosen.gpus;
+    assert!(
+        chips > 8,
+        "a multi-host slice: {} ({chips} chips)",
+        chosen.instance_type
+    );
+    let files = export_plan(
+        catalog(),
+        &saved,
+        ExportTarget::Kubernetes,
+        &settings(TrainingFlavour::IndexedJob),
+    )
+    .unwrap();
+    assert_valid_kubernetes(&files);
+    let job = files.iter().map(document).find(|d| d["kind"] == "Job").unwrap();
+    assert_eq!(job["spec"]["completions"], chips / 4, "one pod per four-chip host");
+    let pod = &job["spec"]["template"]["spec"];
+    let container = &pod["containers"][0];
+    assert_eq!(container["resources"]["limits"]["google.com/tpu"], "4");
+    assert_eq!(container["command"][0], "python3");
+    let text = stream(&files);
+    for needle in [
+        "cloud.google.com/gke-tpu-accelerator",
+        "tpu-v5-lite-podslice",
+        "cloud.google.com/gke-tpu-topology",
+        "PJRT_DEVICE",
+    ] {
+        assert!(text.contains(needle), "{needle}: {text}");
+    }
+    assert!(
+        !text.contains("torchrun") && !text.contains("node.kubernetes.io/instance-type"),
+        "{text}"
+    );
+    assert_eq!(
+        pod["subdomain"], job["metadata"]["name"],
+        "GKE names the TPU workers through the subdomain"
+    );
+    // The operator's torchrun launch cannot drive a multi-host slice.
+    let refused = export_plan(
+        catalog(),
+        &saved,
+        ExportTarget::Kubernetes,
+        &settings(TrainingFlavour::PyTorchJob),
+    );
+    assert!(refused.is_err_and(|e| e.to_string().contains("jobset")));
+    let sky = export_plan(
+        catalog(),
+        &saved,
+        ExportTarget::SkyPilot,
+        &settings(TrainingFlavour::IndexedJob),
+    )
+    .unwrap();
+    assert_valid_skypilot(&sky[0]);
+    let task = document(&sky[0]);
+    let first = &task["resources"]["ordered"][0];
+    assert_eq!(first["accelerators"], format!("tpu-{}", chosen.instance_type));
+    assert!(first["instance_type"].is_null(), "{first}");
+    assert_eq!(first["accelerator_args"]["runtime_version"], "v2-alpha-tpuv5-lite");
+    assert!(
+        task["num_nodes"].is_null(),
+        "SkyPilot runs a pod slice's hosts as one node"
+    );
+    assert!(!sky[0].yaml.contains("torchrun"), "{}", sky[0].yaml);
 }

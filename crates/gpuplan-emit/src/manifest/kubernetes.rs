@@ -126,7 +126,20 @@ pub(crate) fn node_affinity(placement: &Placement) -> Option<Affinity> {
     let labelled = INSTANCE_TYPE_LABELLED.contains(&placement.provider.as_str());
     let spot = spot_node_label(&placement.provider).filter(|_| placement.spot);
     let mut terms = Vec::new();
-    if labelled {
+    if let Some(slice) = &placement.tpu {
+        // A TPU slice's nodes carry the slice's accelerator and topology, not its name.
+        let mut expressions = vec![
+            requirement("cloud.google.com/gke-tpu-accelerator", slice.accelerator_label),
+            requirement("cloud.google.com/gke-tpu-topology", slice.topology),
+        ];
+        if let Some((spot_key, spot_value)) = spot {
+            expressions.push(requirement(spot_key, spot_value));
+        }
+        terms.push(NodeSelectorTerm {
+            match_expressions: Some(expressions),
+            ..NodeSelectorTerm::default()
+        });
+    } else if labelled {
         let mut expressions = vec![requirement(
             "node.kubernetes.io/instance-type",
             &placement.instance_type,

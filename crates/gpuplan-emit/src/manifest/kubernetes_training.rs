@@ -34,6 +34,14 @@ pub(crate) fn manifests(
     job: &TrainingJob,
     flavour: TrainingFlavour,
 ) -> Result<Vec<ManifestFile>, ManifestError> {
+    if deployment.placement.tpu.as_ref().is_some_and(|slice| slice.hosts > 1) && flavour == TrainingFlavour::PyTorchJob
+    {
+        return Err(ManifestError(
+            "Kubeflow's PyTorchJob launches torchrun, which a multi-host TPU slice does not run: export --flavour indexed-job or jobset".to_string(),
+        ));
+    }
+    let hosts = tpu_hosts(deployment);
+    let deployment = hosts.as_ref().unwrap_or(deployment);
     let name = &deployment.name;
     let priority = format!("{name}-training");
     let header = header(deployment, job);
@@ -93,6 +101,17 @@ fn header(deployment: &Deployment, job: &TrainingJob) -> String {
         .cloned()
         .chain(super::kubernetes::affinity_note(p))
         .chain(fabric_note(p))
+        .chain(p.tpu.as_ref().map(|slice| {
+            format!(
+                "TPU slice {}: {} GKE node{} ({}) of {} chips, topology {}; PyTorch/XLA runs the script on every host (PJRT_DEVICE=TPU, one process per chip from torch_xla.launch), the hosts found through GKE's TPU_WORKER_ID and TPU_WORKER_HOSTNAMES.",
+                p.instance_type,
+                slice.hosts,
+                if slice.hosts == 1 { "" } else { "s" },
+                slice.machine_type,
+                slice.chips_per_host,
+                slice.topology
+            )
+        }))
         .map(|note| format!("\n{note}"))
         .collect();
     format!(
@@ -141,6 +160,9 @@ fn container(deployment: &Deployment, name: &str, command: Vec<String>, mut extr
     let p = &deployment.placement;
     let (_, shm_mount) = shm_volume();
     let mut environment = vec![env("CHECKPOINT_DIR", CHECKPOINT_PATH)];
+    if p.tpu.is_some() {
+        environment.push(env("PJRT_DEVICE", "TPU"));
+    }
     environment.append(&mut extra_env);
     let mut resources = super::kubernetes::gpu_resources(p, p.gpus_per_node);
     let fabric = requested_fabric(p);
@@ -294,6 +316,32 @@ fn fabric_note(p: &Placement) -> Option<String> {
     }
 }
 
+/// A TPU slice's deployment as the nodes GKE makes of it: its hosts, each with its share of
+/// the chips, vCPUs and memory; `None` where the configuration is no TPU slice.
+fn tpu_hosts(deployment: &Deployment) -> Option<Deployment> {
+    let slice = deployment.placement.tpu.as_ref()?;
+    let mut hosts = deployment.clone();
+    let p = &mut hosts.placement;
+    let share = f64::from(slice.hosts.max(1));
+    p.nodes = slice.hosts;
+    p.gpus_per_node = slice.chips_per_host;
+    p.vcpus_per_node = p.vcpus_per_node.map(|v| (f64::from(v) / share).floor() as u32);
+    p.memory_gib_per_node = p.memory_gib_per_node.map(|m| m / share);
+    Some(hosts)
+}
+
+/// The training command on one node: torchrun with `rendezvous`, or on a TPU host the script
+/// itself, which PyTorch/XLA runs on every host at once (one process per chip, from
+/// `torch_xla.launch`; the hosts find each other through GKE's `TPU_WORKER_*` variables).
+fn launch(deployment: &Deployment, rendezvous: &[String], script: &[String]) -> Vec<String> {
+    if deployment.placement.tpu.is_some() {
+        let mut command = vec!["python3".to_string()];
+        command.extend(script.iter().cloned());
+        return command;
+    }
+    torchrun(deployment.placement.gpus_per_node, rendezvous, script)
+}
+
 fn torchrun(nproc: u32, rendezvous: &[String], script: &[String]) -> Vec<String> {
     let mut command = vec!["torchrun".to_string(), format!("--nproc_per_node={nproc}")];
     command.extend(rendezvous.iter().cloned());
@@ -309,8 +357,7 @@ fn operator_launch(job: &TrainingJob) -> Vec<String> {
 }
 
 fn single_node_job(deployment: &Deployment, job: &TrainingJob, priority: &str) -> Job {
-    let p = &deployment.placement;
-    let command = torchrun(p.gpus_per_node, &["--standalone".to_string()], &job.script);
+    let command = launch(deployment, &["--standalone".to_string()], &job.script);
     Job {
         metadata: metadata(deployment, &deployment.name),
         spec: Some(JobSpec {
@@ -376,10 +423,13 @@ fn rendezvous_container(deployment: &Deployment, job: &TrainingJob, master: &str
         }),
         ..EnvVar::default()
     };
+    if p.tpu.is_some() {
+        return container(deployment, "train", launch(deployment, &[], &job.script), Vec::new());
+    }
     container(
         deployment,
         "train",
-        torchrun(p.gpus_per_node, &rendezvous, &job.script),
+        launch(deployment, &rendezvous, &job.script),
         vec![
             env("NNODES", &p.nodes.to_string()),
             env("MASTER_ADDR", master),

@@ -5,6 +5,7 @@
 
 mod gke_rdma;
 mod gke_tcpx;
+mod gke_tpu;
 mod jobset;
 mod keda;
 mod kubernetes;
@@ -14,6 +15,7 @@ mod pytorchjob;
 mod skypilot;
 
 pub use gke_tcpx::GpuDirectTcp;
+pub use gke_tpu::{TpuSlice, tpu_slice};
 pub use kubernetes::{TrainingFlavour, kubernetes_manifests};
 pub use skypilot::{SkyPilotFlavour, skypilot_task};
 
@@ -52,6 +54,8 @@ pub struct Placement {
     pub memory_gib_per_node: Option<f64>,
     /// The network between nodes the plan priced, where it needs asking for.
     pub fabric: Option<Fabric>,
+    /// A Cloud TPU slice's shape on GKE, where the configuration is one.
+    pub tpu: Option<TpuSlice>,
 }
 
 /// A node-to-node fabric a multi-node pod must ask for.
@@ -122,7 +126,10 @@ impl Workload {
     /// to a node.
     pub fn spread_nodes(&self, placement: &Placement) -> u32 {
         match self {
-            Workload::Training(_) => placement.nodes,
+            Workload::Training(_) => placement
+                .tpu
+                .as_ref()
+                .map_or(placement.nodes, |slice| slice.hosts.max(placement.nodes)),
             Workload::Serving(service) => {
                 let gpus =
                     u64::from(service.max_replicas.max(service.replicas)) * u64::from(service.gpus_per_replica.max(1));

@@ -91,6 +91,20 @@ struct Candidate {
     #[serde(skip_serializing_if = "Option::is_none")]
     instance_type: Option<String>,
     accelerators: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    accelerator_args: Option<AcceleratorArgs>,
+}
+
+/// A TPU VM's software: the runtime Google names for the chip (Cloud TPU v5e documentation:
+/// `v2-alpha-tpuv5-lite`), set rather than left to SkyPilot's default for every v5 chip.
+#[derive(Debug, Clone, Serialize)]
+struct AcceleratorArgs {
+    runtime_version: &'static str,
+}
+
+/// SkyPilot's TPU runtime for the catalog's TPU accelerator, where known.
+fn tpu_runtime(gpu: &str) -> Option<&'static str> {
+    (gpu == "TPU-v5e").then_some("v2-alpha-tpuv5-lite")
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -133,10 +147,21 @@ fn infra(placement: &Placement) -> Option<String> {
 /// One configuration SkyPilot may launch; the instance type is named only when a task fills it
 /// (a SkyServe replica may need fewer GPUs than the planned node packs).
 fn candidate(placement: &Placement, gpus: u32, whole_node: bool) -> Option<Candidate> {
+    if placement.tpu.is_some() {
+        // SkyPilot names a TPU slice as one accelerator (`tpu-v5litepod-64`) and picks the
+        // TPU VM itself; it runs the task on every host of the slice.
+        return Some(Candidate {
+            infra: infra(placement)?,
+            instance_type: None,
+            accelerators: format!("tpu-{}", placement.instance_type),
+            accelerator_args: tpu_runtime(&placement.gpu).map(|runtime_version| AcceleratorArgs { runtime_version }),
+        });
+    }
     Some(Candidate {
         infra: infra(placement)?,
         instance_type: whole_node.then(|| placement.instance_type.clone()),
         accelerators: format!("{}:{gpus}", placement.skypilot_accelerator),
+        accelerator_args: None,
     })
 }
 
@@ -163,10 +188,14 @@ pub fn skypilot_task(
                 .filter_map(|a| candidate(a, a.gpus_per_node, true))
                 .collect();
             ordered.truncate(MAX_CANDIDATES);
-            let run = format!(
-                "MASTER_ADDR=$(echo \"$SKYPILOT_NODE_IPS\" | head -n1)\ntorchrun --nnodes=$SKYPILOT_NUM_NODES --nproc_per_node=$SKYPILOT_NUM_GPUS_PER_NODE --node_rank=$SKYPILOT_NODE_RANK --master_addr=$MASTER_ADDR --master_port={RENDEZVOUS_PORT} {}\n",
-                job.script.join(" ")
-            );
+            let run = if p.tpu.is_some() {
+                format!("PJRT_DEVICE=TPU python3 {}\n", job.script.join(" "))
+            } else {
+                format!(
+                    "MASTER_ADDR=$(echo \"$SKYPILOT_NODE_IPS\" | head -n1)\ntorchrun --nnodes=$SKYPILOT_NUM_NODES --nproc_per_node=$SKYPILOT_NUM_GPUS_PER_NODE --node_rank=$SKYPILOT_NODE_RANK --master_addr=$MASTER_ADDR --master_port={RENDEZVOUS_PORT} {}\n",
+                    job.script.join(" ")
+                )
+            };
             let task = Task {
                 name: deployment.name.clone(),
                 resources: Resources {
@@ -195,13 +224,26 @@ pub fn skypilot_task(
                 run,
                 service: None,
             };
+            let shape = match &p.tpu {
+                Some(slice) => format!(
+                    "a {} slice ({} × {} on {} host{}: SkyPilot runs the task on every host)",
+                    p.instance_type,
+                    p.gpus_per_node * p.nodes,
+                    p.gpu,
+                    slice.hosts,
+                    if slice.hosts == 1 { "" } else { "s" }
+                ),
+                None => format!(
+                    "{} × {} per node, {} node{}",
+                    p.gpus_per_node,
+                    p.gpu,
+                    p.nodes,
+                    if p.nodes == 1 { "" } else { "s" }
+                ),
+            };
             let header = format!(
-                "gpuplan: {} on {} × {} per node, {} node{}{}. Run it from your training code's folder (workdir);\nreplace setup and the training command with yours. Checkpoints go to a bucket SkyPilot creates;\nwith spot, launch it as a managed job (`sky jobs launch`) so interruptions resume from the last one.",
+                "gpuplan: {} on {shape}{}. Run it from your training code's folder (workdir);\nreplace setup and the training command with yours. Checkpoints go to a bucket SkyPilot creates;\nwith spot, launch it as a managed job (`sky jobs launch`) so interruptions resume from the last one.",
                 deployment.name,
-                p.gpus_per_node,
-                p.gpu,
-                p.nodes,
-                if p.nodes == 1 { "" } else { "s" },
                 if p.spot { ", spot" } else { "" },
             );
             (task, header)
