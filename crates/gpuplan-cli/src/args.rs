@@ -797,6 +797,14 @@ pub struct EstimateArgs {
     #[arg(long, help_heading = "GPUs and layout")]
     pub ep: Option<u32>,
 
+    /// Serve a mixture of experts with attention data parallelism: each GPU of the replica
+    /// runs attention for its own sequences (whole attention weights, its sequences' whole KV
+    /// cache) and the experts are spread over all of them, exchanged by all-to-all (as
+    /// TensorRT-LLM's enable_attention_dp, SGLang's DP attention and vLLM's data parallel size
+    /// with expert parallelism run it). Default: tensor-parallel attention.
+    #[arg(long, help_heading = "GPUs and layout")]
+    pub attention_dp: bool,
+
     /// ZeRO stage 0–3 (FSDP full sharding = 3; default: the lowest that fits).
     #[arg(long, help_heading = "GPUs and layout")]
     pub zero: Option<u8>,

@@ -382,8 +382,15 @@ fn transformer(
             }
             KvCacheDtype::Auto => 2.0,
         };
-        let kv_gpu =
-            kv_cache::bytes_per_token(spec, kv_value_bytes) / kv_cache::tensor_parallel_split(spec, workload.layout.tp);
+        // With attention data parallelism each GPU keeps its own sequences' whole cache: a
+        // replica's token costs 1/tp of it per GPU on average, with no heads repeated.
+        let attention_dp = workload.layout.attention_dp && workload.layout.tp > 1 && spec.moe.is_some();
+        let kv_split = if attention_dp {
+            f64::from(workload.layout.tp)
+        } else {
+            kv_cache::tensor_parallel_split(spec, workload.layout.tp)
+        };
+        let kv_gpu = kv_cache::bytes_per_token(spec, kv_value_bytes) / kv_split;
         let memory = memory::inference(spec, &counts, workload, request.accelerator, kv_gpu);
         // Routed experts: the parameters of one, and the layers that hold them.
         let experts = spec.moe.map(|moe| {
@@ -410,7 +417,11 @@ fn transformer(
             moe_expert_layers: experts.map_or(0, |(moe, _, layers)| layers * moe.experts),
             expert_matmul_parameters: experts
                 .map_or(0.0, |(moe, one, layers)| (moe.experts_per_token * one * layers) as f64),
-            expert_parallel: workload.layout.ep,
+            expert_parallel: if attention_dp {
+                workload.layout.tp
+            } else {
+                workload.layout.ep
+            },
             hidden: spec.hidden,
             matmul_parameters: counts.active_matmul() as f64,
             attention_flops_per_token_per_context: flops::attention_forward_per_token(spec, 1),
@@ -425,8 +436,22 @@ fn transformer(
             weight_time_factor_batch1: kernel_profile.weight_time_factor_batch1,
             weight_time_factor: kernel_profile.weight_time_factor,
             gemm_factor: kernel_profile.gemm_factor,
+            attention_data_parallel: attention_dp,
+            moe_layers: experts.map_or(0, |(_, _, layers)| layers),
+            experts_per_token: experts.map_or(0, |(moe, _, _)| moe.experts_per_token),
+            dispatch_bytes: if workload.precision.bits() <= 8 { 1.0 } else { 2.0 },
         };
-        if shape.expert_parallel > 1 {
+        if attention_dp {
+            assumptions.add(|| {
+                format!(
+                    "attention data parallel over the {} GPUs of a replica: each runs attention for its own sequences with the whole attention weights ({} per GPU in all) and keeps their whole KV cache; the experts are spread over all of them, tokens sent to their experts in {} bits and back in 16 once per MoE layer (all-to-all); sequences assumed spread evenly",
+                    workload.layout.tp,
+                    Bytes(shape.weight_bytes_gpu as u64),
+                    shape.dispatch_bytes * 8.0,
+                )
+            });
+        }
+        if shape.expert_parallel > 1 && !attention_dp {
             assumptions.add(|| {
                 format!(
                     "experts placed whole over the {} GPUs of a replica (expert parallelism, attention tensor-parallel): each GPU routes to its {} of them, and the step waits for the GPU that drew the most tokens, assumed {:.1}× the mean",

@@ -81,9 +81,45 @@ pub struct InferenceShape {
     pub weight_time_factor_batch1: f64,
     pub weight_time_factor: f64,
     pub gemm_factor: f64,
+    /// Attention data parallelism (mixture of experts): each GPU of the replica runs attention
+    /// for its own sequences, and the MoE layers exchange tokens by all-to-all instead of the
+    /// tensor-parallel all-reduces.
+    pub attention_data_parallel: bool,
+    /// Layers whose feed-forward is a mixture of experts, and the experts each token visits.
+    pub moe_layers: u64,
+    pub experts_per_token: u64,
+    /// Bytes per value a token's hidden state is sent to its experts in (the engines quantise
+    /// the dispatch to 8 bits with 8-bit or 4-bit weights); it comes back in 16 bits.
+    pub dispatch_bytes: f64,
 }
 
 impl InferenceShape {
+    /// The replica's collectives per iteration with `tp` GPUs: seconds whatever the tokens
+    /// (latency) and seconds per token (volume). Tensor-parallel attention all-reduces the
+    /// hidden state twice a layer (a ring: `2(tp − 1)/tp` of it through each GPU's link);
+    /// attention data parallelism sends each token to its experts and back once per MoE
+    /// layer, each GPU carrying its `1/tp` of the tokens to the `(tp − 1)/tp` of the experts
+    /// on other GPUs (DeepEP's and the engines' dispatch and combine).
+    pub fn collective_seconds(&self, tp: f64) -> (f64, f64) {
+        if tp <= 1.0 {
+            return (0.0, 0.0);
+        }
+        let hidden = self.hidden as f64;
+        if self.attention_data_parallel {
+            let layers = self.moe_layers as f64;
+            let per_token = layers * self.experts_per_token as f64 * hidden * (self.dispatch_bytes + 2.0) * (tp - 1.0)
+                / tp
+                / tp
+                / self.tensor_parallel_bandwidth;
+            return (2.0 * layers * all_reduce_latency_seconds(), per_token);
+        }
+        let layers = self.layers as f64;
+        (
+            2.0 * layers * all_reduce_latency_seconds(),
+            2.0 * layers * 2.0 * (tp - 1.0) / tp * hidden * 2.0 / self.tensor_parallel_bandwidth,
+        )
+    }
+
     /// The weight phase's multiple of the bytes' read time with `tokens` per step.
     pub fn weight_factor(&self, tokens: f64) -> f64 {
         if tokens <= 1.0 {
@@ -108,15 +144,8 @@ pub fn estimate(
     let out = workload.output_tokens as f64;
     let bandwidth = accelerator.memory_bandwidth.map_or(f64::INFINITY, |b| b.0);
     let layers = shape.layers as f64;
-    let tp_sync = |tokens: f64| {
-        if workload.layout.tp > 1 {
-            let bytes = tokens * shape.hidden as f64 * 2.0;
-            2.0 * layers
-                * (all_reduce_latency_seconds() + 2.0 * (tp - 1.0) / tp * bytes / shape.tensor_parallel_bandwidth)
-        } else {
-            0.0
-        }
-    };
+    let (sync_fixed, sync_per_token) = shape.collective_seconds(tp);
+    let tp_sync = |tokens: f64| sync_fixed + sync_per_token * tokens;
     let fixed = profile.step_overhead_seconds
         + profile.per_layer_overhead_seconds * layers
         + serving_moe_expert_seconds() * shape.moe_expert_layers as f64 / f64::from(shape.expert_parallel.max(1));

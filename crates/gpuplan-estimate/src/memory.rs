@@ -315,6 +315,14 @@ pub fn training(
 }
 
 /// Serving memory of a transformer on each GPU of a tensor/pipeline-parallel group.
+/// Parameters of the routed experts of a mixture of experts, all layers (0 for a dense model).
+pub fn routed_expert_parameters(spec: &TransformerSpec) -> u64 {
+    spec.moe.map_or(0, |moe| {
+        let one = if spec.gated_ffn { 3 } else { 2 } * spec.hidden * moe.expert_ffn;
+        moe.experts * one * spec.layers.saturating_sub(moe.dense_layers)
+    })
+}
+
 pub fn inference(
     spec: &TransformerSpec,
     counts: &ParameterCount,
@@ -331,6 +339,15 @@ pub fn inference(
     let weights = (body_params * weight_bytes(Task::Inference, workload.precision)
         + embedding_params * embedding_bytes(Task::Inference, workload.precision))
         / model_split;
+    // Attention data parallelism keeps everything but the routed experts whole on every GPU.
+    let weights = if layout.attention_dp && layout.tp > 1 {
+        let experts = routed_expert_parameters(spec) as f64 * weight_bytes(Task::Inference, workload.precision);
+        let tp = f64::from(layout.tp);
+        // (dense + experts) / (tp·pp) per GPU before; dense / pp + experts / (tp·pp) now.
+        weights * tp - experts * (tp - 1.0) / tp / f64::from(layout.pp)
+    } else {
+        weights
+    };
     let context = workload.seq + workload.output_tokens;
     let kv = if spec.generates() {
         kv_bytes_per_token_gpu * (workload.batch * context) as f64 / f64::from(layout.pp)

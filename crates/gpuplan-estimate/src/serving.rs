@@ -24,9 +24,8 @@
 //! Queueing Systems vol. 1, §5.6 (M/G/1 waiting time) and Kingman's exponential tail.
 
 use crate::efficiency::{
-    all_reduce_latency_seconds, engine_profile, release_profile, serving_architecture_factor,
-    serving_eight_bit_gemm_factor, serving_expert_imbalance, serving_four_bit_gemm_factor, serving_gemm_half_tokens,
-    serving_moe_expert_seconds,
+    engine_profile, release_profile, serving_architecture_factor, serving_eight_bit_gemm_factor,
+    serving_expert_imbalance, serving_four_bit_gemm_factor, serving_gemm_half_tokens, serving_moe_expert_seconds,
 };
 use crate::inference::InferenceShape;
 use gpuplan_model::{Accelerator, Engine, EngineSettings, FlopsPerSecond, LatencyTarget, Precision, RequestMix};
@@ -306,14 +305,7 @@ impl StepCost {
         let imbalance = if ep > 1.0 { serving_expert_imbalance() } else { 1.0 };
         let matmul = 2.0 * (shape.matmul_parameters + shape.expert_matmul_parameters * (imbalance - 1.0)) / tp;
         let attention = shape.attention_flops_per_token_per_context / tp;
-        let (sync_fixed, sync_per_token) = if tp > 1.0 {
-            (
-                2.0 * layers * all_reduce_latency_seconds(),
-                2.0 * layers * 2.0 * (tp - 1.0) / tp * shape.hidden as f64 * 2.0 / shape.tensor_parallel_bandwidth,
-            )
-        } else {
-            (0.0, 0.0)
-        };
+        let (sync_fixed, sync_per_token) = shape.collective_seconds(tp);
         StepCost {
             fixed_seconds: serving.step_seconds
                 + sync_fixed

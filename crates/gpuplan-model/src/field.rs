@@ -102,6 +102,7 @@ fields! {
     Pp = "pp";
     Cp = "cp";
     Ep = "ep";
+    AttentionDp = "attention_dp";
     Zero = "zero";
     FlashAttention = "flash_attention";
     // The search (plan).

@@ -186,6 +186,13 @@ pub struct ParallelLayout {
     pub ep: u32,
     /// ZeRO stage (0–3; FSDP full sharding = 3) across the data-parallel group.
     pub zero: u8,
+    /// Serving a mixture of experts with attention data parallelism: each of the `tp` GPUs of
+    /// a replica runs attention for its own share of the sequences, with the whole attention
+    /// weights and its sequences' whole KV cache, and the experts spread over all of them
+    /// (TensorRT-LLM `enable_attention_dp`, SGLang `--enable-dp-attention`, vLLM
+    /// `--data-parallel-size` with `--enable-expert-parallel`).
+    #[serde(default)]
+    pub attention_dp: bool,
 }
 
 fn one() -> u32 {
@@ -209,6 +216,7 @@ impl ParallelLayout {
             cp: 1,
             ep: 1,
             zero: 0,
+            attention_dp: false,
         }
     }
 
@@ -229,6 +237,9 @@ impl fmt::Display for ParallelLayout {
         }
         if self.ep > 1 {
             write!(f, " EP{}", self.ep)?;
+        }
+        if self.attention_dp {
+            write!(f, " attention-DP")?;
         }
         if self.zero > 0 {
             write!(f, " ZeRO-{}", self.zero)?;

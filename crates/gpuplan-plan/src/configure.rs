@@ -51,6 +51,8 @@ pub struct WorkloadTemplate {
     pub cp: u32,
     /// Expert parallel degree (1 unless given).
     pub ep: u32,
+    /// Attention data parallelism across a serving replica (mixture of experts).
+    pub attention_dp: bool,
     pub zero: Option<u8>,
     pub checkpointing: Option<Checkpointing>,
     pub optimizer: Optimizer,
@@ -313,6 +315,7 @@ pub fn configure(
                             cp: template.cp,
                             ep: template.ep,
                             zero,
+                            attention_dp: template.attention_dp,
                         };
                         let workload = template.workload(batch, micro_batch, layout, checkpointing);
                         let request = EstimateRequest {

@@ -40,6 +40,8 @@ pub struct WorkloadRequest {
     pub cp: Option<u32>,
     /// Expert parallel degree (mixture-of-experts models).
     pub ep: Option<u32>,
+    /// Attention data parallelism across a serving replica (mixture-of-experts models).
+    pub attention_dp: Option<bool>,
     pub zero: Option<u8>,
     pub checkpointing: Option<Checkpointing>,
     pub optimizer: Option<Optimizer>,
@@ -155,6 +157,7 @@ impl WorkloadRequest {
             pp: None,
             cp: None,
             ep: None,
+            attention_dp: None,
             zero: None,
             checkpointing: None,
             optimizer: None,
@@ -414,6 +417,45 @@ fn check_estimate_request(request: &WorkloadRequest, model: &ModelSpec) -> Resul
     Ok((gpus, gpus_per_node))
 }
 
+/// Attention data parallelism serves a mixture of experts on a replica of two or more GPUs,
+/// whose experts it spreads over all of them (an expert-parallel degree, if given, must be
+/// the replica's).
+fn check_attention_dp(
+    request: &WorkloadRequest,
+    transformer: Option<&gpuplan_model::TransformerSpec>,
+) -> Result<(), Error> {
+    use crate::RequestError;
+    if request.attention_dp != Some(true) {
+        return Ok(());
+    }
+    let moe = transformer.and_then(|spec| spec.moe).is_some();
+    if request.task != Task::Inference || !moe {
+        return Err(
+            RequestError::not_applicable(Field::AttentionDp, "serving a mixture-of-experts model")
+                .with_hint("drop it; a dense model's data parallelism is its replicas")
+                .into(),
+        );
+    }
+    let gpus = request.tp.or(request.gpus).unwrap_or(1);
+    if gpus < 2 {
+        return Err(
+            RequestError::unsuitable(Field::AttentionDp, true, "needs a replica of two or more GPUs")
+                .with_hint("give {gpus} 2 or more")
+                .into(),
+        );
+    }
+    if request.ep.is_some_and(|ep| ep != gpus) {
+        return Err(RequestError::conflict(
+            Field::AttentionDp,
+            Field::Ep,
+            "place the experts two ways: attention data parallelism spreads them over every GPU of the replica",
+        )
+        .with_hint("drop {ep}")
+        .into());
+    }
+    Ok(())
+}
+
 /// The framework builds the job needs run on the GPU asked for.
 fn check_software(
     catalog: &Catalog,
@@ -473,6 +515,7 @@ fn estimate_template(
     };
     let seq = defaults::sequence(request.seq, transformer, defaults);
     applicability::check_training_step(task, model, request.packing, request.compiled, seq)?;
+    check_attention_dp(request, transformer)?;
     let output_tokens = defaults::output_tokens(request.output_tokens, task, transformer, defaults);
     let flash_attention = request.flash_attention.unwrap_or_else(|| {
         if crate::defaults::is_diffusion(model) {
@@ -514,6 +557,7 @@ fn estimate_template(
         pp: request.pp,
         cp: request.cp.unwrap_or(1),
         ep: request.ep.unwrap_or(1),
+        attention_dp: request.attention_dp.unwrap_or(false),
         zero: request.zero,
         checkpointing: request.checkpointing,
         optimizer,

@@ -149,6 +149,9 @@ pub struct EstimateOptions {
     pub cp: Option<u32>,
     #[serde(default)]
     pub ep: Option<u32>,
+    /// Attention data parallelism for a mixture of experts (see `--attention-dp`).
+    #[serde(default)]
+    pub attention_dp: Option<bool>,
     #[serde(default)]
     pub zero: Option<u8>,
     #[serde(default)]
@@ -639,6 +642,7 @@ impl EstimateOptions {
         request.pp = self.pp;
         request.cp = self.cp;
         request.ep = self.ep;
+        request.attention_dp = self.attention_dp;
         request.zero = self.zero;
         request.flash_attention = self.flash_attention;
         self.knobs.check_task(request.task)?;

@@ -358,6 +358,7 @@ fn template_for(
         pp: None,
         cp: 1,
         ep: 1,
+        attention_dp: false,
         zero: None,
         checkpointing: query.checkpointing,
         optimizer: query.optimizer.unwrap_or(Optimizer::AdamW),

@@ -1186,3 +1186,75 @@ fn quantised_checkpoints_are_estimated_in_their_stored_format() {
     .unwrap();
     assert!((weights(&given) - weights(&bf16)).abs() < 0.01 * weights(&bf16));
 }
+
+/// Attention data parallelism on a mixture of experts, as an engineer expects it: each GPU
+/// keeps its own sequences' whole KV cache (DeepSeek's MLA cache is repeated on every GPU of a
+/// tensor-parallel replica, so this cuts the cache per GPU by the replica's size), pays for the
+/// attention weights on every GPU, and so holds more sequences; it does not apply to a dense
+/// model or to one GPU, and it places the experts itself.
+mod attention_data_parallel {
+    use super::*;
+
+    fn deepseek(attention_dp: bool) -> gpuplan::EstimateAnswer {
+        let mut r = request("deepseek-v3", "inference", "H200-SXM-141GB");
+        r.gpus = Some(8);
+        r.precision = Some(Precision::Fp8);
+        r.seq = Some(3200);
+        r.output_tokens = Some(800);
+        r.attention_dp = Some(attention_dp);
+        estimate_workload(catalog(), &r).unwrap()
+    }
+
+    #[test]
+    fn the_cache_is_split_the_attention_weights_are_not_and_more_sequences_fit() {
+        let (tp, dp) = (deepseek(false), deepseek(true));
+        let kv = |a: &gpuplan::EstimateAnswer| a.estimate.serving_cost.unwrap().kv_bytes_per_token;
+        assert!(
+            (kv(&tp) / kv(&dp) - 8.0).abs() < 1e-9,
+            "MLA cache: {} against {}",
+            kv(&tp),
+            kv(&dp)
+        );
+        let weights = |a: &gpuplan::EstimateAnswer| a.estimate.memory.weights.as_u64() as f64;
+        assert!(
+            weights(&dp) > weights(&tp) * 1.1,
+            "the attention weights are whole on every GPU"
+        );
+        let sequences = |a: &gpuplan::EstimateAnswer| a.estimate.inference.unwrap().max_concurrent_sequences;
+        assert!(
+            sequences(&dp) > 2 * sequences(&tp),
+            "{} against {}",
+            sequences(&dp),
+            sequences(&tp)
+        );
+        assert!(
+            dp.estimate
+                .assumptions
+                .iter()
+                .any(|a| a.contains("attention data parallel"))
+        );
+    }
+
+    #[test]
+    fn it_applies_to_a_replica_of_experts_only() {
+        let mut dense = request("llama-3.1-70b", "inference", "H100-SXM5-80GB");
+        dense.gpus = Some(4);
+        dense.attention_dp = Some(true);
+        let error = estimate_workload(catalog(), &dense).unwrap_err();
+        assert!(error.to_string().contains("mixture-of-experts"), "{error}");
+        let mut one = request("qwen3-30b-a3b", "inference", "H100-SXM5-80GB");
+        one.gpus = Some(1);
+        one.attention_dp = Some(true);
+        assert!(estimate_workload(catalog(), &one).is_err());
+        let mut placed = request("qwen3-30b-a3b", "inference", "H100-SXM5-80GB");
+        placed.gpus = Some(4);
+        placed.ep = Some(2);
+        placed.attention_dp = Some(true);
+        let error = estimate_workload(catalog(), &placed).unwrap_err();
+        assert!(error.to_string().contains("two ways"), "{error}");
+        let mut training = request("qwen3-30b-a3b", "lora", "H100-SXM5-80GB");
+        training.gpus = Some(4);
+        training.attention_dp = Some(true);
+        assert!(estimate_workload(catalog(), &training).is_err());
+    }
+}

@@ -66,6 +66,8 @@ struct Case {
     tp: u32,
     /// Experts spread over this many GPUs of the replica, where the benchmark says.
     ep: Option<u32>,
+    /// Attention data parallelism across the replica's GPUs, where the benchmark says.
+    attention_dp: Option<bool>,
     precision: String,
     engine: String,
     input_tokens: Option<f64>,
@@ -216,6 +218,10 @@ fn step_cost(case: &Case, input: u64, output: u64) -> Option<StepCost> {
     request.gpus = Some(case.tp);
     request.tp = Some(case.tp);
     request.ep = case.ep;
+    request.attention_dp = case.attention_dp;
+    if case.attention_dp == Some(true) {
+        request.ep = None;
+    }
     request.precision = Some(case.precision.parse::<Precision>().unwrap());
     request.engine = Some(case.engine.parse::<Engine>().unwrap());
     request.seq = Some(input);
