@@ -73,6 +73,7 @@ fn schema_of_kind(kind: &str) -> Value {
         "ScaledObject" => ("kubernetes/keda-scaledobject-v1alpha1.json", true),
         "JobSet" => ("kubernetes/jobset-v1alpha2.json", true),
         "PyTorchJob" => ("kubernetes/pytorchjob-v1.json", true),
+        "PodMonitor" => ("kubernetes/podmonitor-v1.json", true),
         other => panic!("no schema for kind {other}"),
     };
     let mut schema = load_schema(file);
@@ -220,6 +221,12 @@ fn serving_scales_on_the_engine_queue_between_the_planned_replicas() {
     let engine = document(files.iter().find(|f| f.name == "deployment.yaml").unwrap());
     let pod = &engine["spec"]["template"];
     assert_eq!(pod["metadata"]["annotations"]["prometheus.io/scrape"], "true");
+    // The Operator's Prometheus, which the triggers query, scrapes through a PodMonitor that
+    // selects the engine's pods on the port they name.
+    let monitor = document(files.iter().find(|f| f.name == "podmonitor.yaml").unwrap());
+    assert_eq!(monitor["spec"]["selector"]["matchLabels"], pod["metadata"]["labels"]);
+    let port = &monitor["spec"]["podMetricsEndpoints"][0]["port"];
+    assert_eq!(*port, pod["spec"]["containers"][0]["ports"][0]["name"]);
     let container = &pod["spec"]["containers"][0];
     // A missing token secret stops the pod at once rather than failing the download later.
     assert_eq!(container["env"][0]["valueFrom"]["secretKeyRef"]["optional"], false);

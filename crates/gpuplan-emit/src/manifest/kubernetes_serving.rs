@@ -63,6 +63,16 @@ pub(crate) fn manifests(deployment: &Deployment, service: &ServingService) -> Re
             false,
         ),
         file(
+            "podmonitor.yaml",
+            yaml(
+                &format!(
+                    "{header}\nThe Prometheus Operator's Prometheus that scaledobject.yaml queries scrapes the engine through this PodMonitor; if its podMonitorSelector asks for a label (kube-prometheus-stack: release=<its Helm release>), add that label here."
+                ),
+                &super::pod_monitor::pod_monitor(deployment),
+            )?,
+            false,
+        ),
+        file(
             "scaledobject.yaml",
             yaml(&header, &super::keda::scaled_object(deployment, service))?,
             false,

@@ -11,6 +11,7 @@ mod keda;
 mod kubernetes;
 mod kubernetes_serving;
 mod kubernetes_training;
+mod pod_monitor;
 mod pytorchjob;
 mod skypilot;
 
