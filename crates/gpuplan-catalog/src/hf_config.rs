@@ -27,6 +27,8 @@ pub const SUPPORTED_MODEL_TYPES: &[&str] = &[
     "glm4",
     "olmo2",
     "granite",
+    "llama4",
+    "llama4_text",
     "gpt2",
     "gptj",
     "gpt_neox",
@@ -170,6 +172,9 @@ pub fn parse_hf_config(config: &Map<String, Value>) -> Result<TransformerSpec, M
         return Err(ModelConfigError::Unsupported {
             model_type: model_type.to_string(),
         });
+    }
+    if model_type == "llama4" {
+        return llama4(config);
     }
     let f = Fields { config, model_type };
     let spec = match model_type {
@@ -367,6 +372,26 @@ fn llama_like(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
                 dense_layers: 0,
             });
         }
+        "llama4_text" => {
+            // Dense layers run an MLP of `intermediate_size_mlp`; every
+            // `interleave_moe_layer_step`-th layer is a mixture of `num_local_experts` experts of
+            // `intermediate_size` with one shared expert of the same size beside them.
+            spec.ffn = f.req(&["intermediate_size_mlp"])?;
+            let expert_ffn = f.req(&["intermediate_size"])?;
+            let step = f.opt_positive(&["interleave_moe_layer_step"])?.unwrap_or(1);
+            let moe_layers = match f.config.get("moe_layers").and_then(Value::as_array) {
+                Some(listed) => listed.len() as u64,
+                None => spec.layers / step,
+            };
+            spec.moe = Some(MoeSpec {
+                experts: f.req(&["num_local_experts"])?,
+                experts_per_token: f.req(&["num_experts_per_tok"])?,
+                shared_experts: 1,
+                expert_ffn,
+                shared_ffn: expert_ffn,
+                dense_layers: spec.layers.saturating_sub(moe_layers),
+            });
+        }
         "qwen3_moe" => {
             if f.opt(&["decoder_sparse_step"])?.unwrap_or(1) != 1 || has_items(f.config, "mlp_only_layers") {
                 return Err(invalid(
@@ -450,6 +475,68 @@ fn llama_like(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
         _ => {}
     }
     Ok(spec)
+}
+
+/// Llama 4 (`Llama4ForConditionalGeneration`): the language model's `text_config` (read as
+/// `llama4_text`) with the vision encoder, its pixel-shuffle adapter and the projector into the
+/// language model counted from `vision_config`. The local-attention chunks of three layers in
+/// four (`attention_chunk_size`) are not modelled: their KV cache is counted in full, which
+/// over-states it beyond the chunk (8,192 tokens).
+fn llama4(config: &Map<String, Value>) -> Result<TransformerSpec, ModelConfigError> {
+    let Some(Value::Object(text)) = config.get("text_config") else {
+        return Err(ModelConfigError::MissingField {
+            model_type: "llama4".to_string(),
+            field: "text_config".to_string(),
+        });
+    };
+    let mut text = text.clone();
+    text.insert("model_type".to_string(), Value::String("llama4_text".to_string()));
+    if !text.contains_key("tie_word_embeddings") {
+        if let Some(tied) = config.get("tie_word_embeddings") {
+            text.insert("tie_word_embeddings".to_string(), tied.clone());
+        }
+    }
+    let mut spec = parse_hf_config(&text)?;
+    if let Some(Value::Object(vision)) = config.get("vision_config") {
+        let vision = Fields {
+            config: vision,
+            model_type: "llama4_vision_model",
+        };
+        spec.extra_parameters += llama4_vision_parameters(&vision, spec.hidden)?;
+    }
+    spec.quantization = crate::hf_quantization::checkpoint_quantization(config)?.or(spec.quantization);
+    validate(&spec)?;
+    Ok(spec)
+}
+
+/// Llama 4's vision encoder: class and position embeddings, the patch projection, pre and
+/// post LayerNorms, `num_hidden_layers` ViT layers (biased attention and GELU MLP, two
+/// LayerNorms), the pixel-shuffle adapter MLP and the bias-free projector to `text_hidden`.
+fn llama4_vision_parameters(f: &Fields, text_hidden: u64) -> Result<u64, ModelConfigError> {
+    let hidden = f.req(&["hidden_size"])?;
+    let ffn = f.req(&["intermediate_size"])?;
+    let layers = f.req(&["num_hidden_layers"])?;
+    let patch = f.req(&["patch_size"])?;
+    let side = f.req(&["image_size"])? / patch;
+    let channels = f.opt(&["num_channels"])?.unwrap_or(3);
+    let adapter_in = f.req(&["projector_input_dim"])?;
+    let adapter_out = f.req(&["projector_output_dim"])?;
+    let output = f.req(&["vision_output_dim"])?;
+    // A pixel-shuffle ratio of 0.5 folds 2 × 2 patches into one: 4× the width.
+    let shuffle = match f.config.get("pixel_shuffle_ratio").and_then(Value::as_f64) {
+        Some(ratio) if ratio > 0.0 && ratio <= 1.0 => (1.0 / (ratio * ratio)).round() as u64,
+        Some(_) => return Err(invalid("pixel_shuffle_ratio", "must be in (0, 1]".to_string())),
+        None => 4,
+    };
+    let layer = 4 * (hidden * hidden + hidden) + (hidden * ffn + ffn) + (ffn * hidden + hidden) + 4 * hidden;
+    Ok(hidden
+        + (side * side + 1) * hidden
+        + channels * patch * patch * hidden
+        + 4 * hidden
+        + layers * layer
+        + hidden * shuffle * adapter_in
+        + adapter_in * adapter_out
+        + output * text_hidden)
 }
 
 fn gpt2(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {

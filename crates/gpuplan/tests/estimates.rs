@@ -93,7 +93,31 @@ mod parameter_counts {
             "num_attention_heads": 64, "num_key_value_heads": 64, "intermediate_size": 22528,
             "vocab_size": 256000, "use_qk_norm": false, "tie_word_embeddings": true,
             "max_position_embeddings": 8192}"#;
+        // Llama 4 Scout and Maverick (Llama4ForConditionalGeneration: text and vision configs
+        // as meta-llama/Llama-4-Scout-17B-16E and -Maverick-17B-128E publish them, quoted in
+        // NVIDIA/TensorRT-LLM's Llama 4 tests): "109B total" and "400B total" on the cards.
+        // The count is 108,641,793,536 for Scout: 107.77 B in the language model, 0.87 B in the
+        // vision encoder, adapter and projector.
+        let vision = r#""vision_config": {"hidden_size": 1408, "intermediate_size": 5632, "num_hidden_layers": 34,
+            "num_attention_heads": 16, "num_channels": 3, "image_size": 336, "patch_size": 14,
+            "pixel_shuffle_ratio": 0.5, "projector_input_dim": 4096, "projector_output_dim": 4096,
+            "vision_output_dim": 4096, "multi_modal_projector_bias": false, "model_type": "llama4_vision_model"}"#;
+        let llama4 = |experts: u64, step: u64| {
+            format!(
+                r#"{{"model_type": "llama4", "tie_word_embeddings": false, {vision}, "text_config": {{
+                "model_type": "llama4_text", "hidden_size": 5120, "num_hidden_layers": 48,
+                "num_attention_heads": 40, "num_key_value_heads": 8, "head_dim": 128,
+                "intermediate_size": 8192, "intermediate_size_mlp": 16384, "num_local_experts": {experts},
+                "num_experts_per_tok": 1, "interleave_moe_layer_step": {step}, "vocab_size": 202048,
+                "attention_chunk_size": 8192, "use_qk_norm": true, "max_position_embeddings": 1048576}}}}"#
+            )
+        };
+        let (scout, maverick) = (llama4(16, 1), llama4(128, 2));
+        let scout_spec = gpuplan::catalog::parse_hf_config_text(&scout).unwrap();
+        assert_eq!(count_parameters(&scout_spec).total, 108_641_793_536);
         for (name, text, published, within) in [
+            ("llama4 scout", scout.as_str(), 109e9, 0.005),
+            ("llama4 maverick", maverick.as_str(), 400e9, 0.005),
             ("olmo2", olmo2, 7_298_617_344.0, 1e-6),
             ("glm4", glm4, 9.4e9, 0.006),
             ("deepseek_v2", deepseek_v2, 236e9, 0.005),
