@@ -2180,7 +2180,7 @@ mod plan {
             "{}",
             run.stdout
         );
-        assert!(run.stdout.contains("hint: relax the deadline to"), "{}", run.stdout);
+        assert!(run.stdout.contains("hint: relax --deadline to"), "{}", run.stdout);
         let json = gpuplan(&[
             "plan",
             "--model",

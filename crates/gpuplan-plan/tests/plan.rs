@@ -293,14 +293,13 @@ fn memory_rejections_say_how_much_is_missing() {
         reason.contains("per GPU needed") && reason.contains("available"),
         "{reason}"
     );
+    let suggestion = infeasible
+        .suggestion
+        .as_ref()
+        .map(|s| s.render(gpuplan_model::field::Naming::Flags));
     assert!(
-        infeasible
-            .suggestion
-            .as_deref()
-            .unwrap_or_default()
-            .contains("more memory"),
-        "{:?}",
-        infeasible.suggestion
+        suggestion.as_deref().unwrap_or_default().contains("more memory"),
+        "{suggestion:?}"
     );
 }
 
@@ -320,8 +319,11 @@ fn an_unmeetable_deadline_suggests_the_nearest() {
     let Err(PlanError::Infeasible(infeasible)) = plan(&source, &request) else {
         panic!("0.6 minutes is too short")
     };
-    let suggestion = infeasible.suggestion.unwrap();
-    assert!(suggestion.starts_with("relax the deadline to"), "{suggestion}");
+    let suggestion = infeasible
+        .suggestion
+        .unwrap()
+        .render(gpuplan_model::field::Naming::Flags);
+    assert!(suggestion.starts_with("relax --deadline to"), "{suggestion}");
 }
 
 #[test]

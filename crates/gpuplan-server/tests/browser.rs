@@ -289,6 +289,12 @@ fn plans_draws_and_shares(site: &str, page: &Session) {
     assert!(rows.len() > 1, "a ranked table");
     let violations = page.accessibility_violations();
     assert!(violations.is_empty(), "the plan view: {violations:#?}");
+    // What the plan chose for the fields left open, in the form's words, and its assumptions.
+    let defaults = page.wait_for_text("#plan-notes", |t| t.contains("default:"));
+    assert!(
+        defaults.contains("lora_rank") || defaults.contains("precision"),
+        "{defaults}"
+    );
     let first = page.text(&rows[0]);
     assert!(first.starts_with('1'), "{first}");
     assert!(
@@ -395,17 +401,38 @@ fn plans_draws_and_shares(site: &str, page: &Session) {
     );
     page.post("/window/rect", json!({"width": 1280, "height": 900}));
 
-    // A value the API refuses shows its message, and no stale table.
+    // A value the API refuses shows its message, naming the form's field, and no stale table.
     page.open(&format!(
         "{site}/?model=llama-3.1-8b&task=lora&tokens=-5&seq=2048&batch=32"
     ));
-    let error = page.wait_for_text("#status", |t| t.contains("`tokens`"));
+    let error = page.wait_for_text("#status", |t| t.contains("“Tokens to train on”"));
     assert!(error.contains("must be a positive number"), "{error}");
     let hidden = page.post(
         "/execute/sync",
         json!({"script": "return document.getElementById('results').hidden;", "args": []}),
     );
     assert_eq!(hidden, json!(true));
+
+    // Nothing fits: what ruled the configurations out, the nearest misses, and what to relax
+    // in the form's own words (never a command-line flag).
+    page.open(&format!(
+        "{site}/?model=llama-3.1-70b&task=finetune&tokens=10000000000&seq=4096&batch=32&deadline=0.01"
+    ));
+    let suggestion = page.wait_for_text("#infeasible-suggestion", |t| !t.is_empty());
+    assert!(
+        suggestion.contains("“Deadline”") && !suggestion.contains("--"),
+        "{suggestion}"
+    );
+    assert!(
+        page.find_all("#reject-table tbody tr").len() >= 2,
+        "the counts per constraint"
+    );
+    assert!(!page.wait_for("#nearest-list li").is_empty());
+    let status = page.text(&page.wait_for("#status")[0]);
+    assert!(!status.contains("--"), "{status}");
+    let violations = page.accessibility_violations();
+    assert!(violations.is_empty(), "the infeasible plan: {violations:#?}");
+    page.screenshot(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/page-infeasible.png"));
 }
 
 fn estimates_prices_and_forecasts(site: &str, page: &Session) {

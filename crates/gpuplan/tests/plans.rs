@@ -123,8 +123,14 @@ fn an_impossible_deadline_is_infeasible_with_a_suggestion() {
     q.deadline_hours = Some(1.0);
     q.max_gpus = Some(64);
     let infeasible = plan_workload(catalog(), &q).unwrap().unwrap_err();
+    // Written once, in each front end's words: a flag on the command line, a key in the API.
     let suggestion = infeasible.suggestion.clone().unwrap();
-    assert!(suggestion.contains("relax the deadline"), "{suggestion}");
+    let (flags, keys) = (
+        suggestion.render(gpuplan::Naming::Flags),
+        suggestion.render(gpuplan::Naming::Keys),
+    );
+    assert!(flags.contains("relax --deadline to"), "{flags}");
+    assert!(keys.contains("relax `deadline` to") && !keys.contains("--"), "{keys}");
 }
 
 #[test]
@@ -361,8 +367,8 @@ fn an_hourly_price_cap_keeps_every_configuration_under_it_and_says_what_it_would
     let Err(infeasible) = plan_workload(catalog(), &q).unwrap() else {
         panic!("a 70B pretraining under $0.50 an hour")
     };
-    let hint = infeasible.suggestion.clone().unwrap_or_default();
-    assert!(hint.contains("raise the hourly price cap to $"), "{hint}");
+    let hint = infeasible.suggestion.clone().unwrap().render(gpuplan::Naming::Flags);
+    assert!(hint.contains("raise --max-hourly-price to $"), "{hint}");
 }
 
 /// Cloud TPU v5e slices are rented per slice at Google's per-chip prices: a LoRA plans on
@@ -386,7 +392,7 @@ fn tpu_v5e_slices_are_plannable_and_an_unrented_tpu_says_why() {
     );
     q.gpus = vec!["TPU-v6e".to_string()];
     let infeasible = plan_workload(catalog(), &q).unwrap().unwrap_err();
-    let suggestion = infeasible.suggestion.clone().unwrap();
+    let suggestion = infeasible.suggestion.clone().unwrap().render(gpuplan::Naming::Flags);
     assert!(
         suggestion.contains("no priced offering in the catalog rents TPU-v6e"),
         "{suggestion}"
@@ -472,6 +478,6 @@ fn sla_compliance_and_country_filters_keep_only_providers_that_publish_them() {
     );
     q.provider_scope.sla = Some(99.999);
     let infeasible = plan_workload(catalog(), &q).unwrap().unwrap_err();
-    let suggestion = infeasible.suggestion.unwrap();
+    let suggestion = infeasible.suggestion.unwrap().render(gpuplan::Naming::Flags);
     assert!(suggestion.contains("SLA, compliance or country"), "{suggestion}");
 }

@@ -165,7 +165,7 @@ pub fn run(catalog: &Catalog, args: &PlanArgs, format: OutputFormat, money: &Mon
             Ok(ExitStatus::Success)
         }
         Err(infeasible) => {
-            let wire = InfeasibleJson::from(infeasible.as_ref());
+            let wire = InfeasibleJson::new(infeasible.as_ref(), gpuplan::Naming::Flags);
             match format {
                 OutputFormat::Json => output::json(&wire)?,
                 _ => output::text(&infeasible_report(&wire)),

@@ -195,14 +195,15 @@ impl PlanJson {
     }
 }
 
-impl From<&Infeasible> for InfeasibleJson {
-    fn from(i: &Infeasible) -> Self {
+impl InfeasibleJson {
+    /// The report, its suggestion naming the request's fields as `naming` writes them.
+    pub fn new(i: &Infeasible, naming: gpuplan_model::field::Naming) -> Self {
         InfeasibleJson {
             feasible: false,
             candidates_evaluated: i.evaluated,
             rejected_counts: counts(&i.rejected_counts),
             nearest: i.nearest.iter().map(RejectionJson::from).collect(),
-            suggestion: i.suggestion.clone(),
+            suggestion: i.suggestion.as_ref().map(|s| s.render(naming)),
         }
     }
 }

@@ -113,8 +113,9 @@ pub struct Infeasible {
     pub rejected_counts: BTreeMap<Constraint, usize>,
     /// The nearest misses, nearest first.
     pub nearest: Vec<Rejection>,
-    /// What to relax, in words.
-    pub suggestion: Option<String>,
+    /// What to relax, in words, naming the request's fields as `{key}` placeholders that each
+    /// front end writes in its own words (a flag, a JSON key, a form field).
+    pub suggestion: Option<gpuplan_model::field::Phrase>,
     pub evaluated: usize,
 }
 

@@ -278,46 +278,46 @@ pub(super) fn infeasible(
         };
         suggestions.push(match constraint {
             Constraint::Deadline => format!(
-                "relax the deadline to {:.0} h (nearest: {})",
+                "relax {{deadline}} to {:.0} h (nearest: {})",
                 nearest.needed.unwrap_or(0.0).ceil(),
                 nearest.candidate
             ),
             Constraint::Budget => {
                 format!(
-                    "raise the budget to ${:.0} (nearest: {})",
+                    "raise {{budget}} to ${:.0} (nearest: {})",
                     nearest.needed.unwrap_or(0.0).ceil(),
                     nearest.candidate
                 )
             }
             Constraint::HourlyPrice => format!(
-                "raise the hourly price cap to ${:.2} (nearest: {})",
+                "raise {{max_hourly_price}} to ${:.2} (nearest: {})",
                 nearest.needed.unwrap_or(0.0),
                 nearest.candidate
             ),
             Constraint::Memory => {
                 let quantise = if request.template.task == Task::Inference {
-                    "allow int8 or int4 weights (--precision), "
+                    "allow int8 or int4 weights ({precision}), "
                 } else {
                     ""
                 };
                 format!(
-                    "{quantise}allow more GPUs (--max-gpus) or larger GPUs: the nearest needs {:.0} % more memory",
+                    "{quantise}allow more GPUs ({{max_gpus}}) or larger GPUs: the nearest needs {:.0} % more memory",
                     (nearest.shortfall - 1.0) * 100.0
                 )
             }
             Constraint::Latency => format!(
-                "relax the latency target to {:.0} ms (nearest: {})",
+                "relax the latency target ({{ttft}}, {{tpot}}) to {:.0} ms (nearest: {})",
                 nearest.needed.unwrap_or(0.0) * 1e3,
                 nearest.candidate
             ),
             Constraint::Network => "allow single-node configurations or providers with faster networks".to_string(),
-            _ => "raise --max-gpus or --max-nodes".to_string(),
+            _ => "raise {max_gpus} or {max_nodes}".to_string(),
         });
     }
     if evaluated == 0 {
         suggestions.push(nothing_in_scope(&request.constraints));
     }
-    let suggestion = (!suggestions.is_empty()).then(|| suggestions.join("; or "));
+    let suggestion = (!suggestions.is_empty()).then(|| gpuplan_model::field::Phrase::new(suggestions.join("; or ")));
     // The nearest misses shown: per constraint (the user's own limits first), a few distinct
     // reasons, since the same shape misses the same way in every region.
     let priority = |c: Constraint| match c {

@@ -56,7 +56,7 @@ pub(crate) async fn plan(
                 Ok(wire)
             }
             Err(infeasible) => {
-                let report = InfeasibleJson::from(infeasible.as_ref());
+                let report = InfeasibleJson::new(infeasible.as_ref(), gpuplan::Naming::Keys);
                 let detail = report
                     .suggestion
                     .clone()
