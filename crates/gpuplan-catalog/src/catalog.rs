@@ -381,9 +381,20 @@ impl Catalog {
 
     /// The image that runs `stack`'s training (`engine` `None`) or its serving with `engine`.
     pub fn stack_image(&self, stack: SoftwareStack, role: ImageRole, engine: Option<Engine>) -> Option<&StackImage> {
+        self.images.iter().find(|i| {
+            i.fabric.is_none()
+                && i.stack == stack
+                && i.role == role
+                && (role == ImageRole::Training || i.engine == engine)
+        })
+    }
+
+    /// The stack's training image for jobs across nodes over `fabric` (`efa`), where the
+    /// general one lacks what the fabric needs.
+    pub fn fabric_training_image(&self, stack: SoftwareStack, fabric: &str) -> Option<&StackImage> {
         self.images
             .iter()
-            .find(|i| i.stack == stack && i.role == role && (role == ImageRole::Training || i.engine == engine))
+            .find(|i| i.stack == stack && i.role == ImageRole::Training && i.fabric.as_deref() == Some(fabric))
     }
 
     /// Published GEMM and memory-bandwidth measurements.

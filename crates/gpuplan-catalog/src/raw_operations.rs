@@ -144,6 +144,7 @@ struct RawImage {
     engine: Option<String>,
     image: String,
     device_resource: String,
+    fabric: Option<String>,
     title: String,
     url: String,
     as_of: String,
@@ -190,6 +191,16 @@ pub(crate) fn parse_stacks(file: &str, text: &str) -> Result<(Vec<StackSupport>,
             engine,
             image: reference.to_string(),
             device_resource: raw.device_resource,
+            fabric: match raw.fabric.as_deref() {
+                None => None,
+                Some("efa") => Some("efa".to_string()),
+                Some(other) => {
+                    return Err(field_error(
+                        "fabric",
+                        format!("`{other}`: images are kept per fabric for efa only"),
+                    ));
+                }
+            },
             source: inline(raw.title, raw.url, raw.as_of, raw.note)?,
         })
     })?;

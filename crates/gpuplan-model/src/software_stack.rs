@@ -177,5 +177,21 @@ pub struct StackImage {
     pub image: String,
     /// The Kubernetes resource the vendor's device plugin advertises (`amd.com/gpu`).
     pub device_resource: String,
+    /// The node-to-node fabric the image is for (`efa`: libfabric and the fabric's NCCL plugin
+    /// inside), where it is not the stack's general image; `{region}` in `image` stands for
+    /// the configuration's region (a registry per region).
+    #[serde(default)]
+    pub fabric: Option<String>,
     pub source: crate::Source,
+}
+
+impl StackImage {
+    /// The reference to pull in `region`; `None` where the image needs a region and none is
+    /// known.
+    pub fn reference_in(&self, region: Option<&str>) -> Option<String> {
+        if !self.image.contains("{region}") {
+            return Some(self.image.clone());
+        }
+        region.map(|region| self.image.replace("{region}", region))
+    }
 }

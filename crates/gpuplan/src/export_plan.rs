@@ -344,9 +344,13 @@ fn export_plan_in(
     });
     let image = match &settings.image {
         Some(image) => image.clone(),
+        None if !online => match efa_image(catalog, chosen, &chosen_placement)? {
+            Some(image) => image,
+            None => stack_image(catalog, chosen, None)?.image.clone(),
+        },
         None => {
-            let engine = online.then(|| query.engine.unwrap_or(Engine::Vllm));
-            stack_image(catalog, chosen, engine)?.image.clone()
+            let engine = query.engine.unwrap_or(Engine::Vllm);
+            stack_image(catalog, chosen, Some(engine))?.image.clone()
         }
     };
     let storage = storage_class(
@@ -408,6 +412,20 @@ fn stack_image<'a>(
             Some("give the image with --image".to_string()),
         )
     })
+}
+
+/// A training job across nodes over EFA runs the catalog's EFA image for its stack (libfabric
+/// and the AWS OFI NCCL plugin inside, from the registry of the instance's region), since NCCL
+/// in the general image would fall back to TCP; `None` elsewhere.
+fn efa_image(catalog: &Catalog, chosen: &SavedRecommendation, placement: &Placement) -> Result<Option<String>, Error> {
+    if placement.nodes <= 1 || !matches!(placement.fabric, Some(gpuplan_emit::manifest::Fabric::Efa { .. })) {
+        return Ok(None);
+    }
+    let gpu = chosen.gpu.as_deref().unwrap_or_default();
+    let stack = stack_of(chosen, catalog.accelerators().resolve_one(gpu)?.accelerator)?;
+    Ok(catalog
+        .fabric_training_image(stack, "efa")
+        .and_then(|image| image.reference_in(placement.region.as_deref())))
 }
 
 /// The stack a configuration runs on: as the plan saved it, or (plans saved before they named

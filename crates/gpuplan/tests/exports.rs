@@ -507,6 +507,22 @@ fn a_multi_node_plan_over_efa_requests_the_fabric() {
     assert_eq!(container["securityContext"]["capabilities"]["add"][0], "IPC_LOCK");
     let env = container["env"].to_string();
     assert!(env.contains("FI_PROVIDER") && env.contains("efa"), "{env}");
+    // An image whose NCCL reaches EFA (libfabric and the AWS OFI plugin inside), from the
+    // registry of the planned region; the same job in every flavour.
+    let region = chosen.region.as_deref().unwrap();
+    let dlc = format!("763104351884.dkr.ecr.{region}.amazonaws.com/pytorch-training:");
+    assert!(
+        container["image"].as_str().unwrap().starts_with(&dlc),
+        "{}",
+        container["image"]
+    );
+    for flavour in [TrainingFlavour::JobSet, TrainingFlavour::PyTorchJob] {
+        let text = stream(&export_plan(catalog(), &saved, ExportTarget::Kubernetes, &settings(flavour)).unwrap());
+        assert!(
+            text.contains(&dlc) && text.contains("vpc.amazonaws.com/efa"),
+            "{flavour:?}"
+        );
+    }
     // The nodes share the checkpoint volume: a class that binds ReadWriteMany, or the one given.
     let pvc = files
         .iter()

@@ -306,7 +306,12 @@ fn fabric_env(fabric: &Fabric) -> Vec<EnvVar> {
 /// files do not request it.
 fn fabric_note(p: &Placement) -> Option<String> {
     match p.fabric.as_ref().filter(|_| p.nodes > 1)? {
-        Fabric::Efa { .. } => None,
+        Fabric::Efa { devices } => Some(format!(
+            "EFA: the pods ask the AWS EFA device plugin for {} and may pin memory (IPC_LOCK); libfabric needs a large locked-memory limit, which EKS's AL2023 AMI leaves at containerd's default (Bottlerocket raises it when EFA is attached): raise the nodes' memlock limit (containerd's base runtime spec) if NCCL reports EFA memory-registration errors (-12).",
+            devices.map_or("the instance's EFA interfaces".to_string(), |n| format!(
+                "the instance's {n} EFA interfaces"
+            )),
+        )),
         Fabric::Rdma { setup, .. } => Some(setup.to_string()),
         Fabric::GkeRdma => Some(super::gke_rdma::SETUP.to_string()),
         Fabric::GkeTcp(path) => Some(path.setup().to_string()),
