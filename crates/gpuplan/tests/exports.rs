@@ -476,6 +476,20 @@ fn skyserve_runs_the_planned_engine_release_with_the_planned_arguments() {
     }
 }
 
+/// A saved plan's Kubernetes files as an indexed Job, checked against the schemas, and the Job.
+fn indexed_job(saved: &SavedPlan) -> (Vec<ManifestFile>, Value) {
+    let files = export_plan(
+        catalog(),
+        saved,
+        ExportTarget::Kubernetes,
+        &settings(TrainingFlavour::IndexedJob),
+    )
+    .unwrap();
+    assert_valid_kubernetes(&files);
+    let job = files.iter().map(document).find(|d| d["kind"] == "Job").unwrap();
+    (files, job)
+}
+
 /// A multi-node plan over EFA asks for the fabric it was priced with: the instance's EFA
 /// interfaces from the device plugin, the right to pin memory, libfabric's EFA provider for
 /// NCCL; SkyPilot's task asks for the cloud's best network tier.
@@ -488,15 +502,7 @@ fn a_multi_node_plan_over_efa_requests_the_fabric() {
     let chosen = &saved.recommendations[0];
     assert_eq!(chosen.instance_type, "p5.48xlarge");
     assert!(chosen.nodes > 1, "{} nodes", chosen.nodes);
-    let files = export_plan(
-        catalog(),
-        &saved,
-        ExportTarget::Kubernetes,
-        &settings(TrainingFlavour::IndexedJob),
-    )
-    .unwrap();
-    assert_valid_kubernetes(&files);
-    let job = files.iter().map(document).find(|d| d["kind"] == "Job").unwrap();
+    let (files, job) = indexed_job(&saved);
     // A reclaimed or preempted pod is restarted, not counted as a failure.
     assert_eq!(
         job["spec"]["podFailurePolicy"]["rules"][0]["onPodConditions"][0]["type"],
@@ -984,15 +990,7 @@ fn a_tpu_slice_runs_on_its_gke_hosts_and_as_skypilots_tpu() {
         "a multi-host slice: {} ({chips} chips)",
         chosen.instance_type
     );
-    let files = export_plan(
-        catalog(),
-        &saved,
-        ExportTarget::Kubernetes,
-        &settings(TrainingFlavour::IndexedJob),
-    )
-    .unwrap();
-    assert_valid_kubernetes(&files);
-    let job = files.iter().map(document).find(|d| d["kind"] == "Job").unwrap();
+    let (files, job) = indexed_job(&saved);
     assert_eq!(job["spec"]["completions"], chips / 4, "one pod per four-chip host");
     let pod = &job["spec"]["template"]["spec"];
     let container = &pod["containers"][0];
