@@ -179,6 +179,20 @@ fn multi_node_training_sets_up_the_rendezvous_in_every_flavour() {
             "every node writes its shard"
         );
         let text = &files.last().unwrap().yaml;
+        // Each flavour retries a bounded number of times, and a disruption (a reclaim, a
+        // drain) is not one of the failures it counts.
+        let retries = match flavour {
+            TrainingFlavour::IndexedJob => &workload["spec"]["backoffLimit"],
+            TrainingFlavour::JobSet => &workload["spec"]["failurePolicy"]["maxRestarts"],
+            TrainingFlavour::PyTorchJob => &workload["spec"]["runPolicy"]["backoffLimit"],
+        };
+        assert!(
+            retries.as_i64().is_some_and(|n| (1..=10).contains(&n)),
+            "{kind}: {retries}"
+        );
+        if flavour != TrainingFlavour::PyTorchJob {
+            assert!(text.contains("DisruptionTarget"), "{kind}: the pod failure policy");
+        }
         if flavour == TrainingFlavour::PyTorchJob {
             assert_eq!(workload["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"], nodes - 1);
         } else {

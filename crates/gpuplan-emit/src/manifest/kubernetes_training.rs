@@ -395,7 +395,7 @@ fn disruptions_ignored() -> PodFailurePolicy {
     }
 }
 
-fn backoff_limit(deployment: &Deployment) -> i32 {
+pub(crate) fn backoff_limit(deployment: &Deployment) -> i32 {
     if deployment.placement.spot {
         BACKOFF_LIMIT_SPOT
     } else {

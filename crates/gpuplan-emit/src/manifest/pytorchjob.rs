@@ -26,6 +26,15 @@ struct PyTorchJobSpec {
     /// Processes per node, as the operator takes it (a string).
     nproc_per_node: String,
     pytorch_replica_specs: BTreeMap<&'static str, ReplicaSpec>,
+    run_policy: RunPolicy,
+}
+
+/// Retries before the operator marks the job failed: as many as the Job and JobSet flavours
+/// allow (more on spot, whose reclaims restart the pods).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct RunPolicy {
+    backoff_limit: i32,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -51,6 +60,9 @@ pub(crate) fn pytorch_job(deployment: &Deployment, template: PodTemplateSpec) ->
         spec: PyTorchJobSpec {
             nproc_per_node: p.gpus_per_node.to_string(),
             pytorch_replica_specs: BTreeMap::from([("Master", replica(1)), ("Worker", replica(workers))]),
+            run_policy: RunPolicy {
+                backoff_limit: super::kubernetes_training::backoff_limit(deployment),
+            },
         },
     }
 }
