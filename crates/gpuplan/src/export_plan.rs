@@ -344,13 +344,9 @@ fn export_plan_in(
     });
     let image = match &settings.image {
         Some(image) => image.clone(),
-        None if !online => match efa_image(catalog, chosen, &chosen_placement)? {
-            Some(image) => image,
-            None => stack_image(catalog, chosen, None)?.image.clone(),
-        },
         None => {
-            let engine = query.engine.unwrap_or(Engine::Vllm);
-            stack_image(catalog, chosen, Some(engine))?.image.clone()
+            let engine = online.then(|| query.engine.unwrap_or(Engine::Vllm));
+            stack_image(catalog, chosen, &chosen_placement, engine)?
         }
     };
     let storage = storage_class(
@@ -391,41 +387,40 @@ fn export_plan_in(
     }
 }
 
-/// The catalog's image for the configuration's stack: its training image, or its serving image
-/// with `engine`; refused, naming the stack, where the catalog has none.
-fn stack_image<'a>(
-    catalog: &'a Catalog,
+/// The catalog's image for the configuration's stack: its serving image with `engine`, or its
+/// training image; a training job across nodes over EFA gets the stack's EFA image where the
+/// catalog has one (libfabric and the AWS OFI NCCL plugin inside, from the registry of the
+/// instance's region), since NCCL in the general image would fall back to TCP. Refused, naming
+/// the stack, where the catalog has none.
+fn stack_image(
+    catalog: &Catalog,
     chosen: &SavedRecommendation,
+    placement: &Placement,
     engine: Option<Engine>,
-) -> Result<&'a gpuplan_model::StackImage, Error> {
+) -> Result<String, Error> {
     let gpu = chosen.gpu.as_deref().unwrap_or_default();
     let stack = stack_of(chosen, catalog.accelerators().resolve_one(gpu)?.accelerator)?;
+    let over_efa = placement.nodes > 1 && matches!(placement.fabric, Some(gpuplan_emit::manifest::Fabric::Efa { .. }));
+    if let Some(image) = catalog
+        .fabric_training_image(stack, "efa")
+        .filter(|_| engine.is_none() && over_efa)
+        .and_then(|image| image.reference_in(placement.region.as_deref()))
+    {
+        return Ok(image);
+    }
     let role = if engine.is_some() {
         ImageRole::Serving
     } else {
         ImageRole::Training
     };
-    catalog.stack_image(stack, role, engine).ok_or_else(|| {
+    let image = catalog.stack_image(stack, role, engine).ok_or_else(|| {
         let what = engine.map_or("training".to_string(), |e| format!("{e} serving"));
         Error::invalid(
             format!("the catalog knows no {stack} image for {what}"),
             Some("give the image with --image".to_string()),
         )
-    })
-}
-
-/// A training job across nodes over EFA runs the catalog's EFA image for its stack (libfabric
-/// and the AWS OFI NCCL plugin inside, from the registry of the instance's region), since NCCL
-/// in the general image would fall back to TCP; `None` elsewhere.
-fn efa_image(catalog: &Catalog, chosen: &SavedRecommendation, placement: &Placement) -> Result<Option<String>, Error> {
-    if placement.nodes <= 1 || !matches!(placement.fabric, Some(gpuplan_emit::manifest::Fabric::Efa { .. })) {
-        return Ok(None);
-    }
-    let gpu = chosen.gpu.as_deref().unwrap_or_default();
-    let stack = stack_of(chosen, catalog.accelerators().resolve_one(gpu)?.accelerator)?;
-    Ok(catalog
-        .fabric_training_image(stack, "efa")
-        .and_then(|image| image.reference_in(placement.region.as_deref())))
+    })?;
+    Ok(image.image.clone())
 }
 
 /// The stack a configuration runs on: as the plan saved it, or (plans saved before they named
