@@ -505,6 +505,7 @@ fn llama4(config: &Map<String, Value>) -> Result<TransformerSpec, ModelConfigErr
         spec.extra_parameters += llama4_vision_parameters(&vision, spec.hidden)?;
     }
     spec.quantization = crate::hf_quantization::checkpoint_quantization(config)?.or(spec.quantization);
+    // Again: the vision encoder's parameters now count in `extra_parameters`, which is bounded.
     validate(&spec)?;
     Ok(spec)
 }

@@ -397,10 +397,9 @@ fn transformer(
             let one = if spec.gated_ffn { 3 } else { 2 } * spec.hidden * moe.expert_ffn;
             (moe, one, spec.layers.saturating_sub(moe.dense_layers))
         });
-        let expert_bytes = experts.map_or(0.0, |(moe, one, layers)| {
-            (moe.experts * one * layers) as f64 * weight_bytes(Task::Inference, workload.precision)
-                / f64::from(workload.layout.tp * workload.layout.pp)
-        });
+        let expert_bytes = memory::routed_expert_parameters(spec) as f64
+            * weight_bytes(Task::Inference, workload.precision)
+            / f64::from(workload.layout.tp * workload.layout.pp);
         let reserved = memory.weights + memory.activations + memory.overhead;
         let kernel = weight_kernel(workload);
         let kernel_profile = crate::efficiency::weight_kernel_profile(kernel);
