@@ -37,7 +37,12 @@ fn settings(flavour: TrainingFlavour) -> ExportSettings {
 }
 
 fn export(name: &str, target: ExportTarget, flavour: TrainingFlavour) -> Vec<ManifestFile> {
-    export_plan(catalog(), &plan(name), target, &settings(flavour)).unwrap()
+    exported(&plan(name), target, flavour)
+}
+
+/// A saved plan's files for `target` with the default settings and `flavour`.
+fn exported(saved: &SavedPlan, target: ExportTarget, flavour: TrainingFlavour) -> Vec<ManifestFile> {
+    export_plan(catalog(), saved, target, &settings(flavour)).unwrap()
 }
 
 fn load_schema(path: &str) -> Value {
@@ -415,13 +420,8 @@ fn exports_run_each_accelerators_own_software() {
         ),
     ];
     for (request, image, resource) in cases {
-        let files = export_plan(
-            catalog(),
-            &planned(request.clone()),
-            ExportTarget::Kubernetes,
-            &settings(TrainingFlavour::IndexedJob),
-        )
-        .unwrap();
+        let saved = planned(request.clone());
+        let files = exported(&saved, ExportTarget::Kubernetes, TrainingFlavour::IndexedJob);
         let text = stream(&files);
         assert!(text.contains(&format!("image: {image}")), "{request}: {text}");
         assert!(text.contains(resource), "{request}");
@@ -432,14 +432,7 @@ fn exports_run_each_accelerators_own_software() {
         assert_valid_kubernetes(&files);
         // SkyServe runs the same vendor image, with the plan's engine arguments.
         if request["task"] == "inference" {
-            let saved = planned(request.clone());
-            let sky = export_plan(
-                catalog(),
-                &saved,
-                ExportTarget::SkyServe,
-                &settings(TrainingFlavour::IndexedJob),
-            )
-            .unwrap();
+            let sky = exported(&saved, ExportTarget::SkyServe, TrainingFlavour::IndexedJob);
             let yaml = &sky[0].yaml;
             assert!(yaml.contains(&format!("docker run --privileged --net host --ipc host --shm-size 16g -e HF_TOKEN -v $HOME/.cache/huggingface:/root/.cache/huggingface {image}")), "{request}: {yaml}");
             assert!(!yaml.contains("pip install vllm"), "{request}: {yaml}");
@@ -457,21 +450,9 @@ fn exports_run_each_accelerators_own_software() {
 #[test]
 fn skyserve_runs_the_planned_engine_release_with_the_planned_arguments() {
     let saved = plan("serving");
-    let sky = export_plan(
-        catalog(),
-        &saved,
-        ExportTarget::SkyServe,
-        &settings(TrainingFlavour::IndexedJob),
-    )
-    .unwrap();
+    let sky = exported(&saved, ExportTarget::SkyServe, TrainingFlavour::IndexedJob);
     let yaml = &sky[0].yaml;
-    let k8s = export_plan(
-        catalog(),
-        &saved,
-        ExportTarget::Kubernetes,
-        &settings(TrainingFlavour::IndexedJob),
-    )
-    .unwrap();
+    let k8s = exported(&saved, ExportTarget::Kubernetes, TrainingFlavour::IndexedJob);
     let engine = document(k8s.iter().find(|f| f.name == "deployment.yaml").unwrap());
     let image = engine["spec"]["template"]["spec"]["containers"][0]["image"]
         .as_str()
@@ -492,13 +473,7 @@ fn skyserve_runs_the_planned_engine_release_with_the_planned_arguments() {
 
 /// A saved plan's Kubernetes files as an indexed Job, checked against the schemas, and the Job.
 fn indexed_job(saved: &SavedPlan) -> (Vec<ManifestFile>, Value) {
-    let files = export_plan(
-        catalog(),
-        saved,
-        ExportTarget::Kubernetes,
-        &settings(TrainingFlavour::IndexedJob),
-    )
-    .unwrap();
+    let files = exported(saved, ExportTarget::Kubernetes, TrainingFlavour::IndexedJob);
     assert_valid_kubernetes(&files);
     let job = files.iter().map(document).find(|d| d["kind"] == "Job").unwrap();
     (files, job)
@@ -537,7 +512,7 @@ fn a_multi_node_plan_over_efa_requests_the_fabric() {
         container["image"]
     );
     for flavour in [TrainingFlavour::JobSet, TrainingFlavour::PyTorchJob] {
-        let text = stream(&export_plan(catalog(), &saved, ExportTarget::Kubernetes, &settings(flavour)).unwrap());
+        let text = stream(&exported(&saved, ExportTarget::Kubernetes, flavour));
         assert!(
             text.contains(&dlc) && text.contains("vpc.amazonaws.com/efa"),
             "{flavour:?}"
@@ -560,13 +535,7 @@ fn a_multi_node_plan_over_efa_requests_the_fabric() {
         .find(|d| d["kind"] == "PersistentVolumeClaim")
         .unwrap();
     assert_eq!(pvc["spec"]["storageClassName"], "fsx-lustre");
-    let sky = export_plan(
-        catalog(),
-        &saved,
-        ExportTarget::SkyPilot,
-        &settings(TrainingFlavour::IndexedJob),
-    )
-    .unwrap();
+    let sky = exported(&saved, ExportTarget::SkyPilot, TrainingFlavour::IndexedJob);
     assert_valid_skypilot(&sky[0]);
     assert!(sky[0].yaml.contains("network_tier: best"), "{}", sky[0].yaml);
 }
@@ -586,7 +555,7 @@ fn every_priced_fabric_is_requested_or_named_as_missing() {
     };
     // The plan's files in `flavour`, checked against the schemas, as one text.
     let exported = |saved: &SavedPlan, flavour| {
-        let files = export_plan(catalog(), saved, ExportTarget::Kubernetes, &settings(flavour)).unwrap();
+        let files = exported(saved, ExportTarget::Kubernetes, flavour);
         assert_valid_kubernetes(&files);
         stream(&files)
     };
@@ -684,13 +653,7 @@ fn pods_are_placed_only_where_the_plan_priced_them() {
         json!({"model": "llama-3.1-8b", "task": "lora", "tokens": 5e8, "seq": 4096,
         "batch": 32, "providers": ["runpod"], "gpu": ["H100"]}),
     );
-    let files = export_plan(
-        catalog(),
-        &runpod,
-        ExportTarget::Kubernetes,
-        &settings(TrainingFlavour::IndexedJob),
-    )
-    .unwrap();
+    let files = exported(&runpod, ExportTarget::Kubernetes, TrainingFlavour::IndexedJob);
     let text = stream(&files);
     assert!(!text.contains("node.kubernetes.io/instance-type"), "{text}");
     assert!(text.contains("nvidia.com/gpu.product"), "{text}");
@@ -702,13 +665,7 @@ fn pods_are_placed_only_where_the_plan_priced_them() {
         json!({"model": "llama-3.1-8b", "task": "lora", "tokens": 5e8, "seq": 4096,
         "batch": 32, "providers": ["aws"], "gpu": ["H100"], "billing": ["on-demand"]}),
     );
-    let files = export_plan(
-        catalog(),
-        &on_demand,
-        ExportTarget::Kubernetes,
-        &settings(TrainingFlavour::IndexedJob),
-    )
-    .unwrap();
+    let files = exported(&on_demand, ExportTarget::Kubernetes, TrainingFlavour::IndexedJob);
     let text = stream(&files);
     assert!(text.contains("node.kubernetes.io/instance-type"), "{text}");
     assert!(!text.contains("nvidia.com/gpu.product"), "{text}");
@@ -969,13 +926,7 @@ fn the_model_cache_is_shared_once_the_autoscaler_may_leave_the_node() {
     chosen.nodes = 1;
     chosen.gpus = per_node;
     let access = |saved: &SavedPlan| {
-        let files = export_plan(
-            catalog(),
-            saved,
-            ExportTarget::Kubernetes,
-            &settings(TrainingFlavour::IndexedJob),
-        )
-        .unwrap();
+        let files = exported(saved, ExportTarget::Kubernetes, TrainingFlavour::IndexedJob);
         let cache = document(files.iter().find(|f| f.name == "model-cache.yaml").unwrap());
         cache["spec"]["accessModes"][0].as_str().unwrap().to_string()
     };
@@ -1035,13 +986,7 @@ fn a_tpu_slice_runs_on_its_gke_hosts_and_as_skypilots_tpu() {
         &settings(TrainingFlavour::PyTorchJob),
     );
     assert!(refused.is_err_and(|e| e.to_string().contains("jobset")));
-    let sky = export_plan(
-        catalog(),
-        &saved,
-        ExportTarget::SkyPilot,
-        &settings(TrainingFlavour::IndexedJob),
-    )
-    .unwrap();
+    let sky = exported(&saved, ExportTarget::SkyPilot, TrainingFlavour::IndexedJob);
     assert_valid_skypilot(&sky[0]);
     let task = document(&sky[0]);
     let first = &task["resources"]["ordered"][0];
