@@ -609,6 +609,14 @@ fn plan() {
             "--reserve-full-context applies to text generation",
         ),
         (
+            "estimate --model llama-3.1-8b --task inference --gpu H100 --engine vllm --engine-backend tensorrt",
+            "--engine-backend applies to TensorRT-LLM (--engine tensorrt-llm)",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task inference --gpu H100 --engine tensorrt-llm --engine-backend onnx",
+            "unknown TensorRT-LLM backend `onnx`",
+        ),
+        (
             "estimate --model llama-3.1-8b --task inference --gpu H100 --engine vllm@next",
             "`next` is not a release line",
         ),

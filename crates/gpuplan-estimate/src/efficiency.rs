@@ -67,9 +67,13 @@ pub fn default_node_network_gbps(accelerator: &gpuplan_model::Accelerator) -> f6
     }
 }
 
-/// The profile of `engine`'s `release`, where it differs from the current release.
-pub fn release_profile(engine: Engine, release: gpuplan_model::EngineRelease) -> Option<&'static ReleaseProfile> {
-    calibration().engine_releases.iter().find(|p| p.covers(engine, release))
+/// The profile of `engine`'s release and runtime as `settings` give them, where it differs
+/// from the current release's default.
+pub fn release_profile(engine: Engine, settings: &gpuplan_model::EngineSettings) -> Option<&'static ReleaseProfile> {
+    calibration()
+        .engine_releases
+        .iter()
+        .find(|p| p.covers(engine, settings))
 }
 
 /// The profile of `kernel`.

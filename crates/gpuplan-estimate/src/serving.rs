@@ -66,7 +66,7 @@ pub struct Scheduler {
 impl Scheduler {
     /// The release's defaults, then the knobs given.
     fn with(mut self, engine: Engine, given: &EngineSettings) -> Scheduler {
-        if let Some(profile) = given.release.and_then(|r| release_profile(engine, r)) {
+        if let Some(profile) = release_profile(engine, given) {
             if let Some(chunked) = profile.chunked_prefill {
                 self.mixes_prefill = chunked;
             }
@@ -97,11 +97,20 @@ impl Scheduler {
     /// the values in force where the user changed any.
     pub fn describe(&self, engine: Engine) -> String {
         let mut text = self.evidence.to_string();
-        if let Some(release) = self.given.release {
-            match release_profile(engine, release) {
-                Some(profile) => text.push_str(&format!("; {engine} {release}: {}", profile.evidence)),
-                None => text.push_str(&format!("; {engine} {release}: the current release's defaults")),
-            }
+        let release = self
+            .given
+            .release
+            .map_or("(current release)".to_string(), |release| release.to_string());
+        let runtime = self
+            .given
+            .backend_of(engine)
+            .map_or(String::new(), |backend| format!(" on the {backend} backend"));
+        match release_profile(engine, &self.given) {
+            Some(profile) => text.push_str(&format!("; {engine} {release}{runtime}: {}", profile.evidence)),
+            None if self.given.release.is_some() || self.given.backend.is_some() => text.push_str(&format!(
+                "; {engine} {release}{runtime}: the current release's defaults"
+            )),
+            None => {}
         }
         if self.given.max_num_seqs.is_some()
             || self.given.max_num_batched_tokens.is_some()
@@ -275,7 +284,8 @@ impl StepCost {
         let tp = f64::from(tp.max(1));
         let layers = shape.layers as f64;
         let mut serving = profile.iteration_costs(layers);
-        if let Some(release) = settings.release.and_then(|r| release_profile(engine, r)) {
+        if let Some(release) = release_profile(engine, settings) {
+            serving.gemm_peak_fraction = release.gemm_peak_fraction.unwrap_or(serving.gemm_peak_fraction);
             serving.step_seconds = release.step_seconds.unwrap_or(serving.step_seconds);
             serving.seconds_per_sequence = release.seconds_per_sequence.unwrap_or(serving.seconds_per_sequence);
         }

@@ -1,8 +1,24 @@
-//! What a serving engine is told beyond its name: the release it is (`vllm@0.6`), and the
-//! scheduler knobs that change its answers. Unset knobs keep the release's defaults.
+//! What a serving engine is told beyond its name: the release it is (`vllm@0.6`), the
+//! runtime it runs on, and the scheduler knobs that change its answers. Unset knobs keep the
+//! release's defaults.
 
+use crate::Engine;
+use crate::named_enum::named_enum;
 use serde::{Deserialize, Serialize};
 use std::fmt;
+use std::str::FromStr;
+
+named_enum!(
+    /// The runtime TensorRT-LLM executes a model with.
+    EngineBackend, "TensorRT-LLM backend" {
+        /// The PyTorch backend (`trtllm-serve` and `trtllm-bench` default from 1.0): the model
+        /// in PyTorch with TensorRT-LLM's kernels, scheduled from Python.
+        Pytorch => "pytorch" | "torch",
+        /// Prebuilt TensorRT engines run by the C++ executor (the default before 1.0, and the
+        /// path NVIDIA's MLPerf harness runs).
+        Tensorrt => "tensorrt" | "trt" | "engine",
+    }
+);
 
 /// A serving engine's release line, `major.minor` (`0.6`, `1.0`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -43,6 +59,9 @@ pub struct EngineSettings {
     /// The engine release whose defaults and host overheads apply; `None`: the current one.
     #[serde(default)]
     pub release: Option<EngineRelease>,
+    /// TensorRT-LLM's runtime; `None`: the release's default.
+    #[serde(default)]
+    pub backend: Option<EngineBackend>,
     /// Sequences running at once at most (vLLM `--max-num-seqs`, SGLang
     /// `--max-running-requests`, TensorRT-LLM `max_batch_size`, TGI
     /// `--max-concurrent-requests`).
@@ -67,10 +86,43 @@ pub struct EngineSettings {
     pub reserve_full_context: Option<bool>,
 }
 
+/// The first release whose TensorRT-LLM serves with the PyTorch backend by default.
+const PYTORCH_BACKEND_FROM: EngineRelease = EngineRelease::new(1, 0);
+
 impl EngineSettings {
     /// Whether any knob or release was given.
     pub fn any(&self) -> bool {
         *self != EngineSettings::default()
+    }
+
+    /// The runtime `engine` runs with: the one given, else the release's default (TensorRT
+    /// engines before TensorRT-LLM 1.0, the PyTorch backend since). Only TensorRT-LLM has a
+    /// choice.
+    pub fn backend_of(&self, engine: Engine) -> Option<EngineBackend> {
+        if engine != Engine::TensorrtLlm {
+            return None;
+        }
+        self.backend.or(Some(match self.release {
+            Some(release) if release < PYTORCH_BACKEND_FROM => EngineBackend::Tensorrt,
+            _ => EngineBackend::Pytorch,
+        }))
+    }
+
+    /// The first knob given, in the order the flags are documented (a release counts as
+    /// `engine`).
+    pub fn first_given(&self) -> Option<crate::field::Field> {
+        use crate::field::Field;
+        [
+            (Field::MaxNumSeqs, self.max_num_seqs.is_some()),
+            (Field::MaxNumBatchedTokens, self.max_num_batched_tokens.is_some()),
+            (Field::SchedulerSteps, self.scheduler_steps.is_some()),
+            (Field::ChunkedPrefill, self.chunked_prefill.is_some()),
+            (Field::ReserveFullContext, self.reserve_full_context.is_some()),
+            (Field::EngineBackend, self.backend.is_some()),
+            (Field::Engine, self.release.is_some()),
+        ]
+        .into_iter()
+        .find_map(|(field, given)| given.then_some(field))
     }
 }
 
@@ -88,5 +140,30 @@ mod tests {
         assert_eq!(EngineRelease::parse("0.x"), None);
         assert!(EngineRelease::new(0, 6) < EngineRelease::new(0, 10));
         assert_eq!(EngineRelease::new(0, 10).to_string(), "0.10");
+    }
+
+    #[test]
+    fn tensorrt_llm_runs_engines_before_1_0_and_pytorch_since() {
+        let at = |release: Option<EngineRelease>| EngineSettings {
+            release,
+            ..EngineSettings::default()
+        };
+        let trtllm = Engine::TensorrtLlm;
+        assert_eq!(
+            at(Some(EngineRelease::new(0, 18))).backend_of(trtllm),
+            Some(EngineBackend::Tensorrt)
+        );
+        assert_eq!(
+            at(Some(EngineRelease::new(1, 0))).backend_of(trtllm),
+            Some(EngineBackend::Pytorch)
+        );
+        assert_eq!(at(None).backend_of(trtllm), Some(EngineBackend::Pytorch));
+        let engines = EngineSettings {
+            backend: Some(EngineBackend::Tensorrt),
+            ..at(Some(EngineRelease::new(1, 0)))
+        };
+        assert_eq!(engines.backend_of(trtllm), Some(EngineBackend::Tensorrt));
+        assert_eq!(engines.backend_of(Engine::Vllm), None);
+        assert_eq!(engines.first_given(), Some(crate::field::Field::EngineBackend));
     }
 }

@@ -92,6 +92,7 @@ fields! {
     SchedulerSteps = "scheduler_steps";
     ChunkedPrefill = "chunked_prefill";
     ReserveFullContext = "reserve_full_context";
+    EngineBackend = "engine_backend";
     Concurrency = "concurrency";
     // One GPU type (estimate).
     Gpu = "gpu";

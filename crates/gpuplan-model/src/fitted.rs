@@ -3,7 +3,9 @@
 //! cases it was not set from. The catalog owns the data (`gpuplan-catalog/data/calibration.toml`)
 //! and hands it to the estimators; a catalog directory may carry its own.
 
-use crate::{Checkpointing, Engine, EngineRelease, Framework, LoraTargets, WeightKernel};
+use crate::{
+    Checkpointing, Engine, EngineBackend, EngineRelease, EngineSettings, Framework, LoraTargets, WeightKernel,
+};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -327,15 +329,24 @@ impl EngineProfile {
     }
 }
 
-/// How a range of an engine's releases differs from its current one: defaults and host
-/// overheads that changed when its scheduler was rewritten.
+/// How a range of an engine's releases (or one of its runtimes) differs from its current
+/// one: defaults and host overheads that changed when its scheduler was rewritten, and the
+/// GEMM efficiency where its kernels changed.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ReleaseProfile {
     pub engine: String,
-    /// First and last release lines (`0.4`, `0.5`) the profile covers.
+    /// First and last release lines (`0.4`, `0.5`) the profile covers; no last one: through
+    /// the current release.
     pub from: String,
-    pub through: String,
+    #[serde(default)]
+    pub through: Option<String>,
+    /// The runtime the profile is for (TensorRT-LLM's TensorRT engines or PyTorch backend);
+    /// none: whichever the release runs.
+    #[serde(default)]
+    pub backend: Option<EngineBackend>,
+    #[serde(default)]
+    pub gemm_peak_fraction: Option<f64>,
     #[serde(default)]
     pub step_seconds: Option<f64>,
     #[serde(default)]
@@ -351,12 +362,25 @@ pub struct ReleaseProfile {
 }
 
 impl ReleaseProfile {
-    /// Whether `release` of `engine` falls in this profile's range.
-    pub fn covers(&self, engine: Engine, release: EngineRelease) -> bool {
+    /// Whether `engine` as `settings` describe it (its release, `None` for the current one,
+    /// and its runtime) falls in this profile.
+    pub fn covers(&self, engine: Engine, settings: &EngineSettings) -> bool {
         let bound = |text: &str| EngineRelease::parse(text);
+        let in_range = match settings.release {
+            Some(release) => {
+                bound(&self.from).is_some_and(|from| from <= release)
+                    && self
+                        .through
+                        .as_deref()
+                        .is_none_or(|through| bound(through).is_some_and(|through| release <= through))
+            }
+            None => self.through.is_none(),
+        };
         self.engine == engine.name()
-            && bound(&self.from).is_some_and(|from| from <= release)
-            && bound(&self.through).is_some_and(|through| release <= through)
+            && in_range
+            && self
+                .backend
+                .is_none_or(|backend| settings.backend_of(engine) == Some(backend))
     }
 }
 
@@ -425,6 +449,8 @@ impl Calibration {
             )
             .chain(&self.diffusion_unet_peak_fraction.calibrated_on)
             .chain(self.frameworks.values().flat_map(|f| &f.calibrated_on))
+            .chain(self.engine_releases.iter().flat_map(|r| &r.calibrated_on))
+            .chain(self.weight_kernels.values().flat_map(|k| &k.calibrated_on))
             .map(String::as_str)
             .collect()
     }
@@ -460,6 +486,12 @@ impl Calibration {
                 profile.decode_bandwidth_fraction,
             ));
             fractions.push((format!("{name} decode_peak_fraction"), profile.decode_peak_fraction));
+        }
+        for release in &self.engine_releases {
+            if let Some(fraction) = release.gemm_peak_fraction {
+                let what = format!("{} {}… gemm_peak_fraction", release.engine, release.from);
+                fractions.push((what, fraction));
+            }
         }
         match fractions.into_iter().find(|(_, v)| !(*v > 0.0 && *v < 1.0)) {
             Some((what, value)) => Err(CalibrationDataError::NotAFraction { what, value }),

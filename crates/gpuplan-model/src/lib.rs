@@ -54,7 +54,7 @@ pub use cancel::Cancel;
 pub use compute_capability::ComputeCapability;
 pub use date::{Date, DateError};
 pub use diffusion_spec::{UnetBlockKind, UnetSpec, VaeDecoderSpec};
-pub use engine_settings::{EngineRelease, EngineSettings};
+pub use engine_settings::{EngineBackend, EngineRelease, EngineSettings};
 pub use fabric::{FabricKind, FabricRule, FabricSource, NodeFabric};
 pub use framework::Framework;
 pub use gpu_calibration::{CalibrationProfile, GpuCalibration};

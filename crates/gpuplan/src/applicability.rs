@@ -206,14 +206,8 @@ fn check_request_shape_flags(query: &PlanQuery, model: &ModelSpec) -> Result<(),
         Given(Field::Requests, query.serving.requests.is_some()),
         Given(Field::PrefixCacheHit, query.prefix_cache_hit.is_some()),
         Given(Field::Concurrency, query.serving.concurrency.is_some()),
-        Given(Field::MaxNumSeqs, settings.max_num_seqs.is_some()),
-        Given(Field::MaxNumBatchedTokens, settings.max_num_batched_tokens.is_some()),
-        Given(Field::SchedulerSteps, settings.scheduler_steps.is_some()),
-        Given(Field::ChunkedPrefill, settings.chunked_prefill.is_some()),
-        Given(Field::ReserveFullContext, settings.reserve_full_context.is_some()),
-        Given(Field::Engine, settings.release.is_some()),
     ];
-    match first_given(&shapes) {
+    match first_given(&shapes).or_else(|| settings.first_given()) {
         Some(flag) if !(generates && continuous) => Err(refuse(
             flag,
             "text generation served by a continuous-batching engine (vllm, sglang, tensorrt-llm, tgi)",

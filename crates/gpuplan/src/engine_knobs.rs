@@ -4,7 +4,7 @@
 //! were in force.
 
 use crate::{Error, Field, RequestError};
-use gpuplan_model::{EngineRelease, EngineSettings};
+use gpuplan_model::{Engine, EngineBackend, EngineRelease, EngineSettings};
 use serde::{Deserialize, Serialize};
 
 /// Scheduler knobs of a continuous-batching engine, and a closed-loop load.
@@ -37,12 +37,31 @@ pub struct EngineKnobs {
     #[serde(default)]
     #[cfg_attr(feature = "cli", arg(long, help_heading = "Serving engine"))]
     pub reserve_full_context: Option<bool>,
+    /// TensorRT-LLM's runtime: pytorch (the PyTorch backend, `trtllm-serve`'s default from
+    /// 1.0) or tensorrt (prebuilt TensorRT engines: the default before 1.0, and what NVIDIA's
+    /// MLPerf harness runs). Default: the release's.
+    #[serde(default, deserialize_with = "by_name")]
+    #[schema(value_type = Option<String>, example = "tensorrt")]
+    #[cfg_attr(feature = "cli", arg(long, help_heading = "Serving engine", value_name = "BACKEND"))]
+    pub engine_backend: Option<EngineBackend>,
     /// Closed-loop load: this many users, each sending its next request when the last one
     /// ends (as `vllm bench serve --max-concurrency` and genai-perf do), instead of a Poisson
     /// `qps`. `plan` sizes replicas for this many users in total.
     #[serde(default)]
     #[cfg_attr(feature = "cli", arg(long, help_heading = "Serving engine"))]
     pub concurrency: Option<f64>,
+}
+
+/// A name read as the command line reads it (aliases included), so a job file or a JSON body
+/// takes what the flag takes.
+fn by_name<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: std::str::FromStr<Err = String>,
+{
+    Option::<String>::deserialize(deserializer)?
+        .map(|text| text.parse().map_err(serde::de::Error::custom))
+        .transpose()
 }
 
 /// The release in `vllm@0.6`, if any, with the engine name alone.
@@ -63,8 +82,20 @@ pub(crate) fn split_release(text: &Option<String>) -> Result<(Option<String>, Op
 }
 
 impl EngineKnobs {
-    /// The knobs as the estimator takes them, checked; `release` from `--engine NAME@RELEASE`.
-    pub(crate) fn settings(&self, release: Option<EngineRelease>) -> Result<EngineSettings, Error> {
+    /// The knobs as the estimator takes them, checked against `engine` (`None`: the default
+    /// engine); `release` from `--engine NAME@RELEASE`.
+    pub(crate) fn settings(
+        &self,
+        engine: Option<Engine>,
+        release: Option<EngineRelease>,
+    ) -> Result<EngineSettings, Error> {
+        if self.engine_backend.is_some() && engine != Some(Engine::TensorrtLlm) {
+            return Err(
+                RequestError::not_applicable(Field::EngineBackend, "TensorRT-LLM ({engine} tensorrt-llm)")
+                    .with_hint("drop it, or add {engine} tensorrt-llm")
+                    .into(),
+            );
+        }
         for (field, value) in [
             (Field::MaxNumSeqs, self.max_num_seqs),
             (Field::MaxNumBatchedTokens, self.max_num_batched_tokens),
@@ -86,6 +117,7 @@ impl EngineKnobs {
         }
         Ok(EngineSettings {
             release,
+            backend: self.engine_backend,
             max_num_seqs: self.max_num_seqs,
             max_num_batched_tokens: self.max_num_batched_tokens,
             scheduler_steps: self.scheduler_steps,
@@ -108,13 +140,14 @@ impl EngineKnobs {
     }
 
     /// The flags given, by name, for the checks that refuse them where they do not apply.
-    pub(crate) fn given(&self) -> [(Field, bool); 6] {
+    pub(crate) fn given(&self) -> [(Field, bool); 7] {
         [
             (Field::MaxNumSeqs, self.max_num_seqs.is_some()),
             (Field::MaxNumBatchedTokens, self.max_num_batched_tokens.is_some()),
             (Field::SchedulerSteps, self.scheduler_steps.is_some()),
             (Field::ChunkedPrefill, self.chunked_prefill.is_some()),
             (Field::ReserveFullContext, self.reserve_full_context.is_some()),
+            (Field::EngineBackend, self.engine_backend.is_some()),
             (Field::Concurrency, self.concurrency.is_some()),
         ]
     }
@@ -139,20 +172,36 @@ mod tests {
             max_num_seqs: Some(0),
             ..EngineKnobs::default()
         };
-        assert!(knobs.settings(None).is_err());
+        assert!(knobs.settings(None, None).is_err());
         for users in [0.0, f64::NAN, f64::INFINITY, 1e9] {
             let knobs = EngineKnobs {
                 concurrency: Some(users),
                 ..EngineKnobs::default()
             };
-            assert!(knobs.settings(None).is_err(), "{users}");
+            assert!(knobs.settings(None, None).is_err(), "{users}");
         }
         let given = EngineKnobs {
             scheduler_steps: Some(10),
             ..EngineKnobs::default()
         };
-        assert_eq!(given.settings(None).unwrap().scheduler_steps, Some(10));
+        assert_eq!(given.settings(None, None).unwrap().scheduler_steps, Some(10));
         assert!(given.check_task(gpuplan_model::Task::Lora).is_err());
+        let engines = EngineKnobs {
+            engine_backend: Some(EngineBackend::Tensorrt),
+            ..EngineKnobs::default()
+        };
+        let read: EngineKnobs = serde_json::from_str(r#"{"engine_backend": "trt"}"#).unwrap();
+        assert_eq!(read.engine_backend, Some(EngineBackend::Tensorrt));
+        assert!(serde_json::from_str::<EngineKnobs>(r#"{"engine_backend": "onnx"}"#).is_err());
+        let on = |engine| engines.settings(engine, None);
+        assert_eq!(
+            on(Some(Engine::TensorrtLlm)).unwrap().backend,
+            Some(EngineBackend::Tensorrt)
+        );
+        for engine in [None, Some(Engine::Vllm)] {
+            let error = on(engine).unwrap_err();
+            assert_eq!(error.field(), Some(Field::EngineBackend), "{engine:?}");
+        }
         assert!(given.check_task(gpuplan_model::Task::Inference).is_ok());
     }
 }

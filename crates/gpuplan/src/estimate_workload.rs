@@ -124,21 +124,6 @@ impl ServingQuestion {
     }
 }
 
-/// The first engine knob given (a release counts as `engine`).
-fn first_knob(settings: &gpuplan_model::EngineSettings) -> Option<crate::Field> {
-    use crate::Field;
-    [
-        (Field::MaxNumSeqs, settings.max_num_seqs.is_some()),
-        (Field::MaxNumBatchedTokens, settings.max_num_batched_tokens.is_some()),
-        (Field::SchedulerSteps, settings.scheduler_steps.is_some()),
-        (Field::ChunkedPrefill, settings.chunked_prefill.is_some()),
-        (Field::ReserveFullContext, settings.reserve_full_context.is_some()),
-        (Field::Engine, settings.release.is_some()),
-    ]
-    .into_iter()
-    .find_map(|(field, given)| given.then_some(field))
-}
-
 impl WorkloadRequest {
     /// A request with every optional field left to the defaults.
     pub fn new(model: ModelSource, task: Task, gpu: impl Into<String>) -> Self {
@@ -745,7 +730,7 @@ fn serving_report(
             return Err(crate::RequestError::not_applicable(
                 question
                     .first_given()
-                    .or_else(|| first_knob(&workload.engine_settings))
+                    .or_else(|| workload.engine_settings.first_given())
                     .unwrap_or(crate::Field::Engine),
                 "generative models served by a continuous-batching engine (as do the other serving fields, an \
                  engine release and the engine's scheduler knobs)",

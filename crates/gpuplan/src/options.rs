@@ -646,7 +646,7 @@ impl EstimateOptions {
         request.zero = self.zero;
         request.flash_attention = self.flash_attention;
         self.knobs.check_task(request.task)?;
-        request.engine_settings = self.knobs.settings(request.engine_settings.release)?;
+        request.engine_settings = self.knobs.settings(request.engine, request.engine_settings.release)?;
         request.serving = ServingQuestion {
             qps: w.qps,
             concurrency: self.knobs.concurrency,
@@ -796,7 +796,7 @@ impl PlanOptions {
             concurrency: self.knobs.concurrency,
         };
         self.knobs.check_task(query.task)?;
-        query.engine_settings = self.knobs.settings(query.engine_settings.release)?;
+        query.engine_settings = self.knobs.settings(query.engine, query.engine_settings.release)?;
         query.prefix_cache_hit = w.prefix_cache_hit;
         query.providers = self.providers.clone();
         query.regions = self.regions.clone();

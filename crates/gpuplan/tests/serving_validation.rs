@@ -34,21 +34,21 @@ const LATENCY_TARGET: f64 = 0.20;
 /// runs passed, against the model's goodput within the same limits.
 const GOODPUT_TARGET: f64 = 0.10;
 /// The same for the Llama-3.1-405B and 8B runs (v5.0–v5.1, fp4 on Blackwell), where the model
-/// is not yet within the target: a bar against regressions.
-const LLAMA3_GOODPUT_BAR: f64 = 0.25;
-/// Where the model's p99 TTFT and TPOT at those loads stand today (a bar against regressions,
-/// not a target met).
-const LIMIT_PERCENTILE_BAR: f64 = 0.45;
+/// is not yet within the target: a bar against regressions (19.9 % today).
+const LLAMA3_GOODPUT_BAR: f64 = 0.21;
+/// Where the model's p99 TTFT and TPOT at those loads stand today (23.5 %: a bar against
+/// regressions, not a target met).
+const LIMIT_PERCENTILE_BAR: f64 = 0.25;
 /// The same percentiles at the model's own goodput (the curve's shape at its limit). The
 /// issue's target is 15 %; NVIDIA's tuned MLPerf fp4 runs on B200 are ≈ 13 % faster than the
 /// public TensorRT-LLM tables the fp4 GEMM factor also answers to, and at the model's lower
 /// goodput their p99 TPOT reaches the 200 ms limit where the runs stopped near 150 ms.
 const OWN_LIMIT_PERCENTILE_BAR: f64 = 0.19;
 /// Held-out MLPerf Server and Interactive percentile rows (two per run) whose published load
-/// the model finds beyond its capacity: 17 runs (the target is none). Five of them are the B200
-/// Llama-2 Server runs, which passed 99.6 % of their own Offline throughput, 4–6 % beyond the
-/// model's capacity.
-const SATURATED_BAR: usize = 36;
+/// the model finds beyond its capacity: 9 runs (the target is none): AMD's v5.x vLLM runs on
+/// MI300X and MI325X (5), whose harness holds the decode batch at a target size, and one each
+/// of H100 NVL, TP4 L40S with vLLM, 16 H100 and Llama-3.1-8B on H200.
+const SATURATED_BAR: usize = 18;
 
 #[derive(Debug, Deserialize)]
 struct Table {
@@ -82,6 +82,9 @@ struct Case {
     lengths: Option<String>,
     /// The engine release the benchmark ran, where stated (`0.6.0`).
     engine_version: Option<String>,
+    /// TensorRT-LLM's runtime, where the benchmark states it (`tensorrt`: prebuilt engines,
+    /// as NVIDIA's MLPerf harness runs them).
+    engine_backend: Option<String>,
     /// Iterations scheduled at once, where the benchmark set it (vLLM 0.6 multi-step).
     scheduler_steps: Option<f64>,
     /// Whether the benchmark's engine mixed prompt chunks into decode steps, where its
@@ -230,6 +233,7 @@ fn step_cost(case: &Case, input: u64, output: u64) -> Option<StepCost> {
     // The release the benchmark ran and the scheduler settings it states.
     request.engine_settings = EngineSettings {
         release: case.engine_version.as_deref().and_then(EngineRelease::parse),
+        backend: case.engine_backend.as_deref().map(|b| b.parse().unwrap()),
         scheduler_steps: case.scheduler_steps.map(|s| s as u32),
         chunked_prefill: case.chunked_prefill,
         reserve_full_context: case.reserve_full_context,
@@ -392,12 +396,11 @@ fn plans_at_mlperf_loads_use_about_the_gpus_the_submissions_used() {
     // Llama-2 Server loads come out 9 for 8 since the fp4 GEMM factor answers to the public
     // TensorRT-LLM tables as well as to NVIDIA's tuned MLPerf engines.
     assert!(median <= 1.15, "median {median:.2}×");
-    // Not yet every run: the newest TensorRT-LLM releases on H200 (v5.x, +13 % over v4.1 on
-    // the same GPUs), AMD's v5.x Server runs (whose patched scheduler holds the decode batch at
-    // a target size), H100 NVL and whole-replica steps of TP4 L40S ask for 1.25–2×.
-    // The Llama-3.1 runs add two (405B Interactive on B200 and H200, whose goodput the model
+    // Not yet every run: AMD's v5.x Server runs (whose patched scheduler holds the decode batch
+    // at a target size), H100 NVL and whole-replica steps of TP4 L40S ask for 1.25–2×.
+    // The Llama-3.1 runs add some (405B Interactive on B200 and H200, whose goodput the model
     // over-states).
-    assert!(over.len() <= 15, "plans above 1.15× the submission's GPUs: {over:?}");
+    assert!(over.len() <= 10, "plans above 1.15× the submission's GPUs: {over:?}");
     assert!(ratios.last().is_some_and(|r| r.0 <= 2.0), "{:?}", ratios.last());
 }
 
