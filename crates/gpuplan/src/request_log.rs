@@ -1,6 +1,7 @@
 //! Request shapes from a log: the prompt and output token counts users export from their
 //! serving logs or gateways, as CSV (a header naming the two columns) or JSON Lines.
-//! OpenAI-style usage names (`prompt_tokens`, `completion_tokens`) are accepted too.
+//! OpenAI-style usage names (`prompt_tokens`, `completion_tokens`) and dataset summaries'
+//! (`input_length`, `output_length`) are accepted too; CSV lines starting with `#` are comments.
 
 use crate::Error;
 use gpuplan_model::{RequestMix, RequestShape};
@@ -9,9 +10,19 @@ use serde::Deserialize;
 /// One request as logged; either naming works.
 #[derive(Debug, Deserialize)]
 struct LoggedRequest {
-    #[serde(alias = "prompt_tokens", alias = "input_len", alias = "input")]
+    #[serde(
+        alias = "prompt_tokens",
+        alias = "input_len",
+        alias = "input_length",
+        alias = "input"
+    )]
     input_tokens: u64,
-    #[serde(alias = "completion_tokens", alias = "output_len", alias = "output")]
+    #[serde(
+        alias = "completion_tokens",
+        alias = "output_len",
+        alias = "output_length",
+        alias = "output"
+    )]
     output_tokens: u64,
 }
 
@@ -36,7 +47,10 @@ fn bad(origin: &str, line: usize, what: impl std::fmt::Display) -> Error {
 
 /// Parses a request log; `origin` names it in messages and assumptions.
 pub fn parse_request_log(text: &str, origin: &str) -> Result<RequestMix, Error> {
-    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or_default();
+    let first = text
+        .lines()
+        .find(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        .unwrap_or_default();
     let shapes = if first.trim_start().starts_with('{') {
         parse_json_lines(text, origin)?
     } else {
@@ -96,11 +110,16 @@ fn parse_json_lines(text: &str, origin: &str) -> Result<Vec<RequestShape>, Error
 fn parse_csv(text: &str, origin: &str) -> Result<Vec<RequestShape>, Error> {
     let mut reader = csv::ReaderBuilder::new()
         .trim(csv::Trim::All)
+        .comment(Some(b'#'))
         .from_reader(text.as_bytes());
     reader
         .deserialize::<LoggedRequest>()
-        .enumerate()
-        .map(|(index, row)| row.map(RequestShape::from).map_err(|e| bad(origin, index + 2, e)))
+        .map(|row| {
+            row.map(RequestShape::from).map_err(|e| {
+                let line = e.position().map_or(0, |p| p.line() as usize);
+                bad(origin, line, e)
+            })
+        })
         .collect()
 }
 
@@ -111,6 +130,11 @@ mod tests {
     #[test]
     fn reads_csv_and_json_lines_with_either_naming() {
         let csv = parse_request_log("input_tokens,output_tokens\n1000,200\n3000, 100\n", "log.csv").unwrap();
+        let summary = parse_request_log(
+            "# lengths\ninput_length,output_length\n1000,200\n# a note\n3000,100\n",
+            "log.csv",
+        );
+        assert_eq!(summary.unwrap(), csv);
         assert_eq!((csv.len(), csv.mean_input()), (2, 2000.0));
         let jsonl = parse_request_log(
             "{\"prompt_tokens\": 10, \"completion_tokens\": 5}\n\n{\"input_tokens\": 30, \"output_tokens\": 15}\n",
