@@ -160,6 +160,9 @@ pub struct NgcContainer {
     pub image: String,
     pub cuda: Version,
     pub min_driver: Option<Version>,
+    /// The oldest GPU the release supports, where its notes say (25.01 on: 7.5).
+    #[serde(default)]
+    pub min_compute_capability: Option<Version>,
     /// Framework name (as in `framework` rows) → the version inside (`2.5.0a0`).
     #[serde(default)]
     pub frameworks: std::collections::BTreeMap<String, String>,
@@ -272,6 +275,31 @@ impl Compatibility {
         releases.sort();
         releases.dedup();
         releases
+    }
+
+    /// Whether `container` runs on a GPU of compute capability `cc`: its release supports the
+    /// GPU and its CUDA builds for it.
+    pub fn container_runs_on(&self, container: &NgcContainer, cc: &Version) -> bool {
+        container.min_compute_capability.as_ref().is_none_or(|min| min <= cc)
+            && self
+                .compute_range(&container.cuda)
+                .is_none_or(|range| range.builds_for(cc))
+    }
+
+    /// The newest release of `repository` (`nvcr.io/nvidia/pytorch`) that runs on compute
+    /// capability `cc`.
+    pub fn newest_container_on(&self, repository: &str, cc: &Version) -> Option<&NgcContainer> {
+        let tag = |c: &NgcContainer| c.image.rsplit(':').next().unwrap_or_default().to_string();
+        self.ngc_container
+            .iter()
+            .filter(|c| c.image.rsplit_once(':').is_some_and(|(repo, _)| repo == repository))
+            .filter(|c| self.container_runs_on(c, cc))
+            .max_by_key(|c| tag(c))
+    }
+
+    /// The container `image` names, where the data knows it.
+    pub fn container(&self, image: &str) -> Option<&NgcContainer> {
+        self.ngc_container.iter().find(|c| c.image == image)
     }
 
     /// The compute capabilities `cuda` builds for.

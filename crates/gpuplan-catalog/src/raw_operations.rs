@@ -145,6 +145,7 @@ struct RawImage {
     image: String,
     device_resource: String,
     fabric: Option<String>,
+    min_compute_capability: Option<String>,
     title: String,
     url: String,
     as_of: String,
@@ -200,6 +201,15 @@ pub(crate) fn parse_stacks(file: &str, text: &str) -> Result<(Vec<StackSupport>,
                         format!("`{other}`: images are kept per fabric for efa only"),
                     ));
                 }
+            },
+            min_compute_capability: match raw.min_compute_capability {
+                Some(cc) if cc.parse::<crate::compatibility::Version>().is_err() => {
+                    return Err(field_error(
+                        "min_compute_capability",
+                        format!("`{cc}` is not MAJOR.MINOR"),
+                    ));
+                }
+                cc => cc,
             },
             source: inline(raw.title, raw.url, raw.as_of, raw.note)?,
         })

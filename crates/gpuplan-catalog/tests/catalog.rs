@@ -757,6 +757,28 @@ fn every_accelerator_runs_some_software_stack() {
     assert!(inferentia.stacks.iter().all(|s| !s.training));
 }
 
+/// Every NVIDIA GPU in the catalog has an NGC PyTorch release that runs on it (an export of an
+/// older GPU falls back to it), and the floor the 25.01 release notes set holds in the data.
+#[test]
+fn every_nvidia_gpu_has_an_ngc_release_that_runs_on_it() {
+    use gpuplan_catalog::compatibility::Version;
+    let catalog = Catalog::embedded().unwrap();
+    let facts = catalog.compatibility();
+    for accelerator in catalog.accelerators().iter().filter(|a| a.vendor == "NVIDIA") {
+        let Some(cc) = accelerator.compute_capability.as_deref() else {
+            continue;
+        };
+        let cc: Version = cc.parse().unwrap();
+        let newest = facts.newest_container_on("nvcr.io/nvidia/pytorch", &cc);
+        assert!(newest.is_some(), "{} ({cc})", accelerator.id);
+    }
+    let volta: Version = "7.0".parse().unwrap();
+    let newest = facts.newest_container_on("nvcr.io/nvidia/pytorch", &volta).unwrap();
+    assert_eq!(newest.image, "nvcr.io/nvidia/pytorch:24.12-py3");
+    let release_25_01 = facts.container("nvcr.io/nvidia/pytorch:25.01-py3").unwrap();
+    assert!(!facts.container_runs_on(release_25_01, &volta));
+}
+
 /// An export needs an image for the stack its configuration runs on: every stack that trains
 /// has a training image, every stack that serves with vLLM a vLLM image, each pinned, with the
 /// vendor's device resource; NGC images are releases the compatibility data knows.

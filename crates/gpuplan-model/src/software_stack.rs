@@ -182,6 +182,10 @@ pub struct StackImage {
     /// the configuration's region (a registry per region).
     #[serde(default)]
     pub fabric: Option<String>,
+    /// The oldest GPU (compute capability, `7.5`) the image's CUDA builds for, where the
+    /// compatibility data has no entry for the image itself.
+    #[serde(default)]
+    pub min_compute_capability: Option<String>,
     pub source: crate::Source,
 }
 

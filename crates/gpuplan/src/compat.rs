@@ -107,6 +107,7 @@ pub fn compat(catalog: &Catalog, query: &CompatQuery) -> Result<CompatAnswer, Er
         asked.framework_version.as_ref(),
         asked.cuda.as_ref(),
         asked.driver.as_ref(),
+        asked.capability.as_ref(),
     );
     let ok = checks.iter().all(|c| c.ok);
     Ok(CompatAnswer {
@@ -248,13 +249,15 @@ fn features_of(
 }
 
 /// The NGC containers that match what was asked — the framework (and version) inside, the
-/// CUDA release, a driver that runs them — newest first; none when nothing was asked of them.
+/// CUDA release, a driver that runs them, the GPU's compute capability — newest first; none
+/// when nothing was asked of them.
 fn containers(
     facts: &Compatibility,
     framework: Option<&str>,
     framework_version: Option<&Version>,
     cuda: Option<&Version>,
     driver: Option<&Version>,
+    capability: Option<&Version>,
 ) -> Vec<String> {
     if framework.is_none() && cuda.is_none() && driver.is_none() {
         return Vec::new();
@@ -265,6 +268,7 @@ fn containers(
         .filter(|c| framework.is_none_or(|name| c.ships(name, framework_version)))
         .filter(|c| cuda.is_none_or(|wanted| c.cuda.truncated(2) == wanted.truncated(2)))
         .filter(|c| driver.is_none_or(|d| container_driver(facts, c).is_none_or(|min| min <= d)))
+        .filter(|c| capability.is_none_or(|cc| facts.container_runs_on(c, cc)))
         .collect();
     // Newest release (the `YY.MM` tag) first.
     let tag = |c: &NgcContainer| c.image.rsplit(':').next().unwrap_or_default().to_string();

@@ -342,8 +342,8 @@ fn export_plan_in(
             }
         )
     });
-    let image = match &settings.image {
-        Some(image) => image.clone(),
+    let (image, image_note) = match &settings.image {
+        Some(image) => (image.clone(), None),
         None => {
             let engine = online.then(|| query.engine.unwrap_or(Engine::Vllm));
             stack_image(catalog, chosen, &chosen_placement, engine)?
@@ -366,6 +366,7 @@ fn export_plan_in(
         name: dns_label(&name),
         namespace: dns_label(&settings.namespace),
         image,
+        image_note,
         workload,
         placement: chosen_placement,
         alternatives,
@@ -390,23 +391,45 @@ fn export_plan_in(
 /// The catalog's image for the configuration's stack: its serving image with `engine`, or its
 /// training image; a training job across nodes over EFA gets the stack's EFA image where the
 /// catalog has one (libfabric and the AWS OFI NCCL plugin inside, from the registry of the
-/// instance's region), since NCCL in the general image would fall back to TCP. Refused, naming
-/// the stack, where the catalog has none.
+/// instance's region), since NCCL in the general image would fall back to TCP. An NGC image
+/// whose release no longer supports the GPU (25.01 on need compute capability 7.5) gives way to
+/// the newest release that does, and the files say so. Refused, naming the stack, where the
+/// catalog has none.
 fn stack_image(
     catalog: &Catalog,
     chosen: &SavedRecommendation,
     placement: &Placement,
     engine: Option<Engine>,
-) -> Result<String, Error> {
+) -> Result<(String, Option<String>), Error> {
     let gpu = chosen.gpu.as_deref().unwrap_or_default();
-    let stack = stack_of(chosen, catalog.accelerators().resolve_one(gpu)?.accelerator)?;
+    let accelerator = catalog.accelerators().resolve_one(gpu)?.accelerator;
+    let stack = stack_of(chosen, accelerator)?;
+    let capability = accelerator
+        .compute_capability
+        .as_deref()
+        .and_then(|cc| cc.parse::<gpuplan_catalog::compatibility::Version>().ok());
+    // What the compatibility data knows of the image's release, else the floor its entry states.
+    let runs = |image: &gpuplan_model::StackImage| {
+        let facts = catalog.compatibility();
+        let Some(cc) = &capability else {
+            return true;
+        };
+        match facts.container(&image.image) {
+            Some(container) => facts.container_runs_on(container, cc),
+            None => image
+                .min_compute_capability
+                .as_deref()
+                .and_then(|min| min.parse::<gpuplan_catalog::compatibility::Version>().ok())
+                .is_none_or(|min| min <= *cc),
+        }
+    };
     let over_efa = placement.nodes > 1 && matches!(placement.fabric, Some(gpuplan_emit::manifest::Fabric::Efa { .. }));
     if let Some(image) = catalog
         .fabric_training_image(stack, "efa")
-        .filter(|_| engine.is_none() && over_efa)
+        .filter(|image| engine.is_none() && over_efa && runs(image))
         .and_then(|image| image.reference_in(placement.region.as_deref()))
     {
-        return Ok(image);
+        return Ok((image, None));
     }
     let role = if engine.is_some() {
         ImageRole::Serving
@@ -420,7 +443,38 @@ fn stack_image(
             Some("give the image with --image".to_string()),
         )
     })?;
-    Ok(image.image.clone())
+    if runs(image) {
+        return Ok((image.image.clone(), None));
+    }
+    let (repository, _) = image.image.rsplit_once(':').unwrap_or((image.image.as_str(), ""));
+    let cc = capability.as_ref().map_or(String::new(), ToString::to_string);
+    let facts = catalog.compatibility();
+    let needs = facts
+        .container(&image.image)
+        .and_then(|c| {
+            c.min_compute_capability
+                .clone()
+                .or_else(|| facts.compute_range(&c.cuda).map(|r| r.min_compute_capability.clone()))
+        })
+        .map_or("a newer GPU".to_string(), |min| {
+            format!("compute capability {min} or newer")
+        });
+    match capability
+        .as_ref()
+        .and_then(|cc| catalog.compatibility().newest_container_on(repository, cc))
+    {
+        Some(older) => Ok((
+            older.image.clone(),
+            Some(format!(
+                "Image: {} (CUDA {}), the newest {repository} release that runs on the {gpu} (compute capability {cc}); the catalog's {} needs {needs}.",
+                older.image, older.cuda, image.image
+            )),
+        )),
+        None => Err(Error::invalid(
+            format!("no {repository} release the compatibility data knows runs on the {gpu} (compute capability {cc})"),
+            Some("give the image with --image".to_string()),
+        )),
+    }
 }
 
 /// The stack a configuration runs on: as the plan saved it, or (plans saved before they named

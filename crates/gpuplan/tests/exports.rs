@@ -445,6 +445,56 @@ fn exports_run_each_accelerators_own_software() {
     }
 }
 
+/// An image is only as new as the GPU allows: NGC releases from 25.01 need compute capability
+/// 7.5, so a V100 (7.0) job gets the newest release that still runs on it, 24.12 (CUDA 12.6),
+/// its header says why, and `compat` agrees with the pick; an H100 keeps the catalog's image.
+#[test]
+fn a_volta_job_gets_the_newest_ngc_release_that_runs_on_it() {
+    let lora = |gpu: &str| {
+        let request =
+            json!({"model": "llama-3.1-8b", "task": "lora", "tokens": 5e8, "seq": 4096, "batch": 32, "gpu": [gpu]});
+        stream(&exported(
+            &planned(request),
+            ExportTarget::Kubernetes,
+            TrainingFlavour::IndexedJob,
+        ))
+    };
+    let volta = lora("V100");
+    assert!(volta.contains("image: nvcr.io/nvidia/pytorch:24.12-py3"), "{volta}");
+    assert!(
+        volta.contains("compute capability 7.0") && volta.contains("needs compute capability 7.5"),
+        "{volta}"
+    );
+    let answer = gpuplan::compat(
+        catalog(),
+        &gpuplan::CompatQuery {
+            gpu: Some("V100".into()),
+            cuda: Some("12.6".into()),
+            ..gpuplan::CompatQuery::default()
+        },
+    )
+    .unwrap();
+    assert!(answer.ok, "{:?}", answer.checks);
+    assert!(
+        answer
+            .containers
+            .iter()
+            .any(|c| c.starts_with("nvcr.io/nvidia/pytorch:24.12-py3")),
+        "{:?}",
+        answer.containers
+    );
+    let hopper = lora("H100");
+    let catalog_image = catalog()
+        .stack_image(
+            gpuplan::model::SoftwareStack::Cuda,
+            gpuplan::model::ImageRole::Training,
+            None,
+        )
+        .unwrap();
+    assert!(hopper.contains(&format!("image: {}", catalog_image.image)), "{hopper}");
+    assert!(!hopper.contains("# Image:"), "{hopper}");
+}
+
 /// On NVIDIA GPUs SkyServe installs the vLLM release the Kubernetes image carries and starts
 /// it with the arguments the plan assumed, as the Deployment does.
 #[test]

@@ -107,7 +107,11 @@ fn header(deployment: &Deployment, service: &ServingService) -> String {
         service.max_replicas,
         service.target_qps_per_replica,
         deployment.namespace,
-    ) + &super::kubernetes::affinity_note(p).map_or(String::new(), |note| format!("\n{note}"))
+    ) + &deployment
+        .image_note
+        .as_ref()
+        .map_or(String::new(), |note| format!("\n{note}"))
+        + &super::kubernetes::affinity_note(p).map_or(String::new(), |note| format!("\n{note}"))
         + &deployment
             .storage
             .note

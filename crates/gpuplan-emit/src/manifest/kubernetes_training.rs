@@ -95,10 +95,10 @@ fn header(deployment: &Deployment, job: &TrainingJob) -> String {
         .expected_seconds
         .map_or(String::new(), |s| format!(", about {:.1} h", s / 3600.0));
     let storage: String = deployment
-        .storage
-        .note
+        .image_note
         .iter()
         .cloned()
+        .chain(deployment.storage.note.iter().cloned())
         .chain(super::kubernetes::affinity_note(p))
         .chain(fabric_note(p))
         .chain(p.tpu.as_ref().map(|slice| {

@@ -191,6 +191,9 @@ pub struct Deployment {
     pub name: String,
     pub namespace: String,
     pub image: String,
+    /// A line for the files' header about the image (an older release where the newest does
+    /// not run on the GPU).
+    pub image_note: Option<String>,
     pub workload: Workload,
     /// The chosen configuration.
     pub placement: Placement,

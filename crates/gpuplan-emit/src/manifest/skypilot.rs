@@ -321,7 +321,14 @@ pub fn skypilot_task(
             "task.yaml"
         }
         .to_string(),
-        yaml: yaml(&header, &task)?,
+        yaml: yaml(
+            // The training task runs on the VM's own software; only serving pulls the image.
+            &match (&deployment.image_note, &deployment.workload) {
+                (Some(note), Workload::Serving(_)) => format!("{header}\n{note}"),
+                _ => header,
+            },
+            &task,
+        )?,
         alternative: false,
     })
 }
