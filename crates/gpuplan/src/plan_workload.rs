@@ -485,6 +485,14 @@ fn constraints_for(
         }
         excluded.extend(outside);
     }
+    let max_gpus = query.max_gpus.unwrap_or_else(|| {
+        defaults.push(Defaulted::new(
+            Field::MaxGpus,
+            gpuplan_plan::DEFAULT_MAX_GPUS,
+            "larger clusters need capacity reservations",
+        ));
+        gpuplan_plan::DEFAULT_MAX_GPUS
+    });
     Ok(Constraints {
         deadline_hours: query.deadline_hours,
         budget_usd: query.budget_usd,
@@ -497,15 +505,8 @@ fn constraints_for(
         gpus,
         exclude_gpus: excluded,
         billing: query.billing.clone(),
-        max_gpus: query.max_gpus.unwrap_or_else(|| {
-            defaults.push(Defaulted::new(
-                Field::MaxGpus,
-                gpuplan_plan::DEFAULT_MAX_GPUS,
-                "larger clusters need capacity reservations",
-            ));
-            gpuplan_plan::DEFAULT_MAX_GPUS
-        }),
-        max_nodes: query.max_nodes.unwrap_or(gpuplan_plan::DEFAULT_MAX_NODES),
+        max_gpus,
+        max_nodes: query.max_nodes.unwrap_or_else(|| default_max_nodes(max_gpus, defaults)),
         memory_margin: query.memory_margin.unwrap_or(gpuplan_plan::DEFAULT_MEMORY_MARGIN),
         min_vcpus_per_gpu: query.min_vcpus_per_gpu,
         min_host_memory_gib_per_gpu: query.min_host_memory_gib_per_gpu,
@@ -649,4 +650,19 @@ fn serving_targets(query: &PlanQuery, seq: u64, output_tokens: u64) -> Result<Se
         );
     }
     Ok(targets)
+}
+
+/// Nodes the search may use when none was given: the default, or as many eight-GPU nodes as
+/// `max_gpus` fills where that is more, so a larger GPU bound is not stopped by a node bound
+/// the user never set (and the answer says which it used).
+fn default_max_nodes(max_gpus: u32, defaults: &mut Vec<Defaulted>) -> u32 {
+    let nodes = max_gpus.div_ceil(8).max(gpuplan_plan::DEFAULT_MAX_NODES);
+    if nodes > gpuplan_plan::DEFAULT_MAX_NODES {
+        defaults.push(Defaulted::new(
+            Field::MaxNodes,
+            nodes,
+            "enough nodes of eight GPUs for the GPUs allowed",
+        ));
+    }
+    nodes
 }

@@ -790,6 +790,31 @@ fn a_405b_pretraining_run_with_16k_h100_allowed_uses_thousands_of_them() {
     );
 }
 
+/// Allowing 16 K GPUs is enough to use them: the node bound the user did not set follows the
+/// GPU bound (2,048 nodes of eight), the answer names that default, and a 120-day deadline is
+/// met. With the node bound set low, the infeasible answer says that bound stopped it.
+#[test]
+fn a_larger_gpu_bound_is_not_stopped_by_a_node_bound_nobody_set() {
+    let mut q = aws(query("llama-3.1-405b", Task::Pretrain));
+    (q.tokens, q.seq) = (Some(15.6e12), Some(8192));
+    q.gpus = vec!["H100".to_string()];
+    q.max_gpus = Some(16384);
+    q.deadline_hours = Some(120.0 * 24.0);
+    let p = plan(&q);
+    assert!(best(&p)["gpus"].as_u64().unwrap() > 8000, "{}", label(best(&p)));
+    let defaults = p["defaults"].to_string();
+    assert!(defaults.contains("--max-nodes 2048"), "{defaults}");
+    q.max_nodes = Some(64);
+    let Err(infeasible) = plan_workload(catalog(), &q).unwrap() else {
+        panic!("64 nodes of H100 do not train 405B on 15.6 T tokens in 120 days");
+    };
+    let hint = infeasible.suggestion.unwrap().render(gpuplan::Naming::Flags);
+    assert!(
+        hint.contains("raise --max-nodes: the search stops at 64 nodes"),
+        "{hint}"
+    );
+}
+
 /// An estimate says how far it may be off as measured on runs it was not fitted on: an 80 %
 /// interval around 1 for memory and speed, wider across several nodes than within one.
 #[test]

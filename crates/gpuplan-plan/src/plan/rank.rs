@@ -252,6 +252,17 @@ pub(super) fn rank(
     }
 }
 
+/// Where the node bound, not the GPU bound, stops the search from going faster: eight-GPU
+/// nodes up to `max_nodes` hold fewer GPUs than `max_gpus` allows.
+fn node_bound(constraints: &crate::Constraints) -> String {
+    let (nodes, gpus) = (constraints.max_nodes, constraints.max_gpus);
+    if u64::from(nodes) * 8 < u64::from(gpus) {
+        format!("; or raise {{max_nodes}}: the search stops at {nodes} nodes, fewer than {{max_gpus}} {gpus} allows")
+    } else {
+        String::new()
+    }
+}
+
 pub(super) fn infeasible(
     mut rejections: Vec<Rejection>,
     counts: BTreeMap<Constraint, usize>,
@@ -278,9 +289,10 @@ pub(super) fn infeasible(
         };
         suggestions.push(match constraint {
             Constraint::Deadline => format!(
-                "relax {{deadline}} to {:.0} h (nearest: {})",
+                "relax {{deadline}} to {:.0} h (nearest: {}){}",
                 nearest.needed.unwrap_or(0.0).ceil(),
-                nearest.candidate
+                nearest.candidate,
+                node_bound(&request.constraints)
             ),
             Constraint::Budget => {
                 format!(
