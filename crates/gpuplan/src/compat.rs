@@ -267,7 +267,12 @@ fn containers(
         .iter()
         .filter(|c| framework.is_none_or(|name| c.ships(name, framework_version)))
         .filter(|c| cuda.is_none_or(|wanted| c.cuda.truncated(2) == wanted.truncated(2)))
-        .filter(|c| driver.is_none_or(|d| container_driver(facts, c).is_none_or(|min| min <= d)))
+        // A driver runs a container its notes (or its CUDA release) say it runs; where neither
+        // is known the container is not offered.
+        .filter(|c| {
+            driver
+                .is_none_or(|d| container_driver(facts, c).is_some_and(|min| min <= d) || facts.driver_runs(d, &c.cuda))
+        })
         .filter(|c| capability.is_none_or(|cc| facts.container_runs_on(c, cc)))
         .collect();
     // Newest release (the `YY.MM` tag) first.

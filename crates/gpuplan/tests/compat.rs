@@ -58,6 +58,41 @@ fn a_v100_cannot_use_cuda_13() {
         .clone()
         .unwrap();
     assert_eq!(fix, "use CUDA 12.9 or earlier, or a newer GPU");
+    // No container it cannot run is offered beside the failure.
+    assert!(answer.containers.is_empty(), "{:?}", answer.containers);
+    let pytorch = ask(Some("V100"), Some("pytorch"), None, None);
+    assert!(
+        pytorch
+            .containers
+            .iter()
+            .all(|c| c.contains("CUDA 12.") || c.contains("CUDA 11.")),
+        "{:?}",
+        pytorch.containers
+    );
+    assert!(
+        pytorch
+            .containers
+            .iter()
+            .any(|c| c.starts_with("nvcr.io/nvidia/pytorch:24.12-py3")),
+        "{:?}",
+        pytorch.containers
+    );
+}
+
+/// An old driver is offered only the containers it runs: an R470 driver runs CUDA 11.x, older
+/// than every NGC release in the data (23.10 on, CUDA 12.2 and later), so none is listed; an
+/// R535 driver runs the CUDA 12 releases (minor-version compatibility) and none of CUDA 13.
+#[test]
+fn an_old_driver_is_offered_only_containers_it_runs() {
+    let r470 = ask(None, Some("pytorch"), None, Some("470.82.01"));
+    assert!(r470.containers.is_empty(), "{:?}", r470.containers);
+    let r535 = ask(None, Some("pytorch"), None, Some("535.104.05"));
+    assert!(!r535.containers.is_empty());
+    assert!(
+        r535.containers.iter().all(|c| c.contains("CUDA 12.")),
+        "{:?}",
+        r535.containers
+    );
 }
 
 /// Blackwell needs CUDA 12.8 and a PyTorch wheel built with it (2.7 and later).
