@@ -54,12 +54,18 @@ pub fn listing<T: Serialize>(format: OutputFormat, table: &Table, wire: &T) -> R
 }
 
 /// The table writer for this terminal: colour when standard output is a terminal and
-/// `NO_COLOR` (no-color.org) is unset or empty.
+/// `NO_COLOR` (no-color.org) is unset or empty; on a terminal, wrapped within `COLUMNS` where
+/// it is set, else within the terminal's width; as wide as its content in a pipe or a file.
 pub fn terminal() -> TerminalExporter {
     use std::io::IsTerminal;
     let no_colour = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let on_terminal = std::io::stdout().is_terminal();
+    let columns = std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse::<u16>().ok());
     TerminalExporter {
-        colour: !no_colour && std::io::stdout().is_terminal(),
+        colour: !no_colour && on_terminal,
+        width: on_terminal
+            .then(|| columns.or_else(gpuplan::emit::terminal_width))
+            .flatten(),
     }
 }
 

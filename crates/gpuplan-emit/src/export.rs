@@ -1,7 +1,7 @@
 //! One exporter per text format, behind one trait.
 
 use crate::{Align, Table};
-use comfy_table::{Attribute, Cell, CellAlignment, Color, ContentArrangement, presets};
+use comfy_table::{Attribute, Cell, CellAlignment, Color, ColumnConstraint, ContentArrangement, Width, presets};
 
 /// Writes a [`Table`] in one format.
 pub trait Exporter {
@@ -13,17 +13,27 @@ pub trait Exporter {
     }
 }
 
-/// A boxed table for a terminal, sized to its content; with `colour`, the header is bold and
-/// the labels that mark the chosen rows (`cheapest`, `fastest`, `best`) are green, in ANSI
-/// escapes (the front end decides: a terminal, and no `NO_COLOR`).
+/// A boxed table for a terminal, sized to its content or, with `width`, wrapped within that
+/// many columns; with `colour`, the header is bold and the labels that mark the chosen rows
+/// (`cheapest`, `fastest`, `best`) are green, in ANSI escapes (the front end decides: a
+/// terminal, and no `NO_COLOR`).
 #[derive(Debug, Clone, Copy)]
 pub struct TerminalExporter {
     pub colour: bool,
+    /// Columns of the terminal the table must fit; `None`: as wide as its content (pipes,
+    /// files and snapshots).
+    pub width: Option<u16>,
 }
+
+/// The narrowest a table is wrapped to: below it cells would break inside short words.
+const MIN_WIDTH: u16 = 60;
 
 impl TerminalExporter {
     /// Plain text, for pipes, files and snapshots.
-    pub const PLAIN: TerminalExporter = TerminalExporter { colour: false };
+    pub const PLAIN: TerminalExporter = TerminalExporter {
+        colour: false,
+        width: None,
+    };
 
     /// The table alone, without its footer.
     pub fn export_table(&self, table: &Table) -> String {
@@ -36,8 +46,16 @@ impl TerminalExporter {
 impl Exporter for TerminalExporter {
     fn export(&self, table: &Table) -> String {
         let mut out = comfy_table::Table::new();
-        out.load_preset(presets::UTF8_FULL_CONDENSED)
-            .set_content_arrangement(ContentArrangement::Disabled);
+        out.load_preset(presets::UTF8_FULL_CONDENSED);
+        match self.width {
+            Some(width) => {
+                out.set_content_arrangement(ContentArrangement::Dynamic)
+                    .set_width(width.max(MIN_WIDTH));
+            }
+            None => {
+                out.set_content_arrangement(ContentArrangement::Disabled);
+            }
+        }
         if self.colour {
             out.enforce_styling();
             out.set_header(
@@ -61,10 +79,36 @@ impl Exporter for TerminalExporter {
                     Align::Left => CellAlignment::Left,
                     Align::Right => CellAlignment::Right,
                 });
+                // Wrapped at spaces only: an instance type or a region broken in two cannot be
+                // copied.
+                if self.width.is_some() {
+                    let word = longest_word(table, index);
+                    column.set_constraint(ColumnConstraint::LowerBoundary(Width::Fixed(word)));
+                }
             }
         }
         format!("{out}\n{}", self.footer(table))
     }
+}
+
+/// The longest word in column `index` (its header included), in characters, with the cell's
+/// padding.
+fn longest_word(table: &Table, index: usize) -> u16 {
+    let header = table.headers.get(index).map(String::as_str);
+    let cells = table.rows.iter().filter_map(|row| row.get(index)).map(String::as_str);
+    let longest = header
+        .into_iter()
+        .chain(cells)
+        .flat_map(str::split_whitespace)
+        .map(|word| word.chars().count())
+        .max()
+        .unwrap_or(0);
+    u16::try_from(longest + 2).unwrap_or(u16::MAX)
+}
+
+/// The columns of the terminal standard output is, where it is one.
+pub fn terminal_width() -> Option<u16> {
+    comfy_table::Table::new().width()
 }
 
 /// A cell in colour: the labels of chosen rows in green.
@@ -162,10 +206,37 @@ mod tests {
     }
 
     #[test]
+    fn a_wide_table_wraps_within_the_terminal_and_keeps_every_word() {
+        let mut table = Table::new(["provider", "instance", "region", "GPUs", "note"]);
+        table.push_row([
+            "nebius",
+            "gpu-h100-sxm_8gpu-128vcpu-1600gb",
+            "eu-north1",
+            "8× H100-SXM5-80GB ×32",
+            "cheapest fastest pareto, 32 nodes over InfiniBand (3200 Gbps)",
+        ]);
+        let wide = TerminalExporter::PLAIN.export(&table);
+        assert!(wide.lines().any(|l| l.chars().count() > 100), "{wide}");
+        let narrow = TerminalExporter {
+            colour: false,
+            width: Some(100),
+        }
+        .export(&table);
+        assert!(narrow.lines().all(|l| l.chars().count() <= 100), "{narrow}");
+        for word in ["gpu-h100-sxm_8gpu-128vcpu-1600gb", "InfiniBand", "eu-north1"] {
+            assert!(narrow.contains(word), "{word}: {narrow}");
+        }
+    }
+
+    #[test]
     fn in_colour_the_header_is_bold_and_chosen_rows_are_green() {
         let mut table = sample();
         table.push_row(["H100", "cheapest pareto"]);
-        let text = TerminalExporter { colour: true }.export(&table);
+        let text = TerminalExporter {
+            colour: true,
+            width: None,
+        }
+        .export(&table);
         let line = |word: &str| text.lines().find(|l| l.contains(word)).unwrap_or_default().to_string();
         assert!(line("gpu").contains("\u{1b}[1m gpu"), "bold header: {text:?}");
         assert!(
