@@ -326,8 +326,21 @@ fn skypilot_tasks_and_services_pass_skypilots_schemas() {
         );
         // The code is synced and checkpoints outlive a recovered node.
         assert_eq!(task["workdir"], ".");
-        assert_eq!(task["file_mounts"]["/checkpoints"]["mode"], "MOUNT");
+        assert_eq!(task["file_mounts"]["/checkpoints"]["mode"], "MOUNT_CACHED");
+        // The bucket is named by an environment variable the user may override, with a default
+        // that carries the configuration's digest (bucket names are global).
+        assert_eq!(task["file_mounts"]["/checkpoints"]["name"], "${CHECKPOINT_BUCKET}");
+        let bucket = task["envs"]["CHECKPOINT_BUCKET"].as_str().unwrap();
+        assert!(bucket.len() <= 63 && bucket.contains("-ckpt-"), "{bucket}");
+        assert!(
+            bucket
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'),
+            "{bucket}"
+        );
     }
+    // A job across nodes recovers from a failed node as a managed job, spot or not.
+    assert_eq!(multi["resources"]["job_recovery"]["strategy"], "EAGER_NEXT_REGION");
     let service = document(&export("serving", ExportTarget::SkyServe, TrainingFlavour::IndexedJob)[0]);
     assert!(
         service["secrets"].get("HF_TOKEN").is_some(),

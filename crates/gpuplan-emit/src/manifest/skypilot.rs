@@ -203,7 +203,9 @@ pub fn skypilot_task(
                     disk_size: disk_gb.max(MIN_DISK_GB),
                     network_tier: (p.nodes > 1).then_some("best"),
                     ports: None,
-                    job_recovery: p.spot.then_some(JobRecovery {
+                    // A managed job recovers from a reclaimed spot node, and a job across nodes
+                    // from a node or NCCL failure, from its last checkpoint.
+                    job_recovery: (p.spot || p.nodes > 1).then_some(JobRecovery {
                         strategy: "EAGER_NEXT_REGION",
                         max_restarts_on_errors: RESTARTS_ON_ERRORS,
                     }),
@@ -211,14 +213,21 @@ pub fn skypilot_task(
                 },
                 num_nodes: (p.nodes > 1).then_some(p.nodes),
                 workdir: Some("."),
+                // Bucket names are global: the default carries a digest of the configuration,
+                // and `--env CHECKPOINT_BUCKET=…` chooses another. Writes land in a local cache
+                // and are uploaded behind them (MOUNT_CACHED), as SkyPilot advises for
+                // checkpoints; a plain MOUNT writes through FUSE at the training step's pace.
                 file_mounts: BTreeMap::from([(
                     "/checkpoints",
                     BucketMount {
-                        name: format!("{}-checkpoints", deployment.name),
-                        mode: "MOUNT",
+                        name: "${CHECKPOINT_BUCKET}".to_string(),
+                        mode: "MOUNT_CACHED",
                     },
                 )]),
-                envs: BTreeMap::from([("CHECKPOINT_DIR", "/checkpoints".to_string())]),
+                envs: BTreeMap::from([
+                    ("CHECKPOINT_DIR", "/checkpoints".to_string()),
+                    ("CHECKPOINT_BUCKET", checkpoint_bucket(deployment)),
+                ]),
                 secrets: BTreeMap::new(),
                 setup: "pip install -r requirements.txt\n".to_string(),
                 run,
@@ -242,7 +251,7 @@ pub fn skypilot_task(
                 ),
             };
             let header = format!(
-                "gpuplan: {} on {shape}{}. Run it from your training code's folder (workdir);\nreplace setup and the training command with yours. Checkpoints go to a bucket SkyPilot creates;\nwith spot, launch it as a managed job (`sky jobs launch`) so interruptions resume from the last one.",
+                "gpuplan: {} on {shape}{}. Run it from your training code's folder (workdir);\nreplace setup and the training command with yours. Checkpoints go to the bucket CHECKPOINT_BUCKET\nnames, which SkyPilot creates (names are global: `--env CHECKPOINT_BUCKET=<yours>` to choose one);\nlaunch it as a managed job (`sky jobs launch`) so a reclaimed or failed node resumes from the last one.",
                 deployment.name,
                 if p.spot { ", spot" } else { "" },
             );
@@ -331,6 +340,26 @@ pub fn skypilot_task(
         )?,
         alternative: false,
     })
+}
+
+/// A bucket name for the configuration's checkpoints: its name and a digest of where and how
+/// it runs (FNV-1a), within the 63 characters S3 and GCS allow, lowercase.
+fn checkpoint_bucket(deployment: &Deployment) -> String {
+    let p = &deployment.placement;
+    let key = format!(
+        "{}|{}|{}|{}|{}|{}",
+        deployment.name,
+        p.provider,
+        p.instance_type,
+        p.region.as_deref().unwrap_or_default(),
+        p.nodes,
+        p.spot
+    );
+    let digest = key.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    });
+    let stem: String = deployment.name.chars().take(40).collect();
+    format!("{}-ckpt-{:08x}", stem.trim_end_matches('-'), digest & 0xffff_ffff)
 }
 
 /// The engine's installation for a service: on NVIDIA GPUs the vLLM release the catalog's
