@@ -17,6 +17,31 @@ pub(crate) const BATCH_DEFAULT_WHY: &str = "sequences (samples) per optimizer st
      data-parallel replicas one per replica, up to 16 M tokens (Llama 3 405B's final batch); each answer shows the \
      batch it used";
 
+/// The prompt and output lengths a request log gives where the request leaves them open: its
+/// means, named among the defaults (a log's lengths, not the generic 2048 and 256, are what
+/// a single-request figure should use).
+pub fn lengths_from_log(
+    seq: Option<u64>,
+    output_tokens: Option<u64>,
+    log: Option<&gpuplan_model::RequestMix>,
+    defaults: &mut Vec<Defaulted>,
+) -> (Option<u64>, Option<u64>) {
+    let Some(log) = log else {
+        return (seq, output_tokens);
+    };
+    let mut mean = |given: Option<u64>, field: Field, value: f64, what: &str| {
+        given.or_else(|| {
+            let tokens = value.round().max(1.0) as u64;
+            defaults.push(Defaulted::new(field, tokens, format!("the request log's mean {what}")));
+            Some(tokens)
+        })
+    };
+    (
+        mean(seq, Field::Seq, log.mean_input(), "prompt"),
+        mean(output_tokens, Field::OutputTokens, log.mean_output(), "output"),
+    )
+}
+
 /// Tokens per sequence: as given, else 2048 capped by the model's context; a vision
 /// transformer sees its patches; models described by cited totals take 1.
 pub fn sequence(given: Option<u64>, transformer: Option<&TransformerSpec>, defaults: &mut Vec<Defaulted>) -> u64 {

@@ -498,10 +498,16 @@ fn estimate_template(
             chosen
         }
     };
-    let seq = defaults::sequence(request.seq, transformer, defaults);
+    let (given_seq, given_output) = defaults::lengths_from_log(
+        request.seq,
+        request.output_tokens,
+        request.serving.requests.as_ref(),
+        defaults,
+    );
+    let seq = defaults::sequence(given_seq, transformer, defaults);
     applicability::check_training_step(task, model, request.packing, request.compiled, seq)?;
     check_attention_dp(request, transformer)?;
-    let output_tokens = defaults::output_tokens(request.output_tokens, task, transformer, defaults);
+    let output_tokens = defaults::output_tokens(given_output, task, transformer, defaults);
     let flash_attention = request.flash_attention.unwrap_or_else(|| {
         if crate::defaults::is_diffusion(model) {
             defaults.push(Defaulted::new(

@@ -329,9 +329,15 @@ fn template_for(
     } else {
         query.precisions.clone()
     };
-    let seq = defaults::sequence(query.seq, transformer, defaults);
+    let (given_seq, given_output) = defaults::lengths_from_log(
+        query.seq,
+        query.output_tokens,
+        query.serving.requests.as_ref(),
+        defaults,
+    );
+    let seq = defaults::sequence(given_seq, transformer, defaults);
     crate::applicability::check_training_step(task, model, query.packing, query.compiled, seq)?;
-    let output_tokens = defaults::output_tokens(query.output_tokens, task, transformer, defaults);
+    let output_tokens = defaults::output_tokens(given_output, task, transformer, defaults);
     let engine = defaults::engine(query.engine, task, model, defaults);
     let lora_rank = defaults::lora_rank(query.lora_rank, task, defaults);
     let lora_targets = defaults::lora_targets(query.lora_targets, task, query.framework, defaults);

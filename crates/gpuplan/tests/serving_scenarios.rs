@@ -753,3 +753,43 @@ fn eight_h200_with_tensorrt_llm_fp8_engines_serve_llama_2_70b_at_100_qps_within_
     let pytorch = gpus(gpuplan::model::EngineBackend::Pytorch);
     assert!(pytorch > engines, "PyTorch backend {pytorch} GPUs, engines {engines}");
 }
+
+/// A request log sets the lengths the single-request figures use: its mean prompt and output,
+/// named among the defaults, never the generic 2,048 and 256 a request without one gets.
+#[test]
+fn a_request_log_sets_the_single_request_lengths() {
+    let shapes = (0..10)
+        .map(|i| RequestShape {
+            input_tokens: 300 + i * 20,
+            output_tokens: 100 + i * 10,
+        })
+        .collect();
+    let mut r = WorkloadRequest::new(
+        ModelSource::BuiltIn("llama-3.1-8b".to_string()),
+        Task::Inference,
+        "H100-SXM5-80GB",
+    );
+    r.serving = ServingQuestion {
+        qps: Some(5.0),
+        requests: RequestMix::from_shapes(shapes, "log"),
+        ..ServingQuestion::default()
+    };
+    let answer = estimate_workload(catalog(), &r).unwrap();
+    let defaults: Vec<String> = answer
+        .defaults
+        .iter()
+        .map(|d| d.render(gpuplan::Naming::Flags))
+        .collect();
+    assert!(
+        defaults.contains(&"--seq 390 (the request log's mean prompt)".to_string()),
+        "{defaults:?}"
+    );
+    assert!(
+        defaults.contains(&"--output-tokens 145 (the request log's mean output)".to_string()),
+        "{defaults:?}"
+    );
+    assert!(
+        !defaults.iter().any(|d| d.contains("2048") || d.contains("256")),
+        "{defaults:?}"
+    );
+}
