@@ -115,7 +115,12 @@ impl EngineKnobs {
                 .into());
             }
         }
-        Ok(EngineSettings {
+        Ok(self.as_settings(release))
+    }
+
+    /// The knobs as the estimator takes them, unchecked.
+    fn as_settings(&self, release: Option<EngineRelease>) -> EngineSettings {
+        EngineSettings {
             release,
             backend: self.engine_backend,
             max_num_seqs: self.max_num_seqs,
@@ -123,13 +128,17 @@ impl EngineKnobs {
             scheduler_steps: self.scheduler_steps,
             chunked_prefill: self.chunked_prefill,
             reserve_full_context: self.reserve_full_context,
-        })
+        }
     }
 
     /// Knobs of a serving engine mean nothing to training.
     pub(crate) fn check_task(&self, task: gpuplan_model::Task) -> Result<(), Error> {
-        match self.given().into_iter().find(|(_, g)| *g) {
-            Some((field, _)) if task.is_training() => Err(RequestError::not_applicable(
+        let given = self
+            .as_settings(None)
+            .first_given()
+            .or_else(|| self.concurrency.map(|_| Field::Concurrency));
+        match given {
+            Some(field) if task.is_training() => Err(RequestError::not_applicable(
                 field,
                 format!("serving ({{task}} inference), not {task}"),
             )
@@ -137,19 +146,6 @@ impl EngineKnobs {
             .into()),
             _ => Ok(()),
         }
-    }
-
-    /// The flags given, by name, for the checks that refuse them where they do not apply.
-    pub(crate) fn given(&self) -> [(Field, bool); 7] {
-        [
-            (Field::MaxNumSeqs, self.max_num_seqs.is_some()),
-            (Field::MaxNumBatchedTokens, self.max_num_batched_tokens.is_some()),
-            (Field::SchedulerSteps, self.scheduler_steps.is_some()),
-            (Field::ChunkedPrefill, self.chunked_prefill.is_some()),
-            (Field::ReserveFullContext, self.reserve_full_context.is_some()),
-            (Field::EngineBackend, self.engine_backend.is_some()),
-            (Field::Concurrency, self.concurrency.is_some()),
-        ]
     }
 }
 
