@@ -389,6 +389,19 @@ impl Catalog {
         })
     }
 
+    /// Whether `image` runs on a GPU of compute capability `cc`: as the compatibility data
+    /// knows its release, else by the floor its own entry states.
+    pub fn image_runs_on(&self, image: &StackImage, cc: &crate::compatibility::Version) -> bool {
+        match self.compatibility.container(&image.image) {
+            Some(container) => self.compatibility.container_runs_on(container, cc),
+            None => image
+                .min_compute_capability
+                .as_deref()
+                .and_then(|min| min.parse::<crate::compatibility::Version>().ok())
+                .is_none_or(|min| min <= *cc),
+        }
+    }
+
     /// The stack's training image for jobs across nodes over `fabric` (`efa`), where the
     /// general one lacks what the fabric needs.
     pub fn fabric_training_image(&self, stack: SoftwareStack, fabric: &str) -> Option<&StackImage> {

@@ -286,15 +286,22 @@ impl Compatibility {
                 .is_none_or(|range| range.builds_for(cc))
     }
 
+    /// The oldest compute capability `container` runs on: its release's floor, else its CUDA's.
+    pub fn container_floor<'a>(&'a self, container: &'a NgcContainer) -> Option<&'a Version> {
+        container
+            .min_compute_capability
+            .as_ref()
+            .or_else(|| self.compute_range(&container.cuda).map(|r| &r.min_compute_capability))
+    }
+
     /// The newest release of `repository` (`nvcr.io/nvidia/pytorch`) that runs on compute
     /// capability `cc`.
     pub fn newest_container_on(&self, repository: &str, cc: &Version) -> Option<&NgcContainer> {
-        let tag = |c: &NgcContainer| c.image.rsplit(':').next().unwrap_or_default().to_string();
         self.ngc_container
             .iter()
             .filter(|c| c.image.rsplit_once(':').is_some_and(|(repo, _)| repo == repository))
             .filter(|c| self.container_runs_on(c, cc))
-            .max_by_key(|c| tag(c))
+            .max_by_key(|c| c.image.rsplit(':').next())
     }
 
     /// The container `image` names, where the data knows it.

@@ -5,6 +5,7 @@
 use crate::options::PlanOptions;
 use crate::{Error, resolve};
 use gpuplan_catalog::Catalog;
+use gpuplan_catalog::compatibility::Version;
 use gpuplan_emit::manifest::{
     Deployment, Fabric, GpuDirectTcp, ManifestFile, Placement, ServingService, SkyPilotFlavour, Storage,
     TrainingFlavour, TrainingJob, Workload, dns_label, kubernetes_manifests, skypilot_task,
@@ -407,22 +408,9 @@ fn stack_image(
     let capability = accelerator
         .compute_capability
         .as_deref()
-        .and_then(|cc| cc.parse::<gpuplan_catalog::compatibility::Version>().ok());
-    // What the compatibility data knows of the image's release, else the floor its entry states.
-    let runs = |image: &gpuplan_model::StackImage| {
-        let facts = catalog.compatibility();
-        let Some(cc) = &capability else {
-            return true;
-        };
-        match facts.container(&image.image) {
-            Some(container) => facts.container_runs_on(container, cc),
-            None => image
-                .min_compute_capability
-                .as_deref()
-                .and_then(|min| min.parse::<gpuplan_catalog::compatibility::Version>().ok())
-                .is_none_or(|min| min <= *cc),
-        }
-    };
+        .and_then(|cc| cc.parse::<Version>().ok());
+    let runs =
+        |image: &gpuplan_model::StackImage| capability.as_ref().is_none_or(|cc| catalog.image_runs_on(image, cc));
     let over_efa = placement.nodes > 1 && matches!(placement.fabric, Some(gpuplan_emit::manifest::Fabric::Efa { .. }));
     if let Some(image) = catalog
         .fabric_training_image(stack, "efa")
@@ -443,38 +431,34 @@ fn stack_image(
             Some("give the image with --image".to_string()),
         )
     })?;
-    if runs(image) {
-        return Ok((image.image.clone(), None));
+    match capability.as_ref().filter(|_| !runs(image)) {
+        Some(cc) => older_release(catalog, &image.image, gpu, cc),
+        None => Ok((image.image.clone(), None)),
     }
-    let (repository, _) = image.image.rsplit_once(':').unwrap_or((image.image.as_str(), ""));
-    let cc = capability.as_ref().map_or(String::new(), ToString::to_string);
+}
+
+/// The newest release of `image`'s repository that runs on the GPU (compute capability `cc`)
+/// where `image` does not, and the line for the files' header that says why.
+fn older_release(catalog: &Catalog, image: &str, gpu: &str, cc: &Version) -> Result<(String, Option<String>), Error> {
     let facts = catalog.compatibility();
+    let (repository, _) = image.rsplit_once(':').unwrap_or((image, ""));
     let needs = facts
-        .container(&image.image)
-        .and_then(|c| {
-            c.min_compute_capability
-                .clone()
-                .or_else(|| facts.compute_range(&c.cuda).map(|r| r.min_compute_capability.clone()))
-        })
+        .container(image)
+        .and_then(|c| facts.container_floor(c))
         .map_or("a newer GPU".to_string(), |min| {
             format!("compute capability {min} or newer")
         });
-    match capability
-        .as_ref()
-        .and_then(|cc| catalog.compatibility().newest_container_on(repository, cc))
-    {
-        Some(older) => Ok((
-            older.image.clone(),
-            Some(format!(
-                "Image: {} (CUDA {}), the newest {repository} release that runs on the {gpu} (compute capability {cc}); the catalog's {} needs {needs}.",
-                older.image, older.cuda, image.image
-            )),
-        )),
-        None => Err(Error::invalid(
+    let older = facts.newest_container_on(repository, cc).ok_or_else(|| {
+        Error::invalid(
             format!("no {repository} release the compatibility data knows runs on the {gpu} (compute capability {cc})"),
             Some("give the image with --image".to_string()),
-        )),
-    }
+        )
+    })?;
+    let note = format!(
+        "Image: {} (CUDA {}), the newest {repository} release that runs on the {gpu} (compute capability {cc}); the catalog's {image} needs {needs}.",
+        older.image, older.cuda
+    );
+    Ok((older.image.clone(), Some(note)))
 }
 
 /// The stack a configuration runs on: as the plan saved it, or (plans saved before they named
