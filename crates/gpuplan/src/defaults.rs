@@ -17,28 +17,28 @@ pub(crate) const BATCH_DEFAULT_WHY: &str = "sequences (samples) per optimizer st
      data-parallel replicas one per replica, up to 16 M tokens (Llama 3 405B's final batch); each answer shows the \
      batch it used";
 
-/// The prompt and output lengths a request log gives where the request leaves them open: its
-/// means, named among the defaults (a log's lengths, not the generic 2048 and 256, are what
-/// a single-request figure should use).
-pub fn lengths_from_log(
-    seq: Option<u64>,
-    output_tokens: Option<u64>,
+/// Tokens per prompt and generated per request: as given, else a request log's means (named
+/// among the defaults: a log's lengths, not the generic ones, are what a single-request figure
+/// should use), else [`sequence`]'s and [`output_tokens`]'s defaults.
+pub fn lengths(
+    given: (Option<u64>, Option<u64>),
     log: Option<&gpuplan_model::RequestMix>,
+    task: Task,
+    transformer: Option<&TransformerSpec>,
     defaults: &mut Vec<Defaulted>,
-) -> (Option<u64>, Option<u64>) {
-    let Some(log) = log else {
-        return (seq, output_tokens);
-    };
-    let mut mean = |given: Option<u64>, field: Field, value: f64, what: &str| {
+) -> (u64, u64) {
+    let mut from_log = |given: Option<u64>, field: Field, mean: Option<f64>, what: &str| {
         given.or_else(|| {
-            let tokens = value.round().max(1.0) as u64;
+            let tokens = mean?.round().max(1.0) as u64;
             defaults.push(Defaulted::new(field, tokens, format!("the request log's mean {what}")));
             Some(tokens)
         })
     };
+    let seq = from_log(given.0, Field::Seq, log.map(|l| l.mean_input()), "prompt");
+    let output = from_log(given.1, Field::OutputTokens, log.map(|l| l.mean_output()), "output");
     (
-        mean(seq, Field::Seq, log.mean_input(), "prompt"),
-        mean(output_tokens, Field::OutputTokens, log.mean_output(), "output"),
+        sequence(seq, transformer, defaults),
+        output_tokens(output, task, transformer, defaults),
     )
 }
 

@@ -498,16 +498,11 @@ fn estimate_template(
             chosen
         }
     };
-    let (given_seq, given_output) = defaults::lengths_from_log(
-        request.seq,
-        request.output_tokens,
-        request.serving.requests.as_ref(),
-        defaults,
-    );
-    let seq = defaults::sequence(given_seq, transformer, defaults);
+    let given = (request.seq, request.output_tokens);
+    let log = request.serving.requests.as_ref();
+    let (seq, output_tokens) = defaults::lengths(given, log, task, transformer, defaults);
     applicability::check_training_step(task, model, request.packing, request.compiled, seq)?;
     check_attention_dp(request, transformer)?;
-    let output_tokens = defaults::output_tokens(given_output, task, transformer, defaults);
     let flash_attention = request.flash_attention.unwrap_or_else(|| {
         if crate::defaults::is_diffusion(model) {
             defaults.push(Defaulted::new(

@@ -514,10 +514,9 @@ fn longest_request(query: &crate::PlanQuery, model: &ModelSpec) -> u64 {
     if let Some(mix) = &query.serving.requests {
         return mix.max_context();
     }
-    let transformer = model.transformer();
-    let mut ignored = Vec::new();
-    let seq = crate::defaults::sequence(query.seq, transformer, &mut ignored);
-    seq + crate::defaults::output_tokens(query.output_tokens, query.task, transformer, &mut ignored)
+    let given = (query.seq, query.output_tokens);
+    let (seq, output) = crate::defaults::lengths(given, None, query.task, model.transformer(), &mut Vec::new());
+    seq + output
 }
 
 /// One configuration's placement, its accelerator's facts from the catalog.

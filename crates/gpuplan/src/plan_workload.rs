@@ -329,15 +329,10 @@ fn template_for(
     } else {
         query.precisions.clone()
     };
-    let (given_seq, given_output) = defaults::lengths_from_log(
-        query.seq,
-        query.output_tokens,
-        query.serving.requests.as_ref(),
-        defaults,
-    );
-    let seq = defaults::sequence(given_seq, transformer, defaults);
+    let given = (query.seq, query.output_tokens);
+    let log = query.serving.requests.as_ref();
+    let (seq, output_tokens) = defaults::lengths(given, log, task, transformer, defaults);
     crate::applicability::check_training_step(task, model, query.packing, query.compiled, seq)?;
-    let output_tokens = defaults::output_tokens(given_output, task, transformer, defaults);
     let engine = defaults::engine(query.engine, task, model, defaults);
     let lora_rank = defaults::lora_rank(query.lora_rank, task, defaults);
     let lora_targets = defaults::lora_targets(query.lora_targets, task, query.framework, defaults);
