@@ -450,6 +450,14 @@ fn transformer(
                 )
             });
         }
+        if workload.layout.pp > 1 {
+            assumptions.add(|| {
+                format!(
+                    "{} pipeline stages: with continuous batching each stage runs its own micro-batch of the running sequences at once, so an iteration is {} stage-steps and a token passes every stage; a static batch passes them one after another",
+                    workload.layout.pp, workload.layout.pp,
+                )
+            });
+        }
         if shape.expert_parallel > 1 && !attention_dp {
             assumptions.add(|| {
                 format!(
@@ -479,7 +487,7 @@ fn transformer(
                 workload.engine,
                 &workload.engine_settings,
                 workload.precision,
-                workload.layout.tp,
+                &workload.layout,
                 &shape,
             )
         });

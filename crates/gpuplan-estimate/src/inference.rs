@@ -139,6 +139,9 @@ pub fn estimate(
 ) -> InferenceEstimate {
     let profile = engine_profile(workload.engine);
     let tp = f64::from(workload.layout.tp);
+    // A static batch passes the pipeline's stages one after another, each reading the weights
+    // and KV cache its GPUs hold: the memory traffic of one pass is the stages' sum.
+    let stages = f64::from(workload.layout.pp.max(1));
     let batch = workload.batch as f64;
     let seq = workload.seq as f64;
     let out = workload.output_tokens as f64;
@@ -161,8 +164,8 @@ pub fn estimate(
         encoder_fraction(accelerator, workload, batch * seq, notes)
     };
     let prefill_compute = prefill_flops / (peak.0 * prefill_fraction * shape.gemm_factor);
-    let prefill_memory =
-        shape.weight_bytes_gpu * shape.weight_factor(batch * seq) / (bandwidth * profile.decode_bandwidth_fraction);
+    let prefill_memory = stages * shape.weight_bytes_gpu * shape.weight_factor(batch * seq)
+        / (bandwidth * profile.decode_bandwidth_fraction);
     let ttft = prefill_compute.max(prefill_memory)
         + profile.step_overhead_seconds
         + profile.prefill_per_layer_overhead_seconds * layers
@@ -173,7 +176,7 @@ pub fn estimate(
     let experts_touched = 1.0 - (1.0 - shape.expert_share_per_token).powf(batch);
     let weight_bytes =
         (shape.weight_bytes_gpu - shape.expert_bytes_gpu * (1.0 - experts_touched)) * shape.weight_factor(batch);
-    let traffic = weight_bytes + batch * context * shape.kv_bytes_per_token_gpu;
+    let traffic = stages * (weight_bytes + batch * context * shape.kv_bytes_per_token_gpu);
     let decode_memory = traffic / (bandwidth * profile.decode_bandwidth_fraction);
     let decode_flops =
         batch * (2.0 * shape.matmul_parameters + shape.attention_flops_per_token_per_context * context) / tp;

@@ -28,7 +28,9 @@ use crate::efficiency::{
     serving_expert_imbalance, serving_four_bit_gemm_factor, serving_gemm_half_tokens, serving_moe_expert_seconds,
 };
 use crate::inference::InferenceShape;
-use gpuplan_model::{Accelerator, Engine, EngineSettings, FlopsPerSecond, LatencyTarget, Precision, RequestMix};
+use gpuplan_model::{
+    Accelerator, Engine, EngineSettings, FlopsPerSecond, LatencyTarget, ParallelLayout, Precision, RequestMix,
+};
 use serde::Serialize;
 
 /// What an engine's scheduler allows per iteration by default.
@@ -245,8 +247,16 @@ fn default_scheduler(engine: Engine, accelerator: &Accelerator) -> Scheduler {
 /// fixed and per-sequence host time. Overlapping the GEMMs' compute with the attention's
 /// memory traffic, as a single roofline over the whole step would, under-states mid-size
 /// batches; an efficiency fixed at its small-batch value over-states large ones.
+///
+/// A replica split into pipeline stages runs one micro-batch per stage at once (TensorRT-LLM's
+/// and vLLM's pipeline parallelism): an iteration, in which every running sequence gains one
+/// token, is `stages` stage-steps, each over its own share of the sequences, the stage's
+/// layers and the weights one GPU holds. Compute and attention so divide by the stages while
+/// each GPU's weights are read once per micro-batch.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct StepCost {
+    /// Pipeline stages of the replica (1 without pipeline parallelism).
+    stages: f64,
     fixed_seconds: f64,
     seconds_per_sequence: f64,
     prefill_fixed_seconds: f64,
@@ -277,11 +287,12 @@ impl StepCost {
         engine: Engine,
         settings: &EngineSettings,
         precision: Precision,
-        tp: u32,
+        layout: &ParallelLayout,
         shape: &InferenceShape,
     ) -> StepCost {
         let profile = engine_profile(engine);
-        let tp = f64::from(tp.max(1));
+        let tp = f64::from(layout.tp.max(1));
+        let stages = f64::from(layout.pp.max(1));
         let layers = shape.layers as f64;
         let mut serving = profile.iteration_costs(layers);
         if let Some(release) = release_profile(engine, settings) {
@@ -317,20 +328,20 @@ impl StepCost {
         let attention = shape.attention_flops_per_token_per_context / tp;
         let (sync_fixed, sync_per_token) = shape.collective_seconds(tp);
         StepCost {
+            stages,
             fixed_seconds: serving.step_seconds
-                + sync_fixed
-                + serving_moe_expert_seconds() * shape.moe_expert_layers as f64 / ep,
+                + (sync_fixed + serving_moe_expert_seconds() * shape.moe_expert_layers as f64 / ep) / stages,
             seconds_per_sequence: serving.seconds_per_sequence,
-            prefill_fixed_seconds: profile.prefill_per_layer_overhead_seconds * layers,
+            prefill_fixed_seconds: profile.prefill_per_layer_overhead_seconds * layers / stages,
             dense_weight_seconds: (shape.weight_bytes_gpu - shape.expert_bytes_gpu) * weight_factor / bandwidth,
             expert_weight_seconds: shape.expert_bytes_gpu * weight_factor * imbalance / bandwidth,
             expert_share: shape.expert_share_per_token,
             batch1_weight_ratio: shape.weight_time_factor_batch1 / weight_factor,
             kv_seconds_per_token: shape.kv_bytes_per_token_gpu / bandwidth,
-            gemm_seconds_per_token: matmul / gemm_rate,
+            gemm_seconds_per_token: matmul / gemm_rate / stages,
             gemm_half_tokens: serving_gemm_half_tokens(),
-            attention_seconds_per_context: attention / attention_rate,
-            sync_seconds_per_token: sync_per_token,
+            attention_seconds_per_context: attention / attention_rate / stages,
+            sync_seconds_per_token: sync_per_token / stages,
             kv_bytes_per_token: shape.kv_bytes_per_token_gpu,
             link_bytes_per_second: shape.tensor_parallel_bandwidth,
             kv_capacity_tokens: if shape.kv_bytes_per_token_gpu > 0.0 {
@@ -347,6 +358,19 @@ impl StepCost {
     /// `prefill_tokens` prompt tokens at mean prompt length `prompt`; `prefill_share` of
     /// the iterations carry a prompt chunk.
     pub(crate) fn step(&self, decodes: f64, context: f64, prefill_tokens: f64, prompt: f64, prefill_share: f64) -> f64 {
+        let stages = self.stages;
+        stages
+            * self.stage_step(
+                decodes / stages,
+                context,
+                prefill_tokens / stages,
+                prompt,
+                prefill_share,
+            )
+    }
+
+    /// One pipeline stage's step over its micro-batch (the whole iteration without stages).
+    fn stage_step(&self, decodes: f64, context: f64, prefill_tokens: f64, prompt: f64, prefill_share: f64) -> f64 {
         let tokens = decodes + prefill_tokens;
         let touched = 1.0 - (1.0 - self.expert_share).powf(tokens.max(1.0));
         let single = if tokens <= 1.0 { self.batch1_weight_ratio } else { 1.0 };

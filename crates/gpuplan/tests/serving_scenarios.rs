@@ -793,3 +793,42 @@ fn a_request_log_sets_the_single_request_lengths() {
         "{defaults:?}"
     );
 }
+
+/// Pipeline stages in serving (TensorRT-LLM and vLLM run one micro-batch per stage at once):
+/// four B200s as two stages of TP2 carry Llama-3.1-405B's long prompts at least as fast as TP4
+/// (no all-reduce across four GPUs, the compute shared by the stages), while a lone request
+/// reads every stage's weights in turn, so its time per token is longer. NVIDIA's MLPerf v5.1
+/// Offline runs chose TP2 × PP2 for this model on B200 for that throughput.
+#[test]
+fn two_pipeline_stages_keep_the_throughput_of_tensor_parallelism_and_cost_latency_alone() {
+    let answer = |tp: u32, pp: u32| {
+        let mut r = WorkloadRequest::new(
+            ModelSource::BuiltIn("llama-3.1-405b".to_string()),
+            Task::Inference,
+            "B200",
+        );
+        r.gpus = Some(4);
+        r.tp = Some(tp);
+        r.pp = Some(pp);
+        r.precision = Some("fp4".parse().unwrap());
+        r.engine = Some("tensorrt-llm".parse().unwrap());
+        r.seq = Some(9429);
+        r.output_tokens = Some(652);
+        estimate_workload(catalog(), &r).unwrap()
+    };
+    let (tensor, pipeline) = (answer(4, 1), answer(2, 2));
+    let capacity = |a: &gpuplan::EstimateAnswer| a.serving.as_ref().unwrap().capacity_requests_per_second;
+    assert!(
+        capacity(&pipeline) >= capacity(&tensor),
+        "{} vs {} requests/s",
+        capacity(&pipeline),
+        capacity(&tensor)
+    );
+    let tpot = |a: &gpuplan::EstimateAnswer| a.estimate.inference.as_ref().unwrap().tpot_seconds;
+    assert!(
+        tpot(&pipeline) > 1.3 * tpot(&tensor),
+        "{} vs {} s",
+        tpot(&pipeline),
+        tpot(&tensor)
+    );
+}

@@ -64,6 +64,8 @@ struct Case {
     gpu: String,
     gpus: u32,
     tp: u32,
+    /// Pipeline stages of a replica, where the benchmark split it so.
+    pp: Option<u32>,
     /// Experts spread over this many GPUs of the replica, where the benchmark says.
     ep: Option<u32>,
     /// Attention data parallelism across the replica's GPUs, where the benchmark says.
@@ -108,6 +110,11 @@ struct Case {
 }
 
 impl Case {
+    /// GPUs of one replica: its tensor-parallel size times its pipeline stages.
+    fn replica_gpus(&self) -> u32 {
+        self.tp.max(1) * self.pp.unwrap_or(1).max(1)
+    }
+
     /// The latency limits of an MLPerf scenario (LoadGen `mlperf.conf`, llama2-70b): p99 TTFT
     /// and p99 TPOT.
     fn limits(&self) -> Option<(LatencyTarget, LatencyTarget)> {
@@ -218,8 +225,9 @@ fn scaled_mix(case: &Case, name: &str) -> RequestMix {
 
 fn step_cost(case: &Case, input: u64, output: u64) -> Option<StepCost> {
     let mut request = WorkloadRequest::new(ModelSource::BuiltIn(case.model.clone()), Task::Inference, &case.gpu);
-    request.gpus = Some(case.tp);
+    request.gpus = Some(case.replica_gpus());
     request.tp = Some(case.tp);
+    request.pp = case.pp;
     request.ep = case.ep;
     request.attention_dp = case.attention_dp;
     if case.attention_dp == Some(true) {
@@ -257,7 +265,7 @@ fn predict(case: &Case) -> Result<f64, String> {
     let (input, output) = (input.round() as u64, output.round() as u64);
     let cost = step_cost(case, input, output).ok_or("does not fit")?;
     let mix = case_mix(case, input, output);
-    let replicas = f64::from(case.gpus / case.tp.max(1));
+    let replicas = f64::from(case.gpus / case.replica_gpus());
     let per_replica_rate = case.request_rate.map(|r| r / replicas);
     let concurrency = case.max_concurrency.map(|c| c / replicas);
     let closed = closed_loop(&cost, &mix, concurrency);
@@ -360,7 +368,7 @@ fn planned_gpus(case: &Case) -> Option<u32> {
     let mix = case_mix(case, input, output);
     let per_replica = serving::goodput(&cost, &mix, Some(ttft), Some(tpot))?.requests_per_second;
     let replicas = (case.request_rate? / per_replica).ceil() as u32;
-    Some(replicas.max(1) * case.tp.max(1))
+    Some(replicas.max(1) * case.replica_gpus())
 }
 
 /// Every MLPerf Server and Interactive run's load, planned: about the GPUs the submission
