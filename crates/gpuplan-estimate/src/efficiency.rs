@@ -11,7 +11,6 @@ use gpuplan_model::{Accelerator, Engine, Precision};
 /// calibration data's per-architecture table, with the evidence.
 pub fn training_peak_fraction(accelerator: &Accelerator, precision: Precision) -> (f64, &'static str) {
     let table = &calibration().training_peak_fraction;
-    let architecture = accelerator.architecture.to_lowercase();
     let fraction = if matches!(precision, Precision::Fp32 | Precision::Fp64) {
         table.fp32
     } else {
@@ -19,7 +18,7 @@ pub fn training_peak_fraction(accelerator: &Accelerator, precision: Precision) -
         table
             .architectures
             .iter()
-            .find(|entry| entry.matches.iter().any(|m| architecture.contains(m.as_str())))
+            .find(|entry| entry.covers(accelerator.id.as_str(), &accelerator.architecture))
             .map_or(
                 table.other,
                 |entry| if eight_bit { entry.eight_bit } else { entry.sixteen_bit },

@@ -121,11 +121,27 @@ for_each_scalar_constant!(scalar_constants_struct);
 #[serde(deny_unknown_fields)]
 pub struct ArchitectureFraction {
     /// Substrings of the accelerator's architecture this entry covers.
+    #[serde(default)]
     pub matches: Vec<String>,
+    /// Accelerators this entry covers by id whatever their architecture, for a part that
+    /// sustains a different clock than others of its architecture (power limits).
+    #[serde(default)]
+    pub accelerators: Vec<String>,
     /// At 16-bit precisions (and TF32).
     pub sixteen_bit: f64,
     /// At 8-bit and narrower precisions.
     pub eight_bit: f64,
+    /// How this entry was set, where the table's evidence does not say.
+    pub note: Option<String>,
+}
+
+impl ArchitectureFraction {
+    /// Whether the entry covers the accelerator `id` of `architecture`.
+    pub fn covers(&self, id: &str, architecture: &str) -> bool {
+        let architecture = architecture.to_lowercase();
+        self.accelerators.iter().any(|a| a.eq_ignore_ascii_case(id))
+            || self.matches.iter().any(|m| architecture.contains(m.as_str()))
+    }
 }
 
 /// Training's fraction of dense peak, by architecture.
