@@ -81,4 +81,16 @@ impl Cluster {
             self.inter_node
         }
     }
+
+    /// Seconds for an all-to-all in which each GPU of a `group` laid out `stride` apart sends
+    /// `bytes` spread evenly over the group (its own share stays): the peers in its scale-up
+    /// domain are reached over the scale-up link, the rest over the network, both at once.
+    pub fn all_to_all_seconds(&self, bytes: f64, group: u32, stride: u32) -> f64 {
+        let group = group.max(1);
+        let local = (self.scale_up_domain / stride.max(1)).clamp(1, group);
+        let n = f64::from(group);
+        let over_link = bytes * f64::from(local - 1) / n / self.intra_node.0;
+        let over_network = bytes * f64::from(group - local) / n / self.inter_node.0;
+        over_link.max(over_network)
+    }
 }

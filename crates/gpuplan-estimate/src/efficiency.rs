@@ -14,15 +14,17 @@ pub fn training_peak_fraction(accelerator: &Accelerator, precision: Precision) -
     let fraction = if matches!(precision, Precision::Fp32 | Precision::Fp64) {
         table.fp32
     } else {
-        let eight_bit = precision.bits() <= 8;
+        let bits = precision.bits();
         table
             .architectures
             .iter()
             .find(|entry| entry.covers(accelerator.id.as_str(), &accelerator.architecture))
-            .map_or(
-                table.other,
-                |entry| if eight_bit { entry.eight_bit } else { entry.sixteen_bit },
-            )
+            .map_or(table.other, |entry| match bits {
+                // Without a 4-bit figure the 4-bit peak is taken at the 8-bit speed: no gain.
+                ..=4 => entry.four_bit.unwrap_or(entry.eight_bit / 2.0),
+                5..=8 => entry.eight_bit,
+                _ => entry.sixteen_bit,
+            })
     };
     (fraction, table.evidence.as_str())
 }

@@ -73,16 +73,16 @@ impl Uncertainty {
     }
 
     /// With the 80 % intervals the in-force calibration measured for a workload of `task` on
-    /// `gpus` GPUs, `gpus_per_node` to a node.
-    pub fn measured(self, training: bool, gpus: u32, gpus_per_node: u32) -> Uncertainty {
+    /// `gpus` GPUs, `gpus_per_node` to a node (a mixture of experts' training has its own).
+    pub fn measured(self, training: bool, moe: bool, gpus: u32, gpus_per_node: u32) -> Uncertainty {
         use gpuplan_model::fitted::{IntervalKind, Regime};
         let calibration = crate::calibration::calibration();
         let regime = Regime::of(gpus, gpus_per_node);
         let interval = |kind| calibration.interval(kind, regime).map(|i| [i.low, i.high]);
-        let speed = if training {
-            IntervalKind::Training
-        } else {
-            IntervalKind::Inference
+        let speed = match (training, moe) {
+            (true, true) => IntervalKind::MoeTraining,
+            (true, false) => IntervalKind::Training,
+            (false, _) => IntervalKind::Inference,
         };
         Uncertainty {
             memory_interval: interval(IntervalKind::Memory),
@@ -275,10 +275,10 @@ fn validate(request: &EstimateRequest) -> Result<(), EstimateError> {
                     value: format!("{} (TP {}, {experts} experts)", layout.ep, layout.tp),
                 });
             }
-        } else if layout.dp % layout.ep != 0 || experts % u64::from(layout.ep) != 0 {
+        } else if (layout.dp % layout.ep != 0 && !layout.experts_folded()) || experts % u64::from(layout.ep) != 0 {
             return Err(EstimateError::OutOfRange {
-                what: "expert parallel degree (must divide the data-parallel replicas and the experts)",
-                value: format!("{} (DP {}, {experts} experts)", layout.ep, layout.dp),
+                what: "expert parallel degree (must divide the experts, and the data-parallel replicas or those times the tensor-parallel GPUs)",
+                value: format!("{} (DP {}, TP {}, {experts} experts)", layout.ep, layout.dp, layout.tp),
             });
         }
     }
@@ -530,6 +530,7 @@ fn transformer(
         kv_width: spec.kv_width(),
         moe_layers: spec.moe.map_or(0, |moe| spec.layers.saturating_sub(moe.dense_layers)),
         experts_per_token: spec.moe.map_or(0, |moe| moe.experts_per_token),
+        experts: spec.moe.map_or(0, |moe| moe.experts),
         flops_per_token: flops::training_per_token(spec, &counts, seq, workload.task, workload.checkpointing),
         saved_activation_bytes: memory.activations.as_u64() as f64,
     };
@@ -570,6 +571,11 @@ pub(crate) fn apply_amount(estimate: TrainingEstimate, request: &EstimateRequest
 fn push_memory_assumptions(assumptions: &mut Notes, request: &EstimateRequest) {
     let w = request.workload;
     match w.task {
+        Task::Pretrain | Task::Finetune if w.precision.bits() <= 8 => assumptions.add(|| format!(
+            "16-bit weights and gradients with {} casts for the matmuls (Transformer Engine, torchao), {} optimizer \
+             with an fp32 master copy (ZeRO stage {} over {} data-parallel ranks)",
+            w.precision, w.optimizer, w.layout.zero, w.layout.dp
+        )),
         Task::Pretrain | Task::Finetune => assumptions.add(|| format!(
             "{} weights, {} gradients, {} optimizer with an fp32 master copy under mixed precision \
              (ZeRO stage {} over {} data-parallel ranks)",

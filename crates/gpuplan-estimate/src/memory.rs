@@ -108,8 +108,8 @@ pub fn lora_activation_bytes_per_token(spec: &TransformerSpec, workload: &Worklo
 
 /// Parameters of the routed experts that expert parallelism moves off each GPU: with `ep`
 /// ranks, each keeps `1/ep` of them.
-pub fn expert_parameters_elsewhere(spec: &TransformerSpec, ep: u32) -> f64 {
-    expert_parameters(spec) * (1.0 - 1.0 / f64::from(ep.max(1)))
+pub fn expert_parameters_elsewhere(spec: &TransformerSpec, split: f64) -> f64 {
+    expert_parameters(spec) * (1.0 - 1.0 / split.max(1.0))
 }
 
 /// Parameters of every routed expert of a mixture-of-experts model (0 for a dense one).
@@ -200,7 +200,7 @@ pub fn training(
     let precision = workload.precision;
 
     let embedding_params = (counts.embedding + counts.output_head) as f64;
-    let elsewhere = expert_parameters_elsewhere(spec, layout.ep);
+    let elsewhere = expert_parameters_elsewhere(spec, layout.expert_split());
     let body_params = counts.total as f64 - embedding_params - elsewhere;
     let mut weights = (body_params * weight_bytes(task, precision)
         + embedding_params * embedding_bytes(task, precision))

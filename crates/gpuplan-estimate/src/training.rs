@@ -16,7 +16,8 @@ use crate::calibration;
 use crate::cluster::Cluster;
 use crate::efficiency::{
     compiled_training_speedup, cpu_adam_parameters_per_second, data_parallel_overlap, hidden_size_at_half_efficiency,
-    micro_batch_tokens_at_half_efficiency, pipeline_virtual_stages, qlora_speed_factor, training_peak_fraction,
+    micro_batch_tokens_at_half_efficiency, pipeline_virtual_stages, qlora_speed_factor, training_moe_expert_seconds,
+    training_peak_fraction,
 };
 use crate::flops::TrainingFlops;
 use crate::notes::Notes;
@@ -40,13 +41,15 @@ pub struct TrainingEstimate {
     /// Time for the requested tokens or epochs, when given.
     pub time_seconds: Option<f64>,
     pub gpu_hours: Option<f64>,
-    /// Compute part of a step, pipeline bubble included.
+    /// Compute part of a step: pipeline bubble and the routed experts' per-expert kernels
+    /// included.
     pub compute_seconds: f64,
     /// Communication not hidden behind compute.
     pub communication_seconds: f64,
     /// Pipeline bubble as a fraction of the ideal compute time.
     pub pipeline_bubble: f64,
-    /// Ideal compute time over actual step time: 1 when communication and bubbles cost nothing.
+    /// Ideal compute time over actual step time (the routed experts' per-expert kernels left
+    /// out): 1 when communication and bubbles cost nothing.
     pub scaling_efficiency: f64,
 }
 
@@ -69,6 +72,8 @@ pub struct TrainingShape {
     /// Mixture-of-experts layers and experts per token, for expert-parallel all-to-alls.
     pub moe_layers: u64,
     pub experts_per_token: u64,
+    /// Routed experts of each MoE layer (0 for a dense model).
+    pub experts: u64,
     pub flops_per_token: TrainingFlops,
     /// Activation bytes one GPU keeps for the backward pass (what activation offloading moves).
     pub saved_activation_bytes: f64,
@@ -113,7 +118,9 @@ pub fn efficiency(accelerator: &Accelerator, workload: &Workload, shape: &Traini
         Some(framework) if workload.precision.bits() <= 8 => {
             let factor = calibration::framework(framework).low_precision_factor;
             if factor != 1.0 {
-                notes.add(|| format!("{framework} runs 8-bit training at ×{factor} the generic fraction of peak"));
+                notes.add(|| {
+                    format!("{framework} runs 8- and 4-bit training at ×{factor} the generic fraction of peak")
+                });
             }
             factor
         }
@@ -187,7 +194,7 @@ pub fn estimate(
     let dp_seconds = if layout.dp > 1 {
         let adapters = matches!(workload.task, Task::Lora | Task::Qlora);
         // Parameters on each GPU's shard of the model: the experts other EP ranks hold are not.
-        let held = shape.parameters - shape.expert_parameters * (1.0 - 1.0 / f64::from(layout.ep.max(1)));
+        let held = shape.parameters - shape.expert_parameters * (1.0 - 1.0 / layout.expert_split());
         let volume = if layout.zero >= 3 && !adapters {
             3.0 * (dp - 1.0) / dp * held / split * activation_bytes(workload.precision)
         } else if layout.zero >= 3 {
@@ -199,9 +206,9 @@ pub fn estimate(
             // Dense parameters reduced over every data-parallel rank; each GPU's 1/EP of the
             // experts over the dp/EP ranks that hold the same ones.
             let experts = shape.expert_parameters.min(shape.trainable_parameters);
-            let expert_dp = (dp / f64::from(layout.ep)).max(1.0);
+            let expert_dp = (dp / layout.expert_split()).max(1.0);
             (2.0 * (dp - 1.0) / dp * (shape.trainable_parameters - experts)
-                + 2.0 * (expert_dp - 1.0) / expert_dp * experts / f64::from(layout.ep))
+                + 2.0 * (expert_dp - 1.0) / expert_dp * experts / layout.expert_split())
                 / split
                 * gradient_bytes(workload.task, workload.precision)
         } else {
@@ -234,14 +241,20 @@ pub fn estimate(
         0.0
     };
     // Expert parallelism: each token goes to its top-k experts and comes back (dispatch and
-    // combine all-to-alls) in every MoE layer of the stage, forward and backward; the share
-    // (ep − 1)/ep of it leaves the GPU.
-    let ep = f64::from(layout.ep.max(1));
+    // combine all-to-alls) in every MoE layer of the stage, forward and backward. With tensor
+    // parallelism the MoE layer's input is split over the TP GPUs (sequence parallelism, which
+    // Megatron-Core requires for MoE), so each sends its share of the tokens.
     let ep_seconds = if layout.ep > 1 {
-        let bytes =
-            tokens_local * shape.hidden as f64 * activation_bytes(workload.precision) * shape.experts_per_token as f64;
-        micro_batches * moe_layers_here * 4.0 * (ep - 1.0) / ep * bytes
-            / cluster.group_bandwidth(layout.ep, layout.tp * layout.cp).0
+        let bytes = tokens_local / tp
+            * shape.hidden as f64
+            * activation_bytes(workload.precision)
+            * shape.experts_per_token as f64;
+        let stride = if layout.experts_folded() {
+            layout.cp
+        } else {
+            layout.tp * layout.cp
+        };
+        micro_batches * moe_layers_here * 4.0 * cluster.all_to_all_seconds(bytes, layout.ep, stride)
     } else {
         0.0
     };
@@ -254,8 +267,19 @@ pub fn estimate(
             )
         });
     }
+    // Each expert a GPU holds costs launches of its own in every MoE layer and micro-batch.
+    let local_experts = shape.experts as f64 / layout.expert_split();
+    let expert_seconds = micro_batches * moe_layers_here * local_experts * training_moe_expert_seconds();
+    if shape.experts > 0 {
+        notes.add(|| {
+            format!(
+                "{local_experts:.0} routed experts on each GPU cost {:.1} ms per MoE layer and micro-batch beyond their FLOPs (per-expert casts and GEMM launches, set from Megatron-Bridge runs): {expert_seconds:.2} s per step",
+                local_experts * training_moe_expert_seconds() * 1e3
+            )
+        });
+    }
     let offload_seconds = offload_seconds(workload, cluster, shape, ideal, micro_batches, notes);
-    let step = compute + tp_seconds + exposed_dp + cp_seconds + ep_seconds + offload_seconds;
+    let step = compute + tp_seconds + exposed_dp + cp_seconds + ep_seconds + expert_seconds + offload_seconds;
     let tokens_per_second = tokens_per_step / step;
     let real_share = workload.packing.real_share(shape.seq);
     if workload.packing.is_padded() {
@@ -276,10 +300,11 @@ pub fn estimate(
         hfu: shape.flops_per_token.hardware * tokens_per_second / (gpus * peak.0),
         time_seconds: None,
         gpu_hours: None,
-        compute_seconds: compute,
+        compute_seconds: compute + expert_seconds,
         communication_seconds: tp_seconds + exposed_dp + cp_seconds + ep_seconds + offload_seconds,
         pipeline_bubble: bubble,
-        scaling_efficiency: ideal / step,
+        // What spreading the work costs: the per-expert kernels are not a cost of scale.
+        scaling_efficiency: ideal / (step - expert_seconds),
     }
 }
 

@@ -32,6 +32,9 @@ pub struct FrameworkProfile {
     /// keeps 12 bytes of optimizer state per parameter.
     #[serde(default)]
     pub pure_low_precision: bool,
+    /// Trains in 4-bit floating point (Transformer Engine's NVFP4 recipe on Blackwell).
+    #[serde(default)]
+    pub four_bit_training: bool,
     /// Where the LoRA defaults come from.
     pub lora_evidence: String,
     /// What the profile rests on, in one line for the estimate's assumptions.
@@ -78,6 +81,7 @@ macro_rules! for_each_scalar_constant {
     serving_four_bit_gemm_factor: f64,
     serving_moe_expert_seconds: f64,
     serving_expert_imbalance: f64,
+    training_moe_expert_seconds: f64,
     cnn_inference_activation_share: f64,
     fp32_share_of_tensor_rate: f64,
     cnn_activation_bytes_per_forward_flop: f64,
@@ -129,8 +133,10 @@ pub struct ArchitectureFraction {
     pub accelerators: Vec<String>,
     /// At 16-bit precisions (and TF32).
     pub sixteen_bit: f64,
-    /// At 8-bit and narrower precisions.
+    /// At 8-bit precisions.
     pub eight_bit: f64,
+    /// At 4-bit floating point, against the 4-bit peak, where the architecture trains in it.
+    pub four_bit: Option<f64>,
     /// How this entry was set, where the table's evidence does not say.
     pub note: Option<String>,
 }
@@ -219,6 +225,8 @@ pub enum IntervalKind {
     Memory,
     /// Training speed (tokens or samples per second; time and GPU-hours are its inverse).
     Training,
+    /// Training speed of a mixture of experts, whose error is of another size.
+    MoeTraining,
     /// Inference speed (throughput; latencies are its inverse).
     Inference,
 }
@@ -493,6 +501,11 @@ impl Calibration {
                     ),
                     (format!("training_peak_fraction {:?} eight_bit", a.matches), a.eight_bit),
                 ]
+                .into_iter()
+                .chain(
+                    a.four_bit
+                        .map(|f| (format!("training_peak_fraction {:?} four_bit", a.matches), f)),
+                )
             })
             .collect();
         for (name, profile) in &self.engines {

@@ -181,7 +181,10 @@ pub struct ParallelLayout {
     #[serde(default = "one")]
     pub cp: u32,
     /// Expert parallel degree: a mixture-of-experts model's experts are spread over this many
-    /// data-parallel ranks, each holding `experts / ep` of them.
+    /// data-parallel ranks, each holding `experts / ep` of them split over its tensor-parallel
+    /// GPUs; where `ep` does not divide the data-parallel ranks but divides them times the
+    /// tensor-parallel ones, the expert groups span both and each GPU holds `experts / ep` of
+    /// them whole (Megatron-Core's MoE parallel folding, expert tensor parallelism 1).
     #[serde(default = "one")]
     pub ep: u32,
     /// ZeRO stage (0–3; FSDP full sharding = 3) across the data-parallel group.
@@ -208,6 +211,23 @@ fn auto_kv_cache() -> KvCacheDtype {
 }
 
 impl ParallelLayout {
+    /// Whether the expert-parallel groups span tensor-parallel GPUs (MoE parallel folding).
+    pub fn experts_folded(&self) -> bool {
+        self.ep > 1 && self.dp % self.ep != 0 && (self.dp * self.tp) % self.ep == 0
+    }
+
+    /// Ways a pipeline stage's routed experts are divided beyond its tensor-parallel split:
+    /// `ep`, or `ep / tp` when the expert groups fold over the tensor-parallel GPUs (each GPU
+    /// then holds `1/ep` of them whole rather than `1/(ep·tp)` of them in slices).
+    pub fn expert_split(&self) -> f64 {
+        let ep = f64::from(self.ep.max(1));
+        if self.experts_folded() {
+            ep / f64::from(self.tp.max(1))
+        } else {
+            ep
+        }
+    }
+
     pub fn single() -> Self {
         ParallelLayout {
             dp: 1,

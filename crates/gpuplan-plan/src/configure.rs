@@ -370,10 +370,11 @@ pub fn configure(
                 explain: true,
             };
             best.estimate = gpuplan_estimate::estimate(&request)?;
+            let moe = model.transformer().is_some_and(|t| t.moe.is_some());
             best.estimate.uncertainty =
                 best.estimate
                     .uncertainty
-                    .measured(task.is_training(), cluster.gpus, cluster.gpus_per_node);
+                    .measured(task.is_training(), moe, cluster.gpus, cluster.gpus_per_node);
             Ok(Some(best))
         }
         (None, Some(error)) => Err(error),

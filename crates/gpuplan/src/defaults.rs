@@ -311,17 +311,48 @@ pub fn check_node_shape(gpus: u32, per_node: u32) -> Result<(), Error> {
     Ok(())
 }
 
-/// Integer and 4-bit formats store a frozen base for inference or QLoRA; no optimizer trains
-/// weights held in them.
-pub fn check_training_precision(task: Task, precision: gpuplan_model::Precision) -> Result<(), Error> {
+/// Integer formats store a frozen base for inference or QLoRA; no optimizer trains weights
+/// held in them. 4-bit floating point trains full models where the framework has a recipe for
+/// it (Transformer Engine's NVFP4 in Megatron-Core; none given: that one is assumed).
+pub fn check_training_precision(
+    task: Task,
+    precision: gpuplan_model::Precision,
+    framework: Option<gpuplan_model::Framework>,
+) -> Result<(), Error> {
     use gpuplan_model::Precision;
-    let integer = matches!(precision, Precision::Int8 | Precision::Int4 | Precision::Fp4);
-    if task.is_training() && task != Task::Qlora && integer {
-        return Err(RequestError::unsuitable(Field::Precision, precision, "does not train weights")
-            .with_hint("train in bf16, fp16 or fp8; int8/int4 serve models, and QLoRA keeps a 4-bit base with {task} qlora")
-            .into());
+    if !task.is_training() || task == Task::Qlora {
+        return Ok(());
     }
-    Ok(())
+    let full = matches!(task, Task::Pretrain | Task::Finetune);
+    match precision {
+        Precision::Int8 | Precision::Int4 => Err(RequestError::unsuitable(
+            Field::Precision,
+            precision,
+            "does not train weights",
+        )
+        .with_hint(
+            "train in bf16, fp16, fp8 or fp4; int8/int4 serve models, and QLoRA keeps a 4-bit base with {task} qlora",
+        )
+        .into()),
+        Precision::Fp4 if !full => {
+            Err(
+                RequestError::unsuitable(Field::Precision, precision, "trains whole models only")
+                    .with_hint("LoRA adapts a 16-bit or 8-bit base; a 4-bit base is {task} qlora")
+                    .into(),
+            )
+        }
+        Precision::Fp4 => match framework {
+            Some(f) if !gpuplan_estimate::calibration::framework(f).four_bit_training => Err(RequestError::unsuitable(
+                Field::Precision,
+                precision,
+                format!("is not a training recipe of {f}"),
+            )
+            .with_hint("NVFP4 training is Transformer Engine's recipe: {framework} megatron, or fp8 with this one")
+            .into()),
+            _ => Ok(()),
+        },
+        _ => Ok(()),
+    }
 }
 
 /// The precision a quantised checkpoint is served in when none is given: its weights as

