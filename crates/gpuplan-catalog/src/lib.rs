@@ -34,6 +34,7 @@ pub mod published_benchmarks;
 mod raw;
 mod raw_operations;
 pub mod refresh;
+mod safetensors_index;
 mod summary;
 
 pub mod import;
@@ -48,4 +49,5 @@ pub use model_library::{ModelLibrary, UnknownModel};
 pub use offering_query::{OfferingQuery, OfferingSort, fold_zones};
 pub use price_flags::{MIN_SPOT_SHARE_OF_ON_DEMAND, flag_prices};
 pub use price_overlay::{InstancePrice, OverlayBilling, PriceOverlay, ProviderDiscount};
+pub use safetensors_index::{CheckpointParameters, IndexError, checkpoint_parameters};
 pub use summary::{CatalogSummary, ProviderSummary};

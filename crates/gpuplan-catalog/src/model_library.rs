@@ -158,6 +158,7 @@ pub(crate) fn parse_model(file: &str, text: &str) -> Result<ModelSpec, CatalogEr
         architecture,
         published_parameters: raw.published_parameters,
         published_counts_output_layer_twice: raw.published_counts_output_layer_twice,
+        checkpoint_parameters: None,
         sources,
     })
 }

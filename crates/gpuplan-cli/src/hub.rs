@@ -4,6 +4,9 @@
 //! layout (`HF_HUB_CACHE`, else `HF_HOME/hub`, else `~/.cache/huggingface/hub`:
 //! `models--ORG--NAME/snapshots/COMMIT/config.json`, `refs/REVISION`). A file already there,
 //! whichever tool put it, is read without the network; `HF_HUB_OFFLINE=1` never asks it.
+//! A sharded checkpoint's `model.safetensors.index.json` is read the same way for the
+//! parameters the checkpoint holds; a repository without one is remembered as huggingface_hub
+//! does (`.no_exist/COMMIT/model.safetensors.index.json`) and costs no second request.
 
 use gpuplan::Error;
 use std::io::Read;
@@ -52,11 +55,47 @@ impl HubId {
 const MAX_CONFIG_BYTES: u64 = 16 * 1024 * 1024;
 const TIMEOUT: Duration = Duration::from_secs(30);
 
+const INDEX: &str = "model.safetensors.index.json";
+
+/// The text of `id`'s config.json and, where the repository has one, of its safetensors
+/// index: from the cache when they are there, else from the Hub (and then cached). The index is
+/// optional: a repository without one, or a Hub that cannot be asked, leaves it out.
+pub fn files(id: &HubId) -> Result<(String, Option<String>), Error> {
+    let cache = cache_root();
+    let config = config(id, &cache)?;
+    let Some(commit) = commit_of(id, &cache) else {
+        return Ok((config, None));
+    };
+    let snapshot = id.cache_folder(&cache).join("snapshots").join(&commit);
+    if let Ok(index) = std::fs::read_to_string(snapshot.join(INDEX)) {
+        return Ok((config, Some(index)));
+    }
+    let known_missing = id.cache_folder(&cache).join(".no_exist").join(&commit).join(INDEX);
+    if offline() || known_missing.is_file() {
+        return Ok((config, None));
+    }
+    let at_commit = HubId {
+        repo: id.repo.clone(),
+        revision: commit.clone(),
+    };
+    match fetch(&at_commit, INDEX) {
+        Ok((text, _)) => {
+            let _ = std::fs::write(snapshot.join(INDEX), &text);
+            Ok((config, Some(text)))
+        }
+        Err(Fetched::Missing) => {
+            let _ = std::fs::create_dir_all(known_missing.parent().unwrap_or(&snapshot))
+                .and_then(|()| std::fs::write(&known_missing, ""));
+            Ok((config, None))
+        }
+        Err(Fetched::Failed(_)) => Ok((config, None)),
+    }
+}
+
 /// The text of `id`'s config.json: from the cache when it is there, else from the Hub (and
 /// then cached).
-pub fn config(id: &HubId) -> Result<String, Error> {
-    let cache = cache_root();
-    if let Some(text) = cached(id, &cache) {
+fn config(id: &HubId, cache: &Path) -> Result<String, Error> {
+    if let Some(text) = cached(id, cache) {
         return Ok(text);
     }
     if offline() {
@@ -69,9 +108,30 @@ pub fn config(id: &HubId) -> Result<String, Error> {
             Some("run once with the network (unset HF_HUB_OFFLINE), or give the path of a config.json".to_string()),
         ));
     }
-    let (text, commit) = fetch(id)?;
-    store(id, &cache, &commit, &text);
+    let (text, commit) = fetch(id, "config.json").map_err(|failed| match failed {
+        Fetched::Missing => Error::invalid(
+            format!("--model {}: no such repository, revision or config.json", id.repo),
+            Some(
+                "check the id as the Hub spells it (ORG/NAME), or give a built-in model (`gpuplan models`)".to_string(),
+            ),
+        ),
+        Fetched::Failed(error) => error,
+    })?;
+    store(id, cache, &commit, &text);
     Ok(text)
+}
+
+/// The commit `id`'s revision names in the cache, where it is known.
+fn commit_of(id: &HubId, cache: &Path) -> Option<String> {
+    let commit = if is_commit(&id.revision) {
+        id.revision.clone()
+    } else {
+        std::fs::read_to_string(id.cache_folder(cache).join("refs").join(&id.revision))
+            .ok()?
+            .trim()
+            .to_string()
+    };
+    is_commit(&commit).then_some(commit)
 }
 
 fn env(name: &str) -> Option<String> {
@@ -116,19 +176,12 @@ fn token() -> Option<String> {
 /// The cached config.json of `id`'s revision: a commit hash names its snapshot, a branch or
 /// tag is looked up in `refs/`.
 fn cached(id: &HubId, cache: &Path) -> Option<String> {
-    let folder = id.cache_folder(cache);
-    let commit = if is_commit(&id.revision) {
-        id.revision.clone()
-    } else {
-        std::fs::read_to_string(folder.join("refs").join(&id.revision))
-            .ok()?
-            .trim()
-            .to_string()
-    };
-    if !is_commit(&commit) {
-        return None;
-    }
-    let path = folder.join("snapshots").join(commit).join("config.json");
+    let commit = commit_of(id, cache)?;
+    let path = id
+        .cache_folder(cache)
+        .join("snapshots")
+        .join(commit)
+        .join("config.json");
     let metadata = std::fs::metadata(&path).ok()?;
     (metadata.len() <= MAX_CONFIG_BYTES)
         .then(|| std::fs::read_to_string(path).ok())
@@ -153,13 +206,25 @@ fn store(id: &HubId, cache: &Path, commit: &str, text: &str) {
     }
 }
 
-/// GET `ENDPOINT/ORG/NAME/resolve/REVISION/config.json`: the text and the commit it came from
-/// (the Hub's `X-Repo-Commit` header; a made-up one would not name a real snapshot, so a
-/// response without it is cached under the revision only when that is a commit).
-fn fetch(id: &HubId) -> Result<(String, String), Error> {
+/// Why a file did not come: the Hub has no such file (404), or anything else.
+enum Fetched {
+    Missing,
+    Failed(Error),
+}
+
+impl From<Error> for Fetched {
+    fn from(error: Error) -> Self {
+        Fetched::Failed(error)
+    }
+}
+
+/// GET `ENDPOINT/ORG/NAME/resolve/REVISION/FILE`: the text and the commit it came from (the
+/// Hub's `X-Repo-Commit` header; a made-up one would not name a real snapshot, so a response
+/// without it is cached under the revision only when that is a commit).
+fn fetch(id: &HubId, file: &str) -> Result<(String, String), Fetched> {
     let endpoint = env("HF_ENDPOINT").unwrap_or_else(|| "https://huggingface.co".to_string());
     let url = format!(
-        "{}/{}/resolve/{}/config.json",
+        "{}/{}/resolve/{}/{file}",
         endpoint.trim_end_matches('/'),
         id.repo,
         id.revision
@@ -194,18 +259,13 @@ fn fetch(id: &HubId) -> Result<(String, String), Error> {
                 id.repo
             )
         };
-        return Err(Error::invalid(format!("{shown}: {status}"), Some(hint)));
+        return Err(Error::invalid(format!("{shown}: {status}"), Some(hint)).into());
     }
     if status == reqwest::StatusCode::NOT_FOUND {
-        return Err(Error::invalid(
-            format!("{shown}: no such repository, revision or config.json"),
-            Some(
-                "check the id as the Hub spells it (ORG/NAME), or give a built-in model (`gpuplan models`)".to_string(),
-            ),
-        ));
+        return Err(Fetched::Missing);
     }
     if !status.is_success() {
-        return Err(Error::invalid(format!("{shown}: {status}"), None));
+        return Err(Error::invalid(format!("{shown}: {status}"), None).into());
     }
     let commit = response
         .headers()
@@ -220,10 +280,7 @@ fn fetch(id: &HubId) -> Result<(String, String), Error> {
         .read_to_string(&mut text)
         .map_err(|e| Error::invalid(format!("{shown}: reading the answer: {e}"), None))?;
     if text.len() as u64 > MAX_CONFIG_BYTES {
-        return Err(Error::invalid(
-            format!("{shown}: larger than 16 MiB, not a config.json"),
-            None,
-        ));
+        return Err(Error::invalid(format!("{shown}: larger than 16 MiB, not a {file}"), None).into());
     }
     Ok((text, commit.unwrap_or_default()))
 }

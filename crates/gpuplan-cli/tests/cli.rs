@@ -1230,6 +1230,10 @@ mod hub {
     use std::net::TcpListener;
 
     const COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";
+    /// The checkpoint holds 8,190,735,360 + 400,000,000 parameters: more than its config's
+    /// layers, as a checkpoint with a vision tower does.
+    const INDEX: &str =
+        r#"{"metadata": {"total_parameters": 8590735360, "total_size": 17181470720}, "weight_map": {}}"#;
 
     fn gpuplan_with(args: &[&str], env: &[(&str, &str)]) -> Run {
         let mut command = Command::new(env!("CARGO_BIN_EXE_gpuplan"));
@@ -1247,8 +1251,8 @@ mod hub {
     }
 
     /// A stand-in for the Hub that answers `requests` requests and returns the paths it was
-    /// asked for: `Org/Model`'s config.json to the bearer of `hf_test`, 401 for anyone else and
-    /// for `Org/Gated`.
+    /// asked for: `Org/Model`'s config.json and safetensors index (at the commit the config
+    /// came from) to the bearer of `hf_test`, 401 for anyone else and for `Org/Gated`.
     fn hub(requests: usize, config: String) -> (String, std::thread::JoinHandle<Vec<String>>) {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
@@ -1268,8 +1272,15 @@ mod hub {
                     bearer |= line.to_ascii_lowercase().starts_with("authorization: bearer hf_test");
                 }
                 let path = request_line.split_whitespace().nth(1).unwrap_or_default().to_string();
+                let index = format!("/Org/Model/resolve/{COMMIT}/model.safetensors.index.json");
                 let (status, body, commit) = if path == "/Org/Model/resolve/main/config.json" && bearer {
                     ("200 OK", config.clone(), format!("X-Repo-Commit: {COMMIT}\r\n"))
+                } else if path == index && bearer {
+                    ("200 OK", INDEX.to_string(), format!("X-Repo-Commit: {COMMIT}\r\n"))
+                } else if path == "/Org/Plain/resolve/main/config.json" {
+                    ("200 OK", config.clone(), format!("X-Repo-Commit: {COMMIT}\r\n"))
+                } else if path.starts_with("/Org/Plain/") {
+                    ("404 Not Found", "{}".to_string(), String::new())
                 } else {
                     ("401 Unauthorized", "{}".to_string(), String::new())
                 };
@@ -1290,7 +1301,7 @@ mod hub {
     fn a_hub_id_is_fetched_once_cached_and_read_offline() {
         let file: Value =
             serde_json::from_str(include_str!("../../gpuplan-catalog/data/models/qwen3-8b.json")).unwrap();
-        let (url, server) = hub(2, file["config"].to_string());
+        let (url, server) = hub(3, file["config"].to_string());
         let home = std::env::temp_dir().join(format!("gpuplan-hf-{}", std::process::id()));
         let home_text = home.to_string_lossy().to_string();
         let estimate = [
@@ -1310,9 +1321,13 @@ mod hub {
         );
         assert_eq!(online.code, 0, "{}", online.stderr);
         let model = &online.json()["model"];
-        assert_eq!(model["parameters"], 8_190_735_360u64, "{model}");
+        assert_eq!(
+            model["parameters"], 8_590_735_360u64,
+            "the checkpoint's own count: {model}"
+        );
         let snapshot = home.join(format!("hub/models--Org--Model/snapshots/{COMMIT}/config.json"));
         assert!(snapshot.is_file(), "cached in the Hub's layout");
+        assert!(snapshot.with_file_name("model.safetensors.index.json").is_file());
         assert_eq!(
             std::fs::read_to_string(home.join("hub/models--Org--Model/refs/main")).unwrap(),
             COMMIT
@@ -1339,8 +1354,9 @@ mod hub {
         assert_eq!(
             served,
             [
-                "/Org/Model/resolve/main/config.json",
-                "/Org/Gated/resolve/main/config.json"
+                "/Org/Model/resolve/main/config.json".to_string(),
+                format!("/Org/Model/resolve/{COMMIT}/model.safetensors.index.json"),
+                "/Org/Gated/resolve/main/config.json".to_string(),
             ]
         );
         // The server is gone: the cache answers, and what is not cached is refused by name.
@@ -1351,7 +1367,7 @@ mod hub {
         ];
         let cached = gpuplan_with(&estimate, &offline);
         assert_eq!(cached.code, 0, "{}", cached.stderr);
-        assert_eq!(cached.json()["model"]["parameters"], 8_190_735_360u64);
+        assert_eq!(cached.json()["model"]["parameters"], 8_590_735_360u64);
         let missing = gpuplan_with(
             &[
                 "estimate",
@@ -1387,6 +1403,51 @@ mod hub {
         );
         assert_eq!(builtin.code, 0, "{}", builtin.stderr);
         std::fs::remove_dir_all(&home).ok();
+    }
+
+    /// A repository without a safetensors index (one file of weights) is asked for it once: the
+    /// 404 is remembered where huggingface_hub keeps it, and the next run needs no network.
+    #[test]
+    fn a_missing_index_is_remembered() {
+        let file: Value =
+            serde_json::from_str(include_str!("../../gpuplan-catalog/data/models/qwen3-8b.json")).unwrap();
+        let (url, server) = hub(2, file["config"].to_string());
+        let home = std::env::temp_dir().join(format!("gpuplan-hf-plain-{}", std::process::id()));
+        let home_text = home.to_string_lossy().to_string();
+        let estimate = [
+            "estimate",
+            "--model",
+            "Org/Plain",
+            "--task",
+            "inference",
+            "--gpu",
+            "H100",
+            "--format",
+            "json",
+        ];
+        let env = [("HF_ENDPOINT", url.as_str()), ("HF_HOME", home_text.as_str())];
+        let first = gpuplan_with(&estimate, &env);
+        assert_eq!(first.code, 0, "{}", first.stderr);
+        assert_eq!(
+            first.json()["model"]["parameters"],
+            8_190_735_360u64,
+            "the architecture's count"
+        );
+        assert_eq!(
+            server.join().unwrap(),
+            [
+                "/Org/Plain/resolve/main/config.json".to_string(),
+                format!("/Org/Plain/resolve/{COMMIT}/model.safetensors.index.json"),
+            ]
+        );
+        let marker = home.join(format!(
+            "hub/models--Org--Plain/.no_exist/{COMMIT}/model.safetensors.index.json"
+        ));
+        assert!(marker.is_file(), "the 404 is remembered");
+        // The stand-in is gone and HF_HUB_OFFLINE is not set: nothing is asked again.
+        let second = gpuplan_with(&estimate, &env);
+        assert_eq!(second.code, 0, "{}", second.stderr);
+        let _ = std::fs::remove_dir_all(&home);
     }
 }
 

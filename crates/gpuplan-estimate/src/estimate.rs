@@ -360,11 +360,16 @@ fn transformer(
             )
         });
     }
-    assumptions.add(|| {
-        format!(
+    assumptions.add(|| match request.model.checkpoint_parameters {
+        Some(held) => format!(
+            "{} parameters ({} active per token): the checkpoint holds {held} (its model.safetensors.index.json); \
+             what it holds beyond the architecture's layers is counted as weights without FLOPs",
+            counts.total, counts.active
+        ),
+        None => format!(
             "{} parameters ({} active per token) counted from the architecture",
             counts.total, counts.active
-        )
+        ),
     });
 
     if workload.task == Task::Inference {

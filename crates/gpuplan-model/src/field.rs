@@ -58,6 +58,7 @@ fields! {
     // The workload, shared by estimate and plan.
     Model = "model";
     ModelConfig = "model_config", Spelling::KeyOnly { cli: "--model PATH (a config.json)" };
+    CheckpointIndex = "checkpoint_index", Spelling::KeyOnly { cli: "--model ORG/NAME (its model.safetensors.index.json)" };
     Task = "task";
     Batch = "batch";
     MicroBatch = "micro_batch";

@@ -18,6 +18,10 @@ pub struct ModelSpec {
     /// The published total counts a tied output layer as a separate tensor (Falcon).
     #[serde(default)]
     pub published_counts_output_layer_twice: bool,
+    /// Parameters the checkpoint holds, where its `model.safetensors.index.json` was read (a
+    /// Hugging Face Hub model): what the weights really take, beside the architecture's count.
+    #[serde(default)]
+    pub checkpoint_parameters: Option<u64>,
     pub sources: Vec<Source>,
 }
 

@@ -16,8 +16,13 @@ use gpuplan_plan::{Configured, WorkloadTemplate, configure, layout_candidates};
 pub enum ModelSource {
     /// A built-in model id or alias.
     BuiltIn(String),
-    /// The text of a Hugging Face `config.json`, with the name to call it by.
-    Config { name: String, text: String },
+    /// The text of a Hugging Face `config.json`, with the name to call it by, and the text of
+    /// its checkpoint's `model.safetensors.index.json` where one was read.
+    Config {
+        name: String,
+        text: String,
+        checkpoint_index: Option<String>,
+    },
 }
 
 /// A workload as a user describes it; `None` means "choose for me", and every choice made is

@@ -140,6 +140,7 @@ pub fn generic_decoder(name: &str) -> Option<Result<ModelSpec, String>> {
         architecture: Architecture::Transformer(spec),
         published_parameters: None,
         published_counts_output_layer_twice: false,
+        checkpoint_parameters: None,
         sources: Vec::new(),
     }))
 }

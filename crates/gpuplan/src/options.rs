@@ -38,6 +38,11 @@ pub struct WorkloadOptions {
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
     pub model_config: Option<serde_json::Value>,
+    /// The checkpoint's `model.safetensors.index.json` for `model_config`, as text: the
+    /// parameters it holds (its `total_parameters`, or its `total_size` over the config's
+    /// dtype) are what the weights take (the CLI reads it from the Hub with the config).
+    #[serde(default)]
+    pub checkpoint_index: Option<String>,
     /// pretrain, finetune, lora, qlora or inference (needed unless `workload` is `tabular`).
     #[serde(default)]
     pub task: String,
@@ -551,10 +556,12 @@ impl WorkloadOptions {
             Some(serde_json::Value::String(text)) => ModelSource::Config {
                 name: self.model.clone(),
                 text: text.clone(),
+                checkpoint_index: self.checkpoint_index.clone(),
             },
             Some(object) => ModelSource::Config {
                 name: self.model.clone(),
                 text: object.to_string(),
+                checkpoint_index: self.checkpoint_index.clone(),
             },
         }
     }

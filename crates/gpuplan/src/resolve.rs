@@ -32,8 +32,23 @@ pub fn model(catalog: &Catalog, source: &ModelSource) -> Result<ModelSpec, Error
                 )),
             )
         }),
-        ModelSource::Config { name, text } => {
-            let spec = parse_hf_config_text(text).map_err(|error| Error::invalid(format!("{name}: {error}"), None))?;
+        ModelSource::Config {
+            name,
+            text,
+            checkpoint_index,
+        } => {
+            let mut spec =
+                parse_hf_config_text(text).map_err(|error| Error::invalid(format!("{name}: {error}"), None))?;
+            let checkpoint = checkpoint_index
+                .as_deref()
+                .map(|index| checkpoint_parameters(name, index, text))
+                .transpose()?;
+            // Weights the checkpoint holds beyond the layers the architecture describes (a
+            // vision tower, a multi-token-prediction head) take memory and no FLOPs.
+            if let Some(held) = checkpoint {
+                let counted = gpuplan_estimate::parameters::count_parameters(&spec).total;
+                spec.extra_parameters += held.saturating_sub(counted);
+            }
             Ok(ModelSpec {
                 id: name.clone(),
                 name: name.clone(),
@@ -41,10 +56,20 @@ pub fn model(catalog: &Catalog, source: &ModelSource) -> Result<ModelSpec, Error
                 architecture: Architecture::Transformer(spec),
                 published_parameters: None,
                 published_counts_output_layer_twice: false,
+                checkpoint_parameters: checkpoint,
                 sources: Vec::new(),
             })
         }
     }
+}
+
+/// The parameters a checkpoint's safetensors index says it holds; an index that cannot say is
+/// an error naming what is missing.
+fn checkpoint_parameters(name: &str, index: &str, config: &str) -> Result<u64, Error> {
+    let config: serde_json::Value = serde_json::from_str(config).unwrap_or_default();
+    gpuplan_catalog::checkpoint_parameters(index, &config)
+        .map(|held| held.parameters)
+        .map_err(|error| Error::invalid(format!("{name}: {error}"), None))
 }
 
 /// Provider names, checked against the catalog.

@@ -1222,6 +1222,7 @@ fn quantised_checkpoints_are_estimated_in_their_stored_format() {
         ModelSource::Config {
             name: "qwen3-8b-quantised".into(),
             text: config.to_string(),
+            checkpoint_index: None,
         }
     };
     let run = |model: ModelSource, precision: Option<Precision>| {
@@ -1346,4 +1347,59 @@ mod attention_data_parallel {
         training.attention_dp = Some(true);
         assert!(estimate_workload(catalog(), &training).is_err());
     }
+}
+
+/// A checkpoint's safetensors index says what its weights really hold: Qwen3 8B's config
+/// describes 8.19 B parameters; a checkpoint holding 0.4 B more (a vision tower or a
+/// prediction head the config's layers do not describe) takes their memory in the estimate, and
+/// the answer says where the figure came from. An index that cannot give a count (bytes with no
+/// dtype to read them by) is refused, naming the missing field.
+#[test]
+fn a_checkpoints_safetensors_index_sets_the_weights_it_holds() {
+    let file: serde_json::Value =
+        serde_json::from_str(include_str!("../../gpuplan-catalog/data/models/qwen3-8b.json")).unwrap();
+    let config = file["config"].to_string();
+    let run = |index: Option<&str>| {
+        let model = ModelSource::Config {
+            name: "Org/Model".into(),
+            text: config.clone(),
+            checkpoint_index: index.map(str::to_string),
+        };
+        let mut r = WorkloadRequest::new(model, Task::Inference, "H100-SXM5-80GB");
+        (r.batch, r.seq, r.output_tokens) = (Some(1), Some(512), Some(128));
+        estimate_workload(catalog(), &r)
+    };
+    let plain = run(None).unwrap();
+    let held = 8_590_735_360u64;
+    let index =
+        format!(r#"{{"metadata": {{"total_parameters": {held}, "total_size": 17181470720}}, "weight_map": {{}}}}"#);
+    let with = run(Some(&index)).unwrap();
+    assert_eq!(with.estimate.parameters.total, held);
+    let extra = (with.estimate.memory.weights.as_u64() - plain.estimate.memory.weights.as_u64()) as f64;
+    assert!(
+        (0.7e9..0.9e9).contains(&extra),
+        "0.4 B more bf16 weights: {extra} bytes"
+    );
+    assert!(
+        with.estimate
+            .assumptions
+            .iter()
+            .any(|a| a.contains("model.safetensors.index.json")),
+        "{:?}",
+        with.estimate.assumptions
+    );
+    let bytes_only = r#"{"metadata": {"total_size": 17181470720}}"#;
+    let mut no_dtype: serde_json::Value = serde_json::from_str(&config).unwrap();
+    no_dtype.as_object_mut().unwrap().remove("torch_dtype");
+    let model = ModelSource::Config {
+        name: "Org/Model".into(),
+        text: no_dtype.to_string(),
+        checkpoint_index: Some(bytes_only.to_string()),
+    };
+    let error = estimate_workload(
+        catalog(),
+        &WorkloadRequest::new(model, Task::Inference, "H100-SXM5-80GB"),
+    )
+    .unwrap_err();
+    assert!(error.to_string().contains("torch_dtype"), "{error}");
 }

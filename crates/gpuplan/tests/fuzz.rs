@@ -135,7 +135,7 @@ proptest! {
         if gpuplan::catalog::parse_hf_config_text(&text).is_ok() {
             for task in [Task::Pretrain, Task::Inference] {
                 let mut r = WorkloadRequest::new(
-                    ModelSource::Config { name: "fuzz.json".into(), text: text.clone() },
+                    ModelSource::Config { name: "fuzz.json".into(), text: text.clone(), checkpoint_index: None },
                     task,
                     "H100-SXM5-80GB",
                 );

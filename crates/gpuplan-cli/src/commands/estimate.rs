@@ -5,13 +5,35 @@ use gpuplan::emit::{OutputFormat, Table, estimate_report};
 use gpuplan::{Catalog, Error, EstimateOptions, ExitStatus, estimate_workload};
 use std::path::Path;
 
+/// A model as the command line and job files name it: its name, its config.json's text (for
+/// a file or a Hub id) and its checkpoint's safetensors index (for a Hub id whose repository
+/// has one, or a config.json with one beside it).
+pub(crate) struct ModelFiles {
+    pub name: String,
+    pub config: Option<serde_json::Value>,
+    pub checkpoint_index: Option<String>,
+}
+
+impl ModelFiles {
+    fn named(name: &str) -> ModelFiles {
+        ModelFiles {
+            name: name.to_string(),
+            config: None,
+            checkpoint_index: None,
+        }
+    }
+}
+
 /// A built-in model name, a config.json read from disk, or a Hugging Face Hub id whose
-/// config.json is fetched (or read from the Hub's cache): the model's name and, for a file or
-/// a Hub id, the config's text.
-pub(crate) fn model_and_config(catalog: &Catalog, model: &str) -> Result<(String, Option<serde_json::Value>), Error> {
+/// config.json is fetched (or read from the Hub's cache).
+pub(crate) fn model_files(catalog: &Catalog, model: &str) -> Result<ModelFiles, Error> {
     let path = Path::new(model);
     if path.is_file() && model.to_ascii_lowercase().ends_with(".gguf") {
-        return gguf_config(model, path);
+        let (name, config) = gguf_config(model, path)?;
+        return Ok(ModelFiles {
+            config,
+            ..ModelFiles::named(&name)
+        });
     }
     if path.is_file() {
         let text = crate::input_file::read(
@@ -20,7 +42,23 @@ pub(crate) fn model_and_config(catalog: &Catalog, model: &str) -> Result<(String
             crate::input_file::MAX_CONFIG_BYTES,
             "give the path of a Hugging Face config.json, or a built-in model id",
         )?;
-        return Ok((model.to_string(), Some(serde_json::Value::String(text))));
+        let beside = path.with_file_name("model.safetensors.index.json");
+        let checkpoint_index = beside
+            .is_file()
+            .then(|| {
+                crate::input_file::read(
+                    "--model",
+                    &beside,
+                    crate::input_file::MAX_CONFIG_BYTES,
+                    "a safetensors index as transformers writes it",
+                )
+            })
+            .transpose()?;
+        return Ok(ModelFiles {
+            config: Some(serde_json::Value::String(text)),
+            checkpoint_index,
+            ..ModelFiles::named(model)
+        });
     }
     if model.ends_with(".json") {
         return Err(Error::invalid(
@@ -30,11 +68,15 @@ pub(crate) fn model_and_config(catalog: &Catalog, model: &str) -> Result<(String
     }
     if catalog.models().get(model).is_err() {
         if let Some(id) = crate::hub::HubId::parse(model) {
-            let text = crate::hub::config(&id)?;
-            return Ok((id.repo, Some(serde_json::Value::String(text))));
+            let (text, checkpoint_index) = crate::hub::files(&id)?;
+            return Ok(ModelFiles {
+                config: Some(serde_json::Value::String(text)),
+                checkpoint_index,
+                ..ModelFiles::named(&id.repo)
+            });
         }
     }
-    Ok((model.to_string(), None))
+    Ok(ModelFiles::named(model))
 }
 
 /// A llama.cpp GGUF file: its header (metadata precedes the tensors, so the first 64 MiB hold

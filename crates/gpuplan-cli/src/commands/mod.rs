@@ -6,10 +6,11 @@ pub(crate) fn workload_options(
     model: &str,
     task: &str,
 ) -> Result<gpuplan::WorkloadOptions, Error> {
-    let (model, model_config) = estimate::model_and_config(catalog, model)?;
+    let files = estimate::model_files(catalog, model)?;
     Ok(gpuplan::WorkloadOptions {
-        model,
-        model_config,
+        model: files.name,
+        model_config: files.config,
+        checkpoint_index: files.checkpoint_index,
         task: task.to_string(),
         batch: args.batch,
         micro_batch: args.micro_batch,

@@ -203,8 +203,12 @@ fn plan_options(catalog: &Catalog, args: &PlanArgs) -> Result<PlanOptions, Error
                 Some("give a finite number".to_string()),
             ));
         }
-        let key = if id == "model" { "model_config" } else { id.as_str() };
-        for key in [id.as_str(), key] {
+        let keys: &[&str] = if id == "model" {
+            &["model", "model_config", "checkpoint_index"]
+        } else {
+            &[id.as_str()]
+        };
+        for key in keys {
             if let Some(value) = flags.get(key) {
                 merged.insert(key.to_string(), value.clone());
             }
@@ -250,14 +254,17 @@ fn read_job_file(
         // A config.json beside the job file, or a Hub id (`Qwen/Qwen3-32B`) as on the command
         // line.
         let beside = path.parent().unwrap_or(std::path::Path::new(".")).join(&model);
-        let (name, config) = if beside.is_file() || model.ends_with(".json") {
-            super::estimate::model_and_config(catalog, &beside.to_string_lossy())?
+        let files = if beside.is_file() || model.ends_with(".json") {
+            super::estimate::model_files(catalog, &beside.to_string_lossy())?
         } else {
-            super::estimate::model_and_config(catalog, &model)?
+            super::estimate::model_files(catalog, &model)?
         };
-        if let Some(config) = config {
-            map.insert("model".to_string(), serde_json::Value::String(name));
+        if let Some(config) = files.config {
+            map.insert("model".to_string(), serde_json::Value::String(files.name));
             map.insert("model_config".to_string(), config);
+            if let Some(index) = files.checkpoint_index {
+                map.insert("checkpoint_index".to_string(), serde_json::Value::String(index));
+            }
         }
     }
     if let Some(serde_json::Value::String(file)) = map.get("calibration").cloned() {
