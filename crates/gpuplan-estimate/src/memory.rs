@@ -195,7 +195,10 @@ pub fn training(
 ) -> MemoryEstimate {
     let layout = workload.layout;
     let model_split = f64::from(layout.tp) * f64::from(layout.pp);
-    let dp = f64::from(layout.dp);
+    // ZeRO and FSDP shard over every rank that holds the same weights: the data-parallel
+    // replicas and, within each, the context-parallel ranks (Megatron's distributed optimizer
+    // shards over its data-parallel-with-context group, torchtitan's FSDP over dp_shard × cp).
+    let dp = f64::from(layout.dp) * f64::from(layout.cp.max(1));
     let task = workload.task;
     let precision = workload.precision;
 

@@ -188,10 +188,13 @@ pub fn estimate(
         0.0
     };
 
-    // Data parallelism: gradient all-reduce (ZeRO 0–2) or ZeRO-3's 1.5× volume in bf16.
-    let dp = f64::from(layout.dp);
+    // Data parallelism: gradient all-reduce (ZeRO 0–2) or ZeRO-3's 1.5× volume in bf16, over
+    // every rank holding the same weights: the replicas and their context-parallel ranks, whose
+    // gradients each cover part of the sequences.
+    let replicas = layout.dp * layout.cp.max(1);
+    let dp = f64::from(replicas);
     let split = tp * f64::from(layout.pp);
-    let dp_seconds = if layout.dp > 1 {
+    let dp_seconds = if replicas > 1 {
         let adapters = matches!(workload.task, Task::Lora | Task::Qlora);
         // Parameters on each GPU's shard of the model: the experts other EP ranks hold are not.
         let held = shape.parameters - shape.expert_parameters * (1.0 - 1.0 / layout.expert_split());
@@ -215,13 +218,13 @@ pub fn estimate(
             2.0 * (dp - 1.0) / dp * shape.trainable_parameters / split
                 * gradient_bytes(workload.task, workload.precision)
         };
-        volume / cluster.group_bandwidth(layout.dp, layout.tp).0
+        volume / cluster.group_bandwidth(replicas, layout.tp).0
     } else {
         0.0
     };
     let hidden_behind = data_parallel_overlap() * ideal * if layout.zero >= 3 { 1.0 } else { 2.0 / 3.0 };
     let exposed_dp = (dp_seconds - hidden_behind).max(0.0);
-    if layout.dp > 1 {
+    if replicas > 1 {
         notes.add(|| {
             format!(
                 "{:.0} % of data-parallel communication overlaps the backward pass (bucketed all-reduce)",

@@ -825,6 +825,15 @@ mod parallelism {
         assert!((whole / split - 4.0).abs() < 0.01, "{}", whole / split);
     }
 
+    /// Context-parallel ranks hold the same weights as their replica, so ZeRO shards over them
+    /// too (Megatron's distributed optimizer over the data-parallel-with-context group): on 8
+    /// GPUs the optimizer state is split 8 ways with CP 4 × DP 2 as with DP 8.
+    #[test]
+    fn zero_shards_over_the_context_parallel_ranks_too() {
+        let optimizer = |cp| training("llama-3.1-8b", 8, cp, None).memory.optimizer.as_u64();
+        assert_eq!(optimizer(Some(4)), optimizer(None));
+    }
+
     #[test]
     fn expert_parallelism_spreads_the_experts() {
         let replicated = training("mixtral-8x7b", 8, None, None).memory;
