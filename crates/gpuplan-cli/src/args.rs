@@ -797,6 +797,11 @@ pub struct EstimateArgs {
     #[arg(long, help_heading = "GPUs and layout")]
     pub ep: Option<u32>,
 
+    /// Virtual pipeline stages per GPU (interleaved 1F1B; 1: plain 1F1B) [default: the
+    /// framework's schedule].
+    #[arg(long, help_heading = "GPUs and layout")]
+    pub vp: Option<u32>,
+
     /// Serve a mixture of experts with attention data parallelism: each GPU of the replica
     /// runs attention for its own sequences (whole attention weights, its sequences' whole KV
     /// cache) and the experts are spread over all of them, exchanged by all-to-all (as

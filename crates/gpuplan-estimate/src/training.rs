@@ -159,13 +159,28 @@ pub fn estimate(
 
     let micro_batches = (workload.batch as f64 / (workload.micro_batch as f64 * f64::from(layout.dp))).max(1.0);
     let layers_per_stage = (shape.layers / u64::from(layout.pp)).max(1);
-    let interleave = pipeline_virtual_stages().min(layers_per_stage) as f64;
+    // The schedule's virtual stages: given, else the framework's default, else the generic.
+    let framework_stages = workload
+        .framework
+        .and_then(|f| calibration::framework(f).pipeline_virtual_stages);
+    let virtual_stages = layout
+        .vp
+        .or(framework_stages)
+        .map_or(pipeline_virtual_stages(), u64::from);
+    let interleave = virtual_stages.clamp(1, layers_per_stage) as f64;
     let bubble = (f64::from(layout.pp) - 1.0) / (micro_batches * interleave);
     if layout.pp > 1 {
-        notes.add(|| format!(
-            "interleaved 1F1B pipeline with {interleave} virtual stages per GPU: bubble (p − 1)/(m·v) = {:.1} % of compute",
-            bubble * 100.0
-        ));
+        notes.add(|| {
+            let schedule = if interleave > 1.0 {
+                format!("interleaved 1F1B pipeline with {interleave} virtual stages per GPU")
+            } else {
+                "1F1B pipeline".to_string()
+            };
+            format!(
+                "{schedule}, {micro_batches} micro-batches a step: bubble (p − 1)/(m·v) = {:.1} % of compute",
+                bubble * 100.0
+            )
+        });
     }
     let compute = ideal * (1.0 + bubble);
 

@@ -104,6 +104,7 @@ fields! {
     Pp = "pp";
     Cp = "cp";
     Ep = "ep";
+    Vp = "vp";
     AttentionDp = "attention_dp";
     Zero = "zero";
     FlashAttention = "flash_attention";

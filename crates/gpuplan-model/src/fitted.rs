@@ -35,6 +35,14 @@ pub struct FrameworkProfile {
     /// Trains in 4-bit floating point (Transformer Engine's NVFP4 recipe on Blackwell).
     #[serde(default)]
     pub four_bit_training: bool,
+    /// Virtual stages per GPU its default pipeline schedule runs (1: plain 1F1B); none: the
+    /// generic `pipeline_virtual_stages`.
+    #[serde(default)]
+    pub pipeline_virtual_stages: Option<u32>,
+    /// Its pipeline splits each replica's batch into as many micro-batches as there are
+    /// stages unless told otherwise (torchtitan's `pipeline_parallel_microbatches` default).
+    #[serde(default)]
+    pub microbatches_per_stage: bool,
     /// Where the LoRA defaults come from.
     pub lora_evidence: String,
     /// What the profile rests on, in one line for the estimate's assumptions.

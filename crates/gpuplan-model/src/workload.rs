@@ -187,6 +187,10 @@ pub struct ParallelLayout {
     /// them whole (Megatron-Core's MoE parallel folding, expert tensor parallelism 1).
     #[serde(default = "one")]
     pub ep: u32,
+    /// Virtual pipeline stages per GPU (Megatron's interleaved 1F1B, torchtitan's looped
+    /// schedules: 1 is plain 1F1B); `None`: the framework's default schedule.
+    #[serde(default)]
+    pub vp: Option<u32>,
     /// ZeRO stage (0–3; FSDP full sharding = 3) across the data-parallel group.
     pub zero: u8,
     /// Serving a mixture of experts with attention data parallelism: each of the `tp` GPUs of
@@ -235,6 +239,7 @@ impl ParallelLayout {
             pp: 1,
             cp: 1,
             ep: 1,
+            vp: None,
             zero: 0,
             attention_dp: false,
         }

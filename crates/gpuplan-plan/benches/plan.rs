@@ -31,6 +31,7 @@ fn template(task: Task, batch: Option<u64>, seq: u64, output_tokens: u64, engine
         pp: None,
         cp: 1,
         ep: 1,
+        vp: None,
         attention_dp: false,
         zero: None,
         checkpointing: None,

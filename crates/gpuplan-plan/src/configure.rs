@@ -51,6 +51,8 @@ pub struct WorkloadTemplate {
     pub cp: u32,
     /// Expert parallel degree (1 unless given).
     pub ep: u32,
+    /// Virtual pipeline stages per GPU, where given.
+    pub vp: Option<u32>,
     /// Attention data parallelism across a serving replica (mixture of experts).
     pub attention_dp: bool,
     pub zero: Option<u8>,
@@ -190,6 +192,22 @@ fn batch_and_micro_batches(
     }
 }
 
+/// A framework whose pipeline splits each replica's batch into one micro-batch per stage
+/// (torchtitan) runs micro-batches of `batch / (dp · pp)` sequences when none is given.
+fn micro_batch_per_stage(template: &WorkloadTemplate, batch: u64, dp: u32, pp: u32) -> Option<u64> {
+    let framework = template.framework?;
+    if template.micro_batch.is_some()
+        || pp < 2
+        || !gpuplan_estimate::calibration::framework(framework).microbatches_per_stage
+    {
+        return None;
+    }
+    let per_replica = batch / u64::from(dp.max(1));
+    (per_replica % u64::from(pp) == 0)
+        .then(|| per_replica / u64::from(pp))
+        .filter(|m| *m > 0)
+}
+
 /// Tensor × pipeline splits worth trying: the given ones, or tensor parallelism within a node
 /// (powers of two dividing the heads) times pipeline stages (powers of two up to the layers).
 pub fn layout_candidates(
@@ -289,11 +307,14 @@ pub fn configure(
     for phase in phases {
         for (tp, pp) in phase {
             let dp = gpus / (tp * pp * template.cp.max(1));
-            let Some((batch, micro_batches)) =
+            let Some((batch, mut micro_batches)) =
                 batch_and_micro_batches(task, template.batch, template.micro_batch, dp, template.seq)
             else {
                 continue;
             };
+            if let Some(micro) = micro_batch_per_stage(template, batch, dp, pp) {
+                micro_batches = vec![micro];
+            }
             // One replica has nothing to shard over.
             let zeros: &[u8] = if dp == 1 && template.zero.is_none() {
                 &[0]
@@ -314,6 +335,7 @@ pub fn configure(
                             pp,
                             cp: template.cp,
                             ep: template.ep,
+                            vp: template.vp,
                             zero,
                             attention_dp: template.attention_dp,
                         };

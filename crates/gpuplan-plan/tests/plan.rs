@@ -81,6 +81,7 @@ fn template() -> WorkloadTemplate {
         pp: None,
         cp: 1,
         ep: 1,
+        vp: None,
         attention_dp: false,
         zero: None,
         checkpointing: None,

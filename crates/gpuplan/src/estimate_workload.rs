@@ -43,6 +43,8 @@ pub struct WorkloadRequest {
     pub pp: Option<u32>,
     /// Context parallel degree.
     pub cp: Option<u32>,
+    /// Virtual pipeline stages per GPU (interleaved 1F1B); `None`: the framework's schedule.
+    pub vp: Option<u32>,
     /// Expert parallel degree (mixture-of-experts models).
     pub ep: Option<u32>,
     /// Attention data parallelism across a serving replica (mixture-of-experts models).
@@ -146,6 +148,7 @@ impl WorkloadRequest {
             tp: None,
             pp: None,
             cp: None,
+            vp: None,
             ep: None,
             attention_dp: None,
             zero: None,
@@ -349,13 +352,22 @@ fn check_estimate_request(request: &WorkloadRequest, model: &ModelSpec) -> Resul
             ));
         }
     }
-    if request.cp == Some(0) || request.ep == Some(0) {
-        let field = if request.cp == Some(0) {
-            crate::Field::Cp
-        } else {
-            crate::Field::Ep
-        };
-        return Err(crate::defaults::at_least_one(field, 0));
+    for (field, degree) in [
+        (crate::Field::Cp, request.cp),
+        (crate::Field::Ep, request.ep),
+        (crate::Field::Vp, request.vp),
+    ] {
+        if degree == Some(0) {
+            return Err(crate::defaults::at_least_one(field, 0));
+        }
+    }
+    if request.vp.is_some() && (task == Task::Inference || request.pp.is_none_or(|pp| pp < 2)) {
+        return Err(crate::RequestError::not_applicable(
+            crate::Field::Vp,
+            "training with pipeline stages ({pp} 2 or more)",
+        )
+        .with_hint("drop it, or give {pp}")
+        .into());
     }
     defaults::require_positive(crate::Field::Qps, request.serving.qps)?;
     defaults::require_plausible_load(request.serving.qps)?;
@@ -551,6 +563,7 @@ fn estimate_template(
         pp: request.pp,
         cp: request.cp.unwrap_or(1),
         ep: request.ep.unwrap_or(1),
+        vp: request.vp,
         attention_dp: request.attention_dp.unwrap_or(false),
         zero: request.zero,
         checkpointing: request.checkpointing,
@@ -618,10 +631,18 @@ fn chosen_layout_defaults(
         ));
     }
     if request.micro_batch.is_none() && task.is_training() {
+        let per_stage = workload.layout.pp > 1
+            && request
+                .framework
+                .is_some_and(|f| gpuplan_estimate::calibration::framework(f).microbatches_per_stage);
         defaults.push(Defaulted::new(
             Field::MicroBatch,
             workload.micro_batch,
-            "the fastest that fits",
+            if per_stage {
+                "the framework splits each replica's batch into one micro-batch per pipeline stage"
+            } else {
+                "the fastest that fits"
+            },
         ));
     }
     if task.is_training() && request.optimizer.is_none() {

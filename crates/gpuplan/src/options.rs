@@ -154,6 +154,10 @@ pub struct EstimateOptions {
     pub cp: Option<u32>,
     #[serde(default)]
     pub ep: Option<u32>,
+    /// Virtual pipeline stages per GPU (interleaved 1F1B; 1: plain 1F1B); default: the
+    /// framework's schedule.
+    #[serde(default)]
+    pub vp: Option<u32>,
     /// Attention data parallelism for a mixture of experts (see `--attention-dp`).
     #[serde(default)]
     pub attention_dp: Option<bool>,
@@ -649,6 +653,7 @@ impl EstimateOptions {
         request.pp = self.pp;
         request.cp = self.cp;
         request.ep = self.ep;
+        request.vp = self.vp;
         request.attention_dp = self.attention_dp;
         request.zero = self.zero;
         request.flash_attention = self.flash_attention;

@@ -359,6 +359,7 @@ fn template_for(
         pp: None,
         cp: 1,
         ep: 1,
+        vp: None,
         attention_dp: false,
         zero: None,
         checkpointing: query.checkpointing,

@@ -182,6 +182,7 @@ mod validation {
         pp: Option<u32>,
         /// Context-parallel degree, where the source states one above 1.
         cp: Option<u32>,
+        vp: Option<u32>,
         /// Expert-parallel degree, where the source states one above 1.
         ep: Option<u32>,
         zero: Option<u8>,
@@ -309,6 +310,7 @@ mod validation {
         request.tp = case.tp;
         request.pp = case.pp;
         request.cp = case.cp;
+        request.vp = case.vp;
         request.ep = case.ep;
         request.zero = case.zero;
         request.checkpointing = case

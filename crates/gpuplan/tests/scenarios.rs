@@ -1075,3 +1075,50 @@ fn an_image_service_is_planned_within_what_its_host_can_decode() {
         p["defaulted"]
     );
 }
+
+/// torchtitan runs plain 1F1B by default and splits each replica's batch into one micro-batch
+/// per pipeline stage, so Llama 3.1 405B on 512 H100 as FSDP 8 × TP 8 × PP 8 idles for 7/8 of
+/// a step's compute (torchtitan's own table: 100 tokens/s per GPU); its interleaved schedule
+/// (two stages per GPU, `--vp 2`) halves that bubble (128). A virtual stage count without
+/// pipeline stages is refused.
+#[test]
+fn torchtitans_pipeline_schedule_sets_the_bubble() {
+    let request = |vp: Option<u32>| {
+        let mut r = WorkloadRequest::new(
+            ModelSource::BuiltIn("llama-3.1-405b".into()),
+            Task::Pretrain,
+            "H100-SXM5-80GB",
+        );
+        (r.gpus, r.tp, r.pp, r.vp, r.zero) = (Some(512), Some(8), Some(8), vp, Some(2));
+        (r.batch, r.seq, r.precision) = (Some(256), Some(8192), Some(gpuplan::model::Precision::Fp8));
+        r.framework = Some("torchtitan".parse().unwrap());
+        r.checkpointing = Some("full".parse().unwrap());
+        r
+    };
+    let training = |vp| {
+        estimate_workload(catalog(), &request(vp))
+            .unwrap()
+            .estimate
+            .training
+            .unwrap()
+    };
+    let (plain, interleaved) = (training(None), training(Some(2)));
+    assert!(
+        (plain.pipeline_bubble - 0.875).abs() < 1e-9,
+        "{}",
+        plain.pipeline_bubble
+    );
+    assert!(
+        (interleaved.pipeline_bubble - 0.4375).abs() < 1e-9,
+        "{}",
+        interleaved.pipeline_bubble
+    );
+    let ratio = interleaved.tokens_per_second / plain.tokens_per_second;
+    assert!(
+        (1.15..1.45).contains(&ratio),
+        "interleaved / 1F1B = {ratio} (published 1.28)"
+    );
+    let mut no_stages = request(Some(2));
+    no_stages.pp = None;
+    assert!(estimate_workload(catalog(), &no_stages).is_err());
+}

@@ -117,6 +117,7 @@ fn options(catalog: &Catalog, args: &EstimateArgs) -> Result<EstimateOptions, Er
         pp: args.pp,
         cp: args.cp,
         ep: args.ep,
+        vp: args.vp,
         attention_dp: args.attention_dp.then_some(true),
         zero: args.zero,
         flash_attention: args.flash_attention,
