@@ -1297,24 +1297,40 @@ mod hub {
         (url, thread)
     }
 
-    #[test]
-    fn a_hub_id_is_fetched_once_cached_and_read_offline() {
+    /// Qwen3 8B's config.json, as the stand-in Hub serves it.
+    fn qwen3_config() -> String {
         let file: Value =
             serde_json::from_str(include_str!("../../gpuplan-catalog/data/models/qwen3-8b.json")).unwrap();
-        let (url, server) = hub(3, file["config"].to_string());
-        let home = std::env::temp_dir().join(format!("gpuplan-hf-{}", std::process::id()));
-        let home_text = home.to_string_lossy().to_string();
-        let estimate = [
+        file["config"].to_string()
+    }
+
+    /// A Hugging Face home of this test process's own, and its path as text.
+    fn hf_home(tag: &str) -> (std::path::PathBuf, String) {
+        let home = std::env::temp_dir().join(format!("gpuplan-hf-{tag}-{}", std::process::id()));
+        let text = home.to_string_lossy().to_string();
+        (home, text)
+    }
+
+    /// `estimate` of `model` for serving on an H100, answered in JSON.
+    fn estimate_json(model: &str) -> [&str; 9] {
+        [
             "estimate",
             "--model",
-            "Org/Model",
+            model,
             "--task",
             "inference",
             "--gpu",
             "H100",
             "--format",
             "json",
-        ];
+        ]
+    }
+
+    #[test]
+    fn a_hub_id_is_fetched_once_cached_and_read_offline() {
+        let (url, server) = hub(3, qwen3_config());
+        let (home, home_text) = hf_home("model");
+        let estimate = estimate_json("Org/Model");
         let online = gpuplan_with(
             &estimate,
             &[("HF_ENDPOINT", &url), ("HF_HOME", &home_text), ("HF_TOKEN", "hf_test")],
@@ -1409,22 +1425,9 @@ mod hub {
     /// 404 is remembered where huggingface_hub keeps it, and the next run needs no network.
     #[test]
     fn a_missing_index_is_remembered() {
-        let file: Value =
-            serde_json::from_str(include_str!("../../gpuplan-catalog/data/models/qwen3-8b.json")).unwrap();
-        let (url, server) = hub(2, file["config"].to_string());
-        let home = std::env::temp_dir().join(format!("gpuplan-hf-plain-{}", std::process::id()));
-        let home_text = home.to_string_lossy().to_string();
-        let estimate = [
-            "estimate",
-            "--model",
-            "Org/Plain",
-            "--task",
-            "inference",
-            "--gpu",
-            "H100",
-            "--format",
-            "json",
-        ];
+        let (url, server) = hub(2, qwen3_config());
+        let (home, home_text) = hf_home("plain");
+        let estimate = estimate_json("Org/Plain");
         let env = [("HF_ENDPOINT", url.as_str()), ("HF_HOME", home_text.as_str())];
         let first = gpuplan_with(&estimate, &env);
         assert_eq!(first.code, 0, "{}", first.stderr);
