@@ -35,6 +35,7 @@ pub mod kv_cache;
 pub mod memory;
 mod notes;
 pub mod op_checkpointing;
+mod parallel_costs;
 pub mod parameters;
 pub mod precision_bytes;
 pub mod serving;

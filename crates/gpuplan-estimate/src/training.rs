@@ -1,28 +1,18 @@
-//! Training speed: step time from FLOPs and achieved throughput, plus the communication and
-//! pipeline bubble a parallel layout adds.
-//!
-//! References:
-//! - Narayanan et al. 2021 ("Efficient Large-Scale Language Model Training on GPU Clusters
-//!   Using Megatron-LM"), §3: the 1F1B bubble is (p − 1)/m of the ideal time for m
-//!   micro-batches; tensor parallelism needs two all-reduces per layer in the forward pass and
-//!   two in the backward.
-//! - Patarasuk & Yuan 2009 ("Bandwidth optimal all-reduce algorithms"): a ring all-reduce of
-//!   S bytes over n ranks moves 2(n − 1)/n · S bytes per rank; all-gather and reduce-scatter
-//!   move (n − 1)/n · S each.
-//! - Rajbhandari et al. 2020 ("ZeRO"), §7: ZeRO-3 communicates 1.5× the volume of plain data
-//!   parallelism (parameter all-gathers in forward and backward, gradient reduce-scatter).
+//! Training speed: step time from FLOPs and achieved throughput, plus what the parallel
+//! layout adds (`parallel_costs`: the pipeline bubble and the exchanges, with their sources)
+//! and what offloading moves over PCIe.
 
 use crate::calibration;
 use crate::cluster::Cluster;
 use crate::efficiency::{
-    compiled_training_speedup, cpu_adam_parameters_per_second, data_parallel_overlap, hidden_size_at_half_efficiency,
-    micro_batch_tokens_at_half_efficiency, pipeline_virtual_stages, qlora_speed_factor, training_moe_expert_seconds,
-    training_peak_fraction,
+    compiled_training_speedup, cpu_adam_parameters_per_second, hidden_size_at_half_efficiency,
+    micro_batch_tokens_at_half_efficiency, qlora_speed_factor, training_peak_fraction,
 };
 use crate::flops::TrainingFlops;
 use crate::notes::Notes;
-use crate::precision_bytes::{activation_bytes, gradient_bytes, weight_bytes};
-use gpuplan_model::{Accelerator, Checkpointing, FlopsPerSecond, Task, Workload};
+use crate::parallel_costs::StepOf;
+use crate::precision_bytes::{gradient_bytes, weight_bytes};
+use gpuplan_model::{Accelerator, FlopsPerSecond, Task, Workload};
 use serde::Serialize;
 
 /// How fast training runs and how long it takes.
@@ -158,144 +148,31 @@ pub fn estimate(
     let ideal = shape.flops_per_token.hardware * tokens_per_step / (gpus * peak.0 * achieved);
 
     let micro_batches = (workload.batch as f64 / (workload.micro_batch as f64 * f64::from(layout.dp))).max(1.0);
-    let layers_per_stage = (shape.layers / u64::from(layout.pp)).max(1);
-    // The schedule's virtual stages: given, else the framework's default, else the generic.
-    let framework_stages = workload
-        .framework
-        .and_then(|f| calibration::framework(f).pipeline_virtual_stages);
-    let virtual_stages = layout
-        .vp
-        .or(framework_stages)
-        .map_or(pipeline_virtual_stages(), u64::from);
-    let interleave = virtual_stages.clamp(1, layers_per_stage) as f64;
-    let bubble = (f64::from(layout.pp) - 1.0) / (micro_batches * interleave);
-    if layout.pp > 1 {
-        notes.add(|| {
-            let schedule = if interleave > 1.0 {
-                format!("interleaved 1F1B pipeline with {interleave} virtual stages per GPU")
-            } else {
-                "1F1B pipeline".to_string()
-            };
-            format!(
-                "{schedule}, {micro_batches} micro-batches a step: bubble (p − 1)/(m·v) = {:.1} % of compute",
-                bubble * 100.0
-            )
-        });
-    }
+    let step_of = StepOf {
+        workload,
+        cluster,
+        shape,
+        micro_batches,
+    };
+    let bubble = step_of.pipeline_bubble(notes);
     let compute = ideal * (1.0 + bubble);
-
-    // Each pipeline stage holds its share of the layers, and exchanges only theirs.
-    let pp = f64::from(layout.pp.max(1));
-    let layers_here = (shape.layers as f64 / pp).ceil();
-    let moe_layers_here = (shape.moe_layers as f64 / pp).ceil();
-    // Tensor parallelism: 4 all-reduces per layer per micro-batch (6 with full recompute).
-    let tp = f64::from(layout.tp);
-    let tp_seconds = if layout.tp > 1 {
-        let all_reduces = if workload.checkpointing == Checkpointing::Full {
-            6.0
-        } else {
-            4.0
-        };
-        let bytes = (workload.micro_batch * shape.seq * shape.hidden) as f64 * activation_bytes(workload.precision);
-        let bandwidth = cluster.group_bandwidth(layout.tp, 1).0;
-        micro_batches * layers_here * all_reduces * 2.0 * (tp - 1.0) / tp * bytes / bandwidth
-    } else {
-        0.0
-    };
-
-    // Data parallelism: gradient all-reduce (ZeRO 0–2) or ZeRO-3's 1.5× volume in bf16, over
-    // every rank holding the same weights: the replicas and their context-parallel ranks, whose
-    // gradients each cover part of the sequences.
-    let replicas = layout.dp * layout.cp.max(1);
-    let dp = f64::from(replicas);
-    let split = tp * f64::from(layout.pp);
-    let dp_seconds = if replicas > 1 {
-        let adapters = matches!(workload.task, Task::Lora | Task::Qlora);
-        // Parameters on each GPU's shard of the model: the experts other EP ranks hold are not.
-        let held = shape.parameters - shape.expert_parameters * (1.0 - 1.0 / layout.expert_split());
-        let volume = if layout.zero >= 3 && !adapters {
-            3.0 * (dp - 1.0) / dp * held / split * activation_bytes(workload.precision)
-        } else if layout.zero >= 3 {
-            // Frozen base gathered in forward and backward, adapter gradients reduced.
-            2.0 * (dp - 1.0) / dp * shape.parameters / split * weight_bytes(workload.task, workload.precision)
-                + 2.0 * (dp - 1.0) / dp * shape.trainable_parameters / split
-                    * gradient_bytes(workload.task, workload.precision)
-        } else if layout.ep > 1 && !adapters {
-            // Dense parameters reduced over every data-parallel rank; each GPU's 1/EP of the
-            // experts over the dp/EP ranks that hold the same ones.
-            let experts = shape.expert_parameters.min(shape.trainable_parameters);
-            let expert_dp = (dp / layout.expert_split()).max(1.0);
-            (2.0 * (dp - 1.0) / dp * (shape.trainable_parameters - experts)
-                + 2.0 * (expert_dp - 1.0) / expert_dp * experts / layout.expert_split())
-                / split
-                * gradient_bytes(workload.task, workload.precision)
-        } else {
-            2.0 * (dp - 1.0) / dp * shape.trainable_parameters / split
-                * gradient_bytes(workload.task, workload.precision)
-        };
-        volume / cluster.group_bandwidth(replicas, layout.tp).0
-    } else {
-        0.0
-    };
-    let hidden_behind = data_parallel_overlap() * ideal * if layout.zero >= 3 { 1.0 } else { 2.0 / 3.0 };
-    let exposed_dp = (dp_seconds - hidden_behind).max(0.0);
-    if replicas > 1 {
-        notes.add(|| {
-            format!(
-                "{:.0} % of data-parallel communication overlaps the backward pass (bucketed all-reduce)",
-                data_parallel_overlap() * 100.0
-            )
-        });
-    }
-
-    // Context parallelism (ring attention): each layer passes its K/V chunk around the ring
-    // cp − 1 times in the forward pass and twice as much in the backward.
-    let cp = f64::from(layout.cp.max(1));
-    let tokens_local = (workload.micro_batch * shape.seq) as f64 / cp;
-    let cp_seconds = if layout.cp > 1 {
-        let bytes = 2.0 * tokens_local * shape.kv_width as f64 * activation_bytes(workload.precision);
-        micro_batches * layers_here * 3.0 * (cp - 1.0) * bytes / cluster.group_bandwidth(layout.cp, layout.tp).0
-    } else {
-        0.0
-    };
-    // Expert parallelism: each token goes to its top-k experts and comes back (dispatch and
-    // combine all-to-alls) in every MoE layer of the stage, forward and backward. With tensor
-    // parallelism the MoE layer's input is split over the TP GPUs (sequence parallelism, which
-    // Megatron-Core requires for MoE), so each sends its share of the tokens.
-    let ep_seconds = if layout.ep > 1 {
-        let bytes = tokens_local / tp
-            * shape.hidden as f64
-            * activation_bytes(workload.precision)
-            * shape.experts_per_token as f64;
-        let stride = if layout.experts_folded() {
-            layout.cp
-        } else {
-            layout.tp * layout.cp
-        };
-        micro_batches * moe_layers_here * 4.0 * cluster.all_to_all_seconds(bytes, layout.ep, stride)
-    } else {
-        0.0
-    };
+    let tp_seconds = step_of.tensor_parallel_seconds();
+    let exposed_dp = step_of.exposed_data_parallel_seconds(ideal, notes);
+    let cp_seconds = step_of.context_parallel_seconds();
+    let ep_seconds = step_of.expert_parallel_seconds();
     if layout.cp > 1 || layout.ep > 1 {
         notes.add(|| {
             format!(
                 "context- and expert-parallel exchanges are counted as exposed communication: {:.2} s (context) and \
-                 {:.2} s (expert all-to-all, top-{} dispatch and combine over {moe_layers_here} MoE layers per stage) per step",
-                cp_seconds, ep_seconds, shape.experts_per_token
+                 {:.2} s (expert all-to-all, top-{} dispatch and combine over {} MoE layers per stage) per step",
+                cp_seconds,
+                ep_seconds,
+                shape.experts_per_token,
+                step_of.moe_layers_here()
             )
         });
     }
-    // Each expert a GPU holds costs launches of its own in every MoE layer and micro-batch.
-    let local_experts = shape.experts as f64 / layout.expert_split();
-    let expert_seconds = micro_batches * moe_layers_here * local_experts * training_moe_expert_seconds();
-    if shape.experts > 0 {
-        notes.add(|| {
-            format!(
-                "{local_experts:.0} routed experts on each GPU cost {:.1} ms per MoE layer and micro-batch beyond their FLOPs (per-expert casts and GEMM launches, set from Megatron-Bridge runs): {expert_seconds:.2} s per step",
-                local_experts * training_moe_expert_seconds() * 1e3
-            )
-        });
-    }
+    let expert_seconds = step_of.expert_kernel_seconds(notes);
     let offload_seconds = offload_seconds(workload, cluster, shape, ideal, micro_batches, notes);
     let step = compute + tp_seconds + exposed_dp + cp_seconds + ep_seconds + expert_seconds + offload_seconds;
     let tokens_per_second = tokens_per_step / step;
