@@ -15,10 +15,11 @@ pub fn training_peak_fraction(accelerator: &Accelerator, precision: Precision) -
         table.fp32
     } else {
         let bits = precision.bits();
+        let architecture = accelerator.architecture.to_lowercase();
         table
             .architectures
             .iter()
-            .find(|entry| entry.covers(accelerator.id.as_str(), &accelerator.architecture))
+            .find(|entry| entry.covers(accelerator.id.as_str(), &architecture))
             .map_or(table.other, |entry| match bits {
                 // Without a 4-bit figure the 4-bit peak is taken at the 8-bit speed: no gain.
                 ..=4 => entry.four_bit.unwrap_or(entry.eight_bit / 2.0),

@@ -150,9 +150,9 @@ pub struct ArchitectureFraction {
 }
 
 impl ArchitectureFraction {
-    /// Whether the entry covers the accelerator `id` of `architecture`.
+    /// Whether the entry covers the accelerator `id` of `architecture` (lower-cased, as the
+    /// substrings are written).
     pub fn covers(&self, id: &str, architecture: &str) -> bool {
-        let architecture = architecture.to_lowercase();
         self.accelerators.iter().any(|a| a.eq_ignore_ascii_case(id))
             || self.matches.iter().any(|m| architecture.contains(m.as_str()))
     }

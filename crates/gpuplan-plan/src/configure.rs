@@ -194,7 +194,7 @@ fn batch_and_micro_batches(
 
 /// A framework whose pipeline splits each replica's batch into one micro-batch per stage
 /// (torchtitan) runs micro-batches of `batch / (dp · pp)` sequences when none is given.
-fn micro_batch_per_stage(template: &WorkloadTemplate, batch: u64, dp: u32, pp: u32) -> Option<u64> {
+pub fn micro_batch_per_stage(template: &WorkloadTemplate, batch: u64, dp: u32, pp: u32) -> Option<u64> {
     let framework = template.framework?;
     if template.micro_batch.is_some()
         || pp < 2

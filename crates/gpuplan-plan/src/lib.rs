@@ -30,7 +30,7 @@ mod test_offering;
 
 pub use configure::{
     CRITICAL_BATCH_TOKENS, Configured, DEFAULT_GLOBAL_BATCH, WorkloadTemplate, configure, default_global_batch,
-    layout_candidates,
+    layout_candidates, micro_batch_per_stage,
 };
 pub use dynamic_batching::{BatchPass, DynamicPoint, DynamicReplica};
 pub use input_pipeline::{

@@ -277,7 +277,7 @@ fn estimate_on(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateA
         gpus_per_node,
     );
     let layouts = layout_candidates(&template, transformer, gpus, gpus_per_node).len();
-    chosen_layout_defaults(request, &workload, layouts, gpus, &mut defaults);
+    chosen_layout_defaults(request, &template, &workload, layouts, gpus, &mut defaults);
     let fits = fits_with(&estimate, memory_margin);
     let nearest_fit = if fits {
         Vec::new()
@@ -587,6 +587,7 @@ fn estimate_template(
 /// The defaults of the layout the estimate chose, where the request left it open.
 fn chosen_layout_defaults(
     request: &WorkloadRequest,
+    template: &WorkloadTemplate,
     workload: &gpuplan_model::Workload,
     layouts: usize,
     gpus: u32,
@@ -631,10 +632,9 @@ fn chosen_layout_defaults(
         ));
     }
     if request.micro_batch.is_none() && task.is_training() {
-        let per_stage = workload.layout.pp > 1
-            && request
-                .framework
-                .is_some_and(|f| gpuplan_estimate::calibration::framework(f).microbatches_per_stage);
+        let layout = workload.layout;
+        let per_stage = gpuplan_plan::micro_batch_per_stage(template, workload.batch, layout.dp, layout.pp)
+            == Some(workload.micro_batch);
         defaults.push(Defaulted::new(
             Field::MicroBatch,
             workload.micro_batch,
