@@ -18,6 +18,11 @@ pub struct Cluster {
     pub inter_node: BytesPerSecond,
     /// Whether the intra-node figure is NVLink's (else PCIe).
     pub scale_up_linked: bool,
+    /// GPUs one NVLink bridge joins on PCIe cards (the pairs of H100 NVL); 1 where none does.
+    /// Groups within a bridge talk at `bridge`, the rest of the node over PCIe.
+    pub bridged_gpus: u32,
+    /// Achievable per-GPU collective bandwidth over the bridge, one direction.
+    pub bridge: BytesPerSecond,
     /// Achievable copy bandwidth between one GPU and host memory, one direction (PCIe).
     pub host_link: BytesPerSecond,
 }
@@ -53,6 +58,12 @@ impl Cluster {
             Some(domain) if linked => domain.max(gpus_per_node),
             _ => gpus_per_node,
         };
+        // PCIe cards sold bridged (H100 NVL pairs): the catalog's domain is the bridge.
+        let bridged_gpus = match (link, accelerator.scale_up_domain) {
+            (Some(_), Some(domain)) if !linked => domain.clamp(1, gpus_per_node),
+            _ => 1,
+        };
+        let bridge_gb = link.map_or(intra_gb, |link| link.as_gb_per_s() / 2.0);
         let network_gb = node_network_gbps.unwrap_or_else(|| default_node_network_gbps(accelerator)) / 8.0;
         Cluster {
             gpus: gpus.max(1),
@@ -63,6 +74,8 @@ impl Cluster {
                 network_gb / f64::from(gpus_per_node) * collective_bandwidth_fraction(),
             ),
             scale_up_linked: linked,
+            bridged_gpus,
+            bridge: BytesPerSecond::from_gb_per_s(bridge_gb * collective_bandwidth_fraction()),
             host_link: BytesPerSecond::from_gb_per_s(pcie_bandwidth_gb_per_s(accelerator.pcie_generation)),
         }
     }
@@ -73,9 +86,12 @@ impl Cluster {
 
     /// Bandwidth of a collective over `group` GPUs laid out `stride` apart: the scale-up
     /// link's when the group fits in one scale-up domain (a node, or a rack such as GB200
-    /// NVL72), else limited by the network.
+    /// NVL72), else limited by the network; on bridged PCIe cards, the bridge's when the group
+    /// is one bridged set.
     pub fn group_bandwidth(&self, group: u32, stride: u32) -> BytesPerSecond {
-        if group.saturating_mul(stride) <= self.scale_up_domain {
+        if group > 1 && group.saturating_mul(stride) <= self.bridged_gpus {
+            self.bridge
+        } else if group.saturating_mul(stride) <= self.scale_up_domain {
             self.intra_node
         } else {
             self.inter_node

@@ -288,13 +288,14 @@ pub fn configure(
     // Tensor parallelism over PCIe (no NVLink) only where nothing else fits: its all-reduces
     // sit on the critical path of every layer, and QLoRA/LoRA stacks on consumer cards run
     // data parallel or on one GPU (the estimate's communication term is a floor, not the
-    // contention a PCIe switch adds).
+    // contention a PCIe switch adds). Cards an NVLink bridge joins (H100 NVL pairs) count as
+    // linked within the bridge.
     let pcie_only = !cluster.scale_up_linked && template.tp.is_none();
-    let split = |tensor_parallel: bool| -> Vec<(u32, u32)> {
+    let split = |over_pcie: bool| -> Vec<(u32, u32)> {
         layouts
             .iter()
             .copied()
-            .filter(|(tp, pp)| *pp == 1 && (*tp > 1) == tensor_parallel)
+            .filter(|(tp, pp)| *pp == 1 && (*tp > cluster.bridged_gpus) == over_pcie)
             .collect()
     };
     let single_stage: Vec<(u32, u32)> = layouts.iter().copied().filter(|(_, pp)| *pp == 1).collect();

@@ -760,6 +760,30 @@ fn a_72_gpu_nvl72_rack_keeps_expert_parallelism_inside_nvlink() {
     assert_eq!(gb200.scale_up_domain, Some(72));
 }
 
+/// H100 NVL cards are sold as NVLink-bridged pairs: a tensor-parallel pair talks over the
+/// bridge (300 GB/s each way), while a group of four, or a pair of GPUs from different bridges,
+/// crosses PCIe. A TP2 Llama-2-70B server on such a pair spends far less of each decode step
+/// in all-reduces than it would over PCIe.
+#[test]
+fn h100_nvl_pairs_talk_over_their_bridge_and_the_rest_over_pcie() {
+    let nvl = catalog().accelerators().resolve_one("H100-NVL").unwrap().accelerator;
+    let cluster = gpuplan::estimator::Cluster::new(nvl, 4, 4, None, None);
+    let (pair, four, across) = (
+        cluster.group_bandwidth(2, 1).as_gb_per_s(),
+        cluster.group_bandwidth(4, 1).as_gb_per_s(),
+        cluster.group_bandwidth(2, 2).as_gb_per_s(),
+    );
+    assert!(pair > 5.0 * four, "bridged pair {pair} GB/s against {four} over PCIe");
+    assert_eq!(four, across);
+    let pcie = catalog()
+        .accelerators()
+        .resolve_one("H100-PCIE-80GB")
+        .unwrap()
+        .accelerator;
+    let unbridged = gpuplan::estimator::Cluster::new(pcie, 4, 4, None, None);
+    assert_eq!(unbridged.group_bandwidth(2, 1).as_gb_per_s(), four);
+}
+
 /// NVFP4 training (Transformer Engine's recipe in Megatron-Core) runs on Blackwell's 4-bit
 /// tensor cores: Llama 3 70B on 64 GB200 in the layout Megatron-Bridge publishes trains faster
 /// than with MXFP8 (1.23× in its 26.02 table), but not at twice the speed the peak suggests.
