@@ -473,12 +473,11 @@ fn held_out_serving_errors_meet_the_targets() {
     println!("{:<64} {:>10} {:>10} {:>8}  role", "case", "measured", "model", "error");
     let table = table();
     for case in &table.case {
-        let case = case.clone();
         let calibration = calibrated.contains(case.id.as_str());
-        match predict(&case) {
+        match predict(case) {
             Ok(predicted) => {
                 let error = (predicted - case.measured) / case.measured;
-                let short = short_of_limits(&case, &table);
+                let short = short_of_limits(case, &table);
                 println!(
                     "{:<64} {:>10.1} {:>10.1} {:>+7.1}%  {}",
                     case.id,
@@ -494,7 +493,7 @@ fn held_out_serving_errors_meet_the_targets() {
                 if short && !calibration {
                     lower_bounds.push((predicted / case.measured, case.id.clone()));
                 } else if !calibration {
-                    match (is_throughput(&case), case.limits().is_some()) {
+                    match (is_throughput(case), case.limits().is_some()) {
                         (true, true) if case.model == "llama-2-70b" => goodput.push(error.abs()),
                         (true, true) => llama3_goodput.push(error.abs()),
                         (true, false) => throughput.push(error.abs()),
@@ -512,7 +511,7 @@ fn held_out_serving_errors_meet_the_targets() {
                 skipped.push((case.id.clone(), why));
             }
         }
-        if let (Some(at_limit), false) = (at_own_goodput(&case), calibration) {
+        if let (Some(at_limit), false) = (at_own_goodput(case), calibration) {
             let error = (at_limit - case.measured) / case.measured;
             println!(
                 "{:<64} {:>10.1} {:>10.1} {:>+7.1}%  at the model's own goodput",
