@@ -435,6 +435,9 @@ fn plans_draws_and_shares(site: &str, page: &Session) {
     page.screenshot(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/page-infeasible.png"));
 }
 
+/// Qwen3-8B's config.json (Qwen/Qwen3-8B on the Hugging Face Hub), the fields the estimate reads.
+const QWEN3_8B_CONFIG: &str = r#"{"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "hidden_size": 4096, "intermediate_size": 12288, "num_hidden_layers": 36, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 151936, "tie_word_embeddings": false, "max_position_embeddings": 40960, "rms_norm_eps": 1e-06, "rope_theta": 1000000, "torch_dtype": "bfloat16"}"#;
+
 fn estimates_prices_and_forecasts(site: &str, page: &Session) {
     let hidden = |id: &str| {
         page.post(
@@ -460,6 +463,25 @@ fn estimates_prices_and_forecasts(site: &str, page: &Session) {
         shared.contains("view=estimate") && shared.contains("seq=2048"),
         "{shared}"
     );
+
+    // Every built-in model is offered, in groups by kind; a pasted config.json stands in for
+    // them (Qwen3-8B's: 8.19B parameters), and one that lacks a field is refused naming it.
+    let groups = page.post(
+        "/execute/sync",
+        json!({"script": "return [...document.querySelectorAll('#e-model optgroup')].map(g => g.label + ':' + g.children.length);", "args": []}),
+    );
+    let groups = groups.as_array().map(|g| g.len()).unwrap_or_default();
+    assert_eq!(groups, 3, "language, image classification and image generation models");
+    page.click("#e-own-model summary");
+    page.set("#e-model_config", QWEN3_8B_CONFIG);
+    page.click("#e-submit");
+    let figures = page.wait_for_text("#e-figures", |t| t.contains("config.json"));
+    assert!(figures.contains("8.19B parameters"), "{figures}");
+    page.set("#e-model_config", r#"{"model_type": "llama"}"#);
+    page.click("#e-submit");
+    let refused = page.wait_for_text("#e-status", |t| t.contains("hidden_size"));
+    assert!(refused.contains("lacks"), "{refused}");
+    page.set("#e-model_config", "");
 
     // Cost: one bar per billing mode, the spot line marked with its interruptions.
     page.open(&format!(
