@@ -266,6 +266,56 @@ struct RawOperationsFile {
     decode: Vec<RawDecode>,
     #[serde(default)]
     provider: Vec<RawProviderFacts>,
+    #[serde(default)]
+    shared_storage: Vec<RawSharedStorage>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSharedStorage {
+    provider: String,
+    storage_class: String,
+    kind: String,
+    built_in: bool,
+    dynamic: bool,
+    needs: String,
+    /// `ignored`, `rounded_up` (with `min_gib`) or `unstated`.
+    claim_size: String,
+    min_gib: Option<f64>,
+    title: String,
+    url: String,
+    as_of: String,
+    note: Option<String>,
+}
+
+fn shared_storage(raw: RawSharedStorage) -> Result<gpuplan_model::SharedStorage, FieldError> {
+    let claim_size = match (raw.claim_size.as_str(), raw.min_gib) {
+        ("ignored", None) => gpuplan_model::ClaimSize::Ignored,
+        ("unstated", None) => gpuplan_model::ClaimSize::Unstated,
+        ("rounded_up", Some(gib)) => gpuplan_model::ClaimSize::RoundedUpTo {
+            min_gib: positive("min_gib", gib)?,
+        },
+        ("rounded_up", None) => return Err(field_error("min_gib", "is required with claim_size = \"rounded_up\"")),
+        ("ignored" | "unstated", Some(_)) => {
+            return Err(field_error("min_gib", "applies only with claim_size = \"rounded_up\""));
+        }
+        (other, _) => {
+            return Err(field_error(
+                "claim_size",
+                format!("`{other}`: expected ignored, rounded_up or unstated"),
+            ));
+        }
+    };
+    Ok(gpuplan_model::SharedStorage {
+        provider: ProviderId::new(&raw.provider),
+        storage_class: raw.storage_class,
+        kind: raw.kind,
+        built_in: raw.built_in,
+        dynamic: raw.dynamic,
+        needs: raw.needs,
+        claim_size,
+        source: inline(raw.title, raw.url, raw.as_of, raw.note)?,
+    })
 }
 
 #[derive(Deserialize)]
@@ -487,6 +537,9 @@ pub(crate) fn parse_operations(file: &str, text: &str, operations: &mut Operatio
     operations
         .providers
         .extend(entries(file, "provider", raw.provider, provider_facts)?);
+    operations
+        .shared_storage
+        .extend(entries(file, "shared_storage", raw.shared_storage, shared_storage)?);
     operations.decode.extend(entries(file, "decode", raw.decode, |raw| {
         if raw.images_per_second_per_vcpu.is_none() && raw.images_per_second_per_gpu.is_none() {
             return Err(field_error(

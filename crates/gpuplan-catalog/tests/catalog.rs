@@ -435,6 +435,20 @@ source = "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/"
         );
     }
 
+    /// A shared-file class that rounds claims up must say from what size.
+    #[test]
+    fn a_rounding_storage_class_without_its_minimum_is_refused() {
+        let entry = "[[shared_storage]]\nprovider = \"x\"\nstorage_class = \"c\"\nkind = \"k\"\nbuilt_in = true\ndynamic = true\nneeds = \"n\"\nclaim_size = \"rounded_up\"\ntitle = \"t\"\nurl = \"https://example.com\"\nas_of = \"2026-11-28\"\n";
+        let error = Catalog::from_files(&[
+            file("catalog.toml", MANIFEST),
+            file("accelerators/test.toml", ACCELERATOR),
+            file("operations/shared_storage.toml", entry),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(error.contains("min_gib") && error.contains("rounded_up"), "{error}");
+    }
+
     #[test]
     fn a_zero_price_is_refused() {
         let error = load("aws,a,r,,T4,1,16,4,16,,,,,0,,,test,2026-11-22,\n").unwrap_err();
@@ -925,6 +939,22 @@ mod chinese_clouds_and_currencies {
                 .count();
             assert!(shapes >= 8, "{provider}: {shapes} priced CPU shapes");
         }
+    }
+
+    /// Each hyperscaler's managed Kubernetes has a shared-file class in the tables, with what
+    /// becomes of a claim's size.
+    #[test]
+    fn shared_file_classes_are_sourced_and_say_how_they_size_claims() {
+        let operations = catalog().operations();
+        let class = |p: &str| operations.shared_storage(&gpuplan_model::ProviderId::new(p)).cloned();
+        let gcp = class("gcp").unwrap();
+        assert_eq!(gcp.storage_class, "standard-rwx");
+        assert!(gcp.built_in && gcp.dynamic);
+        assert_eq!(gcp.claim_size, gpuplan_model::ClaimSize::RoundedUpTo { min_gib: 100.0 });
+        assert_eq!(class("aws").unwrap().claim_size, gpuplan_model::ClaimSize::Ignored);
+        assert!(!class("aws").unwrap().built_in && class("azure").unwrap().built_in);
+        assert!(!class("nebius").unwrap().dynamic, "static volumes over a mounted filesystem");
+        assert!(class("lambda").is_none());
     }
 
     #[test]

@@ -40,6 +40,7 @@ mod provider;
 mod provider_facts;
 mod resnet_spec;
 mod serving;
+mod shared_storage;
 mod software_stack;
 mod source;
 mod storage_pricing;
@@ -69,6 +70,7 @@ pub use offering::{
 };
 pub use offload::Offload;
 pub use operations::{BillingTerms, CapacityLimit, DecodeRate, InterruptionRate, Operations, StartupProfile};
+pub use shared_storage::{ClaimSize, SharedStorage};
 pub use packing::SequencePacking;
 pub use precision::{Precision, UnknownPrecision};
 pub use provider::ProviderId;

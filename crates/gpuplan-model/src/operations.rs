@@ -93,12 +93,19 @@ pub struct Operations {
     pub image_file_kb: Option<f64>,
     /// SLA, status page, compliance and region countries per provider.
     pub providers: Vec<crate::ProviderFacts>,
+    /// Shared-file StorageClasses per provider, for volumes every node mounts.
+    pub shared_storage: Vec<crate::SharedStorage>,
 }
 
 impl Operations {
     /// What `provider` publishes beyond prices, where the tables have it.
     pub fn provider_facts(&self, provider: &ProviderId) -> Option<&crate::ProviderFacts> {
         self.providers.iter().find(|f| &f.provider == provider)
+    }
+
+    /// The shared-file StorageClass of `provider`'s managed Kubernetes, if the tables name one.
+    pub fn shared_storage(&self, provider: &ProviderId) -> Option<&crate::SharedStorage> {
+        self.shared_storage.iter().find(|s| &s.provider == provider)
     }
 
     /// The start-up profile of `provider`'s class, if the tables name it.

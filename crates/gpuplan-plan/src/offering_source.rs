@@ -13,6 +13,7 @@ static NO_OPERATIONS: Operations = Operations {
     decode: Vec::new(),
     image_file_kb: None,
     providers: Vec::new(),
+    shared_storage: Vec::new(),
 };
 
 /// What the planner searches: offerings, the accelerators they carry, and committed-use

@@ -10,7 +10,7 @@ use gpuplan_emit::manifest::{
     Deployment, Fabric, GpuDirectTcp, ManifestFile, Placement, ServingService, SkyPilotFlavour, Storage,
     TrainingFlavour, TrainingJob, Workload, dns_label, kubernetes_manifests, skypilot_task,
 };
-use gpuplan_model::{Architecture, Engine, ImageRole, ModelSpec, SoftwareStack, Task};
+use gpuplan_model::{Architecture, Engine, ImageRole, ModelSpec, ProviderId, SoftwareStack, Task};
 use serde::Deserialize;
 
 /// What an export reads of a saved plan (other fields are ignored).
@@ -109,20 +109,6 @@ pub struct ExportSettings {
 /// Filestore CSI driver"); AKS ships `azurefile-csi-premium` (AKS docs, "Use Azure Files
 /// with AKS"); on EKS, the EFS CSI driver's documentation creates `efs-sc` (it is not there
 /// until created).
-const SHARED_FILE_CLASSES: [(&str, &str, &str); 3] = [
-    (
-        "gcp",
-        "standard-rwx",
-        "GKE's Filestore class (enable the Filestore CSI driver)",
-    ),
-    ("azure", "azurefile-csi-premium", "AKS's built-in Azure Files class"),
-    (
-        "aws",
-        "efs-sc",
-        "the EFS CSI driver's class: install the driver and create the class with your file system id",
-    ),
-];
-
 /// The training script run when none is named: replace it with yours.
 const DEFAULT_SCRIPT: &str = "train.py";
 /// Disk beyond the model and checkpoints: the image, the environment, logs.
@@ -351,6 +337,7 @@ fn export_plan_in(
         }
     };
     let storage = storage_class(
+        catalog,
         settings.storage_class.as_deref(),
         &chosen_placement,
         workload.spread_nodes(&chosen_placement),
@@ -476,9 +463,9 @@ fn stack_of(r: &SavedRecommendation, accelerator: &gpuplan_model::Accelerator) -
 }
 
 /// The checkpoint (or model-cache) volume's class: the one given; where the pods may run on
-/// `nodes` > 1 nodes, which share it, the provider's shared-file class, or none with a warning
-/// where no class is built in.
-fn storage_class(given: Option<&str>, placement: &Placement, nodes: u32, what: &str) -> Storage {
+/// `nodes` > 1 nodes, which share it, the provider's shared-file class from the catalog, or none
+/// with a warning where the catalog knows none.
+fn storage_class(catalog: &Catalog, given: Option<&str>, placement: &Placement, nodes: u32, what: &str) -> Storage {
     if let Some(class) = given {
         return Storage {
             class: Some(class.to_string()),
@@ -488,15 +475,11 @@ fn storage_class(given: Option<&str>, placement: &Placement, nodes: u32, what: &
     if nodes <= 1 {
         return Storage::default();
     }
-    match SHARED_FILE_CLASSES
-        .iter()
-        .find(|(provider, ..)| *provider == placement.provider)
-    {
-        Some((_, class, why)) => Storage {
-            class: Some((*class).to_string()),
-            note: Some(format!(
-                "The {what} volume is shared by every node (ReadWriteMany): class {class}, {why}."
-            )),
+    let provider = ProviderId::new(&placement.provider);
+    match catalog.operations().shared_storage(&provider) {
+        Some(shared) => Storage {
+            class: Some(shared.storage_class.clone()),
+            note: Some(shared_storage_note(shared, what)),
         },
         None => Storage {
             class: None,
@@ -506,6 +489,27 @@ fn storage_class(given: Option<&str>, placement: &Placement, nodes: u32, what: &
             )),
         },
     }
+}
+
+/// What the files' header says about a shared-file class: the service, what the cluster needs
+/// first, and what becomes of the claim's size.
+fn shared_storage_note(shared: &gpuplan_model::SharedStorage, what: &str) -> String {
+    let class = &shared.storage_class;
+    let mut note = format!(
+        "The {what} volume is shared by every node (ReadWriteMany): class {class}, {}.\n{} needs {}.",
+        shared.kind,
+        if shared.built_in { "It" } else { "Not built in: it" },
+        shared.needs
+    );
+    if !shared.dynamic {
+        note.push_str("\nThe class does not create volumes: the claim binds only to a PersistentVolume made first.");
+    }
+    if let gpuplan_model::ClaimSize::RoundedUpTo { min_gib } = shared.claim_size {
+        note.push_str(&format!(
+            "\nVolumes start at {min_gib:.0} GiB: a smaller claim gets, and is billed for, {min_gib:.0} GiB."
+        ));
+    }
+    note
 }
 
 /// The longest request the plan was sized for, prompt and output: the request mix's longest,

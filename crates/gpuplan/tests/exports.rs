@@ -589,6 +589,13 @@ fn a_multi_node_plan_over_efa_requests_the_fabric() {
         .unwrap();
     assert_eq!(pvc["spec"]["accessModes"][0], "ReadWriteMany");
     assert_eq!(pvc["spec"]["storageClassName"], "efs-sc");
+    // EKS has no shared-file class of its own: the header says what to install and create.
+    let header = files.iter().find(|f| f.yaml.contains("PersistentVolumeClaim")).unwrap();
+    assert!(
+        header.yaml.contains("# Not built in: it needs the EKS add-on aws-efs-csi-driver"),
+        "{}",
+        header.yaml
+    );
     let mut chosen_class = settings(TrainingFlavour::IndexedJob);
     chosen_class.storage_class = Some("fsx-lustre".to_string());
     let files = export_plan(catalog(), &saved, ExportTarget::Kubernetes, &chosen_class).unwrap();
