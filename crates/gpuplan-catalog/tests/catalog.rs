@@ -953,7 +953,10 @@ mod chinese_clouds_and_currencies {
         assert_eq!(gcp.claim_size, gpuplan_model::ClaimSize::RoundedUpTo { min_gib: 100.0 });
         assert_eq!(class("aws").unwrap().claim_size, gpuplan_model::ClaimSize::Ignored);
         assert!(!class("aws").unwrap().built_in && class("azure").unwrap().built_in);
-        assert!(!class("nebius").unwrap().dynamic, "static volumes over a mounted filesystem");
+        assert!(
+            !class("nebius").unwrap().dynamic,
+            "static volumes over a mounted filesystem"
+        );
         assert!(class("lambda").is_none());
     }
 

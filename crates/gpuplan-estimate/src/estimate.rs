@@ -418,7 +418,9 @@ fn transformer(
         }
         let shape = InferenceShape {
             layers: spec.layers + spec.decoder_layers,
-            moe_expert_layers: experts.map_or(0, |(moe, _, layers)| layers * moe.experts),
+            scaled_expert_layers: experts
+                .filter(|_| workload.precision.bits() <= 8)
+                .map_or(0, |(moe, _, layers)| layers * moe.experts),
             expert_matmul_parameters: experts
                 .map_or(0.0, |(moe, one, layers)| (moe.experts_per_token * one * layers) as f64),
             expert_parallel: if attention_dp {
@@ -473,12 +475,12 @@ fn transformer(
                 )
             });
         }
-        if shape.moe_expert_layers > 0 {
+        if shape.scaled_expert_layers > 0 {
             assumptions.add(|| {
                 format!(
-                    "the MoE layers hold {} routed experts in all (experts × layers), which cost {:.2} ms more per iteration on each GPU ({:.1} µs per expert and layer a GPU serves: token permutation and grouped-GEMM launches, set from DeepSeek-R1 serving runs, where engines differ by 2× around it)",
-                    shape.moe_expert_layers,
-                    crate::efficiency::serving_moe_expert_seconds() * 1e3 * shape.moe_expert_layers as f64
+                    "the MoE layers hold {} routed experts in all (experts × layers), whose quantised grouped GEMMs cost {:.2} ms more per iteration on each GPU ({:.1} µs per expert and layer a GPU serves: activation quantisation, scales and launches per expert, set from DeepSeek-R1 fp8 serving runs, where engines differ by 2× around it; 16-bit experts run plain grouped GEMMs and do not pay it)",
+                    shape.scaled_expert_layers,
+                    crate::efficiency::serving_moe_expert_seconds() * 1e3 * shape.scaled_expert_layers as f64
                         / f64::from(shape.expert_parallel.max(1)),
                     crate::efficiency::serving_moe_expert_seconds() * 1e6,
                 )

@@ -48,10 +48,11 @@ pub struct InferenceEstimate {
 #[derive(Debug, Clone, Copy)]
 pub struct InferenceShape {
     pub layers: u64,
-    /// Routed experts summed over the layers whose feed-forward is a mixture of experts (0 for
-    /// a dense model): what the per-expert routing and grouped-GEMM work of an iteration
-    /// scales with.
-    pub moe_expert_layers: u64,
+    /// Routed experts summed over the mixture-of-experts layers, where their weights are
+    /// quantised to 8 bits or fewer (0 for a dense model and for 16-bit experts): what the
+    /// per-expert work of a quantised grouped GEMM (activation quantisation, scales, launches)
+    /// costs an iteration.
+    pub scaled_expert_layers: u64,
     /// Parameters of the routed experts a token passes through (whole model), and the GPUs of
     /// the replica its experts are spread over whole (1: every expert split across the
     /// tensor-parallel GPUs).
@@ -151,7 +152,7 @@ pub fn estimate(
     let tp_sync = |tokens: f64| sync_fixed + sync_per_token * tokens;
     let fixed = profile.step_overhead_seconds
         + profile.per_layer_overhead_seconds * layers
-        + serving_moe_expert_seconds() * shape.moe_expert_layers as f64 / f64::from(shape.expert_parallel.max(1));
+        + serving_moe_expert_seconds() * shape.scaled_expert_layers as f64 / f64::from(shape.expert_parallel.max(1));
 
     // Prefill: every prompt token through every weight; causal attention averages half the
     // prompt, an encoder's bidirectional attention covers all of it.

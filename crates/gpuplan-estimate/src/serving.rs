@@ -330,7 +330,7 @@ impl StepCost {
         StepCost {
             stages,
             fixed_seconds: serving.step_seconds
-                + (sync_fixed + serving_moe_expert_seconds() * shape.moe_expert_layers as f64 / ep) / stages,
+                + (sync_fixed + serving_moe_expert_seconds() * shape.scaled_expert_layers as f64 / ep) / stages,
             seconds_per_sequence: serving.seconds_per_sequence,
             prefill_fixed_seconds: profile.prefill_per_layer_overhead_seconds * layers / stages,
             dense_weight_seconds: (shape.weight_bytes_gpu - shape.expert_bytes_gpu) * weight_factor / bandwidth,

@@ -70,13 +70,13 @@ pub use offering::{
 };
 pub use offload::Offload;
 pub use operations::{BillingTerms, CapacityLimit, DecodeRate, InterruptionRate, Operations, StartupProfile};
-pub use shared_storage::{ClaimSize, SharedStorage};
 pub use packing::SequencePacking;
 pub use precision::{Precision, UnknownPrecision};
 pub use provider::ProviderId;
 pub use provider_facts::{COMPLIANCE_PROGRAMMES, ProviderFacts, programme_key};
 pub use resnet_spec::{ConvOp, ResnetSpec};
 pub use serving::{DEFAULT_TARGET_PERCENTILE, LatencyTarget, RequestMix, RequestShape};
+pub use shared_storage::{ClaimSize, SharedStorage};
 pub use software_stack::{ImageRole, SoftwareStack, StackImage, StackSupport, StackTarget};
 pub use source::Source;
 pub use storage_pricing::StoragePricing;

@@ -592,7 +592,9 @@ fn a_multi_node_plan_over_efa_requests_the_fabric() {
     // EKS has no shared-file class of its own: the header says what to install and create.
     let header = files.iter().find(|f| f.yaml.contains("PersistentVolumeClaim")).unwrap();
     assert!(
-        header.yaml.contains("# Not built in: it needs the EKS add-on aws-efs-csi-driver"),
+        header
+            .yaml
+            .contains("# Not built in: it needs the EKS add-on aws-efs-csi-driver"),
         "{}",
         header.yaml
     );
