@@ -21,6 +21,7 @@
 mod accelerator_index;
 mod catalog;
 pub mod compatibility;
+mod convnext_config;
 mod diffusers_config;
 mod error;
 mod gguf;
@@ -41,6 +42,7 @@ pub mod import;
 
 pub use accelerator_index::{AcceleratorIndex, LookupError, Resolved};
 pub use catalog::{Catalog, CatalogFile, SCHEMA_VERSION, YourPrices};
+pub use convnext_config::{CONVNEXT_MODEL_TYPE, parse_convnext_config};
 pub use diffusers_config::{CLIP_TEXT_TOKENS, SUPPORTED_DIFFUSERS_CLASSES, parse_unet_config, parse_vae_config};
 pub use error::CatalogError;
 pub use gguf::{GgufError, gguf_config_text};

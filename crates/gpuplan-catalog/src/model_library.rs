@@ -51,6 +51,8 @@ struct RawVision {
     /// A residual network's stages (torchvision ResNets): speed and memory are then walked
     /// layer by layer.
     resnet: Option<ResnetSpec>,
+    /// A ConvNeXt's stages, walked layer by layer the same way.
+    convnext: Option<gpuplan_model::ConvnextSpec>,
 }
 
 #[derive(Deserialize)]
@@ -142,6 +144,7 @@ pub(crate) fn parse_model(file: &str, text: &str) -> Result<ModelSpec, CatalogEr
                 unet,
                 vae_decoder,
                 resnet: vision.resnet,
+                convnext: vision.convnext,
             })
         }
         other => {

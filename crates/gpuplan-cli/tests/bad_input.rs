@@ -403,11 +403,11 @@ fn estimate() {
         ),
         (
             "estimate --model resnet-50 --task inference --gpu A100-SXM4-80GB --resolution 16",
-            "image side for a ResNet (32–16384 pixels) is out",
+            "image side for a convolutional network (32–16384 pixels) is out",
         ),
         (
             "estimate --model resnet-50 --task inference --gpu A100-SXM4-80GB --resolution 100000",
-            "image side for a ResNet (32–16384 pixels) is out",
+            "image side for a convolutional network (32–16384 pixels) is out",
         ),
         (
             "estimate --model resnet-50 --task pretrain --gpu A100-SXM4-80GB --tokens 1e9",

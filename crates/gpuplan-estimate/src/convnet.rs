@@ -25,7 +25,7 @@ use crate::memory;
 use crate::notes::Notes;
 use crate::precision_bytes::{gradient_bytes, optimizer_bytes, weight_bytes};
 use crate::training::TrainingEstimate;
-use gpuplan_model::{Accelerator, Bytes, ConvOp, Engine, Precision, ResnetSpec, Workload};
+use gpuplan_model::{Accelerator, Bytes, ConvOp, ConvnextSpec, Engine, Precision, ResnetSpec, Workload};
 
 /// Smallest and largest image side accepted, in pixels (a ResNet halves its input five times).
 const MIN_RESOLUTION: u64 = 32;
@@ -158,6 +158,40 @@ pub(crate) fn resnet(
     request: &EstimateRequest,
     spec: &ResnetSpec,
     default_resolution: u64,
+    notes: Notes,
+) -> Result<Estimate, EstimateError> {
+    network(
+        request,
+        &|side| spec.unroll(side),
+        ("batch norm", "ReLU"),
+        default_resolution,
+        notes,
+    )
+}
+
+/// The estimate of a ConvNeXt workload.
+pub(crate) fn convnext(
+    request: &EstimateRequest,
+    spec: &ConvnextSpec,
+    default_resolution: u64,
+    notes: Notes,
+) -> Result<Estimate, EstimateError> {
+    network(
+        request,
+        &|side| spec.unroll(side),
+        ("LayerNorm", "GELU"),
+        default_resolution,
+        notes,
+    )
+}
+
+/// The estimate of a convolutional network whose operations `unroll` lists for an image side;
+/// `(norm, activation)` name its normalisation and activation in the notes.
+fn network(
+    request: &EstimateRequest,
+    unroll: &dyn Fn(u64) -> (Vec<ConvOp>, u64),
+    (norm, activation): (&str, &str),
+    default_resolution: u64,
     mut notes: Notes,
 ) -> Result<Estimate, EstimateError> {
     let workload = request.workload;
@@ -165,11 +199,11 @@ pub(crate) fn resnet(
     let resolution = workload.image.resolution.unwrap_or(default_resolution);
     if !(MIN_RESOLUTION..=MAX_RESOLUTION).contains(&resolution) {
         return Err(EstimateError::OutOfRange {
-            what: "image side for a ResNet (32–16384 pixels)",
+            what: "image side for a convolutional network (32–16384 pixels)",
             value: resolution.to_string(),
         });
     }
-    let (ops, parameters) = spec.unroll(resolution);
+    let (ops, parameters) = unroll(resolution);
     let Some((conv_precision, peak)) = convolution_peak(accelerator, workload, &mut notes) else {
         return Err(EstimateError::PrecisionUnsupported {
             accelerator: accelerator.id.to_string(),
@@ -203,9 +237,9 @@ pub(crate) fn resnet(
             fraction * engine_factor * 100.0,
             elementwise_bandwidth_fraction() * 100.0,
             if fused {
-                "; batch norm, ReLU and residual additions fused into the convolutions"
+                format!("; {norm}, {activation} and residual additions fused into the convolutions")
             } else {
-                ""
+                String::new()
             }
         )
     });
@@ -250,7 +284,7 @@ pub(crate) fn resnet(
         let weights = params * weight_bytes(workload.task, workload.precision);
         notes.add(|| {
             format!(
-                "activations: every batch norm's input and ReLU's output kept, {:.0} MB per image",
+                "activations: every {norm}'s input and {activation}'s output kept, {:.0} MB per image",
                 activations / micro / 1e6
             )
         });

@@ -646,6 +646,9 @@ fn cited(
     if let Some(resnet) = &spec.resnet {
         return crate::convnet::resnet(request, resnet, spec.resolution, assumptions);
     }
+    if let Some(convnext) = &spec.convnext {
+        return crate::convnet::convnext(request, convnext, spec.resolution, assumptions);
+    }
     let workload = request.workload;
     let model = request.model;
     let parameters = model

@@ -242,4 +242,7 @@ pub struct CitedSpec {
     pub vae_decoder: Option<VaeDecoderSpec>,
     /// A residual network's stages, when known: speed and memory are then walked layer by layer.
     pub resnet: Option<ResnetSpec>,
+    /// A ConvNeXt's stages (from its Hugging Face config), walked layer by layer the same way.
+    #[serde(default)]
+    pub convnext: Option<crate::ConvnextSpec>,
 }

@@ -37,6 +37,17 @@ pub fn model(catalog: &Catalog, source: &ModelSource) -> Result<ModelSpec, Error
             text,
             checkpoint_index,
         } => {
+            if let Some(convnet) = convnext_model(name, text)? {
+                if checkpoint_index.is_some() {
+                    return Err(Error::invalid(
+                        format!(
+                            "{name}: a checkpoint index sizes a transformer's weights; a ConvNeXt's are counted from its stages"
+                        ),
+                        Some("leave the checkpoint index out".to_string()),
+                    ));
+                }
+                return Ok(convnet);
+            }
             let mut spec =
                 parse_hf_config_text(text).map_err(|error| Error::invalid(format!("{name}: {error}"), None))?;
             let checkpoint = checkpoint_index
@@ -61,6 +72,39 @@ pub fn model(catalog: &Catalog, source: &ModelSource) -> Result<ModelSpec, Error
             })
         }
     }
+}
+
+/// A ConvNeXt config (`model_type: convnext`) as a convolutional network walked layer by layer;
+/// `None` for any other config.
+fn convnext_model(name: &str, text: &str) -> Result<Option<ModelSpec>, Error> {
+    let config: serde_json::Map<String, serde_json::Value> = serde_json::from_str(text).unwrap_or_default();
+    if config.get("model_type").and_then(serde_json::Value::as_str) != Some(gpuplan_catalog::CONVNEXT_MODEL_TYPE) {
+        return Ok(None);
+    }
+    let (spec, resolution) = gpuplan_catalog::parse_convnext_config(&config)
+        .map_err(|error| Error::invalid(format!("{name}: {error}"), None))?;
+    let parameters = spec.unroll(resolution).1;
+    Ok(Some(ModelSpec {
+        id: name.to_string(),
+        name: name.to_string(),
+        aliases: Vec::new(),
+        architecture: Architecture::Cited(gpuplan_model::CitedSpec {
+            family: "vision".to_string(),
+            resolution,
+            forward_flops_per_sample: None,
+            activation_bytes_per_sample: None,
+            denoising_steps: None,
+            components: vec![("ConvNeXt".to_string(), parameters)],
+            unet: None,
+            vae_decoder: None,
+            resnet: None,
+            convnext: Some(spec),
+        }),
+        published_parameters: None,
+        published_counts_output_layer_twice: false,
+        checkpoint_parameters: None,
+        sources: Vec::new(),
+    }))
 }
 
 /// The parameters a checkpoint's safetensors index says it holds; an index that cannot say is
