@@ -25,7 +25,7 @@ use crate::memory;
 use crate::notes::Notes;
 use crate::precision_bytes::{gradient_bytes, optimizer_bytes, weight_bytes};
 use crate::training::TrainingEstimate;
-use gpuplan_model::{Accelerator, Bytes, ConvOp, ConvnextSpec, Engine, Precision, ResnetSpec, Workload};
+use gpuplan_model::{Accelerator, Bytes, ConvNetwork, ConvOp, Engine, Precision, Workload};
 
 /// Smallest and largest image side accepted, in pixels (a ResNet halves its input five times).
 const MIN_RESOLUTION: u64 = 32;
@@ -153,47 +153,15 @@ fn working_set_per_image(ops: &[ConvOp], element: f64) -> f64 {
         * element
 }
 
-/// The estimate of a ResNet workload.
-pub(crate) fn resnet(
+/// The estimate of a convolutional network's workload (a ResNet, a ConvNeXt), walked
+/// operation by operation.
+pub(crate) fn network<N: ConvNetwork>(
     request: &EstimateRequest,
-    spec: &ResnetSpec,
-    default_resolution: u64,
-    notes: Notes,
-) -> Result<Estimate, EstimateError> {
-    network(
-        request,
-        &|side| spec.unroll(side),
-        ("batch norm", "ReLU"),
-        default_resolution,
-        notes,
-    )
-}
-
-/// The estimate of a ConvNeXt workload.
-pub(crate) fn convnext(
-    request: &EstimateRequest,
-    spec: &ConvnextSpec,
-    default_resolution: u64,
-    notes: Notes,
-) -> Result<Estimate, EstimateError> {
-    network(
-        request,
-        &|side| spec.unroll(side),
-        ("LayerNorm", "GELU"),
-        default_resolution,
-        notes,
-    )
-}
-
-/// The estimate of a convolutional network whose operations `unroll` lists for an image side;
-/// `(norm, activation)` name its normalisation and activation in the notes.
-fn network(
-    request: &EstimateRequest,
-    unroll: &dyn Fn(u64) -> (Vec<ConvOp>, u64),
-    (norm, activation): (&str, &str),
+    spec: &N,
     default_resolution: u64,
     mut notes: Notes,
 ) -> Result<Estimate, EstimateError> {
+    let (norm, activation) = (N::NORM, N::ACTIVATION);
     let workload = request.workload;
     let accelerator = request.accelerator;
     let resolution = workload.image.resolution.unwrap_or(default_resolution);
@@ -203,7 +171,7 @@ fn network(
             value: resolution.to_string(),
         });
     }
-    let (ops, parameters) = unroll(resolution);
+    let (ops, parameters) = spec.unroll(resolution);
     let Some((conv_precision, peak)) = convolution_peak(accelerator, workload, &mut notes) else {
         return Err(EstimateError::PrecisionUnsupported {
             accelerator: accelerator.id.to_string(),

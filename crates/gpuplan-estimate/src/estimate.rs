@@ -644,10 +644,10 @@ fn cited(
         return crate::diffusion::diffusion(request, spec, unet, peak, assumptions);
     }
     if let Some(resnet) = &spec.resnet {
-        return crate::convnet::resnet(request, resnet, spec.resolution, assumptions);
+        return crate::convnet::network(request, resnet, spec.resolution, assumptions);
     }
     if let Some(convnext) = &spec.convnext {
-        return crate::convnet::convnext(request, convnext, spec.resolution, assumptions);
+        return crate::convnet::network(request, convnext, spec.resolution, assumptions);
     }
     let workload = request.workload;
     let model = request.model;

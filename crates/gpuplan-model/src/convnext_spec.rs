@@ -110,6 +110,14 @@ impl ConvnextSpec {
     }
 }
 
+impl crate::resnet_spec::ConvNetwork for ConvnextSpec {
+    const NORM: &'static str = "LayerNorm";
+    const ACTIVATION: &'static str = "GELU";
+    fn unroll(&self, resolution: u64) -> (Vec<ConvOp>, u64) {
+        ConvnextSpec::unroll(self, resolution)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -76,7 +76,7 @@ pub use packing::SequencePacking;
 pub use precision::{Precision, UnknownPrecision};
 pub use provider::ProviderId;
 pub use provider_facts::{COMPLIANCE_PROGRAMMES, ProviderFacts, programme_key};
-pub use resnet_spec::{ConvOp, ResnetSpec};
+pub use resnet_spec::{ConvNetwork, ConvOp, ResnetSpec};
 pub use serving::{DEFAULT_TARGET_PERCENTILE, LatencyTarget, RequestMix, RequestShape};
 pub use shared_storage::{ClaimSize, SharedStorage};
 pub use software_stack::{ImageRole, SoftwareStack, StackImage, StackSupport, StackTarget};

@@ -43,6 +43,23 @@ pub enum ConvOp {
     Pool { input: f64, output: f64 },
 }
 
+/// A convolutional network the estimators walk operation by operation.
+pub trait ConvNetwork {
+    /// What its normalisations and activations are called, for the notes.
+    const NORM: &'static str;
+    const ACTIVATION: &'static str;
+    /// The forward operations for one image of `resolution`² pixels, and the parameter count.
+    fn unroll(&self, resolution: u64) -> (Vec<ConvOp>, u64);
+}
+
+impl ConvNetwork for ResnetSpec {
+    const NORM: &'static str = "batch norm";
+    const ACTIVATION: &'static str = "ReLU";
+    fn unroll(&self, resolution: u64) -> (Vec<ConvOp>, u64) {
+        ResnetSpec::unroll(self, resolution)
+    }
+}
+
 /// Width of the first stage and of the stem.
 const STEM_CHANNELS: u64 = 64;
 /// Channel expansion of a bottleneck block's last convolution.
