@@ -7,6 +7,10 @@ use serde_json::{Map, Value};
 /// The `model_type` of Hugging Face's ConvNeXt configs.
 pub const CONVNEXT_MODEL_TYPE: &str = "convnext";
 
+const MAX_STAGES: usize = 16;
+const MAX_BLOCKS_PER_STAGE: u64 = 1_000;
+const MAX_CHANNELS: u64 = 65_536;
+
 /// The stages of a ConvNeXt config, and the image side it was trained at (`image_size`, 224
 /// where the config does not say, as `ConvNextConfig` defaults it). `depths`, `hidden_sizes`
 /// and the classes (`id2label` or `num_labels`) must be given.
@@ -15,17 +19,22 @@ pub fn parse_convnext_config(config: &Map<String, Value>) -> Result<(ConvnextSpe
         model_type: CONVNEXT_MODEL_TYPE.to_string(),
         field: field.to_string(),
     };
-    let list = |field: &str| -> Result<Vec<u64>, ModelConfigError> {
+    // Bounds far beyond any published ConvNeXt (ConvNeXt-XXL: 4 stages of 3, 4, 30 and 3
+    // blocks, up to 3,072 channels), so that a config cannot ask for an unbounded walk.
+    let list = |field: &str, most: u64| -> Result<Vec<u64>, ModelConfigError> {
         let values = config
             .get(field)
             .and_then(Value::as_array)
             .ok_or_else(|| missing(field))?;
-        let numbers: Option<Vec<u64>> = values.iter().map(|v| v.as_u64().filter(|n| *n > 0)).collect();
+        let numbers: Option<Vec<u64>> = values
+            .iter()
+            .map(|v| v.as_u64().filter(|n| (1..=most).contains(n)))
+            .collect();
         numbers
-            .filter(|n| !n.is_empty())
+            .filter(|n| (1..=MAX_STAGES).contains(&n.len()))
             .ok_or_else(|| ModelConfigError::Invalid {
                 field: field.to_string(),
-                message: "expected a list of positive whole numbers".to_string(),
+                message: format!("expected 1 to {MAX_STAGES} whole numbers from 1 to {most}"),
             })
     };
     let number = |field: &str, default: u64| -> Result<u64, ModelConfigError> {
@@ -42,8 +51,8 @@ pub fn parse_convnext_config(config: &Map<String, Value>) -> Result<(ConvnextSpe
             }
         }
     };
-    let depths = list("depths")?;
-    let hidden_sizes = list("hidden_sizes")?;
+    let depths = list("depths", MAX_BLOCKS_PER_STAGE)?;
+    let hidden_sizes = list("hidden_sizes", MAX_CHANNELS)?;
     if depths.len() != hidden_sizes.len() {
         return Err(ModelConfigError::Invalid {
             field: "hidden_sizes".to_string(),
@@ -96,5 +105,10 @@ mod tests {
         })))
         .unwrap_err();
         assert!(uneven.to_string().contains("2"), "{uneven}");
+        let huge = parse_convnext_config(&object(json!({
+            "depths": [1_000_000_000_u64], "hidden_sizes": [96], "num_labels": 10
+        })))
+        .unwrap_err();
+        assert!(huge.to_string().contains("`depths`"), "{huge}");
     }
 }
