@@ -80,6 +80,7 @@ pub fn parse_convnext_config(config: &Map<String, Value>) -> Result<(ConvnextSpe
 #[cfg(test)]
 mod tests {
     use super::*;
+    use gpuplan_model::ConvNetwork;
     use serde_json::json;
 
     fn object(value: Value) -> Map<String, Value> {

@@ -4,7 +4,7 @@
 //! downsampling between stages, and a LayerNorm and linear head — unrolled into the
 //! operations one image goes through.
 
-use crate::resnet_spec::ConvOp;
+use crate::resnet_spec::{ConvNetwork, ConvOp};
 use serde::{Deserialize, Serialize};
 
 /// The stages of a ConvNeXt: blocks and channels per stage.
@@ -56,11 +56,33 @@ impl Builder {
         });
         self.parameters += 2 * channels;
     }
+
+    /// One block at `side`² × `channels`.
+    fn block(&mut self, side: u64, channels: u64) {
+        let elements = side * side * channels;
+        self.conv(side, channels, channels, DEPTHWISE_KERNEL, 1, channels);
+        self.layer_norm(elements, channels);
+        self.conv(side, channels, channels * MLP_EXPANSION, 1, 1, 1);
+        self.ops.push(ConvOp::Relu {
+            elements: (elements * MLP_EXPANSION) as f64,
+        });
+        self.conv(side, channels * MLP_EXPANSION, channels, 1, 1, 1);
+        // Layer scale (one weight per channel) and the residual addition.
+        self.parameters += channels;
+        self.ops.push(ConvOp::Add {
+            elements: elements as f64,
+        });
+        self.ops.push(ConvOp::Add {
+            elements: elements as f64,
+        });
+    }
 }
 
-impl ConvnextSpec {
-    /// The forward operations for one image of `resolution`² pixels, and the parameter count.
-    pub fn unroll(&self, resolution: u64) -> (Vec<ConvOp>, u64) {
+impl ConvNetwork for ConvnextSpec {
+    const NORM: &'static str = "LayerNorm";
+    const ACTIVATION: &'static str = "GELU";
+
+    fn unroll(&self, resolution: u64) -> (Vec<ConvOp>, u64) {
         let mut b = Builder {
             ops: Vec::new(),
             parameters: 0,
@@ -77,7 +99,7 @@ impl ConvnextSpec {
                 channels = width;
             }
             for _ in 0..depth {
-                self.block(&mut b, side, channels);
+                b.block(side, channels);
             }
         }
         b.ops.push(ConvOp::Pool {
@@ -87,34 +109,6 @@ impl ConvnextSpec {
         b.layer_norm(channels, channels);
         b.conv(1, channels, self.classes, 1, 1, 1);
         (b.ops, b.parameters)
-    }
-
-    /// One block at `side`² × `channels`.
-    fn block(&self, b: &mut Builder, side: u64, channels: u64) {
-        let elements = side * side * channels;
-        b.conv(side, channels, channels, DEPTHWISE_KERNEL, 1, channels);
-        b.layer_norm(elements, channels);
-        b.conv(side, channels, channels * MLP_EXPANSION, 1, 1, 1);
-        b.ops.push(ConvOp::Relu {
-            elements: (elements * MLP_EXPANSION) as f64,
-        });
-        b.conv(side, channels * MLP_EXPANSION, channels, 1, 1, 1);
-        // Layer scale (one weight per channel) and the residual addition.
-        b.parameters += channels;
-        b.ops.push(ConvOp::Add {
-            elements: elements as f64,
-        });
-        b.ops.push(ConvOp::Add {
-            elements: elements as f64,
-        });
-    }
-}
-
-impl crate::resnet_spec::ConvNetwork for ConvnextSpec {
-    const NORM: &'static str = "LayerNorm";
-    const ACTIVATION: &'static str = "GELU";
-    fn unroll(&self, resolution: u64) -> (Vec<ConvOp>, u64) {
-        ConvnextSpec::unroll(self, resolution)
     }
 }
 

@@ -52,14 +52,6 @@ pub trait ConvNetwork {
     fn unroll(&self, resolution: u64) -> (Vec<ConvOp>, u64);
 }
 
-impl ConvNetwork for ResnetSpec {
-    const NORM: &'static str = "batch norm";
-    const ACTIVATION: &'static str = "ReLU";
-    fn unroll(&self, resolution: u64) -> (Vec<ConvOp>, u64) {
-        ResnetSpec::unroll(self, resolution)
-    }
-}
-
 /// Width of the first stage and of the stem.
 const STEM_CHANNELS: u64 = 64;
 /// Channel expansion of a bottleneck block's last convolution.
@@ -101,9 +93,11 @@ impl Builder {
     }
 }
 
-impl ResnetSpec {
-    /// The forward operations for one image of `resolution`² pixels, and the parameter count.
-    pub fn unroll(&self, resolution: u64) -> (Vec<ConvOp>, u64) {
+impl ConvNetwork for ResnetSpec {
+    const NORM: &'static str = "batch norm";
+    const ACTIVATION: &'static str = "ReLU";
+
+    fn unroll(&self, resolution: u64) -> (Vec<ConvOp>, u64) {
         let mut b = Builder {
             ops: Vec::new(),
             parameters: 0,
@@ -138,7 +132,9 @@ impl ResnetSpec {
         b.parameters += channels * self.classes + self.classes;
         (b.ops, b.parameters)
     }
+}
 
+impl ResnetSpec {
     /// One residual block; returns the output side and channels.
     fn block(&self, b: &mut Builder, side: u64, channels: u64, planes: u64, stride: u64) -> (u64, u64) {
         let (out_side, out_channels) = if self.bottleneck {

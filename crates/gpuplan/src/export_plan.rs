@@ -104,11 +104,6 @@ pub struct ExportSettings {
     pub namespace: String,
 }
 
-/// Built-in StorageClasses that give ReadWriteMany volumes (shared files), by provider: GKE's
-/// Filestore CSI driver installs `standard-rwx` (GKE docs, "Access Filestore instances with the
-/// Filestore CSI driver"); AKS ships `azurefile-csi-premium` (AKS docs, "Use Azure Files
-/// with AKS"); on EKS, the EFS CSI driver's documentation creates `efs-sc` (it is not there
-/// until created).
 /// The training script run when none is named: replace it with yours.
 const DEFAULT_SCRIPT: &str = "train.py";
 /// Disk beyond the model and checkpoints: the image, the environment, logs.

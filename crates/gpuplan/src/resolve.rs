@@ -83,7 +83,7 @@ fn convnext_model(name: &str, text: &str) -> Result<Option<ModelSpec>, Error> {
     }
     let (spec, resolution) = gpuplan_catalog::parse_convnext_config(&config)
         .map_err(|error| Error::invalid(format!("{name}: {error}"), None))?;
-    let parameters = spec.unroll(resolution).1;
+    let parameters = gpuplan_model::ConvNetwork::unroll(&spec, resolution).1;
     Ok(Some(ModelSpec {
         id: name.to_string(),
         name: name.to_string(),
