@@ -23,6 +23,7 @@ pub mod calibration;
 mod cluster;
 mod convnet;
 pub mod cost;
+pub mod decode_iterations;
 mod diffusion;
 pub mod diffusion_flops;
 pub mod efficiency;

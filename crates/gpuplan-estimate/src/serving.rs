@@ -23,6 +23,7 @@
 //! stalls); Zhong et al. 2024 (DistServe, goodput under TTFT/TPOT targets); Kleinrock 1975,
 //! Queueing Systems vol. 1, §5.6 (M/G/1 waiting time) and Kingman's exponential tail.
 
+use crate::decode_iterations::DecodeIterations;
 use crate::efficiency::{
     engine_profile, release_profile, serving_architecture_factor, serving_eight_bit_gemm_factor,
     serving_expert_imbalance, serving_four_bit_gemm_factor, serving_gemm_half_tokens, serving_moe_expert_seconds,
@@ -476,8 +477,8 @@ pub enum Saturation {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LoadPoint {
     pub requests_per_second: f64,
-    pub step_seconds: f64,
-    pub decode_step_seconds: f64,
+    /// The iterations decoding requests ride in, and the per-token latencies they give.
+    pub iterations: DecodeIterations,
     /// Sequences decoding at once, on average.
     pub sequences: f64,
     /// Share of the prompt-token budget in use.
@@ -486,18 +487,9 @@ pub struct LoadPoint {
     pub kv_utilisation: f64,
     mean_output: f64,
     mean_wait: f64,
-    /// Share of decode iterations that carry (or wait for) a prefill.
-    prefill_share: f64,
-    /// Prefills that stall a request during its generation, on average (Poisson), and the
-    /// time each adds.
-    stalls_per_request: f64,
-    stall_seconds: f64,
     own_prefill: [f64; 3],
     own_prefill_mean: f64,
     batch_wait_window: f64,
-    /// Output lengths at evenly spaced quantiles of the requests, where they vary: a short
-    /// request spreads the prefills that stall it over few tokens.
-    outputs: Option<[f64; OUTPUT_POINTS]>,
     /// The wait for a free sequence slot (KV cache or the engine's sequence limit).
     admission: Admission,
 }
@@ -567,10 +559,9 @@ fn erlang_c(servers: f64, offered: f64) -> f64 {
 }
 
 /// Output-length quantiles a [`LoadPoint`] keeps for the TPOT percentiles of varied traffic.
-const OUTPUT_POINTS: usize = 32;
 
 /// Relative precision of the fixed points and quantiles solved by bisection (times).
-const STEP_TOLERANCE: f64 = 1e-5;
+pub(crate) const STEP_TOLERANCE: f64 = 1e-5;
 
 /// Relative precision of the goodput bisection (loads): 0.1 %, well inside the model's error.
 const LOAD_TOLERANCE: f64 = 1e-3;
@@ -666,7 +657,7 @@ fn steady_state_step(cost: &StepCost, rate: f64, mix: &RequestMix) -> Option<f64
 
 /// The boundary of `holds` between `low` (where it holds) and `high` (where it does not), to
 /// a relative `tolerance`: the last point found to hold and the first found not to.
-fn bisect(mut low: f64, mut high: f64, tolerance: f64, mut holds: impl FnMut(f64) -> bool) -> (f64, f64) {
+pub(crate) fn bisect(mut low: f64, mut high: f64, tolerance: f64, mut holds: impl FnMut(f64) -> bool) -> (f64, f64) {
     while high - low > tolerance * high {
         let mid = 0.5 * (low + high);
         if holds(mid) {
@@ -703,21 +694,19 @@ pub fn at_load(cost: &StepCost, rate: f64, mix: &RequestMix) -> Result<LoadPoint
     let decode_step = cost.decode_step(sequences, context).min(step);
     // A prompt of `tokens` is prefilled in chunks inside the running steps (mixed), or in a
     // prefill-only iteration with the other prompts that arrived meanwhile.
-    let (prefill_share, stalls_per_request, stall_seconds, separate_batch) = if cost.scheduler.mixes_prefill {
+    let (iterations, separate_batch) = if cost.scheduler.mixes_prefill {
         // Each chunk of the N prompts that arrive during a request's life lengthens one of its
         // steps.
         let chunks = PromptChunks::new(budget, sequences, rate * step, computed);
-        let stalls = sequences * chunks.per_prompt.max(1.0);
-        let stall = if stalls > 0.0 {
-            (step - decode_step) * output / stalls
-        } else {
-            0.0
-        };
-        (chunks.share, stalls, stall, None)
+        let iterations = DecodeIterations::mixed(step, decode_step, chunks.share, sequences, chunks.per_prompt, mix);
+        (iterations, None)
     } else {
         let (share, prefill_step) = cost.prefill_iteration(rate, step, mix);
         let batch = rate * step * computed / share.max(1e-12);
-        (share, output * share, prefill_step, Some(batch))
+        (
+            DecodeIterations::separate(step, decode_step, share, prefill_step, mix),
+            Some(batch),
+        )
     };
     let own = |tokens: f64| match separate_batch {
         None => {
@@ -736,8 +725,7 @@ pub fn at_load(cost: &StepCost, rate: f64, mix: &RequestMix) -> Result<LoadPoint
     let own_prefill_mean = own(computed);
     Ok(LoadPoint {
         requests_per_second: rate,
-        step_seconds: step,
-        decode_step_seconds: decode_step,
+        iterations,
         sequences,
         prefill_utilisation: utilisation,
         kv_utilisation: if cost.kv_capacity_tokens > 0.0 {
@@ -747,15 +735,10 @@ pub fn at_load(cost: &StepCost, rate: f64, mix: &RequestMix) -> Result<LoadPoint
         },
         mean_output: output,
         mean_wait,
-        prefill_share,
-        stalls_per_request,
-        stall_seconds,
         own_prefill,
         own_prefill_mean,
         batch_wait_window,
         admission,
-        outputs: (!mix.outputs_alike())
-            .then(|| std::array::from_fn(|j| mix.output_quantile((j as f64 + 0.5) / OUTPUT_POINTS as f64).max(1.0))),
     })
 }
 
@@ -770,70 +753,32 @@ impl LoadPoint {
     /// for budget (their sum's quantile), plus the prefill of a prompt at the same quantile
     /// of lengths (adding quantiles errs long).
     pub fn ttft_at(&self, q: f64) -> f64 {
-        wait_quantile(self.step_seconds, self.prefill_utilisation, self.mean_wait, q)
-            + self.own_prefill_at(q)
+        wait_quantile(
+            self.iterations.step_seconds,
+            self.prefill_utilisation,
+            self.mean_wait,
+            q,
+        ) + self.own_prefill_at(q)
             + q * self.batch_wait_window
             + self.admission.at(q)
     }
 
     pub fn ttft_mean(&self) -> f64 {
-        self.step_seconds / 2.0
+        self.iterations.step_seconds / 2.0
             + self.mean_wait
             + self.own_prefill_mean
             + self.batch_wait_window / 2.0
             + self.admission.mean()
     }
 
-    /// Time per output token at quantile `q` over requests: the decode-only step plus the
-    /// prefills that stall it during its life (a Poisson count).
+    /// Time per output token at quantile `q` over requests.
     pub fn tpot_at(&self, q: f64) -> f64 {
-        if self.stalls_per_request <= 0.0 {
-            return self.step_seconds;
-        }
-        match &self.outputs {
-            None => {
-                self.decode_step_seconds
-                    + self.stall_seconds * poisson_quantile(self.stalls_per_request, q) / self.mean_output
-            }
-            Some(outputs) => self.mixed_tpot_at(outputs, q),
-        }
+        self.iterations.tpot_at(q)
     }
 
-    /// TPOT at quantile `q` over requests of varied output lengths: a request of `o` tokens
-    /// meets a Poisson count of stalls of mean `stalls · o / mean output` and spreads them over
-    /// its `o` tokens; the quantile of the mixture over the kept output lengths.
-    fn mixed_tpot_at(&self, outputs: &[f64; OUTPUT_POINTS], q: f64) -> f64 {
-        let (decode, stall) = (self.decode_step_seconds, self.stall_seconds.max(1e-12));
-        let mean_stalls = |o: f64| self.stalls_per_request * o / self.mean_output;
-        let above = |t: f64| {
-            let share: f64 = outputs
-                .iter()
-                .map(|&o| poisson_above(mean_stalls(o), (t - decode) * o / stall))
-                .sum();
-            share / OUTPUT_POINTS as f64
-        };
-        let high = outputs
-            .iter()
-            .map(|&o| {
-                let m = mean_stalls(o);
-                decode + stall * (m + 12.0 * m.sqrt() + 12.0) / o
-            })
-            .fold(decode, f64::max);
-        bisect(decode, high, STEP_TOLERANCE, |t| above(t) > 1.0 - q).1
-    }
-
-    pub fn tpot_mean(&self) -> f64 {
-        self.step_seconds
-    }
-
-    /// Inter-token latency at quantile `q` over iterations: a decode-only step, or one that
-    /// carries a prompt chunk.
+    /// Inter-token latency at quantile `q` over iterations.
     pub fn itl_at(&self, q: f64) -> f64 {
-        if self.prefill_share <= 0.0 || q <= 1.0 - self.prefill_share {
-            self.decode_step_seconds
-        } else {
-            self.decode_step_seconds + (self.step_seconds - self.decode_step_seconds) / self.prefill_share
-        }
+        self.iterations.itl_at(q)
     }
 
     /// Output tokens per second the replica produces at this load.
@@ -851,17 +796,12 @@ impl LoadPoint {
     }
 
     pub fn tpot(&self) -> Percentiles {
-        Percentiles {
-            mean: self.tpot_mean(),
-            p50: self.tpot_at(0.5),
-            p90: self.tpot_at(0.9),
-            p99: self.tpot_at(0.99),
-        }
+        self.iterations.tpot()
     }
 
     /// End-to-end latency of a mean request.
     pub fn e2e_mean(&self) -> f64 {
-        self.ttft_mean() + (self.mean_output - 1.0).max(0.0) * self.step_seconds
+        self.ttft_mean() + (self.mean_output - 1.0).max(0.0) * self.iterations.step_seconds
     }
 
     /// Whether the latency percentiles meet the targets.
@@ -891,100 +831,15 @@ fn wait_quantile(step: f64, rho: f64, mean_wait: f64, q: f64) -> f64 {
     bisect(0.0, high, STEP_TOLERANCE, |t| cdf(t) < q).1
 }
 
-/// The `q` quantile of a Poisson count of mean `mean` (exact sum below 500, normal above).
-fn poisson_quantile(mean: f64, q: f64) -> f64 {
-    if mean > 500.0 {
-        return (mean + normal_quantile(q) * mean.sqrt()).max(0.0);
-    }
-    let mut probability = (-mean).exp();
-    let mut cumulative = probability;
-    let mut k = 0.0;
-    while cumulative < q && k < 10_000.0 {
-        k += 1.0;
-        probability *= mean / k;
-        cumulative += probability;
-    }
-    k
-}
-
-/// P(K > k) for K Poisson of mean `mean` (exact below a mean of 50, normal with a continuity
-/// correction above).
-fn poisson_above(mean: f64, k: f64) -> f64 {
-    if k < 0.0 {
-        return 1.0;
-    }
-    if mean > 50.0 {
-        return 0.5 * libm::erfc((k.floor() + 0.5 - mean) / (2.0 * mean).sqrt());
-    }
-    let mut probability = (-mean).exp();
-    let mut cumulative = probability;
-    let mut j = 0.0;
-    while j < k.floor() {
-        j += 1.0;
-        probability *= mean / j;
-        cumulative += probability;
-        if probability < 1e-15 && j > mean {
-            break;
-        }
-    }
-    (1.0 - cumulative).max(0.0)
-}
-
-/// Standard normal quantile (Acklam's rational approximation, relative error < 1.2e-9).
-fn normal_quantile(p: f64) -> f64 {
-    const A: [f64; 6] = [
-        -3.969683028665376e1,
-        2.209460984245205e2,
-        -2.759285104469687e2,
-        1.38357751867269e2,
-        -3.066479806614716e1,
-        2.506628277459239,
-    ];
-    const B: [f64; 5] = [
-        -5.447609879822406e1,
-        1.615858368580409e2,
-        -1.556989798598866e2,
-        6.680131188771972e1,
-        -1.328068155288572e1,
-    ];
-    const C: [f64; 6] = [
-        -7.784894002430293e-3,
-        -3.223964580411365e-1,
-        -2.400758277161838,
-        -2.549732539343734,
-        4.374664141464968,
-        2.938163982698783,
-    ];
-    const D: [f64; 4] = [
-        7.784695709041462e-3,
-        3.224671290700398e-1,
-        2.445134137142996,
-        3.754408661907416,
-    ];
-    let p = p.clamp(1e-12, 1.0 - 1e-12);
-    let tail = |q: f64| {
-        (((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5])
-            / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
-    };
-    if p < 0.02425 {
-        tail((-2.0 * p.ln()).sqrt())
-    } else if p > 1.0 - 0.02425 {
-        -tail((-2.0 * (1.0 - p).ln()).sqrt())
-    } else {
-        let q = p - 0.5;
-        let r = q * q;
-        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q
-            / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
-    }
-}
-
 /// A closed loop of `concurrency` sequences (an offline batch, or a benchmark at fixed
 /// concurrency): each finished sequence is replaced at once.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ClosedLoop {
     /// Sequences decoding at once (after the caps).
     pub sequences: f64,
-    pub step_seconds: f64,
+    /// The iterations they ride in: N/O prompts join each, on average, to replace the
+    /// sequences that finished.
+    pub iterations: DecodeIterations,
     pub output_tokens_per_second: f64,
     pub requests_per_second: f64,
 }
@@ -1003,18 +858,28 @@ pub fn closed_loop(cost: &StepCost, mix: &RequestMix, concurrency: Option<f64>) 
         sequences = (budget * output / (computed + output)).min(sequences).max(1.0);
     }
     let prefill = sequences * computed / output;
-    let step = if cost.scheduler.mixes_prefill {
-        let share = (sequences / output * (computed / budget).max(1.0)).min(1.0);
-        cost.step(sequences, context, prefill, input, share)
+    let decode_step = cost.decode_step(sequences, context);
+    let iterations = if cost.scheduler.mixes_prefill {
+        let chunks_per_prompt = (computed / budget).max(1.0);
+        let share = (sequences / output * chunks_per_prompt).min(1.0);
+        let step = cost.step(sequences, context, prefill, input, share);
+        DecodeIterations::mixed(step, decode_step, share, sequences, chunks_per_prompt, mix)
     } else {
         // N/O sequences finish per decode iteration and are replaced by a prefill-only one.
         let share = 1.0 - (-sequences / output).exp();
         let prefill_step = cost.step(0.0, 0.0, prefill / share.max(1e-12), input, 1.0);
-        cost.decode_step(sequences, context) + share * prefill_step
+        DecodeIterations::separate(
+            decode_step + share * prefill_step,
+            decode_step,
+            share,
+            prefill_step,
+            mix,
+        )
     };
+    let step = iterations.step_seconds;
     ClosedLoop {
         sequences,
-        step_seconds: step,
+        iterations,
         output_tokens_per_second: sequences / step,
         requests_per_second: sequences / step / output,
     }
@@ -1302,15 +1167,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_normal_and_poisson_quantiles_are_right() {
-        assert!((normal_quantile(0.975) - 1.959964).abs() < 1e-5);
-        assert!((normal_quantile(0.5)).abs() < 1e-9);
-        // Poisson(3): P(X ≤ 2) = 0.4232, P(X ≤ 3) = 0.6472.
-        assert_eq!(poisson_quantile(3.0, 0.5), 3.0);
-        assert_eq!(poisson_quantile(3.0, 0.4), 2.0);
-    }
-
-    #[test]
     fn prompts_longer_than_the_budget_fill_whole_iterations() {
         // A step costs 20 ms decoding alone and 0.1 ms per prompt token beyond 100 tokens (the
         // ridge): below it prompt tokens ride on the weight reads.
@@ -1345,16 +1201,6 @@ mod tests {
         let admission = Admission::new(1000.0, 990.0, 40.0, 0.0);
         assert_eq!(admission.at(0.2), 0.0);
         assert!(admission.at(0.99) > 5.0 * admission.mean(), "{admission:?}");
-    }
-
-    #[test]
-    fn the_poisson_tail_matches_its_quantile() {
-        // Poisson(3): P(X > 2) = 0.5768, P(X > 3) = 0.3528.
-        assert!((poisson_above(3.0, 2.0) - 0.5768).abs() < 1e-4);
-        assert!((poisson_above(3.0, 3.0) - 0.3528).abs() < 1e-4);
-        assert_eq!(poisson_above(3.0, -1.0), 1.0);
-        // Normal approximation above a mean of 50: P(X > mean) is about a half.
-        assert!((poisson_above(400.0, 400.0) - 0.5).abs() < 0.02);
     }
 
     #[test]

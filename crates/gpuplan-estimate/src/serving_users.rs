@@ -3,8 +3,9 @@
 //! chat front end with a fixed number of seats). The replica runs min(N, its sequence cap)
 //! sequences; the others wait for a slot.
 //!
-//! - Time per output token: the steady-state iteration with those sequences and the prompts
-//!   that replace finished ones ([`closed_loop`]).
+//! - Time per output token: the steady-state iterations with those sequences, some of them
+//!   lengthened by the prompts that replace finished ones ([`closed_loop`]); its percentiles
+//!   follow the Poisson count of such iterations a request meets.
 //! - Time to first token: the wait for a free slot (Little's law on the users beyond the cap:
 //!   waiting users over the completion rate), half an iteration for the running one to end,
 //!   and the prompt's own prefill in the budget the decodes leave per iteration. The wait is
@@ -32,7 +33,7 @@ pub struct UsersPoint {
 pub fn at_users(cost: &StepCost, mix: &RequestMix, users: f64) -> UsersPoint {
     let users = users.max(1.0);
     let running: ClosedLoop = closed_loop(cost, mix, Some(users));
-    let step = running.step_seconds;
+    let step = running.iterations.step_seconds;
     let waiting = (users - running.sequences).max(0.0);
     let slot_wait = if running.requests_per_second > 0.0 {
         waiting / running.requests_per_second
@@ -66,7 +67,7 @@ pub fn at_users(cost: &StepCost, mix: &RequestMix, users: f64) -> UsersPoint {
             p90: ttft_at(0.9),
             p99: ttft_at(0.99),
         },
-        tpot: Percentiles::flat(step),
+        tpot: running.iterations.tpot(),
     }
 }
 

@@ -1,0 +1,272 @@
+//! What a decoding request sees of the iterations it rides in: most are decode-only steps, and
+//! some are lengthened by a prompt chunk (or preceded by a prefill-only iteration). A request of
+//! `o` output tokens meets a Poisson number of them during its life, which spreads its time per
+//! output token (TPOT) over requests; the inter-token latency (ITL) spreads over iterations.
+//! The same picture holds for an open loop at a Poisson rate and for a closed loop of `N`
+//! sequences, whose finished sequences are replaced by prompts at `N / O` per iteration.
+//!
+//! References: Agrawal et al. 2024 (Sarathi-Serve, generation stalls from prefills); vLLM's
+//! `benchmark_serving` definitions of TPOT (per request, excluding the first token) and ITL
+//! (per token gap).
+
+use crate::serving::Percentiles;
+use gpuplan_model::RequestMix;
+
+/// Output lengths kept to mix the TPOT of requests of varied lengths.
+const OUTPUT_POINTS: usize = 32;
+
+/// The iterations of a replica in steady state, as its decoding requests see them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DecodeIterations {
+    /// The mean iteration, prompt work included.
+    pub step_seconds: f64,
+    /// An iteration that only decodes.
+    pub decode_step_seconds: f64,
+    mean_output: f64,
+    /// Share of decode iterations that carry (or wait for) a prefill.
+    prefill_share: f64,
+    /// Prefills that stall a request during its generation, on average (Poisson), and the
+    /// time each adds.
+    stalls_per_request: f64,
+    stall_seconds: f64,
+    /// Output lengths at evenly spaced quantiles of the requests, where they vary: a short
+    /// request spreads the prefills that stall it over few tokens.
+    outputs: Option<[f64; OUTPUT_POINTS]>,
+}
+
+impl DecodeIterations {
+    /// Prompt chunks ride inside the decode iterations: `prefill_share` of them carry one, and
+    /// each of the `sequences` prompts that replace a request's companions during its life (in
+    /// `chunks_per_prompt` pieces) lengthens one of its steps.
+    pub(crate) fn mixed(
+        step: f64,
+        decode_step: f64,
+        prefill_share: f64,
+        sequences: f64,
+        chunks_per_prompt: f64,
+        mix: &RequestMix,
+    ) -> DecodeIterations {
+        let output = mix.mean_output().max(1.0);
+        let stalls = sequences * chunks_per_prompt.max(1.0);
+        let stall = if stalls > 0.0 {
+            (step - decode_step).max(0.0) * output / stalls
+        } else {
+            0.0
+        };
+        DecodeIterations::new(step, decode_step, prefill_share, stalls, stall, mix)
+    }
+
+    /// Prompts run in prefill-only iterations, which precede `prefill_share` of the decode
+    /// iterations and last `prefill_step` each.
+    pub(crate) fn separate(
+        step: f64,
+        decode_step: f64,
+        prefill_share: f64,
+        prefill_step: f64,
+        mix: &RequestMix,
+    ) -> DecodeIterations {
+        let output = mix.mean_output().max(1.0);
+        DecodeIterations::new(
+            step,
+            decode_step,
+            prefill_share,
+            output * prefill_share,
+            prefill_step,
+            mix,
+        )
+    }
+
+    fn new(
+        step: f64,
+        decode_step: f64,
+        prefill_share: f64,
+        stalls: f64,
+        stall: f64,
+        mix: &RequestMix,
+    ) -> DecodeIterations {
+        DecodeIterations {
+            step_seconds: step,
+            decode_step_seconds: decode_step.min(step),
+            mean_output: mix.mean_output().max(1.0),
+            prefill_share,
+            stalls_per_request: stalls,
+            stall_seconds: stall,
+            outputs: (!mix.outputs_alike()).then(|| {
+                std::array::from_fn(|j| mix.output_quantile((j as f64 + 0.5) / OUTPUT_POINTS as f64).max(1.0))
+            }),
+        }
+    }
+
+    /// Time per output token at quantile `q` over requests: the decode-only step plus the
+    /// prefills that stall it during its life (a Poisson count).
+    pub fn tpot_at(&self, q: f64) -> f64 {
+        if self.stalls_per_request <= 0.0 {
+            return self.step_seconds;
+        }
+        match &self.outputs {
+            None => {
+                self.decode_step_seconds
+                    + self.stall_seconds * poisson_quantile(self.stalls_per_request, q) / self.mean_output
+            }
+            Some(outputs) => self.mixed_tpot_at(outputs, q),
+        }
+    }
+
+    /// TPOT at quantile `q` over requests of varied output lengths: a request of `o` tokens
+    /// meets a Poisson count of stalls of mean `stalls · o / mean output` and spreads them over
+    /// its `o` tokens; the quantile of the mixture over the kept output lengths.
+    fn mixed_tpot_at(&self, outputs: &[f64; OUTPUT_POINTS], q: f64) -> f64 {
+        let (decode, stall) = (self.decode_step_seconds, self.stall_seconds.max(1e-12));
+        let mean_stalls = |o: f64| self.stalls_per_request * o / self.mean_output;
+        let above = |t: f64| {
+            let share: f64 = outputs
+                .iter()
+                .map(|&o| poisson_above(mean_stalls(o), (t - decode) * o / stall))
+                .sum();
+            share / OUTPUT_POINTS as f64
+        };
+        let high = outputs
+            .iter()
+            .map(|&o| {
+                let m = mean_stalls(o);
+                decode + stall * (m + 12.0 * m.sqrt() + 12.0) / o
+            })
+            .fold(decode, f64::max);
+        crate::serving::bisect(decode, high, crate::serving::STEP_TOLERANCE, |t| above(t) > 1.0 - q).1
+    }
+
+    /// Mean time per output token: the mean iteration.
+    pub fn tpot_mean(&self) -> f64 {
+        self.step_seconds
+    }
+
+    /// Inter-token latency at quantile `q` over iterations: a decode-only step, or one that
+    /// carries a prompt chunk.
+    pub fn itl_at(&self, q: f64) -> f64 {
+        if self.prefill_share <= 0.0 || q <= 1.0 - self.prefill_share {
+            self.decode_step_seconds
+        } else {
+            self.decode_step_seconds + (self.step_seconds - self.decode_step_seconds) / self.prefill_share
+        }
+    }
+
+    pub fn tpot(&self) -> Percentiles {
+        Percentiles {
+            mean: self.tpot_mean(),
+            p50: self.tpot_at(0.5),
+            p90: self.tpot_at(0.9),
+            p99: self.tpot_at(0.99),
+        }
+    }
+}
+
+/// The `q` quantile of a Poisson count of mean `mean` (exact sum below 500, normal above).
+fn poisson_quantile(mean: f64, q: f64) -> f64 {
+    if mean > 500.0 {
+        return (mean + normal_quantile(q) * mean.sqrt()).max(0.0);
+    }
+    let mut probability = (-mean).exp();
+    let mut cumulative = probability;
+    let mut k = 0.0;
+    while cumulative < q && k < 10_000.0 {
+        k += 1.0;
+        probability *= mean / k;
+        cumulative += probability;
+    }
+    k
+}
+
+/// P(K > k) for K Poisson of mean `mean` (exact below a mean of 50, normal with a continuity
+/// correction above).
+fn poisson_above(mean: f64, k: f64) -> f64 {
+    if k < 0.0 {
+        return 1.0;
+    }
+    if mean > 50.0 {
+        return 0.5 * libm::erfc((k.floor() + 0.5 - mean) / (2.0 * mean).sqrt());
+    }
+    let mut probability = (-mean).exp();
+    let mut cumulative = probability;
+    let mut j = 0.0;
+    while j < k.floor() {
+        j += 1.0;
+        probability *= mean / j;
+        cumulative += probability;
+        if probability < 1e-15 && j > mean {
+            break;
+        }
+    }
+    (1.0 - cumulative).max(0.0)
+}
+
+/// Standard normal quantile (Acklam's rational approximation, relative error < 1.2e-9).
+fn normal_quantile(p: f64) -> f64 {
+    const A: [f64; 6] = [
+        -3.969683028665376e1,
+        2.209460984245205e2,
+        -2.759285104469687e2,
+        1.38357751867269e2,
+        -3.066479806614716e1,
+        2.506628277459239,
+    ];
+    const B: [f64; 5] = [
+        -5.447609879822406e1,
+        1.615858368580409e2,
+        -1.556989798598866e2,
+        6.680131188771972e1,
+        -1.328068155288572e1,
+    ];
+    const C: [f64; 6] = [
+        -7.784894002430293e-3,
+        -3.223964580411365e-1,
+        -2.400758277161838,
+        -2.549732539343734,
+        4.374664141464968,
+        2.938163982698783,
+    ];
+    const D: [f64; 4] = [
+        7.784695709041462e-3,
+        3.224671290700398e-1,
+        2.445134137142996,
+        3.754408661907416,
+    ];
+    let p = p.clamp(1e-12, 1.0 - 1e-12);
+    let tail = |q: f64| {
+        (((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5])
+            / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
+    };
+    if p < 0.02425 {
+        tail((-2.0 * p.ln()).sqrt())
+    } else if p > 1.0 - 0.02425 {
+        -tail((-2.0 * (1.0 - p).ln()).sqrt())
+    } else {
+        let q = p - 0.5;
+        let r = q * q;
+        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q
+            / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_normal_and_poisson_quantiles_are_right() {
+        assert!((normal_quantile(0.975) - 1.959964).abs() < 1e-5);
+        assert!((normal_quantile(0.5)).abs() < 1e-9);
+        // Poisson(3): P(X ≤ 2) = 0.4232, P(X ≤ 3) = 0.6472.
+        assert_eq!(poisson_quantile(3.0, 0.5), 3.0);
+        assert_eq!(poisson_quantile(3.0, 0.4), 2.0);
+    }
+
+    #[test]
+    fn the_poisson_tail_matches_its_quantile() {
+        // Poisson(3): P(X > 2) = 0.5768, P(X > 3) = 0.3528.
+        assert!((poisson_above(3.0, 2.0) - 0.5768).abs() < 1e-4);
+        assert!((poisson_above(3.0, 3.0) - 0.3528).abs() < 1e-4);
+        assert_eq!(poisson_above(3.0, -1.0), 1.0);
+        // Normal approximation above a mean of 50: P(X > mean) is about a half.
+        assert!((poisson_above(400.0, 400.0) - 0.5).abs() < 0.02);
+    }
+}
