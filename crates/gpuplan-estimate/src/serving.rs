@@ -558,8 +558,6 @@ fn erlang_c(servers: f64, offered: f64) -> f64 {
     servers * blocking / (servers - offered * (1.0 - blocking))
 }
 
-/// Output-length quantiles a [`LoadPoint`] keeps for the TPOT percentiles of varied traffic.
-
 /// Relative precision of the fixed points and quantiles solved by bisection (times).
 pub(crate) const STEP_TOLERANCE: f64 = 1e-5;
 
