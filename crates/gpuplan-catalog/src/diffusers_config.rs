@@ -2,7 +2,7 @@
 //! (`UNet2DConditionModel`) and VAE (`AutoencoderKL`) into their layer shapes.
 
 use crate::hf_config::ModelConfigError;
-use gpuplan_model::{UnetBlockKind, UnetSpec, VaeDecoderSpec};
+use gpuplan_model::{DitFamily, DitSpec, UnetBlockKind, UnetSpec, VaeDecoderSpec};
 use serde_json::{Map, Value};
 
 /// Text tokens a CLIP tokeniser pads every prompt to (`max_position_embeddings` of the CLIP
@@ -10,7 +10,30 @@ use serde_json::{Map, Value};
 pub const CLIP_TEXT_TOKENS: u64 = 77;
 
 /// The diffusers class names this reader understands.
-pub const SUPPORTED_DIFFUSERS_CLASSES: &[&str] = &["UNet2DConditionModel", "AutoencoderKL"];
+pub const SUPPORTED_DIFFUSERS_CLASSES: &[&str] = &[
+    "UNet2DConditionModel",
+    "SD3Transformer2DModel",
+    "FluxTransformer2DModel",
+    "AutoencoderKL",
+];
+
+/// T5 tokens `StableDiffusion3Pipeline` encodes by default (`max_sequence_length=256`); the two
+/// CLIP encoders' 77 tokens join them on the sequence axis.
+pub const SD3_T5_TOKENS: u64 = 256;
+
+/// T5 tokens `FluxPipeline` encodes by default (`max_sequence_length=512`).
+pub const FLUX_T5_TOKENS: u64 = 512;
+
+/// Latent pixels `FluxPipeline` packs into one token along each side (`_pack_latents`: 2×2).
+const FLUX_PACKING: u64 = 2;
+
+/// Bounds on a diffusion transformer's config, far beyond any published one (FLUX.1: 57
+/// blocks of width 3,072), so that a config cannot ask for an unbounded walk or overflow the
+/// counts: blocks of each kind, model width, patch side, channels and text tokens.
+const MAX_DIT_BLOCKS: u64 = 1_000;
+const MAX_DIT_WIDTH: u64 = 65_536;
+const MAX_DIT_PATCH: u64 = 16;
+const MAX_DIT_CHANNELS: u64 = 65_536;
 
 struct Fields<'a> {
     config: &'a Map<String, Value>,
@@ -171,6 +194,96 @@ pub fn parse_unet_config(config: &Map<String, Value>) -> Result<UnetSpec, ModelC
     })
 }
 
+/// Parses a diffusion transformer's config (`SD3Transformer2DModel`, `FluxTransformer2DModel`).
+/// `text_tokens`: the text sequence the pipeline feeds it; `None`, the pipeline's default.
+pub fn parse_transformer_config(
+    config: &Map<String, Value>,
+    text_tokens: Option<u64>,
+) -> Result<DitSpec, ModelConfigError> {
+    let class = config.get("_class_name").and_then(Value::as_str).unwrap_or_default();
+    let (family, class) = match class {
+        "SD3Transformer2DModel" => (DitFamily::StableDiffusion3, "SD3Transformer2DModel"),
+        "FluxTransformer2DModel" => (DitFamily::Flux, "FluxTransformer2DModel"),
+        other => {
+            return Err(Fields::invalid(
+                "_class_name",
+                format!(
+                    "`{other}` is not a diffusion transformer this reader knows (SD3Transformer2DModel, FluxTransformer2DModel)"
+                ),
+            ));
+        }
+    };
+    let f = Fields { config, class };
+    let patch = f.number("patch_size")?;
+    let in_channels = f.number("in_channels")?;
+    let out_channels = f.number_or("out_channels", in_channels)?;
+    let dual_attention_blocks = match config.get("dual_attention_layers") {
+        None | Some(Value::Null) => 0,
+        Some(Value::Array(layers)) => layers.len() as u64,
+        Some(value) => {
+            return Err(Fields::invalid(
+                "dual_attention_layers",
+                format!("expected a list of block indices, found {value}"),
+            ));
+        }
+    };
+    let sd3 = family == DitFamily::StableDiffusion3;
+    let spec = DitSpec {
+        family,
+        heads: f.number("num_attention_heads")?,
+        head_dim: f.number("attention_head_dim")?,
+        joint_blocks: f.number("num_layers")?,
+        single_blocks: if sd3 { 0 } else { f.number("num_single_layers")? },
+        dual_attention_blocks,
+        latent_patch: if sd3 { patch } else { FLUX_PACKING * patch },
+        // SD3 patchifies `in_channels` latent channels itself; FLUX's pipeline hands it packed
+        // tokens of `in_channels` features.
+        token_channels: if sd3 { in_channels * patch * patch } else { in_channels },
+        joint_attention_dim: f.number("joint_attention_dim")?,
+        pooled_projection_dim: f.number("pooled_projection_dim")?,
+        guidance_embeds: config.get("guidance_embeds").and_then(Value::as_bool).unwrap_or(false),
+        qk_norm: !sd3 || config.get("qk_norm").and_then(Value::as_str).is_some(),
+        text_tokens: text_tokens.unwrap_or(if sd3 {
+            CLIP_TEXT_TOKENS + SD3_T5_TOKENS
+        } else {
+            FLUX_T5_TOKENS
+        }),
+    };
+    if out_channels * if sd3 { patch * patch } else { 1 } != spec.token_channels {
+        return Err(Fields::invalid(
+            "out_channels",
+            format!("{out_channels} does not match in_channels {in_channels}"),
+        ));
+    }
+    let bounds = [
+        ("num_layers", spec.joint_blocks, MAX_DIT_BLOCKS),
+        ("num_single_layers", spec.single_blocks, MAX_DIT_BLOCKS),
+        (
+            "num_attention_heads × attention_head_dim",
+            spec.heads.saturating_mul(spec.head_dim),
+            MAX_DIT_WIDTH,
+        ),
+        ("patch_size", patch, MAX_DIT_PATCH),
+        ("in_channels", spec.token_channels, MAX_DIT_CHANNELS),
+        ("joint_attention_dim", spec.joint_attention_dim, MAX_DIT_CHANNELS),
+        ("pooled_projection_dim", spec.pooled_projection_dim, MAX_DIT_CHANNELS),
+        ("text tokens", spec.text_tokens, MAX_DIT_CHANNELS),
+    ];
+    if let Some((field, value, bound)) = bounds.into_iter().find(|(_, value, bound)| value > bound) {
+        return Err(Fields::invalid(
+            field,
+            format!("{value} is beyond any published model (at most {bound})"),
+        ));
+    }
+    if spec.dual_attention_blocks > spec.joint_blocks {
+        return Err(Fields::invalid(
+            "dual_attention_layers",
+            format!("lists {} blocks of {}", spec.dual_attention_blocks, spec.joint_blocks),
+        ));
+    }
+    Ok(spec)
+}
+
 /// Parses the decoder half of a diffusers `AutoencoderKL` config.
 pub fn parse_vae_config(config: &Map<String, Value>) -> Result<VaeDecoderSpec, ModelConfigError> {
     let f = Fields {
@@ -190,6 +303,62 @@ pub fn parse_vae_config(config: &Map<String, Value>) -> Result<VaeDecoderSpec, M
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn reads_the_sd3_and_flux_transformer_configs() {
+        // stabilityai/stable-diffusion-3-medium-diffusers transformer/config.json.
+        let sd3 = parse_transformer_config(
+            &object(json!({
+                "_class_name": "SD3Transformer2DModel", "sample_size": 128, "patch_size": 2,
+                "in_channels": 16, "num_layers": 24, "attention_head_dim": 64,
+                "num_attention_heads": 24, "joint_attention_dim": 4096,
+                "caption_projection_dim": 1536, "pooled_projection_dim": 2048, "out_channels": 16,
+                "pos_embed_max_size": 192, "dual_attention_layers": [], "qk_norm": null
+            })),
+            None,
+        )
+        .unwrap();
+        assert_eq!(
+            (sd3.width(), sd3.latent_patch, sd3.token_channels, sd3.text_tokens),
+            (1536, 2, 64, 333)
+        );
+        assert!(sd3.guided_by_default() && !sd3.qk_norm);
+        // black-forest-labs/FLUX.1-dev transformer/config.json (out_channels null).
+        let flux = parse_transformer_config(
+            &object(json!({
+                "_class_name": "FluxTransformer2DModel", "attention_head_dim": 128,
+                "axes_dims_rope": [16, 56, 56], "guidance_embeds": true, "in_channels": 64,
+                "joint_attention_dim": 4096, "num_attention_heads": 24, "num_layers": 19,
+                "num_single_layers": 38, "patch_size": 1, "pooled_projection_dim": 768,
+                "out_channels": null
+            })),
+            None,
+        )
+        .unwrap();
+        assert_eq!(
+            (flux.width(), flux.latent_patch, flux.token_channels, flux.text_tokens),
+            (3072, 2, 64, 512)
+        );
+        assert!(!flux.guided_by_default() && flux.guidance_embeds && flux.qk_norm);
+        let missing = parse_transformer_config(
+            &object(json!({"_class_name": "FluxTransformer2DModel", "patch_size": 1, "in_channels": 64})),
+            None,
+        )
+        .unwrap_err();
+        assert!(missing.to_string().contains("num_attention_heads"), "{missing}");
+        let huge = parse_transformer_config(
+            &object(json!({
+                "_class_name": "FluxTransformer2DModel", "attention_head_dim": 128, "in_channels": 64,
+                "joint_attention_dim": 4096, "num_attention_heads": 24, "num_layers": 1000000000,
+                "num_single_layers": 38, "patch_size": 1, "pooled_projection_dim": 768
+            })),
+            None,
+        )
+        .unwrap_err();
+        assert!(huge.to_string().contains("num_layers"), "{huge}");
+        let unknown = parse_transformer_config(&object(json!({"_class_name": "PixArtTransformer2DModel"})), None);
+        assert!(unknown.unwrap_err().to_string().contains("PixArtTransformer2DModel"));
+    }
 
     fn object(value: Value) -> Map<String, Value> {
         value.as_object().cloned().unwrap()

@@ -43,7 +43,9 @@ pub mod import;
 pub use accelerator_index::{AcceleratorIndex, LookupError, Resolved};
 pub use catalog::{Catalog, CatalogFile, SCHEMA_VERSION, YourPrices};
 pub use convnext_config::{CONVNEXT_MODEL_TYPE, parse_convnext_config};
-pub use diffusers_config::{CLIP_TEXT_TOKENS, SUPPORTED_DIFFUSERS_CLASSES, parse_unet_config, parse_vae_config};
+pub use diffusers_config::{
+    CLIP_TEXT_TOKENS, SUPPORTED_DIFFUSERS_CLASSES, parse_transformer_config, parse_unet_config, parse_vae_config,
+};
 pub use error::CatalogError;
 pub use gguf::{GgufError, gguf_config_text};
 pub use hf_config::{ModelConfigError, SUPPORTED_MODEL_TYPES, parse_hf_config_text};

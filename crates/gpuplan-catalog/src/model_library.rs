@@ -1,7 +1,7 @@
 //! The built-in models: `data/models/*.json`, each a Hugging Face config (or cited totals for
 //! CNNs and diffusion pipelines) with the published parameter count and its source.
 
-use crate::diffusers_config::{parse_unet_config, parse_vae_config};
+use crate::diffusers_config::{parse_transformer_config, parse_unet_config, parse_vae_config};
 use crate::error::CatalogError;
 use crate::hf_config::parse_hf_config;
 use gpuplan_model::{Architecture, CitedSpec, ModelSpec, ResnetSpec, Source, did_you_mean};
@@ -45,6 +45,12 @@ struct RawVision {
     /// A diffusers `UNet2DConditionModel` config (diffusion models).
     unet_config: Option<Map<String, Value>>,
     unet_config_source: Option<RawSource>,
+    /// A diffusers diffusion-transformer config (`SD3Transformer2DModel`,
+    /// `FluxTransformer2DModel`), and the text tokens its pipeline feeds it when not the
+    /// pipeline's default.
+    transformer_config: Option<Map<String, Value>>,
+    transformer_config_source: Option<RawSource>,
+    text_tokens: Option<u64>,
     /// A diffusers `AutoencoderKL` config (diffusion models).
     vae_config: Option<Map<String, Value>>,
     vae_config_source: Option<RawSource>,
@@ -117,6 +123,16 @@ pub(crate) fn parse_model(file: &str, text: &str) -> Result<ModelSpec, CatalogEr
                 .map(parse_unet_config)
                 .transpose()
                 .map_err(|e| fail("vision.unet_config", e.to_string()))?;
+            let transformer = vision
+                .transformer_config
+                .as_ref()
+                .map(|config| parse_transformer_config(config, vision.text_tokens).map(Box::new))
+                .transpose()
+                .map_err(|e| fail("vision.transformer_config", e.to_string()))?;
+            if let Some(raw) = vision.transformer_config_source {
+                sources
+                    .push(source(raw, "transformer_config").map_err(|m| fail("vision.transformer_config_source", m))?);
+            }
             let vae_decoder = vision
                 .vae_config
                 .as_ref()
@@ -142,6 +158,7 @@ pub(crate) fn parse_model(file: &str, text: &str) -> Result<ModelSpec, CatalogEr
                     .map(|c| (c.name, c.parameters))
                     .collect(),
                 unet,
+                transformer,
                 vae_decoder,
                 resnet: vision.resnet,
                 convnext: vision.convnext,

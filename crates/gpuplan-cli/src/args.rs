@@ -940,16 +940,17 @@ pub struct WorkloadArgs {
 #[command(allow_negative_numbers = true)]
 pub struct ImageArgs {
     /// Image side in pixels (default: the model's reference resolution; diffusion models are
-    /// counted at any multiple of 8).
+    /// counted at any multiple of 8, diffusion transformers of 16).
     #[arg(long, value_name = "PX", help_heading = "Image models")]
     pub resolution: Option<u64>,
 
-    /// Denoising steps per image (diffusion; default: the reference pipeline's, 50).
+    /// Denoising steps per image (diffusion; default: the reference pipeline's: 50 for SDXL, 28
+    /// for SD3 and FLUX.1-dev, 4 for FLUX.1-schnell).
     #[arg(long, help_heading = "Image models")]
     pub steps: Option<u64>,
 
-    /// Run without classifier-free guidance: one UNet pass per step instead of two (distilled
-    /// models such as SDXL-Turbo, or guidance scale ≤ 1).
+    /// Run without classifier-free guidance: one denoiser pass per step instead of two
+    /// (distilled models such as SDXL-Turbo, or guidance scale ≤ 1; FLUX.1 runs one already).
     #[arg(long, help_heading = "Image models")]
     pub no_guidance: bool,
 }

@@ -53,6 +53,11 @@ pub struct PassCount {
     pub operators: f64,
     /// Residual blocks and transformer blocks.
     pub blocks: u64,
+    /// Elements the elementwise kernels of an eager pass read and write (norms, modulations,
+    /// rotary embeddings, activations, residual additions, concatenations), in 16-bit
+    /// widths: what an engine that does not fuse them pays in memory traffic. Counted for
+    /// diffusion transformers; a UNet's fraction of peak, set on measured runs, carries its own.
+    pub elementwise: f64,
 }
 
 impl PassCount {

@@ -2,6 +2,7 @@
 //! assumptions behind them.
 
 use crate::cluster::Cluster;
+use crate::diffusion::Denoiser;
 use crate::efficiency::{
     cnn_activation_bytes_per_forward_flop, cnn_efficiency_factor, cnn_inference_factor, engine_profile,
     inference_uncertainty, memory_uncertainty, training_peak_fraction, training_uncertainty,
@@ -641,7 +642,10 @@ fn cited(
     mut assumptions: Notes,
 ) -> Result<Estimate, EstimateError> {
     if let Some(unet) = &spec.unet {
-        return crate::diffusion::diffusion(request, spec, unet, peak, assumptions);
+        return crate::diffusion::diffusion(request, spec, Denoiser::Unet(unet), peak, assumptions);
+    }
+    if let Some(transformer) = &spec.transformer {
+        return crate::diffusion::diffusion(request, spec, Denoiser::Transformer(transformer), peak, assumptions);
     }
     if let Some(resnet) = &spec.resnet {
         return crate::convnet::network(request, resnet, spec.resolution, assumptions);

@@ -26,6 +26,7 @@ pub mod cost;
 pub mod decode_iterations;
 mod diffusion;
 pub mod diffusion_flops;
+pub mod dit_flops;
 pub mod efficiency;
 pub mod energy;
 mod error;

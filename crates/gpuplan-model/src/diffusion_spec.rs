@@ -1,6 +1,7 @@
-//! The layer-by-layer shape of a latent-diffusion pipeline's two heavy parts: the denoising
-//! UNet (diffusers `UNet2DConditionModel`) and the VAE decoder (diffusers `AutoencoderKL`),
-//! as their `config.json` files describe them.
+//! The layer-by-layer shape of a latent-diffusion pipeline's two heavy parts: the denoiser
+//! (a diffusers `UNet2DConditionModel`, or a diffusion transformer: `SD3Transformer2DModel`,
+//! `FluxTransformer2DModel`) and the VAE decoder (diffusers `AutoencoderKL`), as their
+//! `config.json` files describe them.
 
 use serde::{Deserialize, Serialize};
 
@@ -77,5 +78,65 @@ impl VaeDecoderSpec {
     /// Pixels per latent element along each side: 2^(levels − 1) (8 for Stable Diffusion).
     pub fn downscale_factor(&self) -> u64 {
         1 << self.block_out_channels.len().saturating_sub(1)
+    }
+}
+
+/// The two diffusion-transformer designs diffusers ships for text-to-image (Esser et al. 2024,
+/// "Scaling Rectified Flow Transformers for High-Resolution Image Synthesis", the MMDiT of
+/// Stable Diffusion 3; Black Forest Labs' FLUX.1, which adds single-stream blocks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum DitFamily {
+    /// `SD3Transformer2DModel`: joint blocks only, the last one reading the text without
+    /// updating it; the latent patchified by a strided convolution; classifier-free guidance.
+    StableDiffusion3,
+    /// `FluxTransformer2DModel`: joint ("double-stream") blocks, then single-stream blocks over
+    /// text and image together; the pipeline packs 2×2 latent patches; guidance distilled into
+    /// an embedding (FLUX.1-dev) or absent (schnell).
+    Flux,
+}
+
+/// A diffusion transformer's config (`transformer/config.json` of the pipeline).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DitSpec {
+    pub family: DitFamily,
+    /// Attention heads (`num_attention_heads`) and their width (`attention_head_dim`); the
+    /// model width is their product.
+    pub heads: u64,
+    pub head_dim: u64,
+    /// Joint blocks, attending over text and image with separate weights for each
+    /// (`num_layers`).
+    pub joint_blocks: u64,
+    /// Single-stream blocks (FLUX's `num_single_layers`; none in SD3).
+    pub single_blocks: u64,
+    /// Joint blocks with a second self-attention over the image tokens (SD3.5 Medium's
+    /// `dual_attention_layers`).
+    pub dual_attention_blocks: u64,
+    /// Latent pixels per token along each side (SD3's `patch_size`; FLUX's packing of 2×2
+    /// latent pixels).
+    pub latent_patch: u64,
+    /// Features per image token going in (latent channels × patch area) and coming out.
+    pub token_channels: u64,
+    /// Width of the text encoder's states (`joint_attention_dim`, T5-XXL's 4096) and of the
+    /// pooled text embedding (`pooled_projection_dim`).
+    pub joint_attention_dim: u64,
+    pub pooled_projection_dim: u64,
+    /// FLUX.1-dev's guidance embedding (`guidance_embeds`).
+    pub guidance_embeds: bool,
+    /// RMS norms on queries and keys (`qk_norm: rms_norm`, and always in FLUX).
+    pub qk_norm: bool,
+    /// Text tokens the pipeline feeds (its T5 `max_sequence_length`, plus SD3's 77 CLIP ones).
+    pub text_tokens: u64,
+}
+
+impl DitSpec {
+    /// The model width: heads × head width.
+    pub fn width(&self) -> u64 {
+        self.heads * self.head_dim
+    }
+
+    /// Whether the pipeline runs classifier-free guidance by default (two passes a step):
+    /// SD3's does; FLUX's guidance is an input of one pass.
+    pub fn guided_by_default(&self) -> bool {
+        self.family == DitFamily::StableDiffusion3
     }
 }

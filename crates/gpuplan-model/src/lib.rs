@@ -56,7 +56,7 @@ pub use cancel::Cancel;
 pub use compute_capability::ComputeCapability;
 pub use convnext_spec::ConvnextSpec;
 pub use date::{Date, DateError};
-pub use diffusion_spec::{UnetBlockKind, UnetSpec, VaeDecoderSpec};
+pub use diffusion_spec::{DitFamily, DitSpec, UnetBlockKind, UnetSpec, VaeDecoderSpec};
 pub use engine_settings::{EngineBackend, EngineRelease, EngineSettings};
 pub use fabric::{FabricKind, FabricRule, FabricSource, NodeFabric};
 pub use framework::Framework;

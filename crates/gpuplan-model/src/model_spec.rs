@@ -1,7 +1,7 @@
 //! The architecture of a model, as far as memory and speed depend on it.
 
 use crate::Source;
-use crate::diffusion_spec::{UnetSpec, VaeDecoderSpec};
+use crate::diffusion_spec::{DitSpec, UnetSpec, VaeDecoderSpec};
 use crate::resnet_spec::ResnetSpec;
 use serde::{Deserialize, Serialize};
 
@@ -238,6 +238,9 @@ pub struct CitedSpec {
     /// The denoising UNet's layer shapes, when known: FLOPs are then counted from the
     /// architecture at any resolution instead of taken from `forward_flops_per_sample`.
     pub unet: Option<UnetSpec>,
+    /// The denoising transformer's layer shapes (SD3, FLUX), when the denoiser is one.
+    #[serde(default)]
+    pub transformer: Option<Box<DitSpec>>,
     /// The VAE decoder's layer shapes, when known (its one pass per image is then counted).
     pub vae_decoder: Option<VaeDecoderSpec>,
     /// A residual network's stages, when known: speed and memory are then walked layer by layer.

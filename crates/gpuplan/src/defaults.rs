@@ -211,7 +211,7 @@ pub fn decodes_images(model: &ModelSpec) -> bool {
 }
 
 pub fn is_diffusion(model: &ModelSpec) -> bool {
-    matches!(&model.architecture, Architecture::Cited(spec) if spec.unet.is_some())
+    matches!(&model.architecture, Architecture::Cited(spec) if spec.unet.is_some() || spec.transformer.is_some())
 }
 
 /// Sizes and counts that must be at least one (`--seq 0` is a mistake, not an empty plan).

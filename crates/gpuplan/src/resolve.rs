@@ -96,6 +96,7 @@ fn convnext_model(name: &str, text: &str) -> Result<Option<ModelSpec>, Error> {
             denoising_steps: None,
             components: vec![("ConvNeXt".to_string(), parameters)],
             unet: None,
+            transformer: None,
             vae_decoder: None,
             resnet: None,
             convnext: Some(spec),

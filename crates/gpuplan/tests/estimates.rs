@@ -1123,6 +1123,84 @@ mod diffusion {
         let error = estimate_workload(catalog(), &r).unwrap_err().to_string();
         assert!(error.contains("denoising steps"), "{error}");
     }
+
+    #[test]
+    fn every_built_in_diffusion_transformer_walks_to_its_published_count() {
+        use gpuplan::estimator::dit_flops::dit_pass;
+        let mut checked = 0;
+        for model in catalog().models().iter() {
+            let gpuplan::model::Architecture::Cited(spec) = &model.architecture else {
+                continue;
+            };
+            let Some(transformer) = &spec.transformer else {
+                continue;
+            };
+            let published = spec
+                .components
+                .iter()
+                .find(|(name, _)| name == "transformer")
+                .map(|(_, p)| *p);
+            assert_eq!(
+                Some(dit_pass(transformer, 128, 128).parameters),
+                published,
+                "{}",
+                model.id
+            );
+            checked += 1;
+        }
+        assert!(checked >= 4, "{checked}");
+    }
+
+    #[test]
+    fn flux_dev_runs_one_pass_a_step_and_sd3_two() {
+        // FLUX.1-dev's guidance is an input of the transformer; SD3 runs classifier-free
+        // guidance, a batch of two per step. Both default to 28 steps at 1024 px.
+        let flux = estimate_workload(catalog(), &request("flux.1-dev", "inference", "H100")).unwrap();
+        let sd3 = estimate_workload(catalog(), &request("sd3-medium", "inference", "H100")).unwrap();
+        let (f, s) = (flux.estimate.image.unwrap(), sd3.estimate.image.unwrap());
+        assert_eq!((f.resolution, f.denoising_steps, f.guidance), (1024, 28, false));
+        assert_eq!((s.resolution, s.denoising_steps, s.guidance), (1024, 28, true));
+        // FLUX.1-dev's 12 B transformer costs 74 TFLOPs a pass at 1024 px: 59.5 in its linear
+        // layers (as diffusers' benchmark counts) and 14.9 in attention over 4,608 tokens.
+        assert!(
+            (f.unet_flops_per_pass / 74.39e12 - 1.0).abs() < 0.005,
+            "{}",
+            f.unet_flops_per_pass
+        );
+        // schnell's 4 steps make it seven times faster than dev's 28.
+        let schnell = estimate_workload(catalog(), &request("flux.1-schnell", "inference", "H100")).unwrap();
+        let ratio = latency(&flux) / latency(&schnell);
+        assert!(ratio > 6.0 && ratio < 7.5, "{ratio}");
+    }
+
+    #[test]
+    fn flux_dev_in_bf16_needs_a_48_gb_card_and_eager_pytorch_is_slower_than_compiled() {
+        // Its 16.9 B parameters (transformer, T5-XXL, CLIP, VAE) take 31.4 GiB in bf16: an
+        // experienced engineer knows it does not fit a 24 GB RTX 4090 without offloading or
+        // quantising, and does fit a 48 GB L40S.
+        let on = |gpu: &str| estimate_workload(catalog(), &request("flux.1-dev", "inference", gpu)).unwrap();
+        assert!(!on("RTX-4090").estimate.memory.fits());
+        assert!(on("L40S").estimate.memory.fits());
+        let weights = on("H100").estimate.memory.weights.as_u64() as f64 / (1u64 << 30) as f64;
+        assert!((weights - 31.4).abs() < 0.1, "{weights}");
+        // Eager PyTorch runs each norm, modulation and rotary embedding as its own kernel over
+        // the whole activation; torch.compile fuses them (diffusers-torchao on an H100: 6.57 s
+        // against 4.21 s for 28 steps).
+        let mut r = request("flux.1-dev", "inference", "H100");
+        let eager = latency(&estimate_workload(catalog(), &r).unwrap());
+        r.engine = Some(gpuplan::model::Engine::TorchCompile);
+        let compiled = latency(&estimate_workload(catalog(), &r).unwrap());
+        assert!(eager / compiled > 1.4 && eager / compiled < 1.8, "{eager} / {compiled}");
+    }
+
+    #[test]
+    fn a_diffusion_transformer_needs_a_resolution_its_patches_divide() {
+        // 8 pixels a latent pixel, 2 latent pixels a patch: 1,032 px is a multiple of 8, not of 16.
+        let mut r = request("flux.1-dev", "inference", "H100");
+        r.image.resolution = Some(1032);
+        let error = estimate_workload(catalog(), &r).unwrap_err().to_string();
+        assert!(error.contains("multiple of 16") && error.contains("1032"), "{error}");
+    }
 }
 
 mod convnets {

@@ -116,6 +116,7 @@ const PRICES_CSV: &str =
 const AWS_OFFER: &str = include_str!("../../gpuplan-catalog/tests/fixtures/refresh/aws/us-east-1.json");
 const AZURE_PAGE: &str = r#"{"Items":[{"currencyCode":"USD","retailPrice":0.5,"armRegionName":"eastus","armSkuName":"Standard_NC4as_T4_v3","skuName":"NC4as T4 v3","productName":"Virtual Machines NCasT4_v3 Series","unitOfMeasure":"1 Hour","type":"Consumption"}],"NextPageLink":null}"#;
 const SDXL: &str = include_str!("../../gpuplan-catalog/data/models/sdxl.json");
+const FLUX: &str = include_str!("../../gpuplan-catalog/data/models/flux.1-dev.json");
 const JOB_YAML: &str = "model: llama-3.1-8b\ntask: inference\nqps: 4\nttft: p90:800ms\ntpot: {seconds: 0.05, percentile: 90}\nproviders: [aws, gcp]\nheadroom: 0.1\nmax_num_seqs: 128\n";
 const JOB_TOML: &str =
     "model = \"llama-3.1-8b\"\ntask = \"lora\"\ntokens = 1e8\nbudget = 500.0\nproviders = [\"aws\"]\n";
@@ -220,6 +221,22 @@ proptest! {
                 }
                 if let Some(serde_json::Value::Object(vae)) = vision.get("vae_config") {
                     let _ = gpuplan::catalog::parse_vae_config(vae);
+                }
+            }
+        }
+    }
+
+    /// Diffusion-transformer configs (mutations of FLUX.1-dev's model file) parse or are
+    /// refused, and what parses is walked without overflow at the largest resolution.
+    #[test]
+    fn diffusion_transformer_configs_never_panic(text in mutated(FLUX)) {
+        if let Ok(serde_json::Value::Object(model)) = serde_json::from_str::<serde_json::Value>(&text) {
+            if let Some(serde_json::Value::Object(vision)) = model.get("vision") {
+                if let Some(serde_json::Value::Object(config)) = vision.get("transformer_config") {
+                    if let Ok(spec) = gpuplan::catalog::parse_transformer_config(config, None) {
+                        let pass = gpuplan::estimator::dit_flops::dit_pass(&spec, 2048, 2048);
+                        prop_assert!(pass.forward_flops().is_finite());
+                    }
                 }
             }
         }

@@ -192,7 +192,7 @@ pub fn estimate_report(e: &EstimateJson) -> String {
         if e.image.is_some() {
             let _ = writeln!(
                 text,
-                "  {:<18} {} per batch of {} ({}-bound UNet passes)",
+                "  {:<18} {} per batch of {} ({}-bound denoiser passes)",
                 "latency",
                 duration(i.request_latency_seconds),
                 w.batch,
