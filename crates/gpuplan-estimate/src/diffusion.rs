@@ -80,8 +80,7 @@ impl Denoiser<'_> {
                 engine_profile(Engine::Pytorch).prefill_peak_fraction,
                 "a diffusion transformer pass is timed as a language model's prompt pass (matmuls over thousands \
                  of tokens and a fused attention) at the engine's prompt-pass fraction of the dense peak (45 % in \
-                 PyTorch eager, 50 % compiled, 55 % TensorRT), not fitted to image models; eager PyTorch's \
-                 elementwise kernels (norms, modulations, rotary embeddings) are not counted",
+                 PyTorch eager, 50 % compiled, 55 % TensorRT), not fitted to image models",
             ),
         }
     }
@@ -187,6 +186,19 @@ pub(crate) fn diffusion(
             shape.denoiser_name
         )
     });
+    if spec.components.len() == 1 {
+        assumptions.add(|| {
+            format!(
+                "weights: the {} alone ({parameters} parameters); a pipeline's text encoders (Stable Diffusion 3: \
+                 CLIP-L, OpenCLIP bigG and T5-XXL, 5.6 B parameters; FLUX.1: CLIP-L and T5-XXL, 4.9 B) are not \
+                 in its config and not counted",
+                shape.denoiser_name
+            )
+        });
+    }
+    if spec.vae_decoder.is_none() {
+        assumptions.add(|| "no VAE config: the decode to pixels is not counted".to_string());
+    }
     let fused = workload.flash_attention;
     let bytes = activation_bytes(workload.precision);
     let (efficiency, evidence) = denoiser.peak_fraction(request);
@@ -226,9 +238,15 @@ pub(crate) fn diffusion(
     let memory = memory::without_kv_cache(weights, 0.0, 0.0, activations, overhead, capacity);
     assumptions.add(|| {
         format!(
-            "activations: the larger of the {}'s skip tensors and working set ({pass_batch} latents per pass) and \
-             the VAE decoder's working set ({images} image{}{}), attention {}",
+            "activations: the larger of the {}'s {} ({pass_batch} latent{} per pass) and the VAE decoder's \
+             working set ({images} image{}{}), attention {}",
             shape.denoiser_name,
+            if shape.denoiser.skips > 0.0 {
+                "skip tensors and working set"
+            } else {
+                "working set"
+            },
+            if pass_batch == 1 { "" } else { "s" },
             if images == 1 { "" } else { "s at once, no slicing" },
             if shape.decoder_fp32 {
                 ", decoded in fp32 (force_upcast)"

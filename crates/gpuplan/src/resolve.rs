@@ -37,6 +37,17 @@ pub fn model(catalog: &Catalog, source: &ModelSource) -> Result<ModelSpec, Error
             text,
             checkpoint_index,
         } => {
+            if let Some(pipeline) = diffusion_transformer_model(name, text)? {
+                if checkpoint_index.is_some() {
+                    return Err(Error::invalid(
+                        format!(
+                            "{name}: a checkpoint index sizes a language model's weights; a diffusion transformer's are counted from its blocks"
+                        ),
+                        Some("leave the checkpoint index out".to_string()),
+                    ));
+                }
+                return Ok(pipeline);
+            }
             if let Some(convnet) = convnext_model(name, text)? {
                 if checkpoint_index.is_some() {
                     return Err(Error::invalid(
@@ -107,6 +118,47 @@ fn convnext_model(name: &str, text: &str) -> Result<Option<ModelSpec>, Error> {
         sources: Vec::new(),
     }))
 }
+
+/// A diffusers diffusion-transformer config (`SD3Transformer2DModel`, `FluxTransformer2DModel`)
+/// as a diffusion pipeline of that denoiser alone: its text encoders and VAE are not in the
+/// file, and the estimate says they are not counted. `None` for any other config.
+fn diffusion_transformer_model(name: &str, text: &str) -> Result<Option<ModelSpec>, Error> {
+    let config: serde_json::Map<String, serde_json::Value> = serde_json::from_str(text).unwrap_or_default();
+    let class = config.get("_class_name").and_then(serde_json::Value::as_str);
+    if !matches!(class, Some("SD3Transformer2DModel" | "FluxTransformer2DModel")) {
+        return Ok(None);
+    }
+    let spec = gpuplan_catalog::parse_transformer_config(&config, None)
+        .map_err(|error| Error::invalid(format!("{name}: {error}"), None))?;
+    let parameters = gpuplan_estimate::dit_flops::dit_pass(&spec, 1, 1).parameters;
+    Ok(Some(ModelSpec {
+        id: name.to_string(),
+        name: name.to_string(),
+        aliases: Vec::new(),
+        architecture: Architecture::Cited(gpuplan_model::CitedSpec {
+            family: "diffusion".to_string(),
+            resolution: DIFFUSION_TRANSFORMER_RESOLUTION,
+            forward_flops_per_sample: None,
+            activation_bytes_per_sample: None,
+            denoising_steps: Some(PIPELINE_STEPS),
+            components: vec![("transformer".to_string(), parameters)],
+            unet: None,
+            transformer: Some(Box::new(spec)),
+            vae_decoder: None,
+            resnet: None,
+            convnext: None,
+        }),
+        published_parameters: None,
+        published_counts_output_layer_twice: false,
+        checkpoint_parameters: None,
+        sources: Vec::new(),
+    }))
+}
+
+/// The resolution and steps diffusers' SD3 and FLUX pipelines default to
+/// (`pipeline_stable_diffusion_3.py`, `pipeline_flux.py`: 1024 px, 28 steps).
+const DIFFUSION_TRANSFORMER_RESOLUTION: u64 = 1024;
+const PIPELINE_STEPS: u64 = 28;
 
 /// The parameters a checkpoint's safetensors index says it holds; an index that cannot say is
 /// an error naming what is missing.

@@ -1194,6 +1194,30 @@ mod diffusion {
     }
 
     #[test]
+    fn a_pasted_diffusion_transformer_config_is_its_denoiser_alone_and_says_so() {
+        // FLUX.1-dev's transformer/config.json on its own: the same passes as the built-in
+        // pipeline, but only the transformer's 11.9 B weights, and the answer says the text
+        // encoders and the VAE are not counted.
+        let file: serde_json::Value =
+            serde_json::from_str(include_str!("../../gpuplan-catalog/data/models/flux.1-dev.json")).unwrap();
+        let pasted = ModelSource::Config {
+            name: "transformer/config.json".into(),
+            text: file["vision"]["transformer_config"].to_string(),
+            checkpoint_index: None,
+        };
+        let answer = estimate_workload(catalog(), &WorkloadRequest::new(pasted, Task::Inference, "H100")).unwrap();
+        let built_in = estimate_workload(catalog(), &request("flux.1-dev", "inference", "H100")).unwrap();
+        assert_eq!(answer.estimate.parameters.total, 11_901_408_320);
+        assert_eq!(
+            answer.estimate.image.unwrap().unet_flops_per_pass,
+            built_in.estimate.image.unwrap().unet_flops_per_pass
+        );
+        let said = answer.estimate.assumptions.join("\n");
+        assert!(said.contains("text encoders") && said.contains("not counted"), "{said}");
+        assert!(said.contains("no VAE config"), "{said}");
+    }
+
+    #[test]
     fn a_diffusion_transformer_needs_a_resolution_its_patches_divide() {
         // 8 pixels a latent pixel, 2 latent pixels a patch: 1,032 px is a multiple of 8, not of 16.
         let mut r = request("flux.1-dev", "inference", "H100");
