@@ -1184,3 +1184,30 @@ fn torchtitans_pipeline_schedule_sets_the_bubble() {
     no_stages.pp = None;
     assert!(estimate_workload(catalog(), &no_stages).is_err());
 }
+
+/// GB200 racks are rented as their providers sell them: Azure's ND GB200 v6 VMs of four GPUs
+/// join over InfiniBand in one scale set, the 72 GPUs of a rack sharing NVLink; OCI lists its
+/// GB200 nodes at one global price but documents no cluster network for them, so a job too big
+/// for one node is planned on Azure, not on several OCI nodes over Ethernet.
+#[test]
+fn a_70b_pretraining_on_gb200_spans_azure_vms_over_infiniband_and_no_oci_cluster() {
+    let mut q = query("llama-3.1-70b", Task::Pretrain);
+    q.gpus = vec!["GB200".to_string()];
+    q.tokens = Some(2e10);
+    let p = plan(&q);
+    let multi: Vec<&Value> = recommendations(&p)
+        .iter()
+        .filter(|r| r["nodes"].as_u64().unwrap() > 1)
+        .collect();
+    assert!(!multi.is_empty(), "{p}");
+    for r in multi {
+        assert_eq!(r["provider"], "azure", "{}", label(r));
+        assert_eq!(r["gpus_per_node"], 4, "{}", label(r));
+        assert_eq!(r["fabric"]["kind"], "infiniband", "{}", label(r));
+    }
+    let rejected = p["rejected"].to_string();
+    assert!(
+        rejected.contains("BM.GPU.GB200.4") && rejected.contains("multi-node"),
+        "{rejected}"
+    );
+}

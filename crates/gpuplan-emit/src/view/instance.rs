@@ -66,6 +66,7 @@ pub fn instance_table(offerings: &[Offering], limit: usize, money: &Money) -> Ta
             "{shown} of {} rows shown ({total} offerings); --limit 0 shows all.",
             groups.len()
         ),
+        (1, false) => format!("1 offering. Prices in {} per hour.", money.code()),
         (total, false) => format!("{total} offerings. Prices in {} per hour.", money.code()),
     });
     table.footer.extend(money.footnote());
