@@ -430,6 +430,7 @@ fn transformer(
                 workload.layout.ep
             },
             hidden: spec.hidden,
+            vocab: spec.vocab,
             matmul_parameters: counts.active_matmul() as f64,
             attention_flops_per_token_per_context: flops::attention_forward_per_token(spec, 1),
             weight_bytes_gpu: memory.weights.as_u64() as f64,

@@ -59,6 +59,8 @@ pub struct InferenceShape {
     pub expert_matmul_parameters: f64,
     pub expert_parallel: u32,
     pub hidden: u64,
+    /// Vocabulary entries a sampler looks at for each sequence every step.
+    pub vocab: u64,
     /// Parameters in matmuls per token (active experts only), whole model.
     pub matmul_parameters: f64,
     /// Forward attention FLOPs per token at a given context, whole model: `a × context`.

@@ -27,10 +27,11 @@ use crate::decode_iterations::DecodeIterations;
 use crate::efficiency::{
     engine_profile, release_profile, serving_architecture_factor, serving_eight_bit_gemm_factor,
     serving_expert_imbalance, serving_four_bit_gemm_factor, serving_gemm_half_tokens, serving_moe_expert_seconds,
+    serving_sort_seconds_per_logit,
 };
 use crate::inference::InferenceShape;
 use gpuplan_model::{
-    Accelerator, Engine, EngineSettings, FlopsPerSecond, LatencyTarget, ParallelLayout, Precision, RequestMix,
+    Accelerator, Engine, EngineSettings, FlopsPerSecond, LatencyTarget, ParallelLayout, Precision, RequestMix, Sampling,
 };
 use serde::Serialize;
 
@@ -114,6 +115,18 @@ impl Scheduler {
                 "; {engine} {release}{runtime}: the current release's defaults"
             )),
             None => {}
+        }
+        match self.given.sampling {
+            Some(Sampling::TopP) if engine == Engine::Vllm => text.push_str(&format!(
+                "; top-p/top-k sampling: vLLM sorts each sequence's logits every step ({:.2} ns a vocabulary \
+                 entry, {:.0} µs a sequence for Llama 3's 128,256)",
+                serving_sort_seconds_per_logit() * 1e9,
+                serving_sort_seconds_per_logit() * 128_256.0 * 1e6
+            )),
+            Some(Sampling::TopP) => text.push_str(&format!(
+                "; top-p/top-k sampling: {engine} samples in fused kernels, no sort counted"
+            )),
+            Some(Sampling::Greedy) | None => {}
         }
         if self.given.max_num_seqs.is_some()
             || self.given.max_num_batched_tokens.is_some()
@@ -332,7 +345,8 @@ impl StepCost {
             stages,
             fixed_seconds: serving.step_seconds
                 + (sync_fixed + serving_moe_expert_seconds() * shape.scaled_expert_layers as f64 / ep) / stages,
-            seconds_per_sequence: serving.seconds_per_sequence,
+            seconds_per_sequence: serving.seconds_per_sequence
+                + sort_seconds_per_sequence(engine, settings, shape.vocab),
             prefill_fixed_seconds: profile.prefill_per_layer_overhead_seconds * layers / stages,
             dense_weight_seconds: (shape.weight_bytes_gpu - shape.expert_bytes_gpu) * weight_factor / bandwidth,
             expert_weight_seconds: shape.expert_bytes_gpu * weight_factor * imbalance / bandwidth,
@@ -410,6 +424,18 @@ impl StepCost {
     pub fn max_sequences(&self, mix: &RequestMix) -> f64 {
         let per_sequence = mix.kv_tokens_in_flight(self.scheduler.reserves_full_context);
         (self.kv_capacity_tokens / per_sequence.max(1.0)).min(self.scheduler.max_sequences)
+    }
+}
+
+/// What sampling adds to each running sequence's share of an iteration: vLLM's sampler sorts a
+/// sequence's logits over the vocabulary for top-p or top-k; greedy decoding and a plain
+/// temperature draw take no sort, and the other engines sample in fused kernels (FlashInfer's
+/// rejection sampling in SGLang, TensorRT-LLM's and TGI's own), whose cost the step's fixed
+/// part already carries.
+fn sort_seconds_per_sequence(engine: Engine, settings: &EngineSettings, vocab: u64) -> f64 {
+    match (engine, settings.sampling) {
+        (Engine::Vllm, Some(Sampling::TopP)) => vocab as f64 * serving_sort_seconds_per_logit(),
+        _ => 0.0,
     }
 }
 

@@ -20,6 +20,17 @@ named_enum!(
     }
 );
 
+named_enum!(
+    /// How the engine picks each next token, as far as it costs an iteration.
+    Sampling, "sampling" {
+        /// The most likely token, or a draw at a temperature: no sort of the vocabulary.
+        Greedy => "greedy" | "argmax" | "temperature",
+        /// Top-p or top-k sampling (chat models' generation configs, which vLLM applies by
+        /// default): each sequence's logits are sorted over the vocabulary every step.
+        TopP => "top-p" | "top_p" | "top-k" | "top_k" | "nucleus",
+    }
+);
+
 /// A serving engine's release line, `major.minor` (`0.6`, `1.0`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct EngineRelease {
@@ -84,6 +95,9 @@ pub struct EngineSettings {
     /// (MAX_UTILIZATION, vLLM, SGLang, TGI).
     #[serde(default)]
     pub reserve_full_context: Option<bool>,
+    /// How requests sample their tokens; `None`: greedy (no per-sequence sort).
+    #[serde(default)]
+    pub sampling: Option<Sampling>,
 }
 
 /// The first release whose TensorRT-LLM serves with the PyTorch backend by default.
@@ -118,6 +132,7 @@ impl EngineSettings {
             (Field::SchedulerSteps, self.scheduler_steps.is_some()),
             (Field::ChunkedPrefill, self.chunked_prefill.is_some()),
             (Field::ReserveFullContext, self.reserve_full_context.is_some()),
+            (Field::Sampling, self.sampling.is_some()),
             (Field::EngineBackend, self.backend.is_some()),
             (Field::Engine, self.release.is_some()),
         ]

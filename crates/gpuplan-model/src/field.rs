@@ -94,6 +94,7 @@ fields! {
     ChunkedPrefill = "chunked_prefill";
     ReserveFullContext = "reserve_full_context";
     EngineBackend = "engine_backend";
+    Sampling = "sampling";
     Concurrency = "concurrency";
     // One GPU type (estimate).
     Gpu = "gpu";

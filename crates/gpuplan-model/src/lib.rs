@@ -57,7 +57,7 @@ pub use compute_capability::ComputeCapability;
 pub use convnext_spec::ConvnextSpec;
 pub use date::{Date, DateError};
 pub use diffusion_spec::{DitFamily, DitSpec, UnetBlockKind, UnetSpec, VaeDecoderSpec};
-pub use engine_settings::{EngineBackend, EngineRelease, EngineSettings};
+pub use engine_settings::{EngineBackend, EngineRelease, EngineSettings, Sampling};
 pub use fabric::{FabricKind, FabricRule, FabricSource, NodeFabric};
 pub use framework::Framework;
 pub use gpu_calibration::{CalibrationProfile, GpuCalibration};

@@ -4,7 +4,7 @@
 //! were in force.
 
 use crate::{Error, Field, RequestError};
-use gpuplan_model::{Engine, EngineBackend, EngineRelease, EngineSettings};
+use gpuplan_model::{Engine, EngineBackend, EngineRelease, EngineSettings, Sampling};
 use serde::{Deserialize, Serialize};
 
 /// Scheduler knobs of a continuous-batching engine, and a closed-loop load.
@@ -44,6 +44,14 @@ pub struct EngineKnobs {
     #[schema(value_type = Option<String>, example = "tensorrt")]
     #[cfg_attr(feature = "cli", arg(long, help_heading = "Serving engine", value_name = "BACKEND"))]
     pub engine_backend: Option<EngineBackend>,
+    /// How requests sample their tokens: greedy (the default: argmax, or a plain temperature
+    /// draw) or top-p (top-p/top-k, as chat models' generation configs ask and vLLM applies
+    /// unless the request says otherwise), whose per-sequence sort of the logits vLLM pays
+    /// every step.
+    #[serde(default, deserialize_with = "by_name")]
+    #[schema(value_type = Option<String>, example = "top-p")]
+    #[cfg_attr(feature = "cli", arg(long, help_heading = "Serving engine", value_name = "HOW"))]
+    pub sampling: Option<Sampling>,
     /// Closed-loop load: this many users, each sending its next request when the last one
     /// ends (as `vllm bench serve --max-concurrency` and genai-perf do), instead of a Poisson
     /// `qps`. `plan` sizes replicas for this many users in total.
@@ -128,6 +136,7 @@ impl EngineKnobs {
             scheduler_steps: self.scheduler_steps,
             chunked_prefill: self.chunked_prefill,
             reserve_full_context: self.reserve_full_context,
+            sampling: self.sampling,
         }
     }
 
@@ -199,5 +208,16 @@ mod tests {
             assert_eq!(error.field(), Some(Field::EngineBackend), "{engine:?}");
         }
         assert!(given.check_task(gpuplan_model::Task::Inference).is_ok());
+    }
+
+    #[test]
+    fn sampling_reads_the_same_from_a_flag_a_file_and_json() {
+        let read: EngineKnobs = serde_json::from_str(r#"{"sampling": "top_k"}"#).unwrap();
+        assert_eq!(read.sampling, Some(Sampling::TopP));
+        let greedy: EngineKnobs = toml::from_str(r#"sampling = "argmax""#).unwrap();
+        assert_eq!(greedy.settings(None, None).unwrap().sampling, Some(Sampling::Greedy));
+        let wrong = serde_json::from_str::<EngineKnobs>(r#"{"sampling": "top-q"}"#).unwrap_err();
+        assert!(wrong.to_string().contains("top-p"), "{wrong}");
+        assert!(read.check_task(gpuplan_model::Task::Finetune).is_err());
     }
 }

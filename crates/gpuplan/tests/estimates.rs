@@ -412,6 +412,8 @@ mod validation {
             include_str!("validation/serving.toml"),
             include_str!("validation/serving-mlperf.toml"),
             include_str!("validation/serving-moe.toml"),
+            include_str!("validation/serving-sweeps.toml"),
+            include_str!("validation/serving-mlperf-llama3.toml"),
         ] {
             let serving: toml::Table = toml::from_str(table).unwrap();
             for case in serving["case"].as_array().unwrap() {

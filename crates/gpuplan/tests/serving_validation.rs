@@ -50,14 +50,13 @@ const OWN_LIMIT_PERCENTILE_BAR: f64 = 0.19;
 /// of TP4 L40S with vLLM, 16 H100 and Llama-3.1-8B on H200.
 const SATURATED_BAR: usize = 16;
 /// Median error allowed on each end of the vLLM 0.11.1 batch sweeps (time between tokens and
-/// throughput, at 8–32 and at 128–256 sequences). At 8–32 sequences the model is within the
-/// issue's targets (ITL 12.5 %, throughput 11.6 %); at 128–256 it is not (30.7 % and 25.8 %).
-/// The median time between tokens is the model's median iteration: at 128 sequences fewer
-/// than half the iterations carry a prompt, so it is the decode-only step, which the model
-/// puts 13–46 % under vLLM's; the mean iteration (the throughput) comes out too fast by less
-/// because the model charges prompts more than these runs show. A bar against regressions,
-/// not a target met.
-const SWEEP_BAR: f64 = 0.31;
+/// throughput, at 8–32 and at 128–256 sequences): 12.0 % and 12.3 % at 8–32, 15.4 % and 11.7 %
+/// at 128–256, with the benchmark's top-p sampling charged (vLLM sorts each sequence's logits
+/// every step). The median time between tokens is the model's median iteration, a decode-only
+/// step where fewer than half the iterations carry a prompt; at 256 sequences of Llama 3.1's
+/// short answers (0.7 prompts an iteration) it lands on a prompt-carrying one where vLLM's does
+/// not (+34…+76 %). A bar against regressions; the targets are 10 % and 15 %.
+const SWEEP_BAR: f64 = 0.16;
 
 #[derive(Debug, Deserialize)]
 struct Table {
@@ -96,6 +95,9 @@ struct Case {
     /// TensorRT-LLM's runtime, where the benchmark states it (`tensorrt`: prebuilt engines,
     /// as NVIDIA's MLPerf harness runs them).
     engine_backend: Option<String>,
+    /// `top-p` where the benchmark's requests sample with top-p/top-k; else greedy.
+    #[serde(default)]
+    sampling: Option<String>,
     /// Iterations scheduled at once, where the benchmark set it (vLLM 0.6 multi-step).
     scheduler_steps: Option<f64>,
     /// Whether the benchmark's engine mixed prompt chunks into decode steps, where its
@@ -283,6 +285,7 @@ fn step_cost(case: &Case, input: u64, output: u64) -> Option<StepCost> {
         reserve_full_context: case.reserve_full_context,
         max_num_seqs: case.max_num_seqs,
         max_num_batched_tokens: case.max_num_batched_tokens,
+        sampling: case.sampling.as_deref().map(|s| s.parse().unwrap()),
     };
     estimate_workload(catalog(), &request).ok()?.estimate.serving_cost
 }
