@@ -117,14 +117,14 @@ impl Scheduler {
             None => {}
         }
         match self.given.sampling {
-            Some(Sampling::TopP) if engine == Engine::Vllm => text.push_str(&format!(
-                "; top-p/top-k sampling: vLLM sorts each sequence's logits every step ({:.2} ns a vocabulary \
-                 entry, {:.0} µs a sequence for Llama 3's 128,256)",
+            Some(Sampling::TopP) if sorts_logits(engine) => text.push_str(&format!(
+                "; top-p/top-k sampling: {engine} sorts each sequence's logits every step ({:.2} ns a \
+                 vocabulary entry, {:.0} µs a sequence for Llama 3's 128,256)",
                 serving_sort_seconds_per_logit() * 1e9,
                 serving_sort_seconds_per_logit() * 128_256.0 * 1e6
             )),
             Some(Sampling::TopP) => text.push_str(&format!(
-                "; top-p/top-k sampling: {engine} samples in fused kernels, no sort counted"
+                "; top-p/top-k sampling: {engine} samples in its own kernels without a PyTorch sort, none counted"
             )),
             Some(Sampling::Greedy) | None => {}
         }
@@ -427,14 +427,20 @@ impl StepCost {
     }
 }
 
-/// What sampling adds to each running sequence's share of an iteration: vLLM's sampler sorts a
-/// sequence's logits over the vocabulary for top-p or top-k; greedy decoding and a plain
-/// temperature draw take no sort, and the other engines sample in fused kernels (FlashInfer's
-/// rejection sampling in SGLang, TensorRT-LLM's and TGI's own), whose cost the step's fixed
-/// part already carries.
+/// Whether `engine` samples top-p/top-k by sorting each sequence's logits in PyTorch: vLLM's
+/// default sampler (`torch.sort` unless FlashInfer's is switched on) and TGI's top-p warper do;
+/// SGLang samples without a sort (FlashInfer's rejection sampling) and TensorRT-LLM in its own
+/// CUDA kernels, whose cost is not known and not counted.
+fn sorts_logits(engine: Engine) -> bool {
+    matches!(engine, Engine::Vllm | Engine::Tgi)
+}
+
+/// What sampling adds to each running sequence's share of an iteration: the sort of its logits
+/// over the vocabulary for top-p or top-k; greedy decoding and a plain temperature draw take
+/// none.
 fn sort_seconds_per_sequence(engine: Engine, settings: &EngineSettings, vocab: u64) -> f64 {
-    match (engine, settings.sampling) {
-        (Engine::Vllm, Some(Sampling::TopP)) => vocab as f64 * serving_sort_seconds_per_logit(),
+    match settings.sampling {
+        Some(Sampling::TopP) if sorts_logits(engine) => vocab as f64 * serving_sort_seconds_per_logit(),
         _ => 0.0,
     }
 }

@@ -46,8 +46,8 @@ pub struct EngineKnobs {
     pub engine_backend: Option<EngineBackend>,
     /// How requests sample their tokens: greedy (the default: argmax, or a plain temperature
     /// draw) or top-p (top-p/top-k, as chat models' generation configs ask and vLLM applies
-    /// unless the request says otherwise), whose per-sequence sort of the logits vLLM pays
-    /// every step.
+    /// unless the request says otherwise), whose per-sequence sort of the logits vLLM and TGI
+    /// pay every step.
     #[serde(default, deserialize_with = "by_name")]
     #[schema(value_type = Option<String>, example = "top-p")]
     #[cfg_attr(feature = "cli", arg(long, help_heading = "Serving engine", value_name = "HOW"))]

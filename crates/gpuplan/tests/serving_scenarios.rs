@@ -837,7 +837,8 @@ fn two_pipeline_stages_keep_the_throughput_of_tensor_parallelism_and_cost_latenc
 /// vocabulary every step, about 20 µs a sequence for Llama 3.1's 128K tokens, so 256 users of
 /// Llama 3.1 8B on one H100 wait about 5 ms more a step than with greedy decoding (ML.ENERGY's
 /// vLLM 0.11 sweep, top-p 0.95: 26 ms median between tokens). Eight users barely notice, and
-/// SGLang, whose sampler is a fused kernel, is not charged; the answer says which applied.
+/// SGLang, which samples without a sort (FlashInfer), is not charged; the answer says which
+/// applied.
 #[test]
 fn top_p_sampling_lengthens_vllm_steps_at_256_users_and_not_at_8() {
     use gpuplan::model::{EngineSettings, Sampling};
@@ -868,6 +869,6 @@ fn top_p_sampling_lengthens_vllm_steps_at_256_users_and_not_at_8() {
     assert!(
         at("sglang", 256.0, Some(Sampling::TopP))
             .scheduler
-            .contains("fused kernels")
+            .contains("without a PyTorch sort")
     );
 }
