@@ -37,27 +37,21 @@ pub fn model(catalog: &Catalog, source: &ModelSource) -> Result<ModelSpec, Error
             text,
             checkpoint_index,
         } => {
-            if let Some(pipeline) = diffusion_transformer_model(name, text)? {
+            // Networks walked from their own config: a checkpoint index would size nothing.
+            let walked = match diffusion_transformer_model(name, text)? {
+                Some(pipeline) => Some((pipeline, "a diffusion transformer's are counted from its blocks")),
+                None => {
+                    convnext_model(name, text)?.map(|convnet| (convnet, "a ConvNeXt's are counted from its stages"))
+                }
+            };
+            if let Some((model, counted)) = walked {
                 if checkpoint_index.is_some() {
                     return Err(Error::invalid(
-                        format!(
-                            "{name}: a checkpoint index sizes a language model's weights; a diffusion transformer's are counted from its blocks"
-                        ),
+                        format!("{name}: a checkpoint index sizes a language model's weights; {counted}"),
                         Some("leave the checkpoint index out".to_string()),
                     ));
                 }
-                return Ok(pipeline);
-            }
-            if let Some(convnet) = convnext_model(name, text)? {
-                if checkpoint_index.is_some() {
-                    return Err(Error::invalid(
-                        format!(
-                            "{name}: a checkpoint index sizes a transformer's weights; a ConvNeXt's are counted from its stages"
-                        ),
-                        Some("leave the checkpoint index out".to_string()),
-                    ));
-                }
-                return Ok(convnet);
+                return Ok(model);
             }
             let mut spec =
                 parse_hf_config_text(text).map_err(|error| Error::invalid(format!("{name}: {error}"), None))?;
