@@ -205,6 +205,18 @@ pub struct Compatibility {
     pub feature: Vec<Feature>,
     #[serde(default)]
     pub ngc_container: Vec<NgcContainer>,
+    #[serde(default)]
+    pub rocm_release: Vec<crate::rocm_compatibility::RocmRelease>,
+    #[serde(default)]
+    pub rocm_pytorch: Vec<crate::rocm_compatibility::RocmPytorch>,
+    #[serde(default)]
+    pub amdgpu_driver: Vec<crate::rocm_compatibility::AmdgpuDriver>,
+    #[serde(default)]
+    pub amd_gpu: Vec<crate::rocm_compatibility::AmdGpu>,
+    #[serde(default)]
+    pub neuron_release: Vec<crate::neuron_compatibility::NeuronRelease>,
+    #[serde(default)]
+    pub neuron_device: Vec<crate::neuron_compatibility::NeuronDevice>,
 }
 
 impl Compatibility {
@@ -380,11 +392,28 @@ mod tests {
             .chain(facts.cuda_compute.iter().map(|r| &r.source))
             .chain(facts.framework.iter().map(|r| &r.source))
             .chain(facts.feature.iter().map(|r| &r.source))
-            .chain(facts.ngc_container.iter().map(|r| &r.source));
+            .chain(facts.ngc_container.iter().map(|r| &r.source))
+            .chain(facts.rocm_release.iter().map(|r| &r.source))
+            .chain(facts.rocm_pytorch.iter().map(|r| &r.source))
+            .chain(facts.amdgpu_driver.iter().map(|r| &r.source))
+            .chain(facts.amd_gpu.iter().map(|r| &r.source))
+            .chain(facts.neuron_release.iter().map(|r| &r.source));
         for source in sources {
             assert!(source.starts_with("https://"), "{source}");
         }
         assert!(facts.ngc_container.len() >= 40);
+        // The ROCm and Neuron facts name accelerators the catalog has.
+        let catalog = crate::Catalog::embedded().unwrap();
+        let names = facts
+            .amd_gpu
+            .iter()
+            .map(|g| &g.gpu)
+            .chain(facts.neuron_device.iter().map(|d| &d.gpu));
+        for name in names {
+            assert!(catalog.accelerators().resolve_one(name).is_ok(), "{name}");
+        }
+        assert!(facts.rocm_release.iter().all(|r| !r.gpu_targets.is_empty()));
+        assert!(facts.neuron_release.iter().all(|r| !r.devices.is_empty()));
         for container in &facts.ngc_container {
             assert!(container.image.starts_with("nvcr.io/nvidia/"), "{}", container.image);
             assert!(

@@ -28,6 +28,7 @@ mod gguf;
 mod hf_config;
 mod hf_quantization;
 mod model_library;
+pub mod neuron_compatibility;
 mod offering_query;
 mod price_flags;
 mod price_overlay;
@@ -35,6 +36,7 @@ pub mod published_benchmarks;
 mod raw;
 mod raw_operations;
 pub mod refresh;
+pub mod rocm_compatibility;
 mod safetensors_index;
 mod summary;
 

@@ -1290,11 +1290,21 @@ pub struct CompatArgs {
     #[arg(long)]
     pub framework: Option<String>,
 
-    /// The CUDA release (`12.4`).
+    /// The CUDA release (`12.4`), for NVIDIA GPUs.
     #[arg(long)]
     pub cuda: Option<String>,
 
-    /// The NVIDIA driver version (`535.104.05`, as `nvidia-smi` prints it).
+    /// The ROCm release (`7.1`), for AMD GPUs.
+    #[arg(long)]
+    pub rocm: Option<String>,
+
+    /// The AWS Neuron SDK release (`2.30`), for Inferentia and Trainium.
+    #[arg(long)]
+    pub neuron: Option<String>,
+
+    /// The driver version: NVIDIA's (`535.104.05`, as `nvidia-smi` prints it), the amdgpu
+    /// driver (`30.10.1`, or the kernel driver `6.4` of ROCm up to 6.4) or aws-neuronx-dkms
+    /// (`2.28.0.0`).
     #[arg(long)]
     pub driver: Option<String>,
 }

@@ -13,6 +13,12 @@ pub struct CompatQuery {
     /// `pytorch`, or `pytorch==2.5`.
     pub framework: Option<String>,
     pub cuda: Option<String>,
+    /// The ROCm release (`7.1`), for AMD GPUs.
+    pub rocm: Option<String>,
+    /// The AWS Neuron SDK release (`2.30`), for Inferentia and Trainium.
+    pub neuron: Option<String>,
+    /// The driver: NVIDIA's (`535.104.05`), the amdgpu driver (`30.10.1`, or the kernel
+    /// driver `6.4` of ROCm up to 6.4) or `aws-neuronx-dkms` (`2.28.0.0`).
     pub driver: Option<String>,
 }
 
@@ -37,6 +43,8 @@ pub struct FeatureSupport {
 pub struct CompatAnswer {
     pub gpu: Option<String>,
     pub compute_capability: Option<String>,
+    /// An AMD GPU's LLVM target (`gfx942`) or a Neuron device family (`trn1`).
+    pub gpu_target: Option<String>,
     pub checks: Vec<CompatCheck>,
     pub features: Vec<FeatureSupport>,
     /// NGC containers matching the framework, CUDA release and driver asked, newest first.
@@ -48,12 +56,12 @@ pub struct CompatAnswer {
 /// Containers listed at most.
 const CONTAINERS_SHOWN: usize = 3;
 
-fn version(flag: &str, text: &str) -> Result<Version, Error> {
+pub(crate) fn version(flag: &str, text: &str) -> Result<Version, Error> {
     text.parse()
         .map_err(|e: String| Error::invalid(format!("{flag}: {e}"), None))
 }
 
-fn check(check: &str, ok: bool, detail: String, fix: Option<String>, source: Option<&str>) -> CompatCheck {
+pub(crate) fn check(check: &str, ok: bool, detail: String, fix: Option<String>, source: Option<&str>) -> CompatCheck {
     CompatCheck {
         check: check.to_string(),
         ok,
@@ -74,6 +82,11 @@ fn known_cuda_range(facts: &Compatibility) -> String {
 
 pub fn compat(catalog: &Catalog, query: &CompatQuery) -> Result<CompatAnswer, Error> {
     let facts = catalog.compatibility();
+    match Stack::of(catalog, query)? {
+        Stack::Cuda => {}
+        Stack::Rocm(gpu) => return rocm_answer(facts, query, gpu),
+        Stack::Neuron(gpu) => return neuron_answer(facts, query, gpu),
+    }
     let asked = Asked::parse(catalog, query)?;
     asked.check_known(facts)?;
     let mut checks = Vec::new();
@@ -113,11 +126,145 @@ pub fn compat(catalog: &Catalog, query: &CompatQuery) -> Result<CompatAnswer, Er
     Ok(CompatAnswer {
         gpu: asked.accelerator.map(|a| a.id.to_string()),
         compute_capability: asked.capability.map(|c| c.to_string()),
+        gpu_target: None,
         checks,
         features,
         containers,
         ok,
     })
+}
+
+/// Whose software a question is about: the GPU's vendor, else the release flag given.
+enum Stack<'a> {
+    Cuda,
+    Rocm(Option<&'a gpuplan_model::Accelerator>),
+    Neuron(Option<&'a gpuplan_model::Accelerator>),
+}
+
+impl<'a> Stack<'a> {
+    fn of(catalog: &'a Catalog, query: &CompatQuery) -> Result<Stack<'a>, Error> {
+        let facts = catalog.compatibility();
+        let given = [
+            ("--cuda", query.cuda.is_some()),
+            ("--rocm", query.rocm.is_some()),
+            ("--neuron", query.neuron.is_some()),
+        ];
+        let releases: Vec<&str> = given.iter().filter(|(_, on)| *on).map(|(flag, _)| *flag).collect();
+        if releases.len() > 1 {
+            return Err(Error::invalid(
+                format!("{} name releases of different stacks", releases.join(" and ")),
+                Some(
+                    "give the release of the GPU's own stack: --cuda (NVIDIA), --rocm (AMD) or --neuron (AWS)"
+                        .to_string(),
+                ),
+            ));
+        }
+        let accelerator = query.gpu.as_deref().map(|g| gpu(catalog, g)).transpose()?;
+        let stack = match accelerator {
+            Some(a) if a.compute_capability.is_some() => Stack::Cuda,
+            Some(a) if facts.amd_gpu.iter().any(|g| g.gpu == a.id.as_str()) => Stack::Rocm(Some(a)),
+            Some(a) if facts.neuron_device.iter().any(|d| d.gpu == a.id.as_str()) => Stack::Neuron(Some(a)),
+            Some(a) => {
+                return Err(Error::invalid(
+                    format!("{}: the compatibility data holds nothing for it", a.id),
+                    Some("compat covers NVIDIA GPUs (CUDA), AMD Instinct GPUs (ROCm) and AWS Inferentia and Trainium (Neuron)".to_string()),
+                ));
+            }
+            None if query.rocm.is_some() => Stack::Rocm(None),
+            None if query.neuron.is_some() => Stack::Neuron(None),
+            None => Stack::Cuda,
+        };
+        let (flag, wrong) = match (&stack, accelerator) {
+            (Stack::Cuda, Some(a)) => (releases.first().filter(|f| **f != "--cuda"), a),
+            (Stack::Rocm(Some(a)), _) => (releases.first().filter(|f| **f != "--rocm"), *a),
+            (Stack::Neuron(Some(a)), _) => (releases.first().filter(|f| **f != "--neuron"), *a),
+            _ => return Ok(stack),
+        };
+        match flag {
+            Some(flag) => Err(Error::invalid(
+                format!("{flag} does not apply to {}", wrong.id),
+                Some(
+                    "give the release of the GPU's own stack: --cuda (NVIDIA), --rocm (AMD) or --neuron (AWS)"
+                        .to_string(),
+                ),
+            )),
+            None => Ok(stack),
+        }
+    }
+}
+
+/// `pytorch==2.10` as the name and version a ROCm or Neuron check takes: only PyTorch's builds
+/// for those stacks are in the data.
+fn pytorch_version(framework: Option<&str>, stack: &str) -> Result<Option<Version>, Error> {
+    let Some(text) = framework else {
+        return Ok(None);
+    };
+    let (name, v) = text.split_once("==").map_or((text, None), |(n, v)| (n, Some(v)));
+    if !name.trim().eq_ignore_ascii_case("pytorch") {
+        return Err(Error::invalid(
+            format!("--framework {text}: the compatibility data holds only PyTorch's {stack} builds"),
+            Some("give --framework pytorch==VERSION".to_string()),
+        ));
+    }
+    match v {
+        Some(v) => Ok(Some(version("--framework", v)?)),
+        None => Err(Error::invalid(
+            format!("--framework {text}: which release?"),
+            Some("give --framework pytorch==VERSION".to_string()),
+        )),
+    }
+}
+
+fn rocm_answer(
+    facts: &Compatibility,
+    query: &CompatQuery,
+    accelerator: Option<&gpuplan_model::Accelerator>,
+) -> Result<CompatAnswer, Error> {
+    let gpu = accelerator
+        .map(|a| crate::compat_rocm::target(facts, a.id.as_str()))
+        .transpose()?;
+    let asked = crate::compat_rocm::RocmAsked {
+        gpu,
+        rocm: query.rocm.as_deref().map(|r| version("--rocm", r)).transpose()?,
+        pytorch: pytorch_version(query.framework.as_deref(), "ROCm")?,
+        driver: query.driver.as_deref().map(|d| version("--driver", d)).transpose()?,
+    };
+    let checks = crate::compat_rocm::checks(facts, &asked)?;
+    Ok(stack_answer(accelerator, gpu.map(|g| g.target.clone()), checks))
+}
+
+fn neuron_answer(
+    facts: &Compatibility,
+    query: &CompatQuery,
+    accelerator: Option<&gpuplan_model::Accelerator>,
+) -> Result<CompatAnswer, Error> {
+    let device = accelerator
+        .map(|a| crate::compat_neuron::device(facts, a.id.as_str()))
+        .transpose()?;
+    let asked = crate::compat_neuron::NeuronAsked {
+        device,
+        sdk: query.neuron.as_deref().map(|r| version("--neuron", r)).transpose()?,
+        pytorch: pytorch_version(query.framework.as_deref(), "Neuron")?,
+        driver: query.driver.as_deref().map(|d| version("--driver", d)).transpose()?,
+    };
+    let checks = crate::compat_neuron::checks(facts, &asked)?;
+    Ok(stack_answer(accelerator, device.map(|d| d.device.clone()), checks))
+}
+
+fn stack_answer(
+    accelerator: Option<&gpuplan_model::Accelerator>,
+    target: Option<String>,
+    checks: Vec<CompatCheck>,
+) -> CompatAnswer {
+    CompatAnswer {
+        gpu: accelerator.map(|a| a.id.to_string()),
+        compute_capability: None,
+        gpu_target: target,
+        ok: checks.iter().all(|c| c.ok),
+        checks,
+        features: Vec::new(),
+        containers: Vec::new(),
+    }
 }
 
 /// A compat question with its names and versions parsed.
@@ -684,6 +831,7 @@ mod tests {
                         framework: framework.clone(),
                         cuda: cuda.clone(),
                         driver: Some(driver.to_string()),
+                        ..CompatQuery::default()
                     };
                     let Ok(answer) = compat(&catalog, &ask(driver)) else {
                         continue;

@@ -17,6 +17,8 @@
 mod applicability;
 mod calibrate;
 mod compat;
+mod compat_neuron;
+mod compat_rocm;
 mod cost_job;
 mod cost_options;
 mod defaults;

@@ -14,9 +14,28 @@ fn ask(gpu: Option<&str>, framework: Option<&str>, cuda: Option<&str>, driver: O
             framework: framework.map(str::to_string),
             cuda: cuda.map(str::to_string),
             driver: driver.map(str::to_string),
+            ..CompatQuery::default()
         },
     )
     .unwrap()
+}
+
+/// A ROCm or Neuron question: GPU, framework, release of the stack, driver.
+fn ask_stack(gpu: &str, framework: Option<&str>, release: &str, driver: Option<&str>) -> Result<CompatAnswer, String> {
+    let catalog = Catalog::embedded().unwrap();
+    let amd = gpu.starts_with("MI");
+    compat(
+        &catalog,
+        &CompatQuery {
+            gpu: Some(gpu.to_string()),
+            framework: framework.map(str::to_string),
+            rocm: amd.then(|| release.to_string()),
+            neuron: (!amd).then(|| release.to_string()),
+            driver: driver.map(str::to_string),
+            ..CompatQuery::default()
+        },
+    )
+    .map_err(|e| e.to_string())
 }
 
 fn failed(answer: &CompatAnswer) -> Vec<&str> {
@@ -222,4 +241,117 @@ fn a_serving_plan_leaves_out_the_gpus_its_engine_build_does_not_run_on() {
         "{:?}",
         answer.plan.assumptions
     );
+}
+
+/// An MI300X with ROCm 7.1, PyTorch 2.10's ROCm wheels and the amdgpu 30.30 driver runs: the
+/// combination the ROCm PyTorch image the exports pin (rocm7.1.1, pytorch 2.10) needs.
+#[test]
+fn an_mi300x_runs_rocm_7_1_with_pytorch_2_10_on_amdgpu_30_30() {
+    let answer = ask_stack("MI300X", Some("pytorch==2.10"), "7.1", Some("30.30.3")).unwrap();
+    assert!(answer.ok, "{:#?}", answer.checks);
+    assert_eq!(answer.gpu_target.as_deref(), Some("gfx942"));
+    // PyTorch 2.9 ships only ROCm 6.4 wheels, and says which PyTorch to take for 7.1.
+    let old = ask_stack("MI300X", Some("pytorch==2.9"), "7.1", None).unwrap();
+    assert_eq!(failed(&old), ["framework-rocm"]);
+    let fix = old.checks.iter().find(|c| !c.ok).unwrap().fix.clone().unwrap();
+    assert!(fix.contains("PyTorch 2.10"), "{fix}");
+    // The 30.10 driver runs ROCm up to 7.0.
+    let driver = ask_stack("MI300X", None, "7.2", Some("30.10.1")).unwrap();
+    assert_eq!(failed(&driver), ["driver"]);
+}
+
+/// The MI355X (gfx950) arrived with ROCm 7.0: on 6.3 it fails, with the releases that
+/// support it. Where AMD's pages found for a release do not name it (7.1), the answer is that
+/// the data does not say, not that it breaks.
+#[test]
+fn an_mi355x_needs_rocm_7_and_an_undocumented_release_is_unknown_not_broken() {
+    let answer = ask_stack("MI355X", None, "6.3", None).unwrap();
+    assert_eq!(failed(&answer), ["gpu"]);
+    assert!(answer.checks[0].fix.as_deref().unwrap().contains("7.0"));
+    let unknown = ask_stack("MI355X", None, "7.1", None).unwrap_err();
+    assert!(unknown.contains("not in the compatibility data"), "{unknown}");
+    let release = ask_stack("MI300X", None, "5.2", None).unwrap_err();
+    assert!(release.contains("not a release line"), "{release}");
+}
+
+/// Neuron SDK 2.30's runtime needs its own driver (AWS: upgrade the host driver first; the
+/// runtime does not run on driver 2.26), builds torch-neuronx for PyTorch 2.9, and SDK 2.32
+/// ships no torch-neuronx at all.
+#[test]
+fn a_trn1_on_neuron_2_30_needs_its_driver_and_pytorch_2_9() {
+    let answer = ask_stack("trn1", Some("pytorch==2.9"), "2.30", Some("2.28.0.0")).unwrap();
+    assert!(answer.ok, "{:#?}", answer.checks);
+    assert_eq!(answer.gpu_target.as_deref(), Some("trn1"));
+    let old_driver = ask_stack("trn1", Some("pytorch==2.9"), "2.30", Some("2.26.5.0")).unwrap();
+    assert_eq!(failed(&old_driver), ["driver"]);
+    let latest = ask_stack("inf2", Some("pytorch==2.9"), "2.32", None).unwrap();
+    assert_eq!(failed(&latest), ["framework-neuron"]);
+    // Trainium2 arrived with SDK 2.21.
+    let trn2 = ask_stack("Trainium2", None, "2.20", None).unwrap();
+    assert_eq!(failed(&trn2), ["device"]);
+}
+
+/// A release flag of another vendor's stack is refused, never ignored.
+#[test]
+fn a_release_of_another_stack_is_refused() {
+    let catalog = Catalog::embedded().unwrap();
+    let ask = |gpu: &str, cuda: Option<&str>, rocm: Option<&str>| {
+        compat(
+            &catalog,
+            &CompatQuery {
+                gpu: Some(gpu.to_string()),
+                cuda: cuda.map(str::to_string),
+                rocm: rocm.map(str::to_string),
+                ..CompatQuery::default()
+            },
+        )
+        .map_err(|e| e.to_string())
+    };
+    assert!(
+        ask("MI300X", Some("12.4"), None)
+            .unwrap_err()
+            .contains("--cuda does not apply")
+    );
+    assert!(
+        ask("H100", None, Some("7.1"))
+            .unwrap_err()
+            .contains("--rocm does not apply")
+    );
+}
+
+/// The ROCm and Neuron images the exports pin are ones compat agrees with, on every
+/// accelerator their stack targets.
+#[test]
+fn the_pinned_rocm_and_neuron_images_pass_compat() {
+    let stacks: toml::Table = toml::from_str(include_str!("../../gpuplan-catalog/data/stacks.toml")).unwrap();
+    let mut checked = 0;
+    for image in stacks
+        .values()
+        .filter_map(toml::Value::as_array)
+        .flatten()
+        .filter_map(|e| e.get("image"))
+    {
+        let image = image.as_str().unwrap();
+        // rocm/pytorch:rocm7.1.1_ubuntu24.04_py3.12_pytorch_release_2.10.0
+        if let Some(tag) = image.strip_prefix("rocm/pytorch:rocm") {
+            let rocm = tag.split('_').next().unwrap();
+            let pytorch = tag.rsplit('_').next().unwrap();
+            for gpu in ["MI300X", "MI325X"] {
+                let answer = ask_stack(gpu, Some(&format!("pytorch=={pytorch}")), rocm, None).unwrap();
+                assert!(answer.ok, "{image} on {gpu}: {:#?}", answer.checks);
+                checked += 1;
+            }
+        }
+        // public.ecr.aws/neuron/pytorch-training-neuronx:2.9.0-neuronx-py312-sdk2.30.0-ubuntu24.04
+        if let Some(tag) = image.strip_prefix("public.ecr.aws/neuron/pytorch-training-neuronx:") {
+            let pytorch = tag.split('-').next().unwrap();
+            let sdk = tag.split("-sdk").nth(1).unwrap().split('-').next().unwrap();
+            for gpu in ["Trainium", "Trainium2"] {
+                let answer = ask_stack(gpu, Some(&format!("pytorch=={pytorch}")), sdk, None).unwrap();
+                assert!(answer.ok, "{image} on {gpu}: {:#?}", answer.checks);
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 4, "{checked}");
 }

@@ -14,6 +14,8 @@ pub fn run(catalog: &Catalog, args: &CompatArgs, format: OutputFormat) -> Result
             gpu: args.gpu.clone(),
             framework: args.framework.clone(),
             cuda: args.cuda.clone(),
+            rocm: args.rocm.clone(),
+            neuron: args.neuron.clone(),
             driver: args.driver.clone(),
         },
     )?;
@@ -23,6 +25,9 @@ pub fn run(catalog: &Catalog, args: &CompatArgs, format: OutputFormat) -> Result
             let mut text = String::new();
             if let (Some(gpu), Some(cc)) = (&answer.gpu, &answer.compute_capability) {
                 let _ = writeln!(text, "{gpu}: compute capability {cc}");
+            }
+            if let (Some(gpu), Some(target)) = (&answer.gpu, &answer.gpu_target) {
+                let _ = writeln!(text, "{gpu}: {target}");
             }
             for c in &answer.checks {
                 let _ = writeln!(text, "{} {}: {}", if c.ok { "ok  " } else { "FAIL" }, c.check, c.detail);
