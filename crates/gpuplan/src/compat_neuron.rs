@@ -49,6 +49,20 @@ pub(crate) fn checks(facts: &Compatibility, asked: &NeuronAsked) -> Result<Vec<C
         })
         .transpose()?;
     let mut checks = Vec::new();
+    if let (Some(release), None) = (release, asked.device) {
+        checks.push(check(
+            "release",
+            true,
+            format!(
+                "Neuron SDK {} ships driver {} and supports {}",
+                release.sdk,
+                release.driver,
+                release.devices.join(", ")
+            ),
+            None,
+            Some(&release.source),
+        ));
+    }
     if let (Some(release), Some(device)) = (release, asked.device) {
         let ok = release.devices.contains(&device.device);
         let with: Vec<&NeuronRelease> = facts

@@ -55,8 +55,24 @@ pub(crate) fn checks(facts: &Compatibility, asked: &RocmAsked) -> Result<Vec<Com
                 )),
             )
         })?;
-        if let Some(gpu) = asked.gpu {
-            checks.push(gpu_check(facts, release, gpu)?);
+        match asked.gpu {
+            Some(gpu) => checks.push(gpu_check(facts, release, gpu)?),
+            None => checks.push(check(
+                "release",
+                true,
+                format!(
+                    "ROCm {} supports {}{}",
+                    release.rocm,
+                    release.gpu_targets.join(", "),
+                    if release.complete {
+                        ""
+                    } else {
+                        " (as AMD's pages found name them; others may be supported)"
+                    }
+                ),
+                None,
+                Some(&release.source),
+            )),
         }
     } else if let Some(gpu) = asked.gpu {
         // No release asked: the releases the data says support the GPU.
