@@ -63,13 +63,16 @@ pub(crate) fn checks(facts: &Compatibility, asked: &NeuronAsked) -> Result<Vec<C
             Some(&release.source),
         ));
     }
-    if let (Some(release), Some(device)) = (release, asked.device) {
-        let ok = release.devices.contains(&device.device);
-        let with: Vec<&NeuronRelease> = facts
+    let supporting = |device: &NeuronDevice| -> Vec<&NeuronRelease> {
+        facts
             .neuron_release
             .iter()
             .filter(|r| r.devices.contains(&device.device))
-            .collect();
+            .collect()
+    };
+    if let (Some(release), Some(device)) = (release, asked.device) {
+        let ok = release.devices.contains(&device.device);
+        let with = supporting(device);
         checks.push(check(
             "device",
             ok,
@@ -85,11 +88,7 @@ pub(crate) fn checks(facts: &Compatibility, asked: &NeuronAsked) -> Result<Vec<C
         ));
     }
     if let (None, Some(device)) = (release, asked.device) {
-        let with: Vec<&NeuronRelease> = facts
-            .neuron_release
-            .iter()
-            .filter(|r| r.devices.contains(&device.device))
-            .collect();
+        let with = supporting(device);
         checks.push(check(
             "device",
             !with.is_empty(),

@@ -24,6 +24,11 @@ fn lines(versions: &[&Version]) -> String {
         .join(", ")
 }
 
+/// Whether `rocm` (by major.minor) is one of `lines`.
+fn among(lines: &[Version], rocm: &Version) -> bool {
+    lines.iter().any(|v| v.truncated(2) == rocm.truncated(2))
+}
+
 fn known_range<'a>(versions: impl Iterator<Item = &'a Version>) -> String {
     let all: Vec<&Version> = versions.collect();
     match (all.iter().min(), all.iter().max()) {
@@ -157,12 +162,12 @@ fn wheels_check(facts: &Compatibility, pytorch: &Version, rocm: Option<&Version>
         )
     })?;
     let shipped: Vec<&Version> = wheels.rocm.iter().collect();
-    let ok = rocm.is_none_or(|r| wheels.rocm.iter().any(|w| w.truncated(2) == r.truncated(2)));
+    let ok = rocm.is_none_or(|r| among(&wheels.rocm, r));
     let fix = rocm.map(|r| {
         let with: Vec<&Version> = facts
             .rocm_pytorch
             .iter()
-            .filter(|p| p.rocm.iter().any(|w| w.truncated(2) == r.truncated(2)))
+            .filter(|p| among(&p.rocm, r))
             .map(|p| &p.pytorch)
             .collect();
         if with.is_empty() {
@@ -201,12 +206,12 @@ fn driver_check(facts: &Compatibility, driver: &Version, rocm: Option<&Version>)
         )
     })?;
     let runs: Vec<&Version> = line.rocm.iter().collect();
-    let ok = rocm.is_none_or(|r| line.rocm.iter().any(|v| v.truncated(2) == r.truncated(2)));
+    let ok = rocm.is_none_or(|r| among(&line.rocm, r));
     let fix = rocm.map(|r| {
         let drivers: Vec<&Version> = facts
             .amdgpu_driver
             .iter()
-            .filter(|d| d.rocm.iter().any(|v| v.truncated(2) == r.truncated(2)))
+            .filter(|d| among(&d.rocm, r))
             .map(|d| &d.driver)
             .collect();
         format!(
