@@ -170,11 +170,16 @@ fn wheels_check(facts: &Compatibility, pytorch: &Version, rocm: Option<&Version>
             .filter(|p| among(&p.rocm, r))
             .map(|p| &p.pytorch)
             .collect();
+        let own_build = format!(
+            "a build of PyTorch {} for ROCm {} (AMD's rocm/pytorch and rocm/vllm images build their own)",
+            pytorch.truncated(2),
+            r.truncated(2)
+        );
         if with.is_empty() {
-            format!("use ROCm {}", lines(&shipped))
+            format!("use ROCm {}, or {own_build}", lines(&shipped))
         } else {
             format!(
-                "use ROCm {}, or PyTorch {} for ROCm {}",
+                "use ROCm {}, PyTorch {} for ROCm {}, or {own_build}",
                 lines(&shipped),
                 lines(&with),
                 r.truncated(2)
@@ -185,7 +190,7 @@ fn wheels_check(facts: &Compatibility, pytorch: &Version, rocm: Option<&Version>
         "framework-rocm",
         ok,
         format!(
-            "pytorch {} ships wheels for ROCm {}",
+            "pytorch {}'s official wheels are built for ROCm {}",
             pytorch.truncated(2),
             lines(&shipped)
         ),
