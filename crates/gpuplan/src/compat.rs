@@ -141,7 +141,19 @@ enum Stack<'a> {
     Neuron(Option<&'a gpuplan_model::Accelerator>),
 }
 
+/// What to say to a release flag of the wrong stack.
+const OWN_STACK_HINT: &str = "give the release of the GPU's own stack: --cuda (NVIDIA), --rocm (AMD) or --neuron (AWS)";
+
 impl<'a> Stack<'a> {
+    /// The release flag of this stack.
+    fn flag(&self) -> &'static str {
+        match self {
+            Stack::Cuda => "--cuda",
+            Stack::Rocm(_) => "--rocm",
+            Stack::Neuron(_) => "--neuron",
+        }
+    }
+
     fn of(catalog: &'a Catalog, query: &CompatQuery) -> Result<Stack<'a>, Error> {
         let facts = catalog.compatibility();
         let given = [
@@ -153,42 +165,36 @@ impl<'a> Stack<'a> {
         if releases.len() > 1 {
             return Err(Error::invalid(
                 format!("{} name releases of different stacks", releases.join(" and ")),
-                Some(
-                    "give the release of the GPU's own stack: --cuda (NVIDIA), --rocm (AMD) or --neuron (AWS)"
-                        .to_string(),
-                ),
+                Some(OWN_STACK_HINT.to_string()),
             ));
         }
-        let accelerator = query.gpu.as_deref().map(|g| gpu(catalog, g)).transpose()?;
-        let stack = match accelerator {
-            Some(a) if a.compute_capability.is_some() => Stack::Cuda,
-            Some(a) if facts.amd_gpu.iter().any(|g| g.gpu == a.id.as_str()) => Stack::Rocm(Some(a)),
-            Some(a) if facts.neuron_device.iter().any(|d| d.gpu == a.id.as_str()) => Stack::Neuron(Some(a)),
-            Some(a) => {
-                return Err(Error::invalid(
-                    format!("{}: the compatibility data holds nothing for it", a.id),
-                    Some("compat covers NVIDIA GPUs (CUDA), AMD Instinct GPUs (ROCm) and AWS Inferentia and Trainium (Neuron)".to_string()),
-                ));
-            }
-            None if query.rocm.is_some() => Stack::Rocm(None),
-            None if query.neuron.is_some() => Stack::Neuron(None),
-            None => Stack::Cuda,
+        let Some(accelerator) = query.gpu.as_deref().map(|g| gpu(catalog, g)).transpose()? else {
+            // No GPU: the release flag given says which stack.
+            return Ok(match releases.first() {
+                Some(&"--rocm") => Stack::Rocm(None),
+                Some(&"--neuron") => Stack::Neuron(None),
+                _ => Stack::Cuda,
+            });
         };
-        let (flag, wrong) = match (&stack, accelerator) {
-            (Stack::Cuda, Some(a)) => (releases.first().filter(|f| **f != "--cuda"), a),
-            (Stack::Rocm(Some(a)), _) => (releases.first().filter(|f| **f != "--rocm"), *a),
-            (Stack::Neuron(Some(a)), _) => (releases.first().filter(|f| **f != "--neuron"), *a),
-            _ => return Ok(stack),
+        let id = accelerator.id.as_str();
+        let stack = if accelerator.compute_capability.is_some() {
+            Stack::Cuda
+        } else if facts.amd_gpu.iter().any(|g| g.gpu == id) {
+            Stack::Rocm(Some(accelerator))
+        } else if facts.neuron_device.iter().any(|d| d.gpu == id) {
+            Stack::Neuron(Some(accelerator))
+        } else {
+            return Err(Error::invalid(
+                format!("{id}: the compatibility data holds nothing for it"),
+                Some("compat covers NVIDIA GPUs (CUDA), AMD Instinct GPUs (ROCm) and AWS Inferentia and Trainium (Neuron)".to_string()),
+            ));
         };
-        match flag {
-            Some(flag) => Err(Error::invalid(
-                format!("{flag} does not apply to {}", wrong.id),
-                Some(
-                    "give the release of the GPU's own stack: --cuda (NVIDIA), --rocm (AMD) or --neuron (AWS)"
-                        .to_string(),
-                ),
+        match releases.first() {
+            Some(flag) if *flag != stack.flag() => Err(Error::invalid(
+                format!("{flag} does not apply to {id}"),
+                Some(OWN_STACK_HINT.to_string()),
             )),
-            None => Ok(stack),
+            _ => Ok(stack),
         }
     }
 }

@@ -37,11 +37,13 @@ pub fn model(catalog: &Catalog, source: &ModelSource) -> Result<ModelSpec, Error
             text,
             checkpoint_index,
         } => {
-            // Networks walked from their own config: a checkpoint index would size nothing.
-            let walked = match diffusion_transformer_model(name, text)? {
+            // Networks walked from their own config: a checkpoint index would size nothing. A
+            // config that is not JSON is left to the transformer reader, which says why.
+            let config: serde_json::Map<String, serde_json::Value> = serde_json::from_str(text).unwrap_or_default();
+            let walked = match diffusion_transformer_model(name, &config)? {
                 Some(pipeline) => Some((pipeline, "a diffusion transformer's are counted from its blocks")),
                 None => {
-                    convnext_model(name, text)?.map(|convnet| (convnet, "a ConvNeXt's are counted from its stages"))
+                    convnext_model(name, &config)?.map(|convnet| (convnet, "a ConvNeXt's are counted from its stages"))
                 }
             };
             if let Some((model, counted)) = walked {
@@ -81,12 +83,11 @@ pub fn model(catalog: &Catalog, source: &ModelSource) -> Result<ModelSpec, Error
 
 /// A ConvNeXt config (`model_type: convnext`) as a convolutional network walked layer by layer;
 /// `None` for any other config.
-fn convnext_model(name: &str, text: &str) -> Result<Option<ModelSpec>, Error> {
-    let config: serde_json::Map<String, serde_json::Value> = serde_json::from_str(text).unwrap_or_default();
+fn convnext_model(name: &str, config: &serde_json::Map<String, serde_json::Value>) -> Result<Option<ModelSpec>, Error> {
     if config.get("model_type").and_then(serde_json::Value::as_str) != Some(gpuplan_catalog::CONVNEXT_MODEL_TYPE) {
         return Ok(None);
     }
-    let (spec, resolution) = gpuplan_catalog::parse_convnext_config(&config)
+    let (spec, resolution) = gpuplan_catalog::parse_convnext_config(config)
         .map_err(|error| Error::invalid(format!("{name}: {error}"), None))?;
     let parameters = gpuplan_model::ConvNetwork::unroll(&spec, resolution).1;
     Ok(Some(ModelSpec {
@@ -116,13 +117,15 @@ fn convnext_model(name: &str, text: &str) -> Result<Option<ModelSpec>, Error> {
 /// A diffusers diffusion-transformer config (`SD3Transformer2DModel`, `FluxTransformer2DModel`)
 /// as a diffusion pipeline of that denoiser alone: its text encoders and VAE are not in the
 /// file, and the estimate says they are not counted. `None` for any other config.
-fn diffusion_transformer_model(name: &str, text: &str) -> Result<Option<ModelSpec>, Error> {
-    let config: serde_json::Map<String, serde_json::Value> = serde_json::from_str(text).unwrap_or_default();
+fn diffusion_transformer_model(
+    name: &str,
+    config: &serde_json::Map<String, serde_json::Value>,
+) -> Result<Option<ModelSpec>, Error> {
     let class = config.get("_class_name").and_then(serde_json::Value::as_str);
     if !matches!(class, Some("SD3Transformer2DModel" | "FluxTransformer2DModel")) {
         return Ok(None);
     }
-    let spec = gpuplan_catalog::parse_transformer_config(&config, None)
+    let spec = gpuplan_catalog::parse_transformer_config(config, None)
         .map_err(|error| Error::invalid(format!("{name}: {error}"), None))?;
     let parameters = gpuplan_estimate::dit_flops::dit_pass(&spec, 1, 1).parameters;
     Ok(Some(ModelSpec {
