@@ -36,18 +36,20 @@ pub struct DecodeIterations {
 
 impl DecodeIterations {
     /// Prompt chunks ride inside the decode iterations: `prefill_share` of them carry one, and
-    /// each of the `sequences` prompts that replace a request's companions during its life (in
-    /// `chunks_per_prompt` pieces) lengthens one of its steps.
+    /// each of the `sequences` prompts that replace a request's companions during its life
+    /// lengthens its steps. A prompt longer than the iteration's token budget is prefilled in
+    /// consecutive iterations (the scheduler gives the prompt in progress the budget the decodes
+    /// leave until it is done), so its chunks stall a request together: the stalls come in
+    /// bursts of one prompt each, not one chunk at a time.
     pub(crate) fn mixed(
         step: f64,
         decode_step: f64,
         prefill_share: f64,
         sequences: f64,
-        chunks_per_prompt: f64,
         mix: &RequestMix,
     ) -> DecodeIterations {
         let output = mix.mean_output().max(1.0);
-        let stalls = sequences * chunks_per_prompt.max(1.0);
+        let stalls = sequences;
         let stall = if stalls > 0.0 {
             (step - decode_step).max(0.0) * output / stalls
         } else {
@@ -258,6 +260,20 @@ mod tests {
         // Poisson(3): P(X ≤ 2) = 0.4232, P(X ≤ 3) = 0.6472.
         assert_eq!(poisson_quantile(3.0, 0.5), 3.0);
         assert_eq!(poisson_quantile(3.0, 0.4), 2.0);
+    }
+
+    #[test]
+    fn a_prompts_chunks_stall_a_request_together_and_widen_its_tail() {
+        // Llama-3.1-405B-like traffic: 9,400-token prompts prefilled in six chunks, so the 20
+        // prompts that join during a request's life stall it in 20 bursts, not 120 single
+        // chunks. The mean is the mean iteration either way; the bursts spread the requests.
+        let mix = RequestMix::fixed(9_400, 650);
+        let bursts = DecodeIterations::mixed(0.05, 0.03, 0.5, 20.0, &mix);
+        let singles = DecodeIterations::mixed(0.05, 0.03, 0.5, 120.0, &mix);
+        assert_eq!(bursts.tpot_mean(), singles.tpot_mean());
+        assert!((bursts.tpot_at(0.5) - 0.05).abs() < 0.005, "{}", bursts.tpot_at(0.5));
+        assert!(bursts.tpot_at(0.99) > singles.tpot_at(0.99) + 0.004);
+        assert!(bursts.tpot_at(0.99) > 0.06, "{}", bursts.tpot_at(0.99));
     }
 
     #[test]

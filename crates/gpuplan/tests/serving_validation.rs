@@ -36,9 +36,12 @@ const GOODPUT_TARGET: f64 = 0.10;
 /// The same for the Llama-3.1-405B and 8B runs (v5.0–v5.1, fp4 on Blackwell), where the model
 /// is not yet within the target: a bar against regressions (19.9 % today).
 const LLAMA3_GOODPUT_BAR: f64 = 0.21;
-/// Where the model's p99 TTFT and TPOT at those loads stand today (23.5 %: a bar against
-/// regressions, not a target met).
-const LIMIT_PERCENTILE_BAR: f64 = 0.25;
+/// Where the model's p99 TTFT and TPOT at those loads stand today (25.1 %: a bar against
+/// regressions, not a target met). It was 24.1 % before AMD's runs were described with the fp8
+/// KV cache they used: with it the model's MI300X decode steps are shorter than the runs' at
+/// their passed loads (v4.1 8 × MI300X p99 TPOT +3 % → −33 %), while their capacities move
+/// toward the measured ones.
+const LIMIT_PERCENTILE_BAR: f64 = 0.26;
 /// The same percentiles at the model's own goodput (the curve's shape at its limit). The
 /// issue's target is 15 %; NVIDIA's tuned MLPerf fp4 runs on B200 are ≈ 13 % faster than the
 /// public TensorRT-LLM tables the fp4 GEMM factor also answers to, and at the model's lower
@@ -110,6 +113,9 @@ struct Case {
     /// submission's configuration states them (TensorRT-LLM `gpu_batch_size`, `max_num_tokens`).
     max_num_seqs: Option<u32>,
     max_num_batched_tokens: Option<u32>,
+    /// How the engine stored the KV cache, where the submission's scripts or model card say
+    /// (`fp8`); else the engine's default for the precision.
+    kv_cache_dtype: Option<String>,
     /// MLPerf scenario: `server` and `interactive` runs passed their latency limits at
     /// `request_rate`, the highest load the submitter found to pass.
     scenario: Option<String>,
@@ -276,6 +282,7 @@ fn step_cost(case: &Case, input: u64, output: u64) -> Option<StepCost> {
     request.seq = Some(input);
     request.output_tokens = Some(output);
     request.batch = Some(1);
+    request.kv_cache = case.kv_cache_dtype.as_deref().map(|k| k.parse().unwrap());
     // The release the benchmark ran and the scheduler settings it states.
     request.engine_settings = EngineSettings {
         release: case.engine_version.as_deref().and_then(EngineRelease::parse),
@@ -444,10 +451,10 @@ fn plans_at_mlperf_loads_use_about_the_gpus_the_submissions_used() {
     // Llama-2 Server loads come out 9 for 8 since the fp4 GEMM factor answers to the public
     // TensorRT-LLM tables as well as to NVIDIA's tuned MLPerf engines.
     assert!(median <= 1.15, "median {median:.2}×");
-    // Not yet every run: AMD's v5.x Server runs (whose patched scheduler holds the decode batch
-    // at a target size) and whole-replica steps of TP4 L40S ask for 1.25–2×; so do the
+    // Not yet every run: AMD's v5.1 MI325X Server runs (whose patched scheduler holds the
+    // decode batch at a target size) and whole-replica steps of L40S ask for 1.25–2×; so do the
     // Llama-3.1-8B runs on H200.
-    assert!(over.len() <= 9, "plans above 1.15× the submission's GPUs: {over:?}");
+    assert!(over.len() <= 6, "plans above 1.15× the submission's GPUs: {over:?}");
     assert!(ratios.last().is_some_and(|r| r.0 <= 2.0), "{:?}", ratios.last());
 }
 
