@@ -34,8 +34,12 @@ const LATENCY_TARGET: f64 = 0.20;
 /// runs passed, against the model's goodput within the same limits.
 const GOODPUT_TARGET: f64 = 0.10;
 /// The same for the Llama-3.1-405B and 8B runs (v5.0–v5.1, fp4 on Blackwell), where the model
-/// is not yet within the target: a bar against regressions (19.9 % today).
-const LLAMA3_GOODPUT_BAR: f64 = 0.21;
+/// is not yet within the target: a bar against regressions (26.2 % today). It was 17.3 % while
+/// these runs were timed on TensorRT-LLM 1.0's PyTorch runtime; NVIDIA's harness builds
+/// TensorRT engines, and on them the model's Offline capacities come within −5…+5 % for 405B
+/// (from −7…−14 %) while its Server and Interactive goodputs read 16–56 % high: near their
+/// limits the long-prompt runs' p99 TTFT and TPOT are longer than the model's.
+const LLAMA3_GOODPUT_BAR: f64 = 0.27;
 /// Where the model's p99 TTFT and TPOT at those loads stand today (25.1 %: a bar against
 /// regressions, not a target met). It was 24.1 % before AMD's runs were described with the fp8
 /// KV cache they used: with it the model's MI300X decode steps are shorter than the runs' at
@@ -48,10 +52,10 @@ const LIMIT_PERCENTILE_BAR: f64 = 0.26;
 /// goodput their p99 TPOT reaches the 200 ms limit where the runs stopped near 150 ms.
 const OWN_LIMIT_PERCENTILE_BAR: f64 = 0.19;
 /// Held-out MLPerf Server and Interactive percentile rows (two per run) whose published load
-/// the model finds beyond its capacity: 8 runs (the target is none): AMD's v5.x vLLM runs on
+/// the model finds beyond its capacity: 7 runs (the target is none): AMD's v5.x vLLM runs on
 /// MI300X and MI325X (5), whose harness holds the decode batch at a target size, and one each
-/// of TP4 L40S with vLLM, 16 H100 and Llama-3.1-8B on H200.
-const SATURATED_BAR: usize = 16;
+/// of TP4 L40S with vLLM and 16 H100.
+const SATURATED_BAR: usize = 14;
 /// Median error allowed on each end of the vLLM 0.11.1 batch sweeps (time between tokens and
 /// throughput, at 8–32 and at 128–256 sequences): 12.0 % and 12.3 % at 8–32, 15.4 % and 11.7 %
 /// at 128–256, with the benchmark's top-p sampling charged (vLLM sorts each sequence's logits
@@ -452,9 +456,9 @@ fn plans_at_mlperf_loads_use_about_the_gpus_the_submissions_used() {
     // TensorRT-LLM tables as well as to NVIDIA's tuned MLPerf engines.
     assert!(median <= 1.15, "median {median:.2}×");
     // Not yet every run: AMD's v5.1 MI325X Server runs (whose patched scheduler holds the
-    // decode batch at a target size) and whole-replica steps of L40S ask for 1.25–2×; so do the
-    // Llama-3.1-8B runs on H200.
-    assert!(over.len() <= 6, "plans above 1.15× the submission's GPUs: {over:?}");
+    // decode batch at a target size) and whole-replica steps of L40S ask for 1.25–2×; so does
+    // the Llama-3.1-8B Interactive run on H200.
+    assert!(over.len() <= 5, "plans above 1.15× the submission's GPUs: {over:?}");
     assert!(ratios.last().is_some_and(|r| r.0 <= 2.0), "{:?}", ratios.last());
 }
 
