@@ -40,6 +40,7 @@ pub mod op_checkpointing;
 mod parallel_costs;
 pub mod parameters;
 pub mod precision_bytes;
+mod prompt_queue;
 pub mod serving;
 pub mod serving_users;
 pub mod spot;
