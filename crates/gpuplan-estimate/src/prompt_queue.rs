@@ -9,7 +9,7 @@
 use gpuplan_model::RequestMix;
 
 /// Prompt lengths kept to evaluate the service time's moment generating function.
-const SERVICE_POINTS: usize = 32;
+const SERVICE_POINTS: usize = 16;
 
 /// The prompt queue of one replica at one load.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -39,13 +39,20 @@ impl PromptQueue {
         let mean_wait = rate * second_moment / (2.0 * (1.0 - utilisation));
         let services: [f64; SERVICE_POINTS] =
             std::array::from_fn(|j| mix.prefill_quantile((j as f64 + 0.5) / SERVICE_POINTS as f64) * seconds_per_token);
-        let (tail_probability, tail_mean) = match lundberg_decay(rate, &services) {
+        // Prompts all of one length (a fixed request): one point says it all.
+        let services = if services.iter().all(|&s| s == services[0]) {
+            &services[..1]
+        } else {
+            &services[..]
+        };
+        let exponential_mean = mean_wait / utilisation;
+        let (tail_probability, tail_mean) = match lundberg_decay(rate, services, 1.0 / exponential_mean) {
             Some(decay) => {
-                let slope = rate * mean_of(&services, |s| s * (decay * s).exp()) - 1.0;
+                let slope = rate * mean_of(services, |s| s * (decay * s).exp()) - 1.0;
                 (((1.0 - utilisation) / slope).clamp(0.0, utilisation), 1.0 / decay)
             }
             // Service times too alike to resolve a root: the exponential tail of the same mean.
-            None => (utilisation, mean_wait / utilisation),
+            None => (utilisation, exponential_mean),
         };
         Some(PromptQueue {
             utilisation,
@@ -90,23 +97,44 @@ fn mean_of(points: &[f64], f: impl Fn(f64) -> f64) -> f64 {
     points.iter().map(|&s| f(s)).sum::<f64>() / points.len() as f64
 }
 
-/// The positive root `θ` of `λ(E[e^(θS)] − 1) = θ` over the service times `services`.
-fn lundberg_decay(rate: f64, services: &[f64]) -> Option<f64> {
-    let excess = |theta: f64| rate * (mean_of(services, |s| (theta * s).exp()) - 1.0) - theta;
+/// The positive root `θ` of `λ(E[e^(θS)] − 1) = θ` over the service times `services`, by
+/// Newton's method from above (the left side less `θ` is convex, zero at 0 and falling there
+/// while ρ < 1, so iterates from a point where it is positive fall monotonically to the root).
+/// `guess` is a decay near the root (an exponential tail's).
+fn lundberg_decay(rate: f64, services: &[f64], guess: f64) -> Option<f64> {
     let longest = services.iter().copied().fold(0.0, f64::max);
-    if longest <= 0.0 {
+    if longest <= 0.0 || guess.is_nan() || guess <= 0.0 {
         return None;
     }
-    // The excess is convex, zero at 0 and falling there (ρ < 1): bracket its positive root.
-    let mut high = 1.0 / longest;
-    while excess(high) <= 0.0 {
-        high *= 2.0;
-        if high * longest > 700.0 {
+    // The excess λ(E[e^(θS)] − 1) − θ and its slope λE[S·e^(θS)] − 1, in one pass.
+    let excess_and_slope = |theta: f64| {
+        let (mut moment, mut weighted) = (0.0, 0.0);
+        for &s in services {
+            let e = (theta * s).exp();
+            moment += e;
+            weighted += s * e;
+        }
+        let n = services.len() as f64;
+        (rate * (moment / n - 1.0) - theta, rate * weighted / n - 1.0)
+    };
+    let mut theta = 2.0 * guess;
+    let (mut excess, mut slope) = excess_and_slope(theta);
+    while excess <= 0.0 {
+        theta *= 2.0;
+        if theta * longest > 700.0 {
             return None;
         }
+        (excess, slope) = excess_and_slope(theta);
     }
-    let (low, _) = crate::serving::bisect(0.0, high, 1e-6, |theta| theta <= 0.0 || excess(theta) <= 0.0);
-    (low > 0.0).then_some(low)
+    for _ in 0..50 {
+        let step = excess / slope;
+        theta -= step;
+        if step.abs() <= 1e-4 * theta {
+            break;
+        }
+        (excess, slope) = excess_and_slope(theta);
+    }
+    (theta > 0.0 && theta.is_finite()).then_some(theta)
 }
 
 #[cfg(test)]
@@ -118,7 +146,7 @@ mod tests {
         // Many points of an exponential service (mean 1 s) at ρ = 0.5: θ = μ − λ = 0.5 and
         // C = ρ, the M/M/1's P(W > t) = ρ·e^(−(μ−λ)t).
         let services: Vec<f64> = (0..20_000).map(|j| -(1.0 - (j as f64 + 0.5) / 20_000.0).ln()).collect();
-        let decay = lundberg_decay(0.5, &services).unwrap();
+        let decay = lundberg_decay(0.5, &services, 0.3).unwrap();
         assert!((decay - 0.5).abs() < 0.02, "{decay}");
     }
 

@@ -25,9 +25,9 @@
 
 use crate::decode_iterations::DecodeIterations;
 use crate::efficiency::{
-    engine_profile, release_profile, serving_architecture_factor, serving_eight_bit_gemm_factor,
-    serving_expert_imbalance, serving_four_bit_gemm_factor, serving_gemm_half_tokens, serving_moe_expert_seconds,
-    serving_sort_seconds_per_logit,
+    engine_profile, release_profile, serving_architecture_factor, serving_eager_seconds_per_layer,
+    serving_eight_bit_gemm_factor, serving_expert_imbalance, serving_four_bit_gemm_factor, serving_gemm_half_tokens,
+    serving_moe_expert_seconds, serving_sort_seconds_per_logit,
 };
 use crate::inference::InferenceShape;
 use crate::prompt_queue::PromptQueue;
@@ -128,6 +128,13 @@ impl Scheduler {
                 "; top-p/top-k sampling: {engine} samples in its own kernels without a PyTorch sort, none counted"
             )),
             Some(Sampling::Greedy) | None => {}
+        }
+        if self.given.enforce_eager == Some(true) {
+            text.push_str(&format!(
+                "; run eagerly (no CUDA/HIP graphs): an iteration lasts at least the host's kernel \
+                 launches, {:.2} ms a layer",
+                serving_eager_seconds_per_layer() * 1e3
+            ));
         }
         if self.given.max_num_seqs.is_some()
             || self.given.max_num_batched_tokens.is_some()
@@ -275,6 +282,9 @@ pub struct StepCost {
     fixed_seconds: f64,
     seconds_per_sequence: f64,
     prefill_fixed_seconds: f64,
+    /// Host time to launch one stage-step's kernels where no graph replays them (an engine
+    /// run eagerly); the GPU's work hides it when longer.
+    launch_seconds: f64,
     dense_weight_seconds: f64,
     expert_weight_seconds: f64,
     expert_share: f64,
@@ -349,6 +359,11 @@ impl StepCost {
             seconds_per_sequence: serving.seconds_per_sequence
                 + sort_seconds_per_sequence(engine, settings, shape.vocab),
             prefill_fixed_seconds: profile.prefill_per_layer_overhead_seconds * layers / stages,
+            launch_seconds: if settings.enforce_eager == Some(true) {
+                serving_eager_seconds_per_layer() * layers / stages
+            } else {
+                0.0
+            },
             dense_weight_seconds: (shape.weight_bytes_gpu - shape.expert_bytes_gpu) * weight_factor / bandwidth,
             expert_weight_seconds: shape.expert_bytes_gpu * weight_factor * imbalance / bandwidth,
             expert_share: shape.expert_share_per_token,
@@ -395,13 +410,11 @@ impl StepCost {
         let decode_attention = decodes * context * self.kv_seconds_per_token.max(self.attention_seconds_per_context);
         let prefill_attention =
             prefill_tokens * (self.kv_seconds_per_token + self.attention_seconds_per_context * prompt / 2.0);
+        let device = self.sync_seconds_per_token * tokens + gemms + decode_attention + prefill_attention;
         self.fixed_seconds
             + self.seconds_per_sequence * decodes
             + self.prefill_fixed_seconds * prefill_share.min(1.0)
-            + self.sync_seconds_per_token * tokens
-            + gemms
-            + decode_attention
-            + prefill_attention
+            + device.max(self.launch_seconds)
     }
 
     /// Engines that prefill on their own: with prompts arriving at `rate` and decode

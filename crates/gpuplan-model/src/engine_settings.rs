@@ -98,6 +98,11 @@ pub struct EngineSettings {
     /// How requests sample their tokens; `None`: greedy (no per-sequence sort).
     #[serde(default)]
     pub sampling: Option<Sampling>,
+    /// Whether the engine runs without CUDA/HIP graphs (vLLM --enforce-eager, SGLang
+    /// --disable-cuda-graph), so each iteration waits for the host to launch its kernels;
+    /// `None`: graphs captured, the engines' default.
+    #[serde(default)]
+    pub enforce_eager: Option<bool>,
 }
 
 /// The first release whose TensorRT-LLM serves with the PyTorch backend by default.
@@ -133,6 +138,7 @@ impl EngineSettings {
             (Field::ChunkedPrefill, self.chunked_prefill.is_some()),
             (Field::ReserveFullContext, self.reserve_full_context.is_some()),
             (Field::Sampling, self.sampling.is_some()),
+            (Field::EnforceEager, self.enforce_eager.is_some()),
             (Field::EngineBackend, self.backend.is_some()),
             (Field::Engine, self.release.is_some()),
         ]

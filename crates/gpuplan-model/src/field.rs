@@ -95,6 +95,7 @@ fields! {
     ReserveFullContext = "reserve_full_context";
     EngineBackend = "engine_backend";
     Sampling = "sampling";
+    EnforceEager = "enforce_eager";
     Concurrency = "concurrency";
     // One GPU type (estimate).
     Gpu = "gpu";

@@ -90,6 +90,7 @@ macro_rules! for_each_scalar_constant {
     serving_moe_expert_seconds: f64,
     serving_expert_imbalance: f64,
     serving_sort_seconds_per_logit: f64,
+    serving_eager_seconds_per_layer: f64,
     training_moe_expert_seconds: f64,
     cnn_inference_activation_share: f64,
     fp32_share_of_tensor_rate: f64,

@@ -52,6 +52,12 @@ pub struct EngineKnobs {
     #[schema(value_type = Option<String>, example = "top-p")]
     #[cfg_attr(feature = "cli", arg(long, help_heading = "Serving engine", value_name = "HOW"))]
     pub sampling: Option<Sampling>,
+    /// Whether the engine runs without CUDA/HIP graphs (vLLM --enforce-eager, SGLang
+    /// --disable-cuda-graph): each iteration then waits for the host to launch its kernels, which
+    /// sets the pace of small batches. Default: graphs captured (false).
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long, help_heading = "Serving engine"))]
+    pub enforce_eager: Option<bool>,
     /// Closed-loop load: this many users, each sending its next request when the last one
     /// ends (as `vllm bench serve --max-concurrency` and genai-perf do), instead of a Poisson
     /// `qps`. `plan` sizes replicas for this many users in total.
@@ -104,6 +110,14 @@ impl EngineKnobs {
                     .into(),
             );
         }
+        if self.enforce_eager.is_some() && !matches!(engine, None | Some(Engine::Vllm | Engine::Sglang)) {
+            return Err(RequestError::not_applicable(
+                Field::EnforceEager,
+                "vLLM and SGLang, the engines whose CUDA graphs can be switched off",
+            )
+            .with_hint("drop it, or add {engine} vllm")
+            .into());
+        }
         for (field, value) in [
             (Field::MaxNumSeqs, self.max_num_seqs),
             (Field::MaxNumBatchedTokens, self.max_num_batched_tokens),
@@ -137,6 +151,7 @@ impl EngineKnobs {
             chunked_prefill: self.chunked_prefill,
             reserve_full_context: self.reserve_full_context,
             sampling: self.sampling,
+            enforce_eager: self.enforce_eager,
         }
     }
 
@@ -208,6 +223,20 @@ mod tests {
             assert_eq!(error.field(), Some(Field::EngineBackend), "{engine:?}");
         }
         assert!(given.check_task(gpuplan_model::Task::Inference).is_ok());
+    }
+
+    #[test]
+    fn eager_mode_reads_from_a_file_and_json_and_only_vllm_and_sglang_take_it() {
+        let read: EngineKnobs = serde_json::from_str(r#"{"enforce_eager": true}"#).unwrap();
+        assert_eq!(read.settings(None, None).unwrap().enforce_eager, Some(true));
+        let file: EngineKnobs = toml::from_str("enforce_eager = false").unwrap();
+        assert_eq!(
+            file.settings(Some(Engine::Sglang), None).unwrap().enforce_eager,
+            Some(false)
+        );
+        let refused = read.settings(Some(Engine::TensorrtLlm), None).unwrap_err();
+        assert!(format!("{refused:?}").contains("EnforceEager"), "{refused:?}");
+        assert!(read.check_task(gpuplan_model::Task::Pretrain).is_err());
     }
 
     #[test]

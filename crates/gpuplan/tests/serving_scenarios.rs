@@ -872,3 +872,34 @@ fn top_p_sampling_lengthens_vllm_steps_at_256_users_and_not_at_8() {
             .contains("without a PyTorch sort")
     );
 }
+
+/// An engine run without CUDA graphs waits for the host to launch each iteration's kernels:
+/// a few users' steps get longer, while a full batch's GPU work hides the launches.
+#[test]
+fn an_eager_vllm_is_slower_with_a_few_users_and_not_with_many() {
+    use gpuplan::model::EngineSettings;
+    let at = |users: f64, enforce_eager: Option<bool>| {
+        let mut r = llama_8b_h100(
+            "vllm",
+            EngineSettings {
+                enforce_eager,
+                ..EngineSettings::default()
+            },
+        );
+        r.serving.concurrency = Some(users);
+        serving_of(&r)
+    };
+    let step = |report: &gpuplan::estimator::serving::LoadReport| report.closed_loop.unwrap().tpot.mean;
+    // Llama 3.1 8B has 32 layers: an eager step lasts at least 32 × 0.30 ms = 9.6 ms.
+    let (graphs, eager) = (step(&at(8.0, None)), step(&at(8.0, Some(true))));
+    assert!(
+        eager >= 0.0096 && eager > graphs + 0.001,
+        "{graphs} s with graphs, {eager} s eager"
+    );
+    let (graphs, eager) = (step(&at(512.0, None)), step(&at(512.0, Some(true))));
+    assert!(
+        (eager - graphs).abs() < 0.01 * graphs,
+        "{graphs} s with graphs, {eager} s eager"
+    );
+    assert!(at(8.0, Some(true)).scheduler.contains("run eagerly"));
+}
