@@ -59,6 +59,8 @@ struct RawVision {
     resnet: Option<ResnetSpec>,
     /// A ConvNeXt's stages, walked layer by layer the same way.
     convnext: Option<gpuplan_model::ConvnextSpec>,
+    /// A YOLOv8 detector's scale, walked layer by layer the same way.
+    yolo: Option<gpuplan_model::Yolov8Spec>,
 }
 
 #[derive(Deserialize)]
@@ -162,6 +164,7 @@ pub(crate) fn parse_model(file: &str, text: &str) -> Result<ModelSpec, CatalogEr
                 vae_decoder,
                 resnet: vision.resnet,
                 convnext: vision.convnext,
+                yolo: vision.yolo.map(Box::new),
             })
         }
         other => {

@@ -15,9 +15,9 @@
 
 use crate::EstimateError;
 use crate::efficiency::{
-    convolution_peak_fraction, cuda_context_gib, data_parallel_overlap, diffusion_seconds_per_operator,
-    elementwise_bandwidth_fraction, engine_profile, inference_uncertainty, memory_uncertainty, training_peak_fraction,
-    training_uncertainty,
+    convolution_half_efficiency_elements, convolution_peak_fraction, cuda_context_gib, data_parallel_overlap,
+    diffusion_seconds_per_operator, elementwise_bandwidth_fraction, engine_profile, inference_uncertainty,
+    memory_uncertainty, training_peak_fraction, training_uncertainty,
 };
 use crate::estimate::{Estimate, EstimateRequest, ParameterSummary, Uncertainty, apply_amount};
 use crate::inference::{Bound, InferenceEstimate};
@@ -57,6 +57,10 @@ struct Rates {
     element: f64,
     /// Whether batch norm, ReLU and the addition are fused into the convolutions.
     fused: bool,
+    /// Output values at which a convolution reaches half its compute rate: tensor-core
+    /// kernels' large tiles leave a GPU's multiprocessors idle on small outputs; CUDA-core
+    /// (fp32) kernels tile finer, and are not slowed (0).
+    half_filled: f64,
 }
 
 /// The precision convolutions actually run at, and its peak: PyTorch runs fp32 convolutions
@@ -104,10 +108,12 @@ fn op_seconds(op: &ConvOp, rates: &Rates, training: bool, images: f64) -> f64 {
             output,
             weights,
         } => {
-            // Backward: the input gradient and the weight gradient, each a forward's worth.
+            // Backward: the input gradient and the weight gradient, each a forward's worth. A
+            // small output fills few of the GPU's multiprocessors: the compute rate falls with it.
             let flops = 2.0 * macs * images * passes(1.0, 2.0);
+            let filled = output * images / (output * images + rates.half_filled);
             let traffic = ((input + output) * images + weights) * passes(1.0, 2.0);
-            roofline(flops, traffic)
+            roofline(flops / filled.max(1e-9), traffic)
         }
         ConvOp::BatchNorm { elements } if !rates.fused => {
             let passes = if training {
@@ -124,7 +130,10 @@ fn op_seconds(op: &ConvOp, rates: &Rates, training: bool, images: f64) -> f64 {
             roofline(0.0, elements * images * passes(ADD_PASSES.0, ADD_PASSES.1))
         }
         ConvOp::Pool { input, output } => roofline(0.0, (input + output) * images * passes(1.0, 1.5)),
-        ConvOp::BatchNorm { .. } | ConvOp::Relu { .. } | ConvOp::Add { .. } => 0.0,
+        ConvOp::Resize { input, output } => roofline(0.0, (input + output) * images * passes(1.0, 1.0)),
+        // Each part read and written once; its backward splits the gradient the same way.
+        ConvOp::Concat { elements } if !rates.fused => roofline(0.0, 2.0 * elements * images * passes(1.0, 1.0)),
+        ConvOp::BatchNorm { .. } | ConvOp::Relu { .. } | ConvOp::Add { .. } | ConvOp::Concat { .. } => 0.0,
     }
 }
 
@@ -146,8 +155,13 @@ fn saved_per_image(ops: &[ConvOp], resolution: u64, element: f64) -> f64 {
 fn working_set_per_image(ops: &[ConvOp], element: f64) -> f64 {
     ops.iter()
         .map(|op| match *op {
-            ConvOp::Conv { input, output, .. } | ConvOp::Pool { input, output } => input + output,
-            ConvOp::BatchNorm { elements } | ConvOp::Relu { elements } | ConvOp::Add { elements } => 2.0 * elements,
+            ConvOp::Conv { input, output, .. } | ConvOp::Pool { input, output } | ConvOp::Resize { input, output } => {
+                input + output
+            }
+            ConvOp::BatchNorm { elements }
+            | ConvOp::Relu { elements }
+            | ConvOp::Add { elements }
+            | ConvOp::Concat { elements } => 2.0 * elements,
         })
         .fold(0.0, f64::max)
         * element
@@ -195,14 +209,21 @@ pub(crate) fn network<N: ConvNetwork>(
         bandwidth: accelerator.memory_bandwidth.map_or(f64::INFINITY, |b| b.0) * elementwise_bandwidth_fraction(),
         element: element_bytes(conv_precision),
         fused,
+        half_filled: if conv_precision == Precision::Fp32 {
+            0.0
+        } else {
+            convolution_half_efficiency_elements()
+        },
     };
     notes.add(|| {
         format!(
             "{} operations per image walked one by one ({} convolutions), each the longer of its FLOPs at {:.0} % of the \
-             {conv_precision} peak and its memory traffic at {:.0} % of bandwidth{}",
+             {conv_precision} peak (a convolution of W output values over the batch at W/(W + {:.0}k) of that) and its \
+             memory traffic at {:.0} % of bandwidth{}",
             ops.len(),
             ops.iter().filter(|op| matches!(op, ConvOp::Conv { .. })).count(),
             fraction * engine_factor * 100.0,
+            convolution_half_efficiency_elements() / 1e3,
             elementwise_bandwidth_fraction() * 100.0,
             if fused {
                 format!("; {norm}, {activation} and residual additions fused into the convolutions")
@@ -216,7 +237,7 @@ pub(crate) fn network<N: ConvNetwork>(
     let (per_operator, operator_evidence) = diffusion_seconds_per_operator(workload.engine);
     let launched = ops
         .iter()
-        .filter(|op| !fused || matches!(op, ConvOp::Conv { .. } | ConvOp::Pool { .. }))
+        .filter(|op| !fused || matches!(op, ConvOp::Conv { .. } | ConvOp::Pool { .. } | ConvOp::Resize { .. }))
         .count() as f64
         * if training { TRAINING_KERNELS_PER_OPERATION } else { 1.0 };
     let host = launched * per_operator;

@@ -654,6 +654,9 @@ fn cited(
     if let Some(convnext) = &spec.convnext {
         return crate::convnet::network(request, convnext, spec.resolution, assumptions);
     }
+    if let Some(yolo) = &spec.yolo {
+        return crate::convnet::network(request, yolo.as_ref(), spec.resolution, assumptions);
+    }
     let workload = request.workload;
     let model = request.model;
     let parameters = model

@@ -48,6 +48,7 @@ mod storage_pricing;
 mod suggestion;
 mod units;
 mod workload;
+mod yolo_spec;
 
 pub use accelerator::{Accelerator, NvLink, PeakTable};
 pub use accelerator_id::AcceleratorId;
@@ -88,3 +89,4 @@ pub use workload::{
     Checkpointing, Engine, ImageSettings, KvCacheDtype, LoraTargets, Optimizer, ParallelLayout, Task, WeightKernel,
     Workload,
 };
+pub use yolo_spec::Yolov8Spec;

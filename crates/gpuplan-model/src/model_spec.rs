@@ -248,4 +248,7 @@ pub struct CitedSpec {
     /// A ConvNeXt's stages (from its Hugging Face config), walked layer by layer the same way.
     #[serde(default)]
     pub convnext: Option<crate::ConvnextSpec>,
+    /// A YOLOv8 detector's scale, walked layer by layer the same way.
+    #[serde(default)]
+    pub yolo: Option<Box<crate::Yolov8Spec>>,
 }

@@ -41,6 +41,11 @@ pub enum ConvOp {
     Add { elements: f64 },
     /// Max or average pooling from `input` to `output` values.
     Pool { input: f64, output: f64 },
+    /// Maps joined along the channels into one of `elements` values (a copy, unless the
+    /// engine writes the parts in place).
+    Concat { elements: f64 },
+    /// A map resized (nearest-neighbour upsampling) from `input` to `output` values.
+    Resize { input: f64, output: f64 },
 }
 
 /// A convolutional network the estimators walk operation by operation.

@@ -1243,6 +1243,38 @@ mod convnets {
         r
     }
 
+    /// A detector at batch 1 leaves most of a GPU idle on its small maps; a batch of 32 images
+    /// fills it, so each image costs far less, while the parameters stay Ultralytics' count.
+    #[test]
+    fn a_yolo_detector_serves_a_batch_cheaper_per_image_than_one_image() {
+        let at = |batch: u64| {
+            let mut r = WorkloadRequest::new(
+                ModelSource::BuiltIn("yolov8s".into()),
+                Task::Inference,
+                "A100-SXM4-40GB",
+            );
+            r.precision = Some(Precision::Fp16);
+            r.engine = Some(gpuplan::model::Engine::Tensorrt);
+            r.batch = Some(batch);
+            estimate_workload(catalog(), &r).unwrap().estimate
+        };
+        let (one, batch) = (at(1), at(32));
+        assert_eq!(one.parameters.total, 11_166_560);
+        let latency = |e: &gpuplan::estimator::Estimate| e.inference.as_ref().unwrap().request_latency_seconds;
+        // Ultralytics measures 1.20 ms for one image on an A100 with TensorRT.
+        assert!((0.0006..0.0018).contains(&latency(&one)), "{} s", latency(&one));
+        assert!(
+            latency(&batch) / 32.0 < 0.5 * latency(&one),
+            "{} s for 32",
+            latency(&batch)
+        );
+        assert!(
+            one.assumptions
+                .iter()
+                .any(|a| a.contains("SiLU") || a.contains("W/(W +"))
+        );
+    }
+
     /// DeepLearningExamples trains ResNet-50 with AMP at batch 256 on a 16 GB V100.
     #[test]
     fn nvidias_recipe_fits_a_16_gb_v100() {
