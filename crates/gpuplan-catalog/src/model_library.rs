@@ -60,7 +60,7 @@ struct RawVision {
     /// A ConvNeXt's stages, walked layer by layer the same way.
     convnext: Option<gpuplan_model::ConvnextSpec>,
     /// A YOLOv8 detector's scale, walked layer by layer the same way.
-    yolo: Option<gpuplan_model::Yolov8Spec>,
+    yolo: Option<gpuplan_model::YoloSpec>,
 }
 
 #[derive(Deserialize)]
@@ -146,6 +146,18 @@ pub(crate) fn parse_model(file: &str, text: &str) -> Result<ModelSpec, CatalogEr
             }
             if let Some(raw) = vision.vae_config_source {
                 sources.push(source(raw, "vae_config").map_err(|m| fail("vision.vae_config_source", m))?);
+            }
+            if let Some(yolo) = &vision.yolo {
+                let scale_ok = yolo.depth > 0.0 && yolo.width > 0.0 && yolo.max_channels > 0 && yolo.classes > 0;
+                if !matches!(yolo.version, 8 | 11) || !scale_ok {
+                    return Err(fail(
+                        "vision.yolo",
+                        format!(
+                            "version {} with depth {}, width {}: only YOLOv8 and YOLO11 (8, 11) at positive scales are walked",
+                            yolo.version, yolo.depth, yolo.width
+                        ),
+                    ));
+                }
             }
             Architecture::Cited(CitedSpec {
                 family: raw.kind.clone(),

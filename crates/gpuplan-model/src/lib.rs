@@ -89,4 +89,4 @@ pub use workload::{
     Checkpointing, Engine, ImageSettings, KvCacheDtype, LoraTargets, Optimizer, ParallelLayout, Task, WeightKernel,
     Workload,
 };
-pub use yolo_spec::Yolov8Spec;
+pub use yolo_spec::YoloSpec;

@@ -250,5 +250,5 @@ pub struct CitedSpec {
     pub convnext: Option<crate::ConvnextSpec>,
     /// A YOLOv8 detector's scale, walked layer by layer the same way.
     #[serde(default)]
-    pub yolo: Option<Box<crate::Yolov8Spec>>,
+    pub yolo: Option<Box<crate::YoloSpec>>,
 }

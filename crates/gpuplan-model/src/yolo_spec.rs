@@ -1,7 +1,8 @@
-//! A YOLOv8 detector as Ultralytics builds it from `yolov8.yaml` (its `parse_model`): a CSP
-//! backbone of strided convolutions and C2f blocks, an SPPF block, a path-aggregation neck that
-//! upsamples and concatenates the P3–P5 maps, and a decoupled detection head with distribution
-//! focal loss (DFL) box regression, unrolled into the operations one image goes through.
+//! A YOLOv8 or YOLO11 detector as Ultralytics builds it from `yolov8.yaml` or `yolo11.yaml` (its
+//! `parse_model`): a backbone of strided convolutions and CSP blocks (C2f; C3k2 and a C2PSA
+//! attention block in YOLO11), an SPPF block, a path-aggregation neck that upsamples and
+//! concatenates the P3–P5 maps, and a decoupled detection head with distribution focal loss
+//! (DFL) box regression, unrolled into the operations one image goes through.
 //!
 //! Every `Conv` is a bias-free convolution, a batch norm and a SiLU. A scale (n, s, m, l, x)
 //! sets the repeats (`depth`: `max(round(n·depth), 1)`) and the channels (`width`:
@@ -10,10 +11,12 @@
 use crate::resnet_spec::{ConvNetwork, ConvOp};
 use serde::{Deserialize, Serialize};
 
-/// The scale of a YOLOv8 detector.
+/// The generation and scale of a YOLO detector.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Yolov8Spec {
+pub struct YoloSpec {
+    /// The Ultralytics generation: 8 (YOLOv8) or 11 (YOLO11).
+    pub version: u64,
     /// Repeats multiple (`depth_multiple`: n and s 0.33, m 0.67, l and x 1.0).
     pub depth: f64,
     /// Channels multiple (`width_multiple`: 0.25, 0.5, 0.75, 1.0, 1.25).
@@ -38,8 +41,23 @@ impl Builder {
     /// A convolution at `side`² (halved with stride 2), with batch norm and SiLU (`norm`) or
     /// with a bias and nothing after it; returns the output side.
     fn conv(&mut self, side: u64, input: u64, output: u64, kernel: u64, stride: u64, norm: bool) -> u64 {
+        self.grouped(side, input, output, kernel, stride, 1, norm)
+    }
+
+    /// The same over `groups` channel groups (`input` of them: depthwise).
+    #[allow(clippy::too_many_arguments)]
+    fn grouped(
+        &mut self,
+        side: u64,
+        input: u64,
+        output: u64,
+        kernel: u64,
+        stride: u64,
+        groups: u64,
+        norm: bool,
+    ) -> u64 {
         let out = side.div_ceil(stride);
-        let weights = kernel * kernel * input * output;
+        let weights = kernel * kernel * input / groups.max(1) * output;
         let elements = (out * out * output) as f64;
         self.ops.push(ConvOp::Conv {
             macs: (weights * out * out) as f64,
@@ -128,7 +146,101 @@ impl Builder {
     }
 }
 
-impl Yolov8Spec {
+/// YOLO11's blocks.
+impl Builder {
+    /// A residual bottleneck: two 3×3 convolutions through `hidden` channels, and the
+    /// addition.
+    fn bottleneck(&mut self, side: u64, channels: u64, hidden: u64) {
+        self.cbs(side, channels, hidden, 3, 1);
+        self.cbs(side, hidden, channels, 3, 1);
+        self.ops.push(ConvOp::Add {
+            elements: (side * side * channels) as f64,
+        });
+    }
+
+    /// `C3k`: two 1×1 convolutions to half the channels, two bottlenecks on one of them, and
+    /// a 1×1 convolution over both.
+    fn c3k(&mut self, side: u64, channels: u64) {
+        let hidden = channels / 2;
+        self.cbs(side, channels, hidden, 1, 1);
+        self.cbs(side, channels, hidden, 1, 1);
+        for _ in 0..2 {
+            self.bottleneck(side, hidden, hidden);
+        }
+        self.ops.push(ConvOp::Concat {
+            elements: (side * side * 2 * hidden) as f64,
+        });
+        self.cbs(side, 2 * hidden, channels, 1, 1);
+    }
+
+    /// `C3k2`: a C2f whose blocks are C3k blocks (`c3k`) or bottlenecks through half their
+    /// channels, with hidden channels `output · expansion`.
+    fn c3k2(&mut self, side: u64, input: u64, output: u64, n: u64, c3k: bool, expansion: f64) {
+        let hidden = (output as f64 * expansion) as u64;
+        self.cbs(side, input, 2 * hidden, 1, 1);
+        for _ in 0..n {
+            if c3k {
+                self.c3k(side, hidden);
+            } else {
+                self.bottleneck(side, hidden, hidden / 2);
+            }
+        }
+        let joined = (2 + n) * hidden;
+        self.ops.push(ConvOp::Concat {
+            elements: (side * side * joined) as f64,
+        });
+        self.cbs(side, joined, output, 1, 1);
+    }
+
+    /// `C2PSA`: a 1×1 convolution split in two, `n` position-sensitive attention blocks on one
+    /// half (multi-head self-attention over the map's positions, 64 channels a head, keys half
+    /// a head wide, a depthwise 3×3 positional term, and a 2× feed-forward), and a 1×1 out.
+    fn c2psa(&mut self, side: u64, channels: u64, n: u64) {
+        let hidden = channels / 2;
+        let positions = side * side;
+        self.cbs(side, channels, 2 * hidden, 1, 1);
+        for _ in 0..n {
+            let heads = (hidden / 64).max(1);
+            let head = hidden / heads;
+            let key = head / 2;
+            self.conv(side, hidden, hidden + 2 * key * heads, 1, 1, true);
+            // Scores (queries × keys) and their softmax, then the weighted values.
+            let scores = (heads * positions * positions) as f64;
+            self.ops.push(ConvOp::Conv {
+                macs: scores * key as f64,
+                input: (2 * key * heads * positions) as f64,
+                output: scores,
+                weights: 0.0,
+            });
+            self.ops.push(ConvOp::Resize {
+                input: scores,
+                output: scores,
+            });
+            self.ops.push(ConvOp::Conv {
+                macs: scores * head as f64,
+                input: scores + (hidden * positions) as f64,
+                output: (hidden * positions) as f64,
+                weights: 0.0,
+            });
+            self.grouped(side, hidden, hidden, 3, 1, hidden, true);
+            self.conv(side, hidden, hidden, 1, 1, true);
+            self.ops.push(ConvOp::Add {
+                elements: (positions * hidden) as f64,
+            });
+            self.cbs(side, hidden, 2 * hidden, 1, 1);
+            self.cbs(side, 2 * hidden, hidden, 1, 1);
+            self.ops.push(ConvOp::Add {
+                elements: (positions * hidden) as f64,
+            });
+        }
+        self.ops.push(ConvOp::Concat {
+            elements: (positions * 2 * hidden) as f64,
+        });
+        self.cbs(side, 2 * hidden, channels, 1, 1);
+    }
+}
+
+impl YoloSpec {
     /// Channels of a layer that `yolov8.yaml` gives as `c`.
     fn channels(&self, c: u64) -> u64 {
         let scaled = c.min(self.max_channels) as f64 * self.width;
@@ -149,15 +261,24 @@ impl Yolov8Spec {
     fn head(&self, b: &mut Builder, side: u64, input: u64, first: u64) {
         let box_channels = (first / 4).max(DFL_BINS).max(4 * DFL_BINS);
         let class_channels = first.max(self.classes.min(100));
-        for (hidden, out) in [(box_channels, 4 * DFL_BINS), (class_channels, self.classes)] {
-            b.cbs(side, input, hidden, 3, 1);
-            b.cbs(side, hidden, hidden, 3, 1);
-            b.conv(side, hidden, out, 1, 1, false);
+        b.cbs(side, input, box_channels, 3, 1);
+        b.cbs(side, box_channels, box_channels, 3, 1);
+        b.conv(side, box_channels, 4 * DFL_BINS, 1, 1, false);
+        if self.version == 11 {
+            // YOLO11's class branch: depthwise 3×3 then pointwise, twice.
+            b.grouped(side, input, input, 3, 1, input, true);
+            b.cbs(side, input, class_channels, 1, 1);
+            b.grouped(side, class_channels, class_channels, 3, 1, class_channels, true);
+            b.cbs(side, class_channels, class_channels, 1, 1);
+        } else {
+            b.cbs(side, input, class_channels, 3, 1);
+            b.cbs(side, class_channels, class_channels, 3, 1);
         }
+        b.conv(side, class_channels, self.classes, 1, 1, false);
     }
 }
 
-impl ConvNetwork for Yolov8Spec {
+impl ConvNetwork for YoloSpec {
     const NORM: &'static str = "batch norm";
     const ACTIVATION: &'static str = "SiLU";
 
@@ -166,6 +287,24 @@ impl ConvNetwork for Yolov8Spec {
             ops: Vec::new(),
             parameters: 0,
         };
+        let (p3, p4, p5) = if self.version == 11 {
+            self.yolo11(&mut b, resolution)
+        } else {
+            self.yolov8(&mut b, resolution)
+        };
+        let c = |n: u64| self.channels(n);
+        // Head on P3, P4 and P5, and the DFL's fixed 1×1 convolution over the bins.
+        for (level_side, channels) in [(p3, c(256)), (p4, c(512)), (p5, c(1024))] {
+            self.head(&mut b, level_side, channels, c(256));
+        }
+        b.parameters += DFL_BINS;
+        (b.ops, b.parameters)
+    }
+}
+
+impl YoloSpec {
+    /// `yolov8.yaml`'s backbone and neck; returns the sides of P3, P4 and P5.
+    fn yolov8(&self, b: &mut Builder, resolution: u64) -> (u64, u64, u64) {
         let c = |n: u64| self.channels(n);
         let (c64, c128, c256, c512, c1024) = (c(64), c(128), c(256), c(512), c(1024));
         // Backbone: P1/2 … P5/32.
@@ -192,12 +331,40 @@ impl ConvNetwork for Yolov8Spec {
         b.c2f(p4, joined, c512, n3, false);
         let joined = b.downsample_join(p4, c512, c1024);
         b.c2f(p5, joined, c1024, n3, false);
-        // Head on P3, P4 and P5, and the DFL's fixed 1×1 convolution over the bins.
-        for (level_side, channels) in [(p3, c256), (p4, c512), (p5, c1024)] {
-            self.head(&mut b, level_side, channels, c256);
-        }
-        b.parameters += DFL_BINS;
-        (b.ops, b.parameters)
+        (p3, p4, p5)
+    }
+
+    /// `yolo11.yaml`'s backbone and neck; returns the sides of P3, P4 and P5. The m, l and x
+    /// scales run every C3k2 with C3k blocks (`parse_model`).
+    fn yolo11(&self, b: &mut Builder, resolution: u64) -> (u64, u64, u64) {
+        let c = |n: u64| self.channels(n);
+        let (c64, c128, c256, c512, c1024) = (c(64), c(128), c(256), c(512), c(1024));
+        // The m, l and x scales are those of width 1 and more.
+        let large = self.width >= 1.0;
+        let n2 = self.repeats(2);
+        let mut side = b.cbs(resolution, IMAGE_CHANNELS, c64, 3, 2);
+        side = b.cbs(side, c64, c128, 3, 2);
+        b.c3k2(side, c128, c256, n2, large, 0.25);
+        side = b.cbs(side, c256, c256, 3, 2);
+        b.c3k2(side, c256, c512, n2, large, 0.25);
+        let p3 = side;
+        side = b.cbs(side, c512, c512, 3, 2);
+        b.c3k2(side, c512, c512, n2, true, 0.5);
+        let p4 = side;
+        side = b.cbs(side, c512, c1024, 3, 2);
+        b.c3k2(side, c1024, c1024, n2, true, 0.5);
+        b.sppf(side, c1024, c1024);
+        b.c2psa(side, c1024, n2);
+        let p5 = side;
+        let joined = b.upsample_join(p5, c1024, c512);
+        b.c3k2(p4, joined, c512, n2, large, 0.5);
+        let joined = b.upsample_join(p4, c512, c512);
+        b.c3k2(p3, joined, c256, n2, large, 0.5);
+        let joined = b.downsample_join(p3, c256, c512);
+        b.c3k2(p4, joined, c512, n2, large, 0.5);
+        let joined = b.downsample_join(p4, c512, c1024);
+        b.c3k2(p5, joined, c1024, n2, true, 0.5);
+        (p3, p4, p5)
     }
 }
 
@@ -205,8 +372,9 @@ impl ConvNetwork for Yolov8Spec {
 mod tests {
     use super::*;
 
-    fn scale(depth: f64, width: f64, max_channels: u64) -> Yolov8Spec {
-        Yolov8Spec {
+    fn scale(depth: f64, width: f64, max_channels: u64) -> YoloSpec {
+        YoloSpec {
+            version: 8,
             depth,
             width,
             max_channels,
@@ -238,6 +406,39 @@ mod tests {
             let counted_gflops = 2.0 * macs / 1e9;
             assert!(
                 (counted_gflops - gflops).abs() < 0.06,
+                "{counted_gflops} against {gflops}"
+            );
+        }
+    }
+
+    /// Ultralytics' model summaries give 2,624,080, 9,458,752, 20,114,688, 25,372,160 and
+    /// 56,966,176 parameters for YOLO11 n/s/m/l/x, and its docs 6.5, 21.5, 68.0, 86.9 and
+    /// 194.9 GFLOPs at 640² (which leave out the attention's matrix products, counted here).
+    #[test]
+    fn reproduces_yolo11s_parameters_and_flops() {
+        for ((depth, width, max_channels), parameters, gflops) in [
+            ((0.5, 0.25, 1024), 2_624_080, 6.5),
+            ((0.5, 0.5, 1024), 9_458_752, 21.5),
+            ((0.5, 1.0, 512), 20_114_688, 68.0),
+            ((1.0, 1.0, 512), 25_372_160, 86.9),
+            ((1.0, 1.5, 512), 56_966_176, 194.9),
+        ] {
+            let spec = YoloSpec {
+                version: 11,
+                ..scale(depth, width, max_channels)
+            };
+            let (ops, counted) = spec.unroll(640);
+            assert_eq!(counted, parameters);
+            let macs: f64 = ops
+                .iter()
+                .map(|op| match op {
+                    ConvOp::Conv { macs, .. } => *macs,
+                    _ => 0.0,
+                })
+                .sum();
+            let counted_gflops = 2.0 * macs / 1e9;
+            assert!(
+                (counted_gflops / gflops - 1.0).abs() < 0.007,
                 "{counted_gflops} against {gflops}"
             );
         }
