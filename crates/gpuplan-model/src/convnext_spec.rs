@@ -4,7 +4,7 @@
 //! downsampling between stages, and a LayerNorm and linear head — unrolled into the
 //! operations one image goes through.
 
-use crate::resnet_spec::{ConvNetwork, ConvOp};
+use crate::resnet_spec::{ConvNetwork, ConvOp, convolution};
 use serde::{Deserialize, Serialize};
 
 /// The stages of a ConvNeXt: blocks and channels per stage.
@@ -38,13 +38,7 @@ impl Builder {
     /// `groups` apart (`input` for a depthwise one); returns the output side.
     fn conv(&mut self, side: u64, input: u64, output: u64, kernel: u64, stride: u64, groups: u64) -> u64 {
         let out = if stride == 1 { side } else { side / stride };
-        let weights = kernel * kernel * input / groups * output;
-        self.ops.push(ConvOp::Conv {
-            macs: (weights * out * out) as f64,
-            input: (side * side * input) as f64,
-            output: (out * out * output) as f64,
-            weights: weights as f64,
-        });
+        let weights = convolution(&mut self.ops, (side, out), (input, output), kernel, groups);
         self.parameters += weights + output;
         out
     }

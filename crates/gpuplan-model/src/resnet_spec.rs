@@ -69,6 +69,25 @@ fn after(side: u64, kernel: u64, stride: u64) -> u64 {
     (side + 2 * (kernel / 2)).saturating_sub(kernel) / stride + 1
 }
 
+/// Records a convolution from a `side`² map of `input` channels to an `out`² map of `output`
+/// channels, over `groups` channel groups, and returns its weights (bias and norm not counted).
+pub(crate) fn convolution(
+    ops: &mut Vec<ConvOp>,
+    (side, out): (u64, u64),
+    (input, output): (u64, u64),
+    kernel: u64,
+    groups: u64,
+) -> u64 {
+    let weights = kernel * kernel * input / groups.max(1) * output;
+    ops.push(ConvOp::Conv {
+        macs: (weights * out * out) as f64,
+        input: (side * side * input) as f64,
+        output: (out * out * output) as f64,
+        weights: weights as f64,
+    });
+    weights
+}
+
 struct Builder {
     ops: Vec<ConvOp>,
     parameters: u64,
@@ -78,14 +97,8 @@ impl Builder {
     /// A bias-free convolution followed by batch normalisation; returns the output side.
     fn conv_bn(&mut self, side: u64, input_channels: u64, channels: u64, kernel: u64, stride: u64) -> u64 {
         let out = after(side, kernel, stride);
-        let weights = kernel * kernel * input_channels * channels;
+        let weights = convolution(&mut self.ops, (side, out), (input_channels, channels), kernel, 1);
         let output = (out * out * channels) as f64;
-        self.ops.push(ConvOp::Conv {
-            macs: weights as f64 * (out * out) as f64,
-            input: (side * side * input_channels) as f64,
-            output,
-            weights: weights as f64,
-        });
         self.ops.push(ConvOp::BatchNorm { elements: output });
         self.parameters += weights + 2 * channels;
         out

@@ -8,7 +8,7 @@
 //! sets the repeats (`depth`: `max(round(n·depth), 1)`) and the channels (`width`:
 //! `ceil(min(c, max_channels)·width / 8)·8`).
 
-use crate::resnet_spec::{ConvNetwork, ConvOp};
+use crate::resnet_spec::{ConvNetwork, ConvOp, convolution};
 use serde::{Deserialize, Serialize};
 
 /// The generation and scale of a YOLO detector.
@@ -57,14 +57,8 @@ impl Builder {
         norm: bool,
     ) -> u64 {
         let out = side.div_ceil(stride);
-        let weights = kernel * kernel * input / groups.max(1) * output;
+        let weights = convolution(&mut self.ops, (side, out), (input, output), kernel, groups);
         let elements = (out * out * output) as f64;
-        self.ops.push(ConvOp::Conv {
-            macs: (weights * out * out) as f64,
-            input: (side * side * input) as f64,
-            output: elements,
-            weights: weights as f64,
-        });
         if norm {
             self.ops.push(ConvOp::BatchNorm { elements });
             self.ops.push(ConvOp::Relu { elements });
@@ -372,6 +366,18 @@ impl YoloSpec {
 mod tests {
     use super::*;
 
+    /// Twice the multiply-accumulates of the convolutions (the FLOPs Ultralytics counts), in G.
+    fn flops_of(ops: &[ConvOp]) -> f64 {
+        let macs: f64 = ops
+            .iter()
+            .map(|op| match op {
+                ConvOp::Conv { macs, .. } => *macs,
+                _ => 0.0,
+            })
+            .sum();
+        2.0 * macs / 1e9
+    }
+
     fn scale(depth: f64, width: f64, max_channels: u64) -> YoloSpec {
         YoloSpec {
             version: 8,
@@ -396,14 +402,7 @@ mod tests {
         ] {
             let (ops, counted) = spec.unroll(640);
             assert_eq!(counted, parameters);
-            let macs: f64 = ops
-                .iter()
-                .map(|op| match op {
-                    ConvOp::Conv { macs, .. } => *macs,
-                    _ => 0.0,
-                })
-                .sum();
-            let counted_gflops = 2.0 * macs / 1e9;
+            let counted_gflops = flops_of(&ops);
             assert!(
                 (counted_gflops - gflops).abs() < 0.06,
                 "{counted_gflops} against {gflops}"
@@ -429,14 +428,7 @@ mod tests {
             };
             let (ops, counted) = spec.unroll(640);
             assert_eq!(counted, parameters);
-            let macs: f64 = ops
-                .iter()
-                .map(|op| match op {
-                    ConvOp::Conv { macs, .. } => *macs,
-                    _ => 0.0,
-                })
-                .sum();
-            let counted_gflops = 2.0 * macs / 1e9;
+            let counted_gflops = flops_of(&ops);
             assert!(
                 (counted_gflops / gflops - 1.0).abs() < 0.007,
                 "{counted_gflops} against {gflops}"
