@@ -130,7 +130,7 @@ fn op_seconds(op: &ConvOp, rates: &Rates, training: bool, images: f64) -> f64 {
             roofline(0.0, elements * images * passes(ADD_PASSES.0, ADD_PASSES.1))
         }
         ConvOp::Pool { input, output } => roofline(0.0, (input + output) * images * passes(1.0, 1.5)),
-        ConvOp::Resize { input, output } => roofline(0.0, (input + output) * images * passes(1.0, 1.0)),
+        ConvOp::MemoryPass { input, output } => roofline(0.0, (input + output) * images * passes(1.0, 1.0)),
         // Each part read and written once; its backward splits the gradient the same way.
         ConvOp::Concat { elements } if !rates.fused => roofline(0.0, 2.0 * elements * images * passes(1.0, 1.0)),
         ConvOp::BatchNorm { .. } | ConvOp::Relu { .. } | ConvOp::Add { .. } | ConvOp::Concat { .. } => 0.0,
@@ -155,9 +155,9 @@ fn saved_per_image(ops: &[ConvOp], resolution: u64, element: f64) -> f64 {
 fn working_set_per_image(ops: &[ConvOp], element: f64) -> f64 {
     ops.iter()
         .map(|op| match *op {
-            ConvOp::Conv { input, output, .. } | ConvOp::Pool { input, output } | ConvOp::Resize { input, output } => {
-                input + output
-            }
+            ConvOp::Conv { input, output, .. }
+            | ConvOp::Pool { input, output }
+            | ConvOp::MemoryPass { input, output } => input + output,
             ConvOp::BatchNorm { elements }
             | ConvOp::Relu { elements }
             | ConvOp::Add { elements }
@@ -237,7 +237,13 @@ pub(crate) fn network<N: ConvNetwork>(
     let (per_operator, operator_evidence) = diffusion_seconds_per_operator(workload.engine);
     let launched = ops
         .iter()
-        .filter(|op| !fused || matches!(op, ConvOp::Conv { .. } | ConvOp::Pool { .. } | ConvOp::Resize { .. }))
+        .filter(|op| {
+            !fused
+                || matches!(
+                    op,
+                    ConvOp::Conv { .. } | ConvOp::Pool { .. } | ConvOp::MemoryPass { .. }
+                )
+        })
         .count() as f64
         * if training { TRAINING_KERNELS_PER_OPERATION } else { 1.0 };
     let host = launched * per_operator;

@@ -44,8 +44,9 @@ pub enum ConvOp {
     /// Maps joined along the channels into one of `elements` values (a copy, unless the
     /// engine writes the parts in place).
     Concat { elements: f64 },
-    /// A map resized (nearest-neighbour upsampling) from `input` to `output` values.
-    Resize { input: f64, output: f64 },
+    /// A memory-bound pass from `input` to `output` values that engines do not fuse into the
+    /// convolutions: a nearest-neighbour upsampling, or an attention's softmax over its scores.
+    MemoryPass { input: f64, output: f64 },
 }
 
 /// A convolutional network the estimators walk operation by operation.

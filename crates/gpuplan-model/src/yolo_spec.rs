@@ -117,7 +117,7 @@ impl Builder {
     /// `skip` channels at twice the side; returns the channels joined.
     fn upsample_join(&mut self, side: u64, channels: u64, skip: u64) -> u64 {
         let small = (side * side * channels) as f64;
-        self.ops.push(ConvOp::Resize {
+        self.ops.push(ConvOp::MemoryPass {
             input: small,
             output: 4.0 * small,
         });
@@ -206,7 +206,7 @@ impl Builder {
                 output: scores,
                 weights: 0.0,
             });
-            self.ops.push(ConvOp::Resize {
+            self.ops.push(ConvOp::MemoryPass {
                 input: scores,
                 output: scores,
             });
