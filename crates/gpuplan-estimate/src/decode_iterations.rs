@@ -49,13 +49,12 @@ impl DecodeIterations {
         mix: &RequestMix,
     ) -> DecodeIterations {
         let output = mix.mean_output().max(1.0);
-        let stalls = sequences;
-        let stall = if stalls > 0.0 {
-            (step - decode_step).max(0.0) * output / stalls
+        let stall = if sequences > 0.0 {
+            (step - decode_step).max(0.0) * output / sequences
         } else {
             0.0
         };
-        DecodeIterations::new(step, decode_step, prefill_share, stalls, stall, mix)
+        DecodeIterations::new(step, decode_step, prefill_share, sequences, stall, mix)
     }
 
     /// Prompts run in prefill-only iterations, which precede `prefill_share` of the decode

@@ -41,16 +41,19 @@ impl Builder {
     /// A convolution at `side`² (halved with stride 2), with batch norm and SiLU (`norm`) or
     /// with a bias and nothing after it; returns the output side.
     fn conv(&mut self, side: u64, input: u64, output: u64, kernel: u64, stride: u64, norm: bool) -> u64 {
-        self.grouped(side, input, output, kernel, stride, 1, norm)
+        self.layer(side, (input, output), kernel, stride, 1, norm)
     }
 
-    /// The same over `groups` channel groups (`input` of them: depthwise).
-    #[allow(clippy::too_many_arguments)]
-    fn grouped(
+    /// A depthwise convolution (one group per channel), with batch norm and SiLU.
+    fn depthwise(&mut self, side: u64, channels: u64, kernel: u64) -> u64 {
+        self.layer(side, (channels, channels), kernel, 1, channels, true)
+    }
+
+    /// A convolution over `groups` channel groups, from `input` to `output` channels.
+    fn layer(
         &mut self,
         side: u64,
-        input: u64,
-        output: u64,
+        (input, output): (u64, u64),
         kernel: u64,
         stride: u64,
         groups: u64,
@@ -78,21 +81,34 @@ impl Builder {
     /// with a residual addition where `shortcut`) each feeding the next, and a 1×1 convolution
     /// over the concatenation of both halves and every bottleneck's output.
     fn c2f(&mut self, side: u64, input: u64, output: u64, n: u64, shortcut: bool) {
-        let hidden = output / 2;
-        let map = side * side;
-        self.cbs(side, input, 2 * hidden, 1, 1);
-        for _ in 0..n {
-            self.cbs(side, hidden, hidden, 3, 1);
-            self.cbs(side, hidden, hidden, 3, 1);
+        self.split_join(side, (input, output), output / 2, n, |b, hidden| {
+            b.cbs(side, hidden, hidden, 3, 1);
+            b.cbs(side, hidden, hidden, 3, 1);
             if shortcut {
-                self.ops.push(ConvOp::Add {
-                    elements: (map * hidden) as f64,
+                b.ops.push(ConvOp::Add {
+                    elements: (side * side * hidden) as f64,
                 });
             }
+        });
+    }
+
+    /// The C2f skeleton: a 1×1 convolution to two halves of `hidden` channels, `n` blocks each
+    /// feeding the next, and a 1×1 convolution over both halves and every block's output.
+    fn split_join(
+        &mut self,
+        side: u64,
+        (input, output): (u64, u64),
+        hidden: u64,
+        n: u64,
+        mut block: impl FnMut(&mut Builder, u64),
+    ) {
+        self.cbs(side, input, 2 * hidden, 1, 1);
+        for _ in 0..n {
+            block(self, hidden);
         }
         let joined = (2 + n) * hidden;
         self.ops.push(ConvOp::Concat {
-            elements: (map * joined) as f64,
+            elements: (side * side * joined) as f64,
         });
         self.cbs(side, joined, output, 1, 1);
     }
@@ -171,19 +187,13 @@ impl Builder {
     /// channels, with hidden channels `output · expansion`.
     fn c3k2(&mut self, side: u64, input: u64, output: u64, n: u64, c3k: bool, expansion: f64) {
         let hidden = (output as f64 * expansion) as u64;
-        self.cbs(side, input, 2 * hidden, 1, 1);
-        for _ in 0..n {
+        self.split_join(side, (input, output), hidden, n, |b, hidden| {
             if c3k {
-                self.c3k(side, hidden);
+                b.c3k(side, hidden);
             } else {
-                self.bottleneck(side, hidden, hidden / 2);
+                b.bottleneck(side, hidden, hidden / 2);
             }
-        }
-        let joined = (2 + n) * hidden;
-        self.ops.push(ConvOp::Concat {
-            elements: (side * side * joined) as f64,
         });
-        self.cbs(side, joined, output, 1, 1);
     }
 
     /// `C2PSA`: a 1×1 convolution split in two, `n` position-sensitive attention blocks on one
@@ -216,7 +226,7 @@ impl Builder {
                 output: (hidden * positions) as f64,
                 weights: 0.0,
             });
-            self.grouped(side, hidden, hidden, 3, 1, hidden, true);
+            self.depthwise(side, hidden, 3);
             self.conv(side, hidden, hidden, 1, 1, true);
             self.ops.push(ConvOp::Add {
                 elements: (positions * hidden) as f64,
@@ -260,9 +270,9 @@ impl YoloSpec {
         b.conv(side, box_channels, 4 * DFL_BINS, 1, 1, false);
         if self.version == 11 {
             // YOLO11's class branch: depthwise 3×3 then pointwise, twice.
-            b.grouped(side, input, input, 3, 1, input, true);
+            b.depthwise(side, input, 3);
             b.cbs(side, input, class_channels, 1, 1);
-            b.grouped(side, class_channels, class_channels, 3, 1, class_channels, true);
+            b.depthwise(side, class_channels, 3);
             b.cbs(side, class_channels, class_channels, 1, 1);
         } else {
             b.cbs(side, input, class_channels, 3, 1);
