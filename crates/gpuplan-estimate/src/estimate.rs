@@ -452,7 +452,7 @@ fn transformer(
         if attention_dp {
             assumptions.add(|| {
                 format!(
-                    "attention data parallel over the {} GPUs of a replica: each runs attention for its own sequences with the whole attention weights ({} per GPU in all) and keeps their whole KV cache; the experts are spread over all of them, tokens sent to their experts in {} bits and back in 16 once per MoE layer (all-to-all); sequences assumed spread evenly",
+                    "attention data parallel over the {} GPUs of a replica: each runs attention for its own sequences with the whole attention weights ({} per GPU in all) and keeps their whole KV cache; the experts are spread over all of them, tokens sent to their experts in {} bits and back in 16 once per MoE layer (all-to-all); sequences assumed spread evenly, but a prompt runs on the one rank that holds it and every MoE layer waits for the busiest rank (the expected largest of the ranks' Poisson shares of the prompts); TensorRT-LLM's batch and token limits apply per rank",
                     workload.layout.tp,
                     Bytes(shape.weight_bytes_gpu as u64),
                     shape.dispatch_bytes * 8.0,

@@ -98,6 +98,17 @@ impl Scheduler {
         self
     }
 
+    /// The replica's limits where attention data parallelism gives each of `ranks` ranks its
+    /// own scheduler: TensorRT-LLM's `max_batch_size` and `max_num_tokens` are per rank
+    /// (NVIDIA's DeepSeek-R1 guide runs 384 × 8 = 3,072 requests at once on eight ranks).
+    fn per_rank(mut self, engine: Engine, ranks: f64) -> Scheduler {
+        if ranks > 1.0 && engine == Engine::TensorrtLlm {
+            self.token_budget *= ranks;
+            self.max_sequences *= ranks;
+        }
+        self
+    }
+
     /// What the scheduler runs with, for the answer: the defaults' evidence, the release's, and
     /// the values in force where the user changed any.
     pub fn describe(&self, engine: Engine) -> String {
@@ -292,6 +303,13 @@ pub struct StepCost {
     batch1_weight_ratio: f64,
     kv_seconds_per_token: f64,
     gemm_seconds_per_token: f64,
+    /// The part of `gemm_seconds_per_token` outside the routed experts (attention
+    /// projections, dense and shared FFNs), which attention data parallelism leaves on the rank
+    /// that holds the token.
+    dense_gemm_seconds_per_token: f64,
+    /// Attention data-parallel ranks of the replica (1 without): each runs attention and the
+    /// dense layers for its own sequences, and every MoE layer waits for all of them.
+    ranks: f64,
     gemm_half_tokens: f64,
     attention_seconds_per_context: f64,
     sync_seconds_per_token: f64,
@@ -350,6 +368,8 @@ impl StepCost {
         let ep = f64::from(shape.expert_parallel.max(1));
         let imbalance = if ep > 1.0 { serving_expert_imbalance() } else { 1.0 };
         let matmul = 2.0 * (shape.matmul_parameters + shape.expert_matmul_parameters * (imbalance - 1.0)) / tp;
+        let dense_matmul = 2.0 * (shape.matmul_parameters - shape.expert_matmul_parameters).max(0.0) / tp;
+        let ranks = if shape.attention_data_parallel { tp } else { 1.0 };
         let attention = shape.attention_flops_per_token_per_context / tp;
         let (sync_fixed, sync_per_token) = shape.collective_seconds(tp);
         StepCost {
@@ -370,6 +390,8 @@ impl StepCost {
             batch1_weight_ratio: shape.weight_time_factor_batch1 / weight_factor,
             kv_seconds_per_token: shape.kv_bytes_per_token_gpu / bandwidth,
             gemm_seconds_per_token: matmul / gemm_rate / stages,
+            dense_gemm_seconds_per_token: dense_matmul / gemm_rate / stages,
+            ranks,
             gemm_half_tokens: serving_gemm_half_tokens(),
             attention_seconds_per_context: attention / attention_rate / stages,
             sync_seconds_per_token: sync_per_token / stages,
@@ -380,7 +402,7 @@ impl StepCost {
             } else {
                 0.0
             },
-            scheduler: scheduler(engine, accelerator, settings),
+            scheduler: scheduler(engine, accelerator, settings).per_rank(engine, ranks),
             engine,
         }
     }
@@ -410,11 +432,26 @@ impl StepCost {
         let decode_attention = decodes * context * self.kv_seconds_per_token.max(self.attention_seconds_per_context);
         let prefill_attention =
             prefill_tokens * (self.kv_seconds_per_token + self.attention_seconds_per_context * prompt / 2.0);
-        let device = self.sync_seconds_per_token * tokens + gemms + decode_attention + prefill_attention;
+        let busiest = self.busiest_rank_excess(prefill_tokens, prompt)
+            * self.ranks
+            * (self.dense_gemm_seconds_per_token
+                + self.kv_seconds_per_token
+                + self.attention_seconds_per_context * prompt / 2.0);
+        let device = self.sync_seconds_per_token * tokens + gemms + decode_attention + prefill_attention + busiest;
         self.fixed_seconds
             + self.seconds_per_sequence * decodes
             + self.prefill_fixed_seconds * prefill_share.min(1.0)
             + device.max(self.launch_seconds)
+    }
+
+    /// Prompt tokens the busiest attention data-parallel rank runs beyond an even share.
+    fn busiest_rank_excess(&self, prefill_tokens: f64, prompt: f64) -> f64 {
+        busiest_rank_excess(
+            prefill_tokens,
+            prompt,
+            self.ranks,
+            self.scheduler.token_budget / self.ranks,
+        )
     }
 
     /// Engines that prefill on their own: with prompts arriving at `rate` and decode
@@ -439,6 +476,40 @@ impl StepCost {
         let per_sequence = mix.kv_tokens_in_flight(self.scheduler.reserves_full_context);
         (self.kv_capacity_tokens / per_sequence.max(1.0)).min(self.scheduler.max_sequences)
     }
+}
+
+/// Prompt tokens the busiest of `ranks` attention data-parallel ranks runs beyond an even share
+/// of an iteration's `prefill_tokens`. A prompt (or its chunk, up to the rank's token budget)
+/// runs on the one rank that holds the request, and the ranks meet at every MoE layer, so the
+/// iteration lasts as long as the rank that drew the most. Prompts land on the ranks
+/// independently: the busiest holds the expected largest of `ranks` Poisson counts, at most a
+/// rank's budget.
+fn busiest_rank_excess(prefill_tokens: f64, prompt: f64, ranks: f64, rank_budget: f64) -> f64 {
+    if ranks <= 1.0 || prefill_tokens <= 0.0 {
+        return 0.0;
+    }
+    let unit = prompt.min(rank_budget).max(1.0);
+    let even = prefill_tokens / ranks;
+    let busiest = unit * expected_poisson_maximum(prefill_tokens / unit / ranks, ranks);
+    (busiest.min(rank_budget.max(even)) - even).max(0.0)
+}
+
+/// The expected largest of `count` independent Poisson counts of mean `mean`:
+/// Σₖ P(max > k) = Σₖ 1 − F(k)^count.
+fn expected_poisson_maximum(mean: f64, count: f64) -> f64 {
+    if mean <= 0.0 {
+        return 0.0;
+    }
+    let last = mean + 12.0 * mean.sqrt() + 12.0;
+    let (mut k, mut probability) = (0.0, (-mean).exp());
+    let (mut cumulative, mut sum) = (probability, 0.0);
+    while k < last {
+        sum += 1.0 - cumulative.min(1.0).powf(count);
+        k += 1.0;
+        probability *= mean / k;
+        cumulative += probability;
+    }
+    sum
 }
 
 /// Whether `engine` samples top-p/top-k by sorting each sequence's logits in PyTorch: vLLM's
@@ -1206,6 +1277,32 @@ mod tests {
         let short = PromptChunks::new(2048.0, 48.0, 0.5, 220.0);
         assert_eq!((short.tokens, short.share, short.per_prompt), (110.0, 0.5, 1.0));
         assert_eq!(short.mean_step(step), step(110.0, 0.5));
+    }
+
+    #[test]
+    fn the_largest_of_poisson_counts_has_its_limits() {
+        // One count: its mean. Rare events: the chance that any of the counts is one.
+        assert!((expected_poisson_maximum(3.0, 1.0) - 3.0).abs() < 1e-9);
+        let rare = expected_poisson_maximum(1e-4, 8.0);
+        assert!((rare - (1.0 - (-8e-4_f64).exp())).abs() < 1e-7, "{rare}");
+        // More ranks, a larger maximum; never below the mean.
+        assert!(expected_poisson_maximum(2.0, 8.0) > expected_poisson_maximum(2.0, 2.0));
+        assert!(expected_poisson_maximum(2.0, 2.0) > 2.0);
+    }
+
+    #[test]
+    fn a_long_prompt_keeps_its_rank_busy_while_short_ones_spread() {
+        // 8 ranks, 8,192 tokens each. 8,192 prompt tokens an iteration as 64 prompts of 128:
+        // the busiest rank holds about half again its even share of 1,024.
+        let short = busiest_rank_excess(8192.0, 128.0, 8.0, 8192.0);
+        assert!(short > 200.0 && short < 1024.0, "{short}");
+        // The same tokens as 5,000-token prompts: the busiest rank holds a whole prompt,
+        // several times its even share.
+        let long = busiest_rank_excess(8192.0, 5000.0, 8.0, 8192.0);
+        assert!(long > 3.0 * 1024.0, "{long}");
+        // Never more than a rank's budget, and nothing without ranks.
+        assert!(busiest_rank_excess(8192.0, 20_000.0, 8.0, 8192.0) <= 8192.0 - 1024.0);
+        assert_eq!(busiest_rank_excess(8192.0, 5000.0, 1.0, 8192.0), 0.0);
     }
 
     #[test]
