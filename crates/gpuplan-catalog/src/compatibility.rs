@@ -340,12 +340,23 @@ impl Compatibility {
         names.into_iter().collect()
     }
 
-    /// The builds of `name` (case-insensitive), `version` matched on the parts it gives.
+    /// The builds of `name` (case-insensitive), `version` matched on the parts it gives: `2`
+    /// names every 2.x release the data holds. A patch release the data does not list
+    /// (`2.0.1`) is its minor release's build (`2.0`): patch releases keep their minor
+    /// release's CUDA builds.
     pub fn builds(&self, name: &str, version: Option<&Version>) -> Vec<&FrameworkBuild> {
-        self.framework
-            .iter()
-            .filter(|f| f.name.eq_ignore_ascii_case(name))
-            .filter(|f| version.is_none_or(|v| f.version.truncated(v.0.len()) == *v))
+        let named = || self.framework.iter().filter(|f| f.name.eq_ignore_ascii_case(name));
+        let Some(version) = version else {
+            return named().collect();
+        };
+        let given = named()
+            .filter(|f| f.version.truncated(version.0.len()) == *version)
+            .collect::<Vec<_>>();
+        if !given.is_empty() {
+            return given;
+        }
+        named()
+            .filter(|f| version.truncated(f.version.0.len()) == f.version)
             .collect()
     }
 }
@@ -368,6 +379,20 @@ mod tests {
 
     fn embedded() -> Compatibility {
         crate::Catalog::embedded().unwrap().compatibility().clone()
+    }
+
+    #[test]
+    fn a_patch_release_is_its_minor_releases_build() {
+        let facts = embedded();
+        let minor = facts.builds("pytorch", Some(&v("2.0")));
+        assert!(!minor.is_empty());
+        assert_eq!(facts.builds("pytorch", Some(&v("2.0.1"))), minor);
+        assert_eq!(
+            facts.builds("tensorflow", Some(&v("2.14.1"))),
+            facts.builds("tensorflow", Some(&v("2.14")))
+        );
+        // A release the data does not hold at all stays unknown.
+        assert!(facts.builds("pytorch", Some(&v("0.9.1"))).is_empty());
     }
 
     #[test]

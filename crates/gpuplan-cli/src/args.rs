@@ -994,7 +994,7 @@ pub struct InstancesArgs {
     pub min_vcpus: Option<f64>,
 
     /// At least this much host memory per instance, in GiB.
-    #[arg(long, value_name = "GIB")]
+    #[arg(long, visible_alias = "min-ram", value_name = "GIB")]
     pub min_memory: Option<f64>,
 
     /// At least this much local disk per instance, in GB (instances whose disk the catalog

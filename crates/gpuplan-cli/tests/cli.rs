@@ -165,6 +165,22 @@ mod instances {
             );
         }
         assert_eq!(gpuplan(&["instances", "--min-vcpus", "-1"]).code, 2);
+        // The guides say "RAM": the same filter.
+        let ram = gpuplan(&[
+            "instances",
+            "--gpu",
+            "L4",
+            "--min-vcpus",
+            "32",
+            "--min-ram",
+            "128",
+            "--limit",
+            "0",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(ram.code, 0, "{}", ram.stderr);
+        assert_eq!(ram.json(), run.json());
     }
 
     /// A guide's "Ampere or newer" and "at least 1 TB of local NVMe": compute capability 8.0
@@ -1826,7 +1842,7 @@ mod estimate {
         assert_eq!(run.code, 2);
         assert!(
             run.stderr
-                .contains("`mamba` is not supported (supported: llama, mistral"),
+                .contains("`mamba` is not supported: it is none of llama, mistral"),
             "{}",
             run.stderr
         );

@@ -160,7 +160,14 @@ fn compat_follows_nvidias_compatibility_rules() {
     let (code, stdout, _) = gpuplan(&["compat", "--gpu", "H100", "--cuda", "11.7"]);
     assert_eq!(code, 1, "{stdout}");
     assert!(stdout.contains("fix: use CUDA 11.8 or later"), "{stdout}");
-    for framework in ["pytorch==2.0", "tensorflow==2.12", "tensorflow==2.14"] {
+    // Patch releases, as `pip freeze` writes them, are their minor release's builds.
+    for framework in [
+        "pytorch==2.0",
+        "tensorflow==2.12",
+        "tensorflow==2.14",
+        "pytorch==2.0.1",
+        "tensorflow==2.14.1",
+    ] {
         let (code, stdout, stderr) = gpuplan(&["compat", "--framework", framework, "--gpu", "A100-SXM4-80GB"]);
         assert_eq!(code, 0, "{framework}: {stdout}{stderr}");
     }
@@ -170,4 +177,32 @@ fn compat_follows_nvidias_compatibility_rules() {
         stdout.contains("do not compile for compute capability 10.0"),
         "{stdout}"
     );
+}
+
+/// The README's table of the compatibility guides' own questions answers as it says: each
+/// row's command exits with the row's code.
+#[test]
+fn the_readmes_compat_examples_hold() {
+    let readme = include_str!("../../../README.md");
+    let rows: Vec<(Vec<&str>, i32)> = readme
+        .lines()
+        .filter_map(|line| {
+            let command = line.strip_prefix("| `gpuplan compat ")?;
+            let (args, rest) = command.split_once("` |")?;
+            let exit = rest
+                .trim_end()
+                .trim_end_matches('|')
+                .rsplit('|')
+                .next()?
+                .trim()
+                .parse()
+                .ok()?;
+            Some((std::iter::once("compat").chain(args.split(' ')).collect(), exit))
+        })
+        .collect();
+    assert!(rows.len() >= 8, "the README's compat table: {} rows", rows.len());
+    for (args, exit) in rows {
+        let (code, stdout, stderr) = gpuplan(&args);
+        assert_eq!(code, exit, "{args:?}: {stdout}{stderr}");
+    }
 }
