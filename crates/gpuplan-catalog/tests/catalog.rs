@@ -757,6 +757,20 @@ fn every_tensor_core_accelerator_has_a_16_bit_peak() {
     }
 }
 
+/// Decode and every memory-bound phase are timed from the memory bandwidth: an accelerator
+/// without one would be estimated as if its memory were infinitely fast.
+#[test]
+fn every_accelerator_has_a_memory_bandwidth() {
+    let catalog = Catalog::embedded().unwrap();
+    for accelerator in catalog.accelerators().iter() {
+        assert!(
+            accelerator.memory_bandwidth.is_some(),
+            "{} has no memory bandwidth",
+            accelerator.id
+        );
+    }
+}
+
 #[test]
 fn every_accelerator_runs_some_software_stack() {
     let catalog = Catalog::embedded().unwrap();

@@ -1193,6 +1193,66 @@ fn a_copied_catalog_keeps_its_models() {
     );
 }
 
+/// A catalog entry without a memory bandwidth is "unknown", not "infinitely fast": serving
+/// on it is refused, naming the missing figure, where decode would otherwise look free.
+#[test]
+fn a_gpu_without_a_memory_bandwidth_is_not_served_for_free() {
+    let copy = scratch().join("catalog-no-bandwidth");
+    let pages = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../gpuplan-catalog/tests/fixtures/refresh/azure"
+    );
+    let written = run(&[
+        "catalog",
+        "refresh",
+        "--provider",
+        "azure",
+        "--from",
+        pages,
+        "--into",
+        copy.to_str().unwrap(),
+    ]);
+    assert_eq!(written.status.code(), Some(0));
+    let file = copy.join("accelerators/nvidia-workstation-consumer.toml");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let at = text.find("id = \"RTX-4000-ADA\"").unwrap();
+    let line = "memory_bandwidth_gb_per_s = 360\n";
+    let cut = at + text[at..].find(line).unwrap();
+    std::fs::write(&file, format!("{}{}", &text[..cut], &text[cut + line.len()..])).unwrap();
+    let refused = run(&[
+        "--catalog",
+        copy.to_str().unwrap(),
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--task",
+        "inference",
+        "--gpu",
+        "RTX-4000-ADA",
+    ]);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("no memory bandwidth for RTX-4000-ADA"), "{stderr}");
+    // Training does not read it, and still answers.
+    let training = run(&[
+        "--catalog",
+        copy.to_str().unwrap(),
+        "estimate",
+        "--model",
+        "llama-3.1-8b",
+        "--task",
+        "qlora",
+        "--gpu",
+        "RTX-4000-ADA",
+    ]);
+    assert_eq!(
+        training.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&training.stderr)
+    );
+}
+
 /// Six observations, the stated minimum, are forecast rather than failing every candidate.
 #[test]
 fn the_minimum_history_is_forecast() {

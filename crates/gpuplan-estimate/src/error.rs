@@ -15,6 +15,9 @@ pub enum EstimateError {
     BatchNotDivisible { batch: u64, micro_batch: u64, dp: u32 },
     #[error("{accelerator} has no published {precision} throughput")]
     PrecisionUnsupported { accelerator: String, precision: String },
+    /// The catalog lacks a figure the estimate needs: it is unknown, not zero or infinite.
+    #[error("the catalog has no {what} for {accelerator}, which this estimate needs")]
+    SpecMissing { accelerator: String, what: &'static str },
     #[error("{what} is out of range: {value}")]
     OutOfRange { what: &'static str, value: String },
     #[error("{task} is not available for {model}: {why}")]
@@ -42,6 +45,10 @@ impl EstimateError {
                 micro_batch * u64::from(*dp)
             )),
             EstimateError::PrecisionUnsupported { .. } => Some("try --precision bf16 or fp16".to_string()),
+            EstimateError::SpecMissing { .. } => Some(
+                "choose another GPU, or add the figure to its entry in a catalog folder of your own (docs/sources.md)"
+                    .to_string(),
+            ),
             _ => None,
         }
     }

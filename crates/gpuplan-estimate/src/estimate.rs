@@ -234,6 +234,13 @@ fn validate(request: &EstimateRequest) -> Result<(), EstimateError> {
             gpus: request.cluster.gpus,
         });
     }
+    // Serving is timed from the memory bandwidth: without one, decode would look free.
+    if w.task == Task::Inference && request.accelerator.memory_bandwidth.is_none() {
+        return Err(EstimateError::SpecMissing {
+            accelerator: request.accelerator.id.to_string(),
+            what: "memory bandwidth",
+        });
+    }
     if matches!(w.task, Task::Lora | Task::Qlora) && w.lora_rank == 0 {
         return Err(EstimateError::NotPositive { what: "LoRA rank" });
     }
