@@ -61,6 +61,12 @@ pub struct Accelerator {
     /// groups within it talk over the scale-up link, larger ones over the network.
     #[serde(default)]
     pub scale_up_domain: Option<u32>,
+    /// Compute cores the software runs as separate ranks on one device, where that is more
+    /// than one: a Trainium or Inferentia2 chip is two NeuronCores, each a worker process of
+    /// a training job and a tensor-parallel rank of a served model; a Trainium2 chip four
+    /// logical ones at the SDK's default pairing. `None`: the device is one rank (a GPU).
+    #[serde(default)]
+    pub cores_per_device: Option<u32>,
     pub aliases: Vec<String>,
     /// Dense peak throughput (no sparsity).
     pub dense: PeakTable,
@@ -104,6 +110,12 @@ impl Accelerator {
         }
         reasons.dedup();
         Err(reasons.join("; "))
+    }
+
+    /// Ranks (worker processes, tensor-parallel ranks) one device hosts: its cores where the
+    /// software addresses them one by one, else 1.
+    pub fn ranks_per_device(&self) -> u32 {
+        self.cores_per_device.unwrap_or(1).max(1)
     }
 
     /// Memory available to a program: the driver-reported figure when known, else the

@@ -555,6 +555,7 @@ fn placement(catalog: &Catalog, r: &SavedRecommendation) -> Result<Placement, Er
         gpu_product_label: product_label(&accelerator.aliases),
         skypilot_accelerator: skypilot_name(accelerator.id.as_str(), &accelerator.aliases),
         gpus_per_node: r.gpus_per_node,
+        ranks_per_device: accelerator.ranks_per_device(),
         nodes: r.nodes.max(1),
         spot: r.interruptible,
     })

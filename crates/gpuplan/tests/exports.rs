@@ -443,6 +443,19 @@ fn exports_run_each_accelerators_own_software() {
             "{request}"
         );
         assert_valid_kubernetes(&files);
+        // SkyPilot's training task runs the script in the same image (the VMs carry no ROCm
+        // or Neuron PyTorch), with the synced workdir and the checkpoints mounted.
+        if request["task"] == "lora" {
+            let sky = exported(&saved, ExportTarget::SkyPilot, TrainingFlavour::IndexedJob);
+            let yaml = &sky[0].yaml;
+            assert!(yaml.contains(&format!("docker pull {image}")), "{request}: {yaml}");
+            assert!(
+                yaml.contains("-v $HOME/sky_workdir:/workdir -v /checkpoints:/checkpoints -w /workdir")
+                    && yaml.contains(image),
+                "{request}: {yaml}"
+            );
+            assert_valid_skypilot(&sky[0]);
+        }
         // SkyServe runs the same vendor image, with the plan's engine arguments.
         if request["task"] == "inference" {
             let sky = exported(&saved, ExportTarget::SkyServe, TrainingFlavour::IndexedJob);
@@ -456,6 +469,73 @@ fn exports_run_each_accelerators_own_software() {
             assert_valid_skypilot(&sky[0]);
         }
     }
+}
+
+/// A Neuron device is several NeuronCores, and Neuron software counts cores: a trn1 node of
+/// 16 Trainium chips runs 32 torchrun workers (one per NeuronCore, as AWS's recipes do), and
+/// an Inferentia2 replica's tensor-parallel size is its chips' cores, in every export; the
+/// device plugin is still asked for chips. A GPU keeps one worker per device.
+#[test]
+fn neuron_exports_count_neuroncores_not_chips() {
+    let training = planned(
+        json!({"model": "llama-3.1-8b", "task": "lora", "tokens": 5e8, "seq": 4096, "batch": 32, "gpu": ["Trainium"]}),
+    );
+    let devices = |text: &str| -> u32 {
+        let at = text.find("aws.amazon.com/neuron: '").unwrap() + "aws.amazon.com/neuron: '".len();
+        text[at..].split('\'').next().unwrap().parse().unwrap()
+    };
+    let job = stream(&exported(
+        &training,
+        ExportTarget::Kubernetes,
+        TrainingFlavour::IndexedJob,
+    ));
+    let chips = devices(&job);
+    assert!(job.contains(&format!("--nproc_per_node={}", 2 * chips)), "{job}");
+    let pytorchjob = stream(&exported(
+        &training,
+        ExportTarget::Kubernetes,
+        TrainingFlavour::PyTorchJob,
+    ));
+    assert!(
+        pytorchjob.contains(&format!("nprocPerNode: '{}'", 2 * chips)),
+        "{pytorchjob}"
+    );
+    let sky = exported(&training, ExportTarget::SkyPilot, TrainingFlavour::IndexedJob);
+    assert!(
+        sky[0].yaml.contains(&format!("--nproc_per_node={}", 2 * chips)),
+        "{}",
+        sky[0].yaml
+    );
+
+    let serving = planned(json!({"model": "llama-3.1-8b", "task": "inference", "qps": 10, "gpu": ["Inferentia2"]}));
+    let per_replica = stream(&exported(
+        &serving,
+        ExportTarget::Kubernetes,
+        TrainingFlavour::IndexedJob,
+    ));
+    let chips = devices(&per_replica);
+    assert!(
+        per_replica.contains(&format!("- --tensor-parallel-size\n        - '{}'", 2 * chips)),
+        "{per_replica}"
+    );
+    let skyserve = exported(&serving, ExportTarget::SkyServe, TrainingFlavour::IndexedJob);
+    assert!(
+        skyserve[0]
+            .yaml
+            .contains(&format!("--tensor-parallel-size {}", 2 * chips)),
+        "{}",
+        skyserve[0].yaml
+    );
+
+    let gpu = planned(
+        json!({"model": "llama-3.1-8b", "task": "lora", "tokens": 5e8, "seq": 4096, "batch": 32, "gpu": ["H100"]}),
+    );
+    let sky = exported(&gpu, ExportTarget::SkyPilot, TrainingFlavour::IndexedJob);
+    assert!(
+        sky[0].yaml.contains("--nproc_per_node=$SKYPILOT_NUM_GPUS_PER_NODE"),
+        "{}",
+        sky[0].yaml
+    );
 }
 
 /// An image is only as new as the GPU allows: NGC releases from 25.01 need compute capability

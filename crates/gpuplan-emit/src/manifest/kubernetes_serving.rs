@@ -177,7 +177,8 @@ fn engine_container(deployment: &Deployment, service: &ServingService) -> Contai
         image: Some(deployment.image.clone()),
         args: Some({
             let mut args = vec!["--model".to_string(), service.served_model.clone()];
-            args.extend(service.engine_args(&service.gpus_per_replica.to_string()));
+            let ranks = deployment.placement.ranks(service.gpus_per_replica);
+            args.extend(service.engine_args(&ranks.to_string()));
             args
         }),
         env: Some(vec![token, home]),

@@ -344,7 +344,7 @@ fn launch(deployment: &Deployment, rendezvous: &[String], script: &[String]) -> 
         command.extend(script.iter().cloned());
         return command;
     }
-    torchrun(deployment.placement.gpus_per_node, rendezvous, script)
+    torchrun(deployment.placement.ranks_per_node(), rendezvous, script)
 }
 
 fn torchrun(nproc: u32, rendezvous: &[String], script: &[String]) -> Vec<String> {

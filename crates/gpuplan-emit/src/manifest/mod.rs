@@ -47,6 +47,9 @@ pub struct Placement {
     /// SkyPilot's name for the accelerator (`H100`, `A100-80GB`).
     pub skypilot_accelerator: String,
     pub gpus_per_node: u32,
+    /// Worker processes and tensor-parallel ranks one device hosts: 2 NeuronCores on a
+    /// Trainium or Inferentia2 chip, 4 logical ones on Trainium2, 1 on a GPU.
+    pub ranks_per_device: u32,
     pub nodes: u32,
     pub spot: bool,
     /// The instance's vCPUs and memory, where the catalog knows them: each pod requests its
@@ -57,6 +60,20 @@ pub struct Placement {
     pub fabric: Option<Fabric>,
     /// A Cloud TPU slice's shape on GKE, where the configuration is one.
     pub tpu: Option<TpuSlice>,
+}
+
+impl Placement {
+    /// Worker processes one node runs (torchrun's `--nproc_per_node`): a rank per core the
+    /// software addresses, not per device the device plugin counts.
+    pub fn ranks_per_node(&self) -> u32 {
+        self.gpus_per_node * self.ranks_per_device.max(1)
+    }
+
+    /// Tensor-parallel ranks of a replica of `devices` devices (vLLM's
+    /// `--tensor-parallel-size` counts NeuronCores on Neuron).
+    pub fn ranks(&self, devices: u32) -> u32 {
+        devices * self.ranks_per_device.max(1)
+    }
 }
 
 /// A node-to-node fabric a multi-node pod must ask for.

@@ -58,7 +58,7 @@ pub(crate) fn pytorch_job(deployment: &Deployment, template: PodTemplateSpec) ->
         kind: "PyTorchJob",
         metadata: metadata(deployment, &deployment.name),
         spec: PyTorchJobSpec {
-            nproc_per_node: p.gpus_per_node.to_string(),
+            nproc_per_node: p.ranks_per_node().to_string(),
             pytorch_replica_specs: BTreeMap::from([("Master", replica(1)), ("Worker", replica(workers))]),
             run_policy: RunPolicy {
                 backoff_limit: super::kubernetes_training::backoff_limit(deployment),

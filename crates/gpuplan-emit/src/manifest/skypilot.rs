@@ -191,10 +191,28 @@ pub fn skypilot_task(
             let run = if p.tpu.is_some() {
                 format!("PJRT_DEVICE=TPU python3 {}\n", job.script.join(" "))
             } else {
-                format!(
-                    "MASTER_ADDR=$(echo \"$SKYPILOT_NODE_IPS\" | head -n1)\ntorchrun --nnodes=$SKYPILOT_NUM_NODES --nproc_per_node=$SKYPILOT_NUM_GPUS_PER_NODE --node_rank=$SKYPILOT_NODE_RANK --master_addr=$MASTER_ADDR --master_port={RENDEZVOUS_PORT} {}\n",
+                // SkyPilot counts devices; a Neuron node runs a worker per NeuronCore.
+                let nproc = if p.ranks_per_device > 1 {
+                    p.ranks_per_node().to_string()
+                } else {
+                    "$SKYPILOT_NUM_GPUS_PER_NODE".to_string()
+                };
+                let torchrun = format!(
+                    "torchrun --nnodes=$SKYPILOT_NUM_NODES --nproc_per_node={nproc} --node_rank=$SKYPILOT_NODE_RANK --master_addr=$MASTER_ADDR --master_port={RENDEZVOUS_PORT} {}",
                     job.script.join(" ")
-                )
+                );
+                let master = "MASTER_ADDR=$(echo \"$SKYPILOT_NODE_IPS\" | head -n1)";
+                if vendor_image(p) {
+                    // The vendor's image carries the ROCm or Neuron PyTorch the VM lacks: the
+                    // synced workdir and the checkpoint mount run inside it, on the host's
+                    // network and devices. The host's shell fills in SkyPilot's variables.
+                    format!(
+                        "{master}\ndocker run --privileged --net host --ipc host --shm-size 16g -e CHECKPOINT_DIR -v $HOME/sky_workdir:/workdir -v /checkpoints:/checkpoints -w /workdir {} bash -c \"pip install -r requirements.txt && {torchrun}\"\n",
+                        deployment.image
+                    )
+                } else {
+                    format!("{master}\n{torchrun}\n")
+                }
             };
             let task = Task {
                 name: deployment.name.clone(),
@@ -229,7 +247,11 @@ pub fn skypilot_task(
                     ("CHECKPOINT_BUCKET", checkpoint_bucket(deployment)),
                 ]),
                 secrets: BTreeMap::new(),
-                setup: "pip install -r requirements.txt\n".to_string(),
+                setup: if vendor_image(p) {
+                    format!("docker pull {}\n", deployment.image)
+                } else {
+                    "pip install -r requirements.txt\n".to_string()
+                },
                 run,
                 service: None,
             };
@@ -285,7 +307,7 @@ pub fn skypilot_task(
                 // Gated models (Llama, Gemma) download only with a Hugging Face token.
                 secrets: BTreeMap::from([("HF_TOKEN", None)]),
                 setup: serving_setup(&deployment.image, &p.gpu_resource),
-                run: serving_run(service, &deployment.image, &p.gpu_resource),
+                run: serving_run(service, &deployment.image, p),
                 service: (flavour == SkyPilotFlavour::Service).then(|| Service {
                     readiness_probe: ReadinessProbe {
                         path: "/health",
@@ -331,9 +353,11 @@ pub fn skypilot_task(
         }
         .to_string(),
         yaml: yaml(
-            // The training task runs on the VM's own software; only serving pulls the image.
+            // A training task on NVIDIA GPUs runs on the VM's own software; serving, and
+            // training on other accelerators, pull the image.
             &match (&deployment.image_note, &deployment.workload) {
                 (Some(note), Workload::Serving(_)) => format!("{header}\n{note}"),
+                (Some(note), Workload::Training(_)) if vendor_image(p) => format!("{header}\n{note}"),
                 _ => header,
             },
             &task,
@@ -362,6 +386,13 @@ fn checkpoint_bucket(deployment: &Deployment) -> String {
     format!("{}-ckpt-{:08x}", stem.trim_end_matches('-'), digest & 0xffff_ffff)
 }
 
+/// Whether a training task runs in the vendor's image: on AMD and Neuron hosts, whose VM
+/// images carry no ROCm or Neuron PyTorch to `pip install` the script's requirements over (a
+/// TPU slice runs PyTorch/XLA from its own runtime; NVIDIA hosts run the VM's CUDA).
+fn vendor_image(p: &Placement) -> bool {
+    p.tpu.is_none() && p.gpu_resource != "nvidia.com/gpu"
+}
+
 /// The engine's installation for a service: on NVIDIA GPUs the vLLM release the catalog's
 /// image carries (`vllm/vllm-openai:v0.11.0` → `pip install vllm==0.11.0`); on other
 /// accelerators nothing, as the vendor's image runs the engine (see [`serving_run`]).
@@ -379,9 +410,15 @@ fn serving_setup(image: &str, gpu_resource: &str) -> String {
 /// the vendor's vLLM image run as a task (SkyPilot's documented way to run an invocable
 /// container), privileged and on the host's network so that it sees the ROCm, Neuron or TPU
 /// devices and serves on the replica's port.
-fn serving_run(service: &ServingService, image: &str, gpu_resource: &str) -> String {
-    let args = service.engine_args("$SKYPILOT_NUM_GPUS_PER_NODE").join(" ");
-    if gpu_resource == "nvidia.com/gpu" {
+fn serving_run(service: &ServingService, image: &str, p: &Placement) -> String {
+    // SkyPilot counts devices; vLLM on Neuron counts NeuronCores.
+    let tensor_parallel = if p.ranks_per_device > 1 {
+        p.ranks(service.gpus_per_replica).to_string()
+    } else {
+        "$SKYPILOT_NUM_GPUS_PER_NODE".to_string()
+    };
+    let args = service.engine_args(&tensor_parallel).join(" ");
+    if p.gpu_resource == "nvidia.com/gpu" {
         return format!("vllm serve $MODEL_ID {args}\n");
     }
     format!(

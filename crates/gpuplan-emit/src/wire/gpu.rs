@@ -30,6 +30,9 @@ pub struct GpuJson {
     /// GPUs one scale-up domain joins in the systems the part ships in (8 on HGX boards, 72
     /// in a GB200 NVL72 rack).
     pub scale_up_domain_gpus: Option<u32>,
+    /// Cores the software runs as separate ranks on one device (NeuronCores), where more
+    /// than one.
+    pub cores_per_device: Option<u32>,
     pub interconnect: Option<String>,
     #[schema(value_type = Vec<Object>)]
     pub sources: Vec<Source>,
@@ -73,6 +76,7 @@ impl From<&Accelerator> for GpuJson {
             }),
             peer_link_bytes_per_second: a.peer_link.map(|b| b.0),
             scale_up_domain_gpus: a.scale_up_domain,
+            cores_per_device: a.cores_per_device,
             interconnect: a.interconnect.clone(),
             sources: a.sources.clone(),
         }
