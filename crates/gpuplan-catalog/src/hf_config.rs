@@ -55,7 +55,11 @@ pub enum ModelConfigError {
     },
     #[error("the config has no `model_type`")]
     NoModelType,
-    #[error("model_type `{model_type}` is not supported (supported: {})", SUPPORTED_MODEL_TYPES.join(", "))]
+    #[error(
+        "model_type `{model_type}` is not supported: it is none of {}, and its config has neither a text_config nor a decoder's fields ({})",
+        SUPPORTED_MODEL_TYPES.join(", "),
+        DECODER_FIELDS.join(", ")
+    )]
     Unsupported { model_type: String },
     #[error("model_type `{model_type}` needs the field `{field}`, which the config lacks")]
     MissingField { model_type: String, field: String },
@@ -163,18 +167,22 @@ impl Fields<'_> {
 }
 
 /// Parses an already-decoded `config.json` object.
+///
+/// A `model_type` this reader does not name is read by its structure: a multimodal wrapper
+/// (`gemma3`, `mistral3`, `llava`…) by its `text_config`, with the vision tower of its
+/// `vision_config` counted as a ViT; any other config with a decoder's fields
+/// (`hidden_size`, `num_hidden_layers`, `num_attention_heads`, `intermediate_size`,
+/// `vocab_size`) as a Llama-style decoder. What was assumed is kept in `read_notes`.
 pub fn parse_hf_config(config: &Map<String, Value>) -> Result<TransformerSpec, ModelConfigError> {
     let model_type = config
         .get("model_type")
         .and_then(Value::as_str)
         .ok_or(ModelConfigError::NoModelType)?;
-    if !SUPPORTED_MODEL_TYPES.contains(&model_type) {
-        return Err(ModelConfigError::Unsupported {
-            model_type: model_type.to_string(),
-        });
-    }
     if model_type == "llama4" {
         return llama4(config);
+    }
+    if !SUPPORTED_MODEL_TYPES.contains(&model_type) {
+        return by_structure(config, model_type);
     }
     let f = Fields { config, model_type };
     let spec = match model_type {
@@ -308,6 +316,7 @@ fn base(model_type: &str, stacks: Stacks) -> TransformerSpec {
         extra_parameters: 0,
         image: None,
         quantization: None,
+        read_notes: Vec::new(),
     }
 }
 
@@ -508,6 +517,141 @@ fn llama4(config: &Map<String, Value>) -> Result<TransformerSpec, ModelConfigErr
     // Again: the vision encoder's parameters now count in `extra_parameters`, which is bounded.
     validate(&spec)?;
     Ok(spec)
+}
+
+/// The fields that make a config a decoder the Llama reader can count.
+const DECODER_FIELDS: [&str; 5] = [
+    "hidden_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "intermediate_size",
+    "vocab_size",
+];
+
+/// A config whose `model_type` the reader does not name: a wrapper around a language model,
+/// or a decoder read as Llama-style by its fields; else refused as unsupported.
+fn by_structure(config: &Map<String, Value>, model_type: &str) -> Result<TransformerSpec, ModelConfigError> {
+    if let Some(Value::Object(text)) = config.get("text_config") {
+        return wrapper(config, text, model_type);
+    }
+    if !DECODER_FIELDS
+        .iter()
+        .all(|field| config.get(*field).is_some_and(Value::is_u64))
+    {
+        return Err(ModelConfigError::Unsupported {
+            model_type: model_type.to_string(),
+        });
+    }
+    if config.contains_key("num_experts")
+        || config.contains_key("num_local_experts")
+        || config.contains_key("n_routed_experts")
+    {
+        return Err(invalid(
+            "model_type",
+            format!(
+                "`{model_type}` is a mixture of experts this reader does not know; its experts' layout cannot be read by structure alone"
+            ),
+        ));
+    }
+    let f = Fields { config, model_type };
+    let mut spec = llama_like(&f)?;
+    // What the fields say of the block: a GELU MLP of two matrices (a SiLU one is SwiGLU's
+    // three), LayerNorm where its epsilon is named so, biases everywhere under `use_bias`.
+    let activation = f.text("hidden_act").unwrap_or("silu");
+    spec.gated_ffn = matches!(activation, "silu" | "swish" | "swiglu");
+    if config.contains_key("layer_norm_eps") || config.contains_key("norm_epsilon") {
+        spec.norm = Norm::LayerNorm;
+    }
+    if f.flag("use_bias")?.unwrap_or(false) {
+        spec.attention_bias = AttentionBias::All;
+        spec.mlp_bias = true;
+    }
+    spec.quantization = crate::hf_quantization::checkpoint_quantization(config)?;
+    spec.read_notes.push(format!(
+        "model_type `{model_type}` is not one gpuplan knows by name: read by its fields as a decoder with rotary positions, {} norms, a {} MLP ({activation}){}",
+        if spec.norm == Norm::RmsNorm { "RMS" } else { "Layer" },
+        if spec.gated_ffn { "gated three-matrix" } else { "two-matrix" },
+        match (spec.attention_bias, spec.mlp_bias) {
+            (AttentionBias::None, false) => ", no biases".to_string(),
+            _ => ", biases where the config says".to_string(),
+        }
+    ));
+    add_vision_tower(&mut spec, config)?;
+    validate(&spec)?;
+    Ok(spec)
+}
+
+/// The vision tower of a `vision_config`, where there is one, counted into the weights; one
+/// in a form the reader does not count is named as left out.
+fn add_vision_tower(spec: &mut TransformerSpec, config: &Map<String, Value>) -> Result<(), ModelConfigError> {
+    let Some(Value::Object(vision)) = config.get("vision_config") else {
+        return Ok(());
+    };
+    let vision = Fields {
+        config: vision,
+        model_type: "vision_config",
+    };
+    match vision_tower_parameters(&vision, spec.hidden) {
+        Ok(tower) => {
+            spec.extra_parameters += tower;
+            spec.read_notes.push(format!(
+                "its vision tower counted from vision_config as a ViT with a linear projector ({:.2}B parameters, held in memory; images' compute not timed)",
+                tower as f64 / 1e9
+            ));
+        }
+        Err(ModelConfigError::MissingField { field, .. }) => spec.read_notes.push(format!(
+            "its vision tower is left out: vision_config has no `{field}` (towers are typically 0.4–0.7B parameters)"
+        )),
+        Err(other) => return Err(other),
+    }
+    Ok(())
+}
+
+/// A multimodal wrapper (`gemma3`, `mistral3`, `llava`, …): the language model of its
+/// `text_config` (the wrapper's `tie_word_embeddings` where the text config lacks one), and
+/// the vision tower of its `vision_config` counted as a ViT with a linear projector.
+fn wrapper(
+    config: &Map<String, Value>,
+    text: &Map<String, Value>,
+    model_type: &str,
+) -> Result<TransformerSpec, ModelConfigError> {
+    let mut text = text.clone();
+    if !text.contains_key("model_type") {
+        text.insert("model_type".to_string(), Value::String(format!("{model_type}_text")));
+    }
+    if !text.contains_key("tie_word_embeddings") {
+        if let Some(tied) = config.get("tie_word_embeddings") {
+            text.insert("tie_word_embeddings".to_string(), tied.clone());
+        }
+    }
+    let mut spec = parse_hf_config(&text)?;
+    spec.read_notes.push(format!(
+        "`{model_type}` wraps a language model: its text_config is the model counted and timed"
+    ));
+    add_vision_tower(&mut spec, config)?;
+    spec.quantization = crate::hf_quantization::checkpoint_quantization(config)?.or(spec.quantization);
+    validate(&spec)?;
+    Ok(spec)
+}
+
+/// A ViT-style vision tower: patch embedding, position embeddings, `num_hidden_layers` layers
+/// of biased attention and a two-matrix GELU MLP with two LayerNorms, a final LayerNorm, and a
+/// linear projector to the language model's width. SigLIP (Gemma 3) and Pixtral (Mistral 3)
+/// differ in details worth well under a percent of a multimodal model.
+fn vision_tower_parameters(f: &Fields, text_hidden: u64) -> Result<u64, ModelConfigError> {
+    let hidden = f.req(&["hidden_size"])?;
+    let ffn = f.req(&["intermediate_size"])?;
+    let layers = f.req(&["num_hidden_layers"])?;
+    let patch = f.opt_positive(&["patch_size"])?.unwrap_or(14);
+    let side = f.opt_positive(&["image_size"])?.unwrap_or(224) / patch;
+    let channels = f.opt(&["num_channels"])?.unwrap_or(3);
+    let layer = 4 * (hidden * hidden + hidden) + 2 * hidden * ffn + ffn + hidden + 4 * hidden;
+    Ok(channels * patch * patch * hidden
+        + hidden
+        + side * side * hidden
+        + layers * layer
+        + 2 * hidden
+        + hidden * text_hidden)
 }
 
 /// Llama 4's vision encoder: class and position embeddings, the patch projection, pre and

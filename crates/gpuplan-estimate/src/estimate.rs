@@ -356,6 +356,9 @@ fn transformer(
 ) -> Result<Estimate, EstimateError> {
     let workload = request.workload;
     let counts: ParameterCount = count_parameters(spec);
+    for note in &spec.read_notes {
+        assumptions.add(|| note.clone());
+    }
     let seq = effective_sequence(spec, workload);
     if spec.image.is_some() && seq != workload.seq {
         assumptions.add(|| format!("a vision transformer sees {seq} tokens per image (patches + class token)"));

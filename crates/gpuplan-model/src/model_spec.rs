@@ -190,6 +190,11 @@ pub struct TransformerSpec {
     /// How the checkpoint stores its weights, where its config says (`quantization_config`).
     #[serde(default)]
     pub quantization: Option<CheckpointQuantization>,
+    /// What the config reader assumed beyond the config's own fields (a `model_type` it does
+    /// not know, read by its fields; a wrapper's vision tower counted as a generic ViT), for
+    /// the answer's assumptions.
+    #[serde(default)]
+    pub read_notes: Vec<String>,
 }
 
 /// The format a checkpoint keeps its weights in, from its config's `quantization_config`.

@@ -1550,3 +1550,77 @@ fn a_checkpoints_safetensors_index_sets_the_weights_it_holds() {
     .unwrap_err();
     assert!(error.to_string().contains("torch_dtype"), "{error}");
 }
+
+/// Configs of architectures gpuplan does not know by name, read by their structure.
+mod pasted_configs {
+    use super::*;
+
+    fn pasted(name: &str, config: serde_json::Value) -> Result<gpuplan::EstimateAnswer, gpuplan::Error> {
+        let source = ModelSource::Config {
+            name: name.into(),
+            text: config.to_string(),
+            checkpoint_index: None,
+        };
+        estimate_workload(catalog(), &WorkloadRequest::new(source, Task::Inference, "H100"))
+    }
+
+    /// A decoder whose `model_type` gpuplan does not know by name is read by its fields, and the
+    /// answer says so: Llama 3.1 8B's fields under another name count exactly as Llama does.
+    #[test]
+    fn an_unknown_decoder_is_read_by_its_fields_and_says_so() {
+        let mut config: serde_json::Value =
+            serde_json::from_str(include_str!("../../gpuplan-catalog/data/models/llama-3.1-8b.json")).unwrap();
+        let mut config = config["config"].take();
+        config["model_type"] = "my_company_lm".into();
+        let answer = pasted("config.json", config.clone()).unwrap();
+        assert_eq!(answer.estimate.parameters.total, 8_030_261_248);
+        let said = answer.estimate.assumptions.join("\n");
+        assert!(
+            said.contains("`my_company_lm` is not one gpuplan knows by name"),
+            "{said}"
+        );
+        assert!(said.contains("gated three-matrix MLP (silu)"), "{said}");
+        // A GELU decoder with LayerNorm and biases (StarCoder 2's block) is not counted as SwiGLU.
+        config["hidden_act"] = "gelu_pytorch_tanh".into();
+        config["use_bias"] = true.into();
+        config["layer_norm_eps"] = 1e-5.into();
+        let gelu = pasted("config.json", config.clone()).unwrap();
+        assert!(
+            gelu.estimate.parameters.total < 7_000_000_000,
+            "{}",
+            gelu.estimate.parameters.total
+        );
+        assert!(gelu.estimate.assumptions.join(" ").contains("two-matrix MLP"));
+        // Experts cannot be laid out from the fields alone: refused, not guessed.
+        config["num_local_experts"] = 8.into();
+        let error = pasted("config.json", config).unwrap_err().to_string();
+        assert!(error.contains("mixture of experts"), "{error}");
+    }
+
+    /// A multimodal wrapper is its text model plus its vision tower: Gemma 3 27B's config
+    /// (text_config gemma3_text, a SigLIP vision_config) counts within 1 % of the 27.43 B its
+    /// checkpoint holds, and the answer names both readings.
+    #[test]
+    fn a_multimodal_wrapper_is_its_text_model_and_vision_tower() {
+        let config = serde_json::json!({
+            "model_type": "gemma3",
+            "architectures": ["Gemma3ForConditionalGeneration"],
+            "text_config": {
+                "model_type": "gemma3_text", "hidden_size": 5376, "intermediate_size": 21504,
+                "num_hidden_layers": 62, "num_attention_heads": 32, "num_key_value_heads": 16,
+                "head_dim": 128, "vocab_size": 262208, "max_position_embeddings": 131072,
+                "sliding_window": 1024, "query_pre_attn_scalar": 168
+            },
+            "vision_config": {
+                "model_type": "siglip_vision_model", "hidden_size": 1152, "intermediate_size": 4304,
+                "num_hidden_layers": 27, "num_attention_heads": 16, "patch_size": 14, "image_size": 896
+            }
+        });
+        let answer = pasted("config.json", config).unwrap();
+        let total = answer.estimate.parameters.total as f64;
+        assert!((total / 27_432_406_640.0 - 1.0).abs() < 0.01, "{total}");
+        let said = answer.estimate.assumptions.join("\n");
+        assert!(said.contains("`gemma3` wraps a language model"), "{said}");
+        assert!(said.contains("vision tower counted"), "{said}");
+    }
+}
