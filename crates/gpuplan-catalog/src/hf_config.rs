@@ -4,7 +4,7 @@
 //! T5, `hidden_size` elsewhere); this module maps them onto one shape and says which field is
 //! missing when one is.
 
-use gpuplan_model::{AttentionBias, MlaSpec, MoeSpec, Norm, Stacks, TransformerSpec};
+use gpuplan_model::{AttentionBias, MlaSpec, MoeSpec, Norm, SlidingWindow, Stacks, TransformerSpec};
 use serde_json::{Map, Value};
 
 /// The `model_type`s this reader understands.
@@ -201,6 +201,7 @@ pub fn parse_hf_config(config: &Map<String, Value>) -> Result<TransformerSpec, M
     };
     let spec = TransformerSpec {
         quantization: crate::hf_quantization::checkpoint_quantization(config)?,
+        sliding_window: sliding_window(&f, spec.layers, spec.max_context)?,
         ..spec
     };
     validate(&spec)?;
@@ -316,6 +317,7 @@ fn base(model_type: &str, stacks: Stacks) -> TransformerSpec {
         extra_parameters: 0,
         image: None,
         quantization: None,
+        sliding_window: None,
         read_notes: Vec::new(),
     }
 }
@@ -517,6 +519,33 @@ fn llama4(config: &Map<String, Value>) -> Result<TransformerSpec, ModelConfigErr
     // Again: the vision encoder's parameters now count in `extra_parameters`, which is bounded.
     validate(&spec)?;
     Ok(spec)
+}
+
+/// The layers that attend within a sliding window: those `layer_types` names
+/// `sliding_attention` (gpt-oss, Gemma 3 in newer configs), else by the family's rule: Gemma 2
+/// alternates starting with a local layer, Gemma 3 makes every `sliding_window_pattern`-th
+/// layer (6) global, Mistral 7B v0.1 windows every layer. Other families' `sliding_window`
+/// fields (Qwen's, beside `use_sliding_window: false`) are not read as windows.
+fn sliding_window(f: &Fields, layers: u64, max_context: u64) -> Result<Option<SlidingWindow>, ModelConfigError> {
+    let Some(window) = f.opt_positive(&["sliding_window"])? else {
+        return Ok(None);
+    };
+    if max_context > 0 && window >= max_context {
+        return Ok(None);
+    }
+    let local = match f.config.get("layer_types").and_then(Value::as_array) {
+        Some(types) => types.iter().filter(|t| t.as_str() == Some("sliding_attention")).count() as u64,
+        None => match f.model_type {
+            "gemma2" => layers.div_ceil(2),
+            "gemma3_text" => layers - layers / f.opt_positive(&["sliding_window_pattern"])?.unwrap_or(6),
+            "mistral" => layers,
+            _ => 0,
+        },
+    };
+    Ok((local > 0).then_some(SlidingWindow {
+        window,
+        local_layers: local.min(layers),
+    }))
 }
 
 /// The fields that make a config a decoder the Llama reader can count.

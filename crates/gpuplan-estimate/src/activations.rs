@@ -130,6 +130,7 @@ mod tests {
             extra_parameters: 0,
             image: None,
             quantization: None,
+            sliding_window: None,
             read_notes: Vec::new(),
         }
     }

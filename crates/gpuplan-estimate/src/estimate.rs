@@ -406,7 +406,22 @@ fn transformer(
         } else {
             kv_cache::tensor_parallel_split(spec, workload.layout.tp)
         };
-        let kv_gpu = kv_cache::bytes_per_token(spec, kv_value_bytes) / kv_split;
+        // Sliding-window layers keep at most their window: the cache per token is averaged over
+        // the request's whole length (prompt and output).
+        let context = (workload.seq + workload.output_tokens) as f64;
+        let share = kv_cache::context_share(spec, context);
+        if let (Some(sliding), true) = (spec.sliding_window, share < 1.0) {
+            assumptions.add(|| {
+                format!(
+                    "sliding-window attention: {} of {} layers keep only the last {} tokens, so at {context:.0} tokens the KV cache is {:.0} % of full attention's (as vLLM from 0.10, TensorRT-LLM and SGLang allocate it; older vLLM kept the whole context)",
+                    sliding.local_layers,
+                    spec.layers,
+                    sliding.window,
+                    share * 100.0
+                )
+            });
+        }
+        let kv_gpu = kv_cache::bytes_per_token(spec, kv_value_bytes) * share / kv_split;
         let memory = memory::inference(spec, &counts, workload, request.accelerator, kv_gpu);
         // Routed experts: the parameters of one, and the layers that hold them.
         let experts = spec.moe.map(|moe| {

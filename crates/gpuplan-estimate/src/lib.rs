@@ -13,7 +13,7 @@
 //! #     layers: 32, decoder_layers: 0, heads: 32, kv_heads: 32, head_dim: 128, ffn: 11008, gated_ffn: true,
 //! #     vocab: 32000, tied_embeddings: false, learned_positions: 0, norm: Norm::RmsNorm, norms_per_layer: 2,
 //! #     attention_bias: AttentionBias::None, mlp_bias: false, moe: None, mla: None, max_context: 4096,
-//! #     extra_parameters: 0, image: None, quantization: None, read_notes: Vec::new() };
+//! #     extra_parameters: 0, image: None, quantization: None, sliding_window: None, read_notes: Vec::new() };
 //! // Llama-2-7B, counted layer by layer: exactly the published 6,738,415,616.
 //! assert_eq!(count_parameters(&spec).total, 6_738_415_616);
 //! ```

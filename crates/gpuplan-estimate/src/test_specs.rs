@@ -28,6 +28,7 @@ pub(crate) fn llama(hidden: u64, layers: u64, heads: u64, kv_heads: u64, ffn: u6
         extra_parameters: 0,
         image: None,
         quantization: None,
+        sliding_window: None,
         read_notes: Vec::new(),
     }
 }

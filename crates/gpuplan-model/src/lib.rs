@@ -64,8 +64,8 @@ pub use framework::Framework;
 pub use gpu_calibration::{CalibrationProfile, GpuCalibration};
 pub use instance_family::{family_key, instance_families};
 pub use model_spec::{
-    Architecture, AttentionBias, CheckpointQuantization, CitedSpec, MlaSpec, ModelSpec, MoeSpec, Norm, Stacks,
-    TransformerSpec,
+    Architecture, AttentionBias, CheckpointQuantization, CitedSpec, MlaSpec, ModelSpec, MoeSpec, Norm, SlidingWindow,
+    Stacks, TransformerSpec,
 };
 pub use name::normalize_name;
 pub use offering::{

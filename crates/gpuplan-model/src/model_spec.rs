@@ -139,6 +139,15 @@ pub struct MoeSpec {
     pub dense_layers: u64,
 }
 
+/// Sliding-window attention on some layers (Gemma 2/3, gpt-oss, Mistral 7B v0.1): those
+/// layers attend to the last `window` tokens only, so their cache holds no more.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SlidingWindow {
+    pub window: u64,
+    /// Layers that attend within the window; the others attend to the whole context.
+    pub local_layers: u64,
+}
+
 /// Multi-head latent attention (DeepSeek-V2/V3): keys and values through a low-rank latent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MlaSpec {
@@ -190,6 +199,9 @@ pub struct TransformerSpec {
     /// How the checkpoint stores its weights, where its config says (`quantization_config`).
     #[serde(default)]
     pub quantization: Option<CheckpointQuantization>,
+    /// Layers that attend within a sliding window, where the config says so.
+    #[serde(default)]
+    pub sliding_window: Option<SlidingWindow>,
     /// What the config reader assumed beyond the config's own fields (a `model_type` it does
     /// not know, read by its fields; a wrapper's vision tower counted as a generic ViT), for
     /// the answer's assumptions.

@@ -1623,4 +1623,39 @@ mod pasted_configs {
         assert!(said.contains("`gemma3` wraps a language model"), "{said}");
         assert!(said.contains("vision tower counted"), "{said}");
     }
+
+    /// Sliding-window layers keep only their window: gpt-oss alternates 128-token windows
+    /// with full attention, so at 33,000 tokens its cache is half of full attention's, and the
+    /// answer says so; within the window nothing changes.
+    #[test]
+    fn sliding_window_layers_keep_only_their_window() {
+        let mut config: serde_json::Value =
+            serde_json::from_str(include_str!("../../gpuplan-catalog/data/models/gpt-oss-120b.json")).unwrap();
+        let config = config["config"].take();
+        let mut full = config.clone();
+        full.as_object_mut().unwrap().remove("layer_types");
+        full.as_object_mut().unwrap().remove("sliding_window");
+        let kv = |config: &serde_json::Value, seq: u64, output: u64| {
+            let source = ModelSource::Config {
+                name: "config.json".into(),
+                text: config.to_string(),
+                checkpoint_index: None,
+            };
+            let mut r = WorkloadRequest::new(source, Task::Inference, "H200");
+            r.gpus = Some(2);
+            r.seq = Some(seq);
+            r.output_tokens = Some(output);
+            let answer = estimate_workload(catalog(), &r).unwrap();
+            (
+                answer.estimate.memory.kv_cache.as_u64() as f64,
+                answer.estimate.assumptions.join("\n"),
+            )
+        };
+        let (windowed, said) = kv(&config, 32_000, 1000);
+        let (whole, _) = kv(&full, 32_000, 1000);
+        assert!((windowed / whole - 0.5).abs() < 0.01, "{windowed} / {whole}");
+        assert!(said.contains("18 of 36 layers keep only the last 128 tokens"), "{said}");
+        // A request shorter than the window keeps every token in every layer.
+        assert_eq!(kv(&config, 100, 20).0, kv(&full, 100, 20).0);
+    }
 }
