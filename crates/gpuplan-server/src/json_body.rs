@@ -22,14 +22,39 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for JsonBody<T> {
     }
 }
 
+/// The refusal in the API's own words, with the decoder's finding (which field, where) kept.
 fn refusal(rejection: JsonRejection) -> ApiError {
-    let code = match &rejection {
-        JsonRejection::MissingJsonContentType(_) => ErrorCode::UnsupportedMediaType,
-        JsonRejection::JsonDataError(_) => ErrorCode::WrongShape,
-        JsonRejection::BytesRejection(_) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
-            ErrorCode::BodyTooLarge
-        }
-        _ => ErrorCode::UnreadableBody,
+    let cause = decoder_message(&rejection.body_text());
+    let (code, detail) = match &rejection {
+        JsonRejection::MissingJsonContentType(_) => (
+            ErrorCode::UnsupportedMediaType,
+            "the body must be JSON, sent with `Content-Type: application/json`".to_string(),
+        ),
+        JsonRejection::JsonDataError(_) => (
+            ErrorCode::WrongShape,
+            format!("the JSON does not fit the request: {cause}"),
+        ),
+        JsonRejection::JsonSyntaxError(_) => (
+            ErrorCode::UnreadableBody,
+            format!("the body is not valid JSON: {cause}"),
+        ),
+        JsonRejection::BytesRejection(_) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => (
+            ErrorCode::BodyTooLarge,
+            "the body is larger than the server accepts".to_string(),
+        ),
+        _ => (
+            ErrorCode::UnreadableBody,
+            format!("the body could not be read: {cause}"),
+        ),
     };
-    ApiError::unreadable(code, rejection.body_text())
+    ApiError::unreadable(code, detail)
+}
+
+/// The decoder's own message, which names the field at fault where there is one (`seq:
+/// invalid type …`), without the web framework's lead-in (`Failed to deserialize …: `).
+pub(crate) fn decoder_message(body_text: &str) -> String {
+    match body_text.split_once(": ") {
+        Some((lead, rest)) if lead.starts_with("Failed to") => rest.to_string(),
+        _ => body_text.to_string(),
+    }
 }

@@ -162,9 +162,14 @@ async fn catalog_reads_answer_with_the_cli_json() {
     get("/api/v1/instances?sort=cheapest")
         .await
         .problem(StatusCode::BAD_REQUEST, 2);
-    get("/api/v1/instances?min_gpus=many")
+    let many = get("/api/v1/instances?min_gpus=many")
         .await
         .problem(StatusCode::BAD_REQUEST, 2);
+    let detail = many["detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with("the query parameters do not fit the request") && detail.contains("min_gpus"),
+        "{detail}"
+    );
     get("/api/v1/instances?gpus=8")
         .await
         .problem(StatusCode::BAD_REQUEST, 2);
@@ -382,8 +387,32 @@ async fn bad_bodies_are_problems_never_server_errors() {
     ];
     for (body, status) in cases {
         let problem = post("/api/v1/estimate", body).await.problem(status, 2);
-        assert!(!problem["detail"].as_str().unwrap().is_empty(), "{body}");
+        let detail = problem["detail"].as_str().unwrap();
+        assert!(!detail.is_empty(), "{body}");
+        // The API's own words, not the web framework's.
+        assert!(!detail.contains("Failed to"), "{detail}");
     }
+    let truncated = post("/api/v1/estimate", r#"{"model": "llama-3.1-8b""#)
+        .await
+        .problem(StatusCode::BAD_REQUEST, 2);
+    assert!(
+        truncated["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with("the body is not valid JSON: EOF while parsing"),
+        "{truncated}"
+    );
+    let wrong = post(
+        "/api/v1/estimate",
+        r#"{"model": "llama-3.1-8b", "task": "lora", "gpu": "H100", "seq": "long"}"#,
+    )
+    .await
+    .problem(StatusCode::UNPROCESSABLE_ENTITY, 2);
+    let detail = wrong["detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with("the JSON does not fit the request: invalid type: string \"long\""),
+        "{detail}"
+    );
     let unknown = post(
         "/api/v1/estimate",
         r#"{"model": "x", "task": "lora", "gpu": "H100", "sequence": 4}"#,
@@ -402,7 +431,14 @@ async fn wrong_media_huge_bodies_and_unknown_routes_are_refused() {
             .unwrap(),
     )
     .await;
-    plain.problem(StatusCode::UNSUPPORTED_MEDIA_TYPE, 2);
+    let media = plain.problem(StatusCode::UNSUPPORTED_MEDIA_TYPE, 2);
+    assert!(
+        media["detail"]
+            .as_str()
+            .unwrap()
+            .contains("Content-Type: application/json"),
+        "{media}"
+    );
     let huge = format!(r#"{{"model": "{}", "task": "lora"}}"#, "x".repeat(MAX_BODY_BYTES));
     post("/api/v1/plan", huge)
         .await

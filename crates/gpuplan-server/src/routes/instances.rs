@@ -19,7 +19,10 @@ pub(crate) async fn list(
 ) -> Result<Response, ApiError> {
     let Query(options) = query.map_err(|rejection| {
         ApiError::bad_request(
-            rejection.body_text(),
+            format!(
+                "the query parameters do not fit the request: {}",
+                crate::json_body::decoder_message(&rejection.body_text())
+            ),
             Some("parameters are the command's flags in snake_case; lists are comma-separated".to_string()),
         )
     })?;
