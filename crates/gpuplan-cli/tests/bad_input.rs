@@ -311,7 +311,7 @@ fn estimate() {
         ),
         (
             "estimate --model llama-3.1-8b --task pretrain --gpu H100-SXM5-80GB --precision fp12",
-            "--precision: unknown precision `fp12` (expected ",
+            "--precision: unknown precision `fp12` (did you mean `fp16`? expected ",
         ),
         (
             "estimate --model gpt2 --task pretrain --gpu A30 --precision int4",
@@ -490,7 +490,7 @@ fn plan() {
         ),
         (
             "plan --model llama-3.1-8b --task lora --tokens 5e8 --precision fp12",
-            "--precision: unknown precision `fp12` (expected ",
+            "--precision: unknown precision `fp12` (did you mean `fp16`? expected ",
         ),
         (
             "plan --model llama-3.1-8b --task lora --tokens 5e8 --billing sometimes",

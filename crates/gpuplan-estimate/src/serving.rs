@@ -154,10 +154,10 @@ impl Scheduler {
             || self.given.reserve_full_context.is_some()
         {
             text.push_str(&format!(
-                "; in force: {:.0} sequences, {:.0} tokens per iteration, {:.0} scheduler step(s), prompts {}, KV cache {}",
+                "; in force: {:.0} sequences, {:.0} tokens per iteration, {}, prompts {}, KV cache {}",
                 self.max_sequences,
                 self.token_budget,
-                self.steps_per_schedule,
+                gpuplan_model::counted(self.steps_per_schedule, "scheduler step", "scheduler steps"),
                 if self.mixes_prefill {
                     "chunked into the decode iterations"
                 } else {

@@ -19,6 +19,7 @@ mod billing;
 mod cancel;
 mod compute_capability;
 mod convnext_spec;
+mod counted;
 mod date;
 mod diffusion_spec;
 pub mod duration;
@@ -56,6 +57,7 @@ pub use billing::{BillingGranularity, BillingMeter, BillingMode, CommitmentTerm,
 pub use cancel::Cancel;
 pub use compute_capability::ComputeCapability;
 pub use convnext_spec::ConvnextSpec;
+pub use counted::counted;
 pub use date::{Date, DateError};
 pub use diffusion_spec::{DitFamily, DitSpec, UnetBlockKind, UnetSpec, VaeDecoderSpec};
 pub use engine_settings::{EngineBackend, EngineRelease, EngineSettings, Sampling};

@@ -73,8 +73,17 @@ impl fmt::Display for Precision {
 
 /// A precision name that is none of [`Precision::ALL`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown precision `{0}` (expected one of fp64, fp32, tf32, fp16, bf16, fp8, fp6, fp4, int8, int4)")]
+#[error(
+    "unknown precision `{0}` ({near}expected one of fp64, fp32, tf32, fp16, bf16, fp8, fp6, fp4, int8, int4)",
+    near = near_precision(.0)
+)]
 pub struct UnknownPrecision(pub String);
+
+/// "did you mean `bf16`? " for a near miss of a precision's name, else nothing.
+fn near_precision(typed: &str) -> String {
+    crate::suggestion::did_you_mean(typed, Precision::ALL.iter().map(|p| p.name()))
+        .map_or(String::new(), |near| format!("did you mean `{near}`? "))
+}
 
 impl FromStr for Precision {
     type Err = UnknownPrecision;
@@ -97,6 +106,8 @@ mod tests {
         assert_eq!("BF16".parse::<Precision>(), Ok(Precision::Bf16));
         assert_eq!("int4".parse::<Precision>(), Ok(Precision::Int4));
         assert!("fp12".parse::<Precision>().is_err());
+        let typo = "bf61".parse::<Precision>().unwrap_err().to_string();
+        assert!(typo.contains("did you mean `bf16`?"), "{typo}");
     }
 
     #[test]

@@ -45,7 +45,8 @@ fn run_once(python: &str, script: &Path, shape: &str, gpus: u32) -> Result<PocRu
         let tail: Vec<&str> = stderr.lines().rev().take(ERROR_LINES).collect();
         let tail: Vec<&str> = tail.into_iter().rev().collect();
         return Err(ProbeError::Poc(format!(
-            "the benchmark on {gpus} GPU(s) failed ({}):\n{}",
+            "the benchmark on {gpus} GPU{} failed ({}):\n{}",
+            if gpus == 1 { "" } else { "s" },
             output.status,
             tail.join("\n")
         )));

@@ -534,11 +534,16 @@ pub fn billing_mode(text: &str) -> Result<BillingMode, Error> {
         "spot" | "preemptible" => Ok(BillingMode::Spot),
         "reserved-1y" | "1y" | "reserved" => Ok(BillingMode::Reserved1y),
         "reserved-3y" | "3y" => Ok(BillingMode::Reserved3y),
-        other => Err(
-            RequestError::invalid(Field::Billing, "", format!("unknown billing mode `{other}`"))
-                .with_hint("use on-demand, spot, reserved-1y or reserved-3y")
-                .into(),
-        ),
+        other => {
+            let names = ["on-demand", "spot", "reserved-1y", "reserved-3y"];
+            let near = gpuplan_model::did_you_mean(other, names)
+                .map_or(String::new(), |near| format!(" (did you mean `{near}`?)"));
+            Err(
+                RequestError::invalid(Field::Billing, "", format!("unknown billing mode `{other}`{near}"))
+                    .with_hint("use on-demand, spot, reserved-1y or reserved-3y")
+                    .into(),
+            )
+        }
     }
 }
 

@@ -414,11 +414,13 @@ fn report(provider: &str, refreshed: &Refreshed) -> String {
             }),
         }
     }
+    let counted = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     let mut text = format!(
-        "refreshed {provider}: {} prices changed, {} offerings had no quote and kept their prices, {} quotes for shapes the catalog lacks\n",
-        lines.len(),
-        refreshed.unquoted,
-        refreshed.unmatched
+        "refreshed {provider}: {} changed, {} no quote and kept {} prices, {} for shapes the catalog lacks\n",
+        counted(lines.len(), "price", "prices"),
+        counted(refreshed.unquoted, "offering had", "offerings had"),
+        if refreshed.unquoted == 1 { "its" } else { "their" },
+        counted(refreshed.unmatched, "quote", "quotes"),
     );
     for line in lines.iter().take(MAX_REPORTED) {
         let place = match line.regions.as_slice() {
@@ -445,7 +447,14 @@ fn skipped_report(skipped: &[SkippedQuote]) -> String {
     for quote in skipped {
         reasons.entry(quote.why.as_str()).or_insert((0, quote)).0 += 1;
     }
-    let mut text = format!("  {} quotes skipped:\n", skipped.len());
+    let mut text = format!(
+        "  {} skipped:\n",
+        if skipped.len() == 1 {
+            "1 quote".to_string()
+        } else {
+            format!("{} quotes", skipped.len())
+        }
+    );
     for (why, (count, example)) in reasons {
         text.push_str(&format!(
             "    {count} × {why} (e.g. {} in {})\n",

@@ -122,7 +122,8 @@ fn header(deployment: &Deployment, service: &ServingService) -> String {
             .filter(|_| !p.spot)
             .map_or(String::new(), |floor| {
                 format!(
-                    "\nThe plan is a spot fleet with a floor of {floor} replica(s) on on-demand capacity; every replica here runs on on-demand nodes (safe, at the floor's price). To run the rest on spot, copy the Deployment with the spot node label and minReplicas 0, and point the ScaledObject at the copy."
+                    "\nThe plan is a spot fleet with a floor of {} on on-demand capacity; every replica here runs on on-demand nodes (safe, at the floor's price). To run the rest on spot, copy the Deployment with the spot node label and minReplicas 0, and point the ScaledObject at the copy.",
+                    gpuplan_model::counted(floor, "replica", "replicas")
                 )
             })
 }

@@ -332,7 +332,8 @@ pub fn skypilot_task(
                 service.target_qps_per_replica,
                 match service.on_demand_floor_replicas.filter(|_| p.spot) {
                     Some(floor) => format!(
-                        "\nSpot with a floor: {floor} replica(s) on on-demand capacity (a reservation or commitment for the instance type applies to them), the rest on spot."
+                        "\nSpot with a floor: {} on on-demand capacity (a reservation or commitment for the instance type applies to them), the rest on spot.",
+                        gpuplan_model::counted(floor, "replica", "replicas")
                     ),
                     None => String::new(),
                 },

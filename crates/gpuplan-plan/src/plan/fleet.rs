@@ -63,8 +63,13 @@ impl Fleet {
         );
         match self.floor_billing {
             Some(floor) => format!(
-                "mixed fleet: {} {floor} instance(s) carry the minimum {min_replicas} replica(s) whatever spot does; {spot}",
-                self.floor_instances
+                "mixed fleet: {} carry the minimum {} whatever spot does; {spot}",
+                gpuplan_model::counted(
+                    self.floor_instances,
+                    &format!("{floor} instance"),
+                    &format!("{floor} instances")
+                ),
+                gpuplan_model::counted(min_replicas, "replica", "replicas"),
             ),
             None => format!(
                 "all on spot (no other billing mode allowed): a reclaim wave can take the whole service down; {spot}"
