@@ -302,3 +302,48 @@ fn a_tabular_job_file_plans() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Files written to a folder keep their warnings in their headers, and the command says them
+/// too: a multi-node RunPod job's shared checkpoint volume needs a shared-file class, and its
+/// RDMA fabric is not requested, which the user must know before `kubectl apply`.
+#[test]
+fn an_export_written_to_a_folder_says_its_warnings() {
+    let dir = folder("warnings");
+    let run = gpuplan(
+        &dir,
+        &[
+            "plan",
+            "--model",
+            "llama-3.1-70b",
+            "--task",
+            "pretrain",
+            "--tokens",
+            "1e10",
+            "--seq",
+            "4096",
+            "--deadline",
+            "9d",
+            "--max-nodes",
+            "4",
+            "--providers",
+            "runpod",
+            "--export",
+            "k8s",
+            "--out",
+            "k8s",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(run.stdout.starts_with("wrote "), "{}", run.stdout);
+    let warnings: Vec<&str> = run.stderr.lines().filter(|l| l.starts_with("warning: ")).collect();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.contains("shared by every node (ReadWriteMany)")),
+        "{}",
+        run.stderr
+    );
+    // Each once, though several files carry it.
+    let distinct: std::collections::BTreeSet<&&str> = warnings.iter().collect();
+    assert_eq!(distinct.len(), warnings.len(), "{}", run.stderr);
+}

@@ -274,6 +274,14 @@ fn serving_scales_on_the_engine_queue_between_the_planned_replicas() {
         (Some(1), Some(0)),
         "{rolling}"
     );
+    // ...and the file says the update needs room for one more replica.
+    let deployment_file = files.iter().find(|f| f.name == "deployment.yaml").unwrap();
+    assert!(
+        deployment_file.yaml.contains("the cluster needs")
+            && deployment_file.yaml.contains("free for the update's length"),
+        "{}",
+        deployment_file.yaml
+    );
     let priority = |name: &str| {
         document(files.iter().find(|f| f.name == name).unwrap())["value"]
             .as_i64()

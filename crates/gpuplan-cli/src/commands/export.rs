@@ -149,5 +149,23 @@ fn write_folder(folder: &std::path::Path, files: &[ManifestFile]) -> Result<Exit
     }
     let names: Vec<String> = files.iter().map(|f| relative_path(f).display().to_string()).collect();
     output::text(&format!("wrote {} to {}\n", names.join(", "), folder.display()));
+    // A warning in a file's header is one the user must act on before applying: say it here
+    // too, once, rather than only in comments nobody reads before `kubectl apply`.
+    for warning in warnings(files) {
+        eprintln!("warning: {warning}");
+    }
     Ok(ExitStatus::Success)
+}
+
+/// The distinct `WARNING:` lines of the files' comment headers, in order.
+fn warnings(files: &[ManifestFile]) -> Vec<String> {
+    let mut seen = Vec::new();
+    for line in files.iter().flat_map(|f| f.yaml.lines()) {
+        if let Some(text) = line.trim_start_matches('#').trim().strip_prefix("WARNING: ") {
+            if !seen.iter().any(|s: &String| s == text) {
+                seen.push(text.to_string());
+            }
+        }
+    }
+    seen
 }

@@ -3,7 +3,7 @@
 //! without KEDA.
 
 use super::kubernetes::{claim_volume, labels, metadata, pod_spec, priority_class, shared_claim, shm_volume};
-use super::{Deployment, ENGINE_PORT, ManifestError, ManifestFile, ServingService, yaml};
+use super::{Deployment, ENGINE_PORT, ManifestError, ManifestFile, Placement, ServingService, yaml};
 use k8s_openapi::api::apps::v1::{
     Deployment as KubeDeployment, DeploymentSpec, DeploymentStrategy, RollingUpdateDeployment,
 };
@@ -112,6 +112,7 @@ fn header(deployment: &Deployment, service: &ServingService) -> String {
         .as_ref()
         .map_or(String::new(), |note| format!("\n{note}"))
         + &super::kubernetes::affinity_note(p).map_or(String::new(), |note| format!("\n{note}"))
+        + &rollout_note(service, p)
         + &deployment
             .storage
             .note
@@ -281,6 +282,18 @@ fn disruption_budget(deployment: &Deployment, service: &ServingService) -> PodDi
 /// the autoscaler keeps at least two replicas, one is replaced at a time in place (no surge,
 /// which would need a spare GPU node); where it may scale down to one (the disruption budget's
 /// case too), the update surges, since replacing the only replica in place is an outage.
+/// What an update needs: at one replica it starts the new pod beside the old one, so the
+/// cluster needs room for one more replica's GPUs for the length of the update.
+fn rollout_note(service: &ServingService, p: &Placement) -> String {
+    if service.min_replicas > 1 {
+        return String::new();
+    }
+    format!(
+        "\nUpdates start the new pod before stopping the old one (maxSurge 1), so that a single replica never goes down: the cluster needs {} × {} free for the update's length (or set maxSurge 0 and maxUnavailable 1 to replace it in place, with an outage).",
+        service.gpus_per_replica, p.gpu
+    )
+}
+
 fn rollout(service: &ServingService) -> DeploymentStrategy {
     let (surge, unavailable) = if service.min_replicas <= 1 { (1, 0) } else { (0, 1) };
     DeploymentStrategy {
