@@ -301,6 +301,13 @@ fn plans_draws_and_shares(site: &str, page: &Session) {
         !page.find_all("#scatter circle").is_empty(),
         "the cost-time chart has points"
     );
+    // Each point is reachable by keyboard and named, as its tooltip is.
+    assert!(
+        !page
+            .find_all("#scatter circle[tabindex='0'][aria-label^='#1 ']")
+            .is_empty(),
+        "the chart's points take the keyboard's focus"
+    );
     assert!(page.find_all("#memory rect").len() > 2, "the memory chart has bars");
     let status = page.wait_for_text("#status", |t| t.contains("configurations"));
     assert!(status.contains("evaluated"), "{status}");
