@@ -1160,10 +1160,10 @@ fn run(args: &[&str]) -> std::process::Output {
         .expect("the gpuplan binary runs")
 }
 
-/// A copy of the built-in data read as `--catalog` knows every model the built-in one knows.
-#[test]
-fn a_copied_catalog_keeps_its_models() {
-    let copy = scratch().join("catalog-copy");
+/// A copy of the built-in catalog in the scratch folder `name`, written as `catalog refresh`
+/// writes one (from the recorded Azure pages).
+fn copied_catalog(name: &str) -> std::path::PathBuf {
+    let copy = scratch().join(name);
     let pages = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../gpuplan-catalog/tests/fixtures/refresh/azure"
@@ -1184,6 +1184,13 @@ fn a_copied_catalog_keeps_its_models() {
         "{}",
         String::from_utf8_lossy(&written.stderr)
     );
+    copy
+}
+
+/// A copy of the built-in data read as `--catalog` knows every model the built-in one knows.
+#[test]
+fn a_copied_catalog_keeps_its_models() {
+    let copy = copied_catalog("catalog-copy");
     let listed = run(&["--catalog", copy.to_str().unwrap(), "models", "--format", "json"]);
     assert_eq!(listed.status.code(), Some(0));
     let models = String::from_utf8_lossy(&listed.stdout);
@@ -1197,22 +1204,7 @@ fn a_copied_catalog_keeps_its_models() {
 /// on it is refused, naming the missing figure, where decode would otherwise look free.
 #[test]
 fn a_gpu_without_a_memory_bandwidth_is_not_served_for_free() {
-    let copy = scratch().join("catalog-no-bandwidth");
-    let pages = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../gpuplan-catalog/tests/fixtures/refresh/azure"
-    );
-    let written = run(&[
-        "catalog",
-        "refresh",
-        "--provider",
-        "azure",
-        "--from",
-        pages,
-        "--into",
-        copy.to_str().unwrap(),
-    ]);
-    assert_eq!(written.status.code(), Some(0));
+    let copy = copied_catalog("catalog-no-bandwidth");
     let file = copy.join("accelerators/nvidia-workstation-consumer.toml");
     let text = std::fs::read_to_string(&file).unwrap();
     let at = text.find("id = \"RTX-4000-ADA\"").unwrap();
