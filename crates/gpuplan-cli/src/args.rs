@@ -637,7 +637,8 @@ pub struct PlanArgs {
     pub family: Vec<String>,
 
     /// Only providers whose published uptime SLA for a single VM is at least this, % (99.9).
-    /// Providers that publish none are left out, and the plan says which.
+    /// Providers that publish none, or less, are left out, and the plan's assumptions
+    /// (`--explain`, or JSON) name them.
     #[arg(long, value_name = "PERCENT", help_heading = "Where to rent")]
     pub sla: Option<f64>,
 

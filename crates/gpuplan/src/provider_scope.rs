@@ -49,6 +49,7 @@ pub fn allowed_locations(
     let countries = countries(catalog, &scope.countries)?;
     let operations = catalog.operations();
     let mut unknown = BTreeSet::new();
+    let mut below = std::collections::BTreeMap::new();
     let mut allowed = BTreeSet::new();
     for offering in catalog.offerings() {
         let Some(facts) = operations.provider_facts(&offering.provider) else {
@@ -61,8 +62,14 @@ pub fn allowed_locations(
             .is_none_or(|min| facts.sla_instance_percent.is_some_and(|p| p >= min));
         let stated = programmes.iter().all(|p| facts.states(p));
         let country = countries.is_empty() || facts.country(&region).is_some_and(|c| countries.contains(c));
-        if scope.sla.is_some() && facts.sla_instance_percent.is_none() {
-            unknown.insert(offering.provider.as_str().to_string());
+        match (scope.sla, facts.sla_instance_percent) {
+            (Some(_), None) => {
+                unknown.insert(offering.provider.as_str().to_string());
+            }
+            (Some(min), Some(published)) if published < min => {
+                below.insert(offering.provider.as_str().to_string(), published);
+            }
+            _ => {}
         }
         if sla && stated && country {
             allowed.insert((offering.provider.clone(), region));
@@ -72,6 +79,16 @@ pub fn allowed_locations(
         notes.push(format!(
             "left out for want of a published fact the filters need: {}",
             unknown.into_iter().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    if let (Some(min), false) = (scope.sla, below.is_empty()) {
+        let named: Vec<String> = below
+            .into_iter()
+            .map(|(provider, published)| format!("{provider} ({published} %)"))
+            .collect();
+        notes.push(format!(
+            "left out for a single-VM SLA below {min} %: {}",
+            named.join(", ")
         ));
     }
     Ok(Some(allowed))

@@ -476,6 +476,16 @@ fn sla_compliance_and_country_filters_keep_only_providers_that_publish_them() {
         "{:?}",
         answer.plan.assumptions
     );
+    // A provider that publishes a lower SLA is named with it, not left out silently.
+    assert!(
+        answer
+            .plan
+            .assumptions
+            .iter()
+            .any(|a| a.contains("SLA below 99.9 %") && a.contains("aws (99.5 %)")),
+        "{:?}",
+        answer.plan.assumptions
+    );
     q.provider_scope.sla = Some(99.999);
     let infeasible = plan_workload(catalog(), &q).unwrap().unwrap_err();
     let suggestion = infeasible.suggestion.unwrap().render(gpuplan::Naming::Flags);
