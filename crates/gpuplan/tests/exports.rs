@@ -1159,3 +1159,35 @@ fn a_tpu_slice_runs_on_its_gke_hosts_and_as_skypilots_tpu() {
     );
     assert!(!sky[0].yaml.contains("torchrun"), "{}", sky[0].yaml);
 }
+
+/// The other TPU generations export the same way with their own GKE shapes: a v5p slice is a
+/// three-dimensional topology of four-chip hosts labelled `tpu-v5p-slice`, and SkyPilot gets
+/// the slice by its TensorCore-counted name with the runtime Google names for v5p.
+#[test]
+fn a_tpu_v5p_slice_runs_on_its_three_dimensional_topology() {
+    let saved = planned(
+        json!({"model": "llama-3.1-8b", "task": "lora", "tokens": 5e8, "seq": 4096, "batch": 32,
+        "gpu": ["TPU-v5p"], "objective": "time"}),
+    );
+    let chosen = &saved.recommendations[0];
+    let (files, job) = indexed_job(&saved);
+    assert_eq!(
+        job["spec"]["completions"],
+        chosen.gpus / 4,
+        "one pod per four-chip host"
+    );
+    let text = stream(&files);
+    assert!(text.contains("tpu-v5p-slice"), "{text}");
+    let topology = text
+        .lines()
+        .skip_while(|l| !l.contains("cloud.google.com/gke-tpu-topology"))
+        .skip(1)
+        .find(|l| l.trim_start().starts_with("- "))
+        .unwrap();
+    assert_eq!(topology.matches('x').count(), 2, "a 3D topology: {topology}");
+    let sky = exported(&saved, ExportTarget::SkyPilot, TrainingFlavour::IndexedJob);
+    let task = document(&sky[0]);
+    let first = &task["resources"]["ordered"][0];
+    assert_eq!(first["accelerators"], format!("tpu-{}", chosen.instance_type));
+    assert_eq!(first["accelerator_args"]["runtime_version"], "v2-alpha-tpuv5");
+}

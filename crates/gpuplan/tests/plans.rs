@@ -371,11 +371,11 @@ fn an_hourly_price_cap_keeps_every_configuration_under_it_and_says_what_it_would
     assert!(hint.contains("raise --max-hourly-price to $"), "{hint}");
 }
 
-/// Cloud TPU v5e slices are rented per slice at Google's per-chip prices: a LoRA plans on
-/// them, priced as chips × the chip-hour rate. A TPU whose specs are known but which no
-/// offering rents says so, instead of a bare "0 candidates evaluated".
+/// Cloud TPU slices are rented per slice at Google's per-chip prices: a LoRA plans on every
+/// generation, priced as chips × the chip-hour rate. An accelerator whose specs are known but
+/// which no offering rents says so, instead of a bare "0 candidates evaluated".
 #[test]
-fn tpu_v5e_slices_are_plannable_and_an_unrented_tpu_says_why() {
+fn tpu_slices_of_every_generation_are_plannable_and_an_unrented_part_says_why() {
     let mut q = query("llama-3.1-8b", Task::Lora);
     q.tokens = Some(1e8);
     q.gpus = vec!["TPU-v5e".to_string()];
@@ -390,11 +390,32 @@ fn tpu_v5e_slices_are_plannable_and_an_unrented_tpu_says_why() {
         hourly >= chips * 1.2 - 1e-6 && hourly <= chips * 1.72,
         "{hourly} for {chips} chips"
     );
-    q.gpus = vec!["TPU-v6e".to_string()];
+    // Every Cloud TPU generation the catalog describes is rented at its chip-hour list price:
+    // v6e from $2.70, v5p from $4.20, v4 at $3.22 (us-central2 only).
+    for (gpu, prefix, low, high) in [
+        ("TPU-v6e", "v6e-", 2.7, 3.24),
+        ("TPU-v5p", "v5p-", 4.2, 4.78),
+        ("TPU-v4", "v4-", 3.22, 3.22),
+    ] {
+        q.gpus = vec![gpu.to_string()];
+        let answer = feasible(&q);
+        let best = &answer.plan.recommendations[0];
+        assert!(
+            best.offering.instance_type.starts_with(prefix),
+            "{gpu}: {}",
+            best.offering.instance_type
+        );
+        let per_chip = best.hourly_usd / f64::from(best.gpus);
+        assert!(
+            per_chip >= low - 1e-6 && per_chip <= high + 1e-6,
+            "{gpu}: {per_chip} a chip-hour"
+        );
+    }
+    q.gpus = vec!["MI250X".to_string()];
     let infeasible = plan_workload(catalog(), &q).unwrap().unwrap_err();
     let suggestion = infeasible.suggestion.clone().unwrap().render(gpuplan::Naming::Flags);
     assert!(
-        suggestion.contains("no priced offering in the catalog rents TPU-v6e"),
+        suggestion.contains("no priced offering in the catalog rents MI250X"),
         "{suggestion}"
     );
 }

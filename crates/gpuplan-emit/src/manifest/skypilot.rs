@@ -95,8 +95,10 @@ struct Candidate {
     accelerator_args: Option<AcceleratorArgs>,
 }
 
-/// A TPU VM's software: the runtime Google names for the chip (Cloud TPU v5e documentation:
-/// `v2-alpha-tpuv5-lite`), set rather than left to SkyPilot's default for every v5 chip.
+/// A TPU VM's software: the runtime Google names for the chip (Cloud TPU "TPU software
+/// versions", cloud.google.com/tpu/docs/runtimes: `v2-alpha-tpuv6e`, `v2-alpha-tpuv5`,
+/// `v2-alpha-tpuv5-lite`, `tpu-ubuntu2204-base` for v4), set rather than left to SkyPilot's
+/// default.
 #[derive(Debug, Clone, Serialize)]
 struct AcceleratorArgs {
     runtime_version: &'static str,
@@ -104,7 +106,13 @@ struct AcceleratorArgs {
 
 /// SkyPilot's TPU runtime for the catalog's TPU accelerator, where known.
 fn tpu_runtime(gpu: &str) -> Option<&'static str> {
-    (gpu == "TPU-v5e").then_some("v2-alpha-tpuv5-lite")
+    match gpu {
+        "TPU-v6e" => Some("v2-alpha-tpuv6e"),
+        "TPU-v5p" => Some("v2-alpha-tpuv5"),
+        "TPU-v5e" => Some("v2-alpha-tpuv5-lite"),
+        "TPU-v4" => Some("tpu-ubuntu2204-base"),
+        _ => None,
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
