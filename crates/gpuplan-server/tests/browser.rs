@@ -340,7 +340,21 @@ fn plans_draws_and_shares(site: &str, page: &Session) {
         shared.contains("tokens=200000000") && shared.contains("seq=2048"),
         "{shared}"
     );
+    // The API page lists every route's request body, descriptions with code as code.
     page.open(&format!("{site}/docs"));
+    let bodies = page.wait_for("#schemas h3");
+    let names: Vec<String> = bodies.iter().map(|b| page.text(b)).collect();
+    for body in [
+        "PlanOptions",
+        "EstimateOptions",
+        "CostOptions",
+        "EnergyOptions",
+        "ForecastOptions",
+    ] {
+        assert!(names.iter().any(|n| n == body), "{body} in {names:?}");
+    }
+    let routes = page.wait_for_text("#routes", |t| t.contains("/api/v1/plan"));
+    assert!(!routes.contains('`'), "{routes}");
     page.open(&shared);
     let again = page.wait_for("#plan-table tbody tr");
     assert_eq!(page.text(&again[0]), first);
