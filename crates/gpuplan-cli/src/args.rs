@@ -269,11 +269,13 @@ pub struct ForecastArgs {
 #[derive(Debug, Args)]
 #[command(allow_negative_numbers = true)]
 pub struct CostArgs {
-    /// An instance type from the catalog (`p3.2xlarge`); the cheapest region in scope is priced.
+    /// An instance type from the catalog (`p3.2xlarge`); the cheapest region in scope is priced
+    /// (among those that price every --billing mode asked for, where any does).
     #[arg(long)]
     pub instance: Option<String>,
 
-    /// A GPU type; with --gpus, the cheapest offering of that shape is priced.
+    /// A GPU type; with --gpus, the cheapest offering of that shape is priced (among those that
+    /// price every --billing mode asked for, where any does).
     #[arg(long)]
     pub gpu: Option<String>,
 

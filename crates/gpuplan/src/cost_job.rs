@@ -150,17 +150,25 @@ fn choose_offering(catalog: &Catalog, query: &CostQuery) -> Result<Option<Offeri
                     .iter()
                     .any(|r| o.region.as_deref().unwrap_or("").starts_with(r.as_str())))
     };
+    // The cheapest on demand among the offerings that price every billing mode asked for (a
+    // spot price, a provider's reserved discount), where any does; else the cheapest.
+    let prices = |o: &Offering, billing: BillingMode| match billing {
+        BillingMode::OnDemand => true,
+        BillingMode::Spot => o.spot.is_some() || query.spot_price.is_some(),
+        reserved => reserved
+            .commitment()
+            .is_some_and(|term| query.price.is_some() || catalog.reserved_discount(&o.provider, term).is_some()),
+    };
     let cheapest = |candidates: Vec<&Offering>| {
-        candidates
-            .into_iter()
-            .filter(|o| o.on_demand.is_some())
-            .min_by(|a, b| {
-                a.on_demand
-                    .map(|p| p.0)
-                    .unwrap_or(f64::INFINITY)
-                    .total_cmp(&b.on_demand.map(|p| p.0).unwrap_or(f64::INFINITY))
-            })
-            .cloned()
+        let rate = |o: &&&Offering| o.on_demand.map_or(f64::INFINITY, |p| p.0);
+        let by_price = |a: &&&Offering, b: &&&Offering| rate(a).total_cmp(&rate(b));
+        let priced: Vec<&Offering> = candidates.into_iter().filter(|o| o.on_demand.is_some()).collect();
+        priced
+            .iter()
+            .filter(|o| query.billing.iter().all(|b| prices(o, *b)))
+            .min_by(by_price)
+            .or_else(|| priced.iter().min_by(by_price))
+            .map(|o| (*o).clone())
     };
     if let Some(instance) = &query.instance {
         let matching: Vec<&Offering> = catalog

@@ -38,10 +38,12 @@ impl std::str::FromStr for PriceTier {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CostOptions {
-    /// An instance type from the catalog (`p3.2xlarge`); the cheapest region in scope is priced.
+    /// An instance type from the catalog (`p3.2xlarge`); the cheapest region in scope is priced
+    /// (among those that price every `billing` mode asked for, where any does).
     #[serde(default)]
     pub instance: Option<String>,
-    /// A GPU type; with `gpus`, the cheapest offering of that shape is priced.
+    /// A GPU type; with `gpus`, the cheapest offering of that shape is priced (among those that
+    /// price every `billing` mode asked for, where any does).
     #[serde(default)]
     pub gpu: Option<String>,
     #[serde(default)]

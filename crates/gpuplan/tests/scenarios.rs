@@ -260,6 +260,24 @@ fn flagged_prices_are_used_only_when_trusted() {
     );
 }
 
+/// "What would 8 H100s cost on demand, on spot and reserved for a year?" is answered for an
+/// offering that has all three prices, not for the cheapest one that has only the first.
+#[test]
+fn a_gpu_priced_in_three_billing_modes_is_an_offering_that_has_all_three() {
+    let mut q = CostQuery::for_hours(100.0);
+    q.gpu = Some("H100".to_string());
+    q.gpus = Some(8);
+    q.billing = vec![BillingMode::OnDemand, BillingMode::Spot, BillingMode::Reserved1y];
+    let answer = cost_job(catalog(), &q).unwrap();
+    assert!(
+        answer.unpriced.is_empty(),
+        "{:?} for {}",
+        answer.unpriced,
+        answer.subject
+    );
+    assert_eq!(answer.lines.len(), 3, "{}", answer.subject);
+}
+
 #[test]
 fn a_one_year_reservation_for_a_three_day_job_pays_the_year() {
     let mut q = CostQuery::for_hours(72.0);
