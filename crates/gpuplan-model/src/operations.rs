@@ -108,6 +108,13 @@ impl Operations {
         self.shared_storage.iter().find(|s| &s.provider == provider)
     }
 
+    /// The shared-file class named `class` of `provider`, where the tables describe it.
+    pub fn shared_storage_class(&self, provider: &ProviderId, class: &str) -> Option<&crate::SharedStorage> {
+        self.shared_storage
+            .iter()
+            .find(|s| &s.provider == provider && s.storage_class == class)
+    }
+
     /// The start-up profile of `provider`'s class, if the tables name it.
     pub fn startup(&self, provider: &ProviderId) -> Option<&StartupProfile> {
         self.startup.iter().find(|p| p.providers.contains(provider))

@@ -462,9 +462,14 @@ fn stack_of(r: &SavedRecommendation, accelerator: &gpuplan_model::Accelerator) -
 /// with a warning where the catalog knows none.
 fn storage_class(catalog: &Catalog, given: Option<&str>, placement: &Placement, nodes: u32, what: &str) -> Storage {
     if let Some(class) = given {
+        // A class the tables describe for this provider gets its notes (what to install, how a
+        // claim's size is rounded); another is named as given.
+        let known = catalog
+            .operations()
+            .shared_storage_class(&ProviderId::new(&placement.provider), class);
         return Storage {
             class: Some(class.to_string()),
-            note: None,
+            note: known.map(|shared| shared_storage_note(shared, what)),
         };
     }
     if nodes <= 1 {
@@ -472,10 +477,24 @@ fn storage_class(catalog: &Catalog, given: Option<&str>, placement: &Placement, 
     }
     let provider = ProviderId::new(&placement.provider);
     match catalog.operations().shared_storage(&provider) {
-        Some(shared) => Storage {
-            class: Some(shared.storage_class.clone()),
-            note: Some(shared_storage_note(shared, what)),
-        },
+        Some(shared) => {
+            let mut note = shared_storage_note(shared, what);
+            for other in catalog
+                .operations()
+                .shared_storage
+                .iter()
+                .filter(|s| s.provider == provider && s.storage_class != shared.storage_class)
+            {
+                note.push_str(&format!(
+                    "\nAlso known for {}: {} ({}); choose it with --storage-class {}.",
+                    provider, other.storage_class, other.kind, other.storage_class
+                ));
+            }
+            Storage {
+                class: Some(shared.storage_class.clone()),
+                note: Some(note),
+            }
+        }
         None => Storage {
             class: None,
             note: Some(format!(

@@ -695,6 +695,21 @@ fn a_multi_node_plan_over_efa_requests_the_fabric() {
         .find(|d| d["kind"] == "PersistentVolumeClaim")
         .unwrap();
     assert_eq!(pvc["spec"]["storageClassName"], "fsx-lustre");
+    // The default names the faster FSx for Lustre class the catalog knows, which, chosen, gets
+    // its own notes: the driver to install and the 1,200 GiB a claim starts at.
+    assert!(
+        header.yaml.contains("choose it with --storage-class fsx-sc"),
+        "{}",
+        header.yaml
+    );
+    chosen_class.storage_class = Some("fsx-sc".to_string());
+    let files = export_plan(catalog(), &saved, ExportTarget::Kubernetes, &chosen_class).unwrap();
+    let header = files.iter().find(|f| f.yaml.contains("PersistentVolumeClaim")).unwrap();
+    assert!(
+        header.yaml.contains("aws-fsx-csi-driver") && header.yaml.contains("Volumes start at 1200 GiB"),
+        "{}",
+        header.yaml
+    );
     let sky = exported(&saved, ExportTarget::SkyPilot, TrainingFlavour::IndexedJob);
     assert_valid_skypilot(&sky[0]);
     assert!(sky[0].yaml.contains("network_tier: best"), "{}", sky[0].yaml);
