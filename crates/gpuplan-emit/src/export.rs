@@ -43,8 +43,43 @@ impl TerminalExporter {
     }
 }
 
+impl TerminalExporter {
+    /// `table` fitted to the terminal: its optional columns left out, first to go first, while
+    /// its words cannot fit the width, and a footer line naming those left out.
+    fn fitted(&self, table: &Table) -> Table {
+        let Some(width) = self.width.map(|w| w.max(MIN_WIDTH)) else {
+            return table.clone();
+        };
+        let needed = |t: &Table| -> u32 {
+            (0..t.headers.len()).map(|i| u32::from(longest_word(t, i))).sum::<u32>() + t.headers.len() as u32 + 1
+        };
+        let mut fitted = table.clone();
+        let mut dropped = Vec::new();
+        while needed(&fitted) > u32::from(width) {
+            let Some(next) = fitted.optional.first().cloned() else {
+                break;
+            };
+            fitted = fitted.without(&next);
+            if !next.is_empty() {
+                dropped.push(next);
+            }
+        }
+        if !dropped.is_empty() {
+            fitted.footer.insert(
+                0,
+                format!(
+                    "{} left out to fit {width} columns (a wider terminal, COLUMNS, or --format csv shows them)",
+                    dropped.join(", ")
+                ),
+            );
+        }
+        fitted
+    }
+}
+
 impl Exporter for TerminalExporter {
     fn export(&self, table: &Table) -> String {
+        let table = &self.fitted(table);
         let mut out = comfy_table::Table::new();
         out.load_preset(presets::UTF8_FULL_CONDENSED);
         match self.width {
@@ -226,6 +261,41 @@ mod tests {
         for word in ["gpu-h100-sxm_8gpu-128vcpu-1600gb", "InfiniBand", "eu-north1"] {
             assert!(narrow.contains(word), "{word}: {narrow}");
         }
+    }
+
+    #[test]
+    fn a_table_too_wide_for_its_words_leaves_out_its_optional_columns_and_says_so() {
+        let mut table = Table::new(["instance", "region", "layout", "memory", "price"]).optional(&["layout", "memory"]);
+        table.push_row([
+            "gpu-b200-sxm-a_8gpu-160vcpu-1792gb",
+            "asia-northeast1",
+            "16·1·1",
+            "120/179 GiB",
+            "$44.00",
+        ]);
+        let at = |width: u16| {
+            TerminalExporter {
+                colour: false,
+                width: Some(width),
+            }
+            .export(&table)
+        };
+        // Wide enough: every column stays.
+        let wide = at(120);
+        assert!(wide.contains("16·1·1") && !wide.contains("left out"), "{wide}");
+        // Too narrow for every word: the optional columns go, in order, and the footer says so.
+        let narrow = at(70);
+        assert!(!narrow.contains("16·1·1") && !narrow.contains("120/179"), "{narrow}");
+        assert!(narrow.contains("layout, memory left out to fit 70 columns"), "{narrow}");
+        assert!(narrow.contains("gpu-b200-sxm-a_8gpu-160vcpu-1792gb") && narrow.contains("$44.00"));
+        let table_lines = narrow.lines().filter(|l| l.starts_with(['┌', '│', '╞', '└']));
+        assert!(table_lines.into_iter().all(|l| l.chars().count() <= 70), "{narrow}");
+        // Only as many as needed go: at 80 the memory column wraps at its space and stays.
+        let middle = at(80);
+        assert!(
+            middle.contains("120/179") && middle.contains("layout left out"),
+            "{middle}"
+        );
     }
 
     #[test]

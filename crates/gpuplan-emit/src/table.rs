@@ -14,6 +14,9 @@ pub struct Table {
     pub rows: Vec<Vec<String>>,
     /// Lines shown under a terminal or Markdown table (e.g. "12 more rows: use --limit 0").
     pub footer: Vec<String>,
+    /// Columns a terminal too narrow for the whole table may leave out, first to go first (by
+    /// header); the others always stay.
+    pub optional: Vec<String>,
 }
 
 impl Table {
@@ -28,7 +31,31 @@ impl Table {
             headers,
             rows: Vec::new(),
             footer: Vec::new(),
+            optional: Vec::new(),
         }
+    }
+
+    /// Marks the named columns as ones a narrow terminal may leave out, in that order.
+    pub fn optional(mut self, columns: &[&str]) -> Table {
+        self.optional = columns.iter().map(|c| c.to_string()).collect();
+        self
+    }
+
+    /// The table without the column headed `header`.
+    pub fn without(&self, header: &str) -> Table {
+        let Some(index) = self.headers.iter().position(|h| h == header) else {
+            return self.clone();
+        };
+        let mut table = self.clone();
+        table.headers.remove(index);
+        table.align.remove(index);
+        for row in &mut table.rows {
+            if index < row.len() {
+                row.remove(index);
+            }
+        }
+        table.optional.retain(|h| h != header);
+        table
     }
 
     /// Right-aligns the named columns (numbers).

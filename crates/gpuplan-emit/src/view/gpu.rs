@@ -19,7 +19,8 @@ pub fn gpu_table<'a>(accelerators: impl IntoIterator<Item = &'a Accelerator>) ->
         "scale-up link",
         "year",
     ])
-    .right_aligned(&["memory", "bandwidth", "fp32", "bf16/fp16", "fp8", "int8", "TDP", "year"]);
+    .right_aligned(&["memory", "bandwidth", "fp32", "bf16/fp16", "fp8", "int8", "TDP", "year"])
+    .optional(&["scale-up link", "year", "int8", "fp32", "TDP", "architecture"]);
     for a in accelerators {
         let half = a
             .peak(Precision::Bf16)

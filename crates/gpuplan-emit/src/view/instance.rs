@@ -23,7 +23,8 @@ pub fn instance_table(offerings: &[Offering], limit: usize, money: &Money) -> Ta
         "spot",
         per_gpu_hour.as_str(),
     ])
-    .right_aligned(&["GPU memory", "vCPUs", "RAM", "on-demand", "spot", per_gpu_hour.as_str()]);
+    .right_aligned(&["GPU memory", "vCPUs", "RAM", "on-demand", "spot", per_gpu_hour.as_str()])
+    .optional(&["GPU link", "RAM", "vCPUs", "GPU memory", per_gpu_hour.as_str()]);
     let groups = group_by_region(offerings);
     let shown = if limit == 0 {
         groups.len()

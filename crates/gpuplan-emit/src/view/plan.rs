@@ -40,7 +40,10 @@ pub fn plan_table(plan: &PlanJson, serving: bool, money: &Money) -> Table {
         per_hour.as_str(),
         "total",
         per_month.as_str(),
-    ]);
+    ])
+    // What a narrow terminal leaves out first: the explanation below names the winners, and
+    // --format csv keeps every column.
+    .optional(&["layout", "prec", "mem/GPU", "", "billing"]);
     for (index, r) in plan.recommendations.iter().enumerate() {
         let mut tags = Vec::new();
         if index == plan.cheapest {
