@@ -624,6 +624,15 @@ pub struct PlanArgs {
     #[arg(long, value_name = "GIB", help_heading = "Where to rent")]
     pub min_host_memory_per_gpu: Option<f64>,
 
+    /// At least this many vCPUs per instance (a guide's "a machine with 32 vCPUs"; per GPU:
+    /// --min-vcpus-per-gpu).
+    #[arg(long, help_heading = "Where to rent")]
+    pub min_vcpus: Option<f64>,
+
+    /// At least this much host memory per instance, GiB.
+    #[arg(long, visible_alias = "min-ram", value_name = "GIB", help_heading = "Where to rent")]
+    pub min_memory: Option<f64>,
+
     /// At least this much local disk per instance, GB (instances whose disk the catalog does
     /// not state are left out, and the plan says so).
     #[arg(long, value_name = "GB", help_heading = "Where to rent")]

@@ -94,6 +94,9 @@ pub struct Constraints {
     /// Host resources each GPU needs at least (data loading, preprocessing).
     pub min_vcpus_per_gpu: Option<f64>,
     pub min_host_memory_gib_per_gpu: Option<f64>,
+    /// Host resources each instance needs at least, whatever its GPUs: vCPUs and GiB.
+    pub min_vcpus: Option<f64>,
+    pub min_memory_gib: Option<f64>,
     /// Local disk each instance needs at least, GB (datasets staged, checkpoints, caches).
     pub min_local_disk_gb: Option<f64>,
     /// The GPUs' CUDA compute capability at least (a kernel or build that needs it).
@@ -119,6 +122,8 @@ impl Default for Constraints {
             memory_margin: DEFAULT_MEMORY_MARGIN,
             min_vcpus_per_gpu: None,
             min_host_memory_gib_per_gpu: None,
+            min_vcpus: None,
+            min_memory_gib: None,
             min_local_disk_gb: None,
             min_compute_capability: None,
         }

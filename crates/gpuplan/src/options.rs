@@ -231,6 +231,12 @@ pub struct PlanOptions {
     pub min_vcpus_per_gpu: Option<f64>,
     #[serde(default)]
     pub min_host_memory_per_gpu: Option<f64>,
+    /// vCPUs each instance has at least.
+    #[serde(default)]
+    pub min_vcpus: Option<f64>,
+    /// Host memory each instance has at least, GiB.
+    #[serde(default)]
+    pub min_memory: Option<f64>,
     /// Local disk each instance needs at least, GB.
     #[serde(default)]
     pub min_disk: Option<f64>,
@@ -327,6 +333,8 @@ impl Default for PlanOptions {
             max_nodes: None,
             min_vcpus_per_gpu: None,
             min_host_memory_per_gpu: None,
+            min_vcpus: None,
+            min_memory: None,
             min_disk: None,
             compute_capability: None,
             objective: cost(),
@@ -727,6 +735,8 @@ impl PlanOptions {
             (Field::MaxNodes, self.max_nodes.is_some()),
             (Field::MinVcpusPerGpu, self.min_vcpus_per_gpu.is_some()),
             (Field::MinHostMemoryPerGpu, self.min_host_memory_per_gpu.is_some()),
+            (Field::MinVcpus, self.min_vcpus.is_some()),
+            (Field::MinMemory, self.min_memory.is_some()),
             (Field::MinDisk, self.min_disk.is_some()),
             (Field::ComputeCapability, self.compute_capability.is_some()),
             (Field::Family, !self.family.is_empty()),
@@ -831,6 +841,8 @@ impl PlanOptions {
         query.max_nodes = self.max_nodes;
         query.min_vcpus_per_gpu = self.min_vcpus_per_gpu;
         query.min_host_memory_gib_per_gpu = self.min_host_memory_per_gpu;
+        query.min_vcpus = self.min_vcpus;
+        query.min_memory_gib = self.min_memory;
         query.min_local_disk_gb = self.min_disk;
         query.compute_capability = self.compute_capability.clone();
         query.objective = self.objective()?;

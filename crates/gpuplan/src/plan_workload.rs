@@ -73,6 +73,9 @@ pub struct PlanQuery {
     pub memory_margin: Option<f64>,
     pub min_vcpus_per_gpu: Option<f64>,
     pub min_host_memory_gib_per_gpu: Option<f64>,
+    /// vCPUs and host memory (GiB) each instance has at least.
+    pub min_vcpus: Option<f64>,
+    pub min_memory_gib: Option<f64>,
     /// Local disk each instance needs at least, GB.
     pub min_local_disk_gb: Option<f64>,
     /// The GPUs' CUDA compute capability at least, as written (`8.0`, `sm_90`).
@@ -134,6 +137,8 @@ impl PlanQuery {
             max_nodes: None,
             memory_margin: None,
             min_vcpus_per_gpu: None,
+            min_vcpus: None,
+            min_memory_gib: None,
             min_local_disk_gb: None,
             compute_capability: None,
             families: Vec::new(),
@@ -273,6 +278,8 @@ fn check_plan_numbers(query: &PlanQuery) -> Result<(), Error> {
     for (field, value) in [
         (Field::MinVcpusPerGpu, query.min_vcpus_per_gpu),
         (Field::MinHostMemoryPerGpu, query.min_host_memory_gib_per_gpu),
+        (Field::MinVcpus, query.min_vcpus),
+        (Field::MinMemory, query.min_memory_gib),
         (Field::MinDisk, query.min_local_disk_gb),
     ] {
         defaults::require_non_negative(field, value)?;
@@ -512,6 +519,8 @@ fn constraints_for(
         memory_margin: query.memory_margin.unwrap_or(gpuplan_plan::DEFAULT_MEMORY_MARGIN),
         min_vcpus_per_gpu: query.min_vcpus_per_gpu,
         min_host_memory_gib_per_gpu: query.min_host_memory_gib_per_gpu,
+        min_vcpus: query.min_vcpus,
+        min_memory_gib: query.min_memory_gib,
         min_local_disk_gb: query.min_local_disk_gb,
         min_compute_capability: query
             .compute_capability

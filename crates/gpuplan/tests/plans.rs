@@ -250,6 +250,34 @@ fn minimum_host_resources_are_enforced() {
     );
 }
 
+/// A guide's "a machine with at least 64 vCPUs and 512 GB of RAM": whole-instance minimums,
+/// whatever its GPUs, beside the per-GPU ones.
+#[test]
+fn whole_instance_minimums_are_enforced() {
+    let mut q = query("llama-3.1-8b", Task::Lora);
+    q.tokens = Some(1e8);
+    q.seq = Some(2048);
+    q.batch = Some(16);
+    q.min_vcpus = Some(64.0);
+    q.min_memory_gib = Some(512.0);
+    let answer = feasible(&q);
+    for r in &answer.plan.recommendations {
+        assert!(
+            r.offering.vcpus >= 64.0 && r.offering.memory.as_gib() >= 512.0,
+            "{}",
+            r.label()
+        );
+    }
+    assert!(
+        answer
+            .plan
+            .rejected_counts
+            .contains_key(&gpuplan::planner::Constraint::Host)
+    );
+    q.min_vcpus = Some(-1.0);
+    assert!(plan_workload(catalog(), &q).is_err());
+}
+
 /// The fitted constants are the catalog's: a catalog whose vLLM reaches half the memory
 /// bandwidth needs more GPUs for the same traffic.
 #[test]

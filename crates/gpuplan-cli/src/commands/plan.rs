@@ -74,6 +74,8 @@ fn options(catalog: &Catalog, args: &PlanArgs, model: &str, task: &str) -> Resul
         max_nodes: args.max_nodes,
         min_vcpus_per_gpu: args.min_vcpus_per_gpu,
         min_host_memory_per_gpu: args.min_host_memory_per_gpu,
+        min_vcpus: args.min_vcpus,
+        min_memory: args.min_memory,
         min_disk: args.min_disk,
         compute_capability: args.compute_capability.clone(),
         objective: match args.objective {

@@ -170,6 +170,19 @@ pub(super) fn host_rejection(
     if let Some(need) = c.min_vcpus_per_gpu.filter(|need| vcpus < *need) {
         return Some(short("vCPUs", vcpus, need));
     }
+    let whole = |what: &str, have: f64, need: f64| Rejection {
+        candidate: candidate_label(offering, 1, None),
+        constraint: Constraint::Host,
+        reason: format!("{have:.0} {what} per instance, {need:.0} required"),
+        shortfall: need / have.max(1e-9),
+        needed: None,
+    };
+    if let Some(need) = c.min_vcpus.filter(|need| offering.vcpus < *need) {
+        return Some(whole("vCPUs", offering.vcpus, need));
+    }
+    if let Some(need) = c.min_memory_gib.filter(|need| offering.memory.as_gib() < *need) {
+        return Some(whole("GiB host memory", offering.memory.as_gib(), need));
+    }
     c.min_host_memory_gib_per_gpu
         .filter(|need| memory < *need)
         .map(|need| short("GiB host memory", memory, need))
