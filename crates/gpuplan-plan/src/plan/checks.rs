@@ -160,32 +160,26 @@ pub(super) fn host_rejection(
     let gpus = f64::from(offering.accelerator_count.max(1));
     let vcpus = offering.vcpus / gpus;
     let memory = offering.memory.as_gib() / gpus;
-    let short = |what: &str, have: f64, need: f64| Rejection {
+    // "12 vCPUs per GPU, 16 required", "48 GiB host memory per instance, 512 required".
+    let short = |what: &str, per: &str, have: f64, need: f64| Rejection {
         candidate: candidate_label(offering, 1, None),
         constraint: Constraint::Host,
-        reason: format!("{have:.0} {what} per GPU, {need:.0} required"),
+        reason: format!("{have:.0} {what} per {per}, {need:.0} required"),
         shortfall: need / have.max(1e-9),
         needed: None,
     };
-    if let Some(need) = c.min_vcpus_per_gpu.filter(|need| vcpus < *need) {
-        return Some(short("vCPUs", vcpus, need));
-    }
-    let whole = |what: &str, have: f64, need: f64| Rejection {
-        candidate: candidate_label(offering, 1, None),
-        constraint: Constraint::Host,
-        reason: format!("{have:.0} {what} per instance, {need:.0} required"),
-        shortfall: need / have.max(1e-9),
-        needed: None,
-    };
-    if let Some(need) = c.min_vcpus.filter(|need| offering.vcpus < *need) {
-        return Some(whole("vCPUs", offering.vcpus, need));
-    }
-    if let Some(need) = c.min_memory_gib.filter(|need| offering.memory.as_gib() < *need) {
-        return Some(whole("GiB host memory", offering.memory.as_gib(), need));
-    }
-    c.min_host_memory_gib_per_gpu
-        .filter(|need| memory < *need)
-        .map(|need| short("GiB host memory", memory, need))
+    let instance_memory = offering.memory.as_gib();
+    [
+        (c.min_vcpus_per_gpu, vcpus, "vCPUs", "GPU"),
+        (c.min_vcpus, offering.vcpus, "vCPUs", "instance"),
+        (c.min_memory_gib, instance_memory, "GiB host memory", "instance"),
+        (c.min_host_memory_gib_per_gpu, memory, "GiB host memory", "GPU"),
+    ]
+    .into_iter()
+    .find_map(|(need, have, what, per)| {
+        need.filter(|need| have < *need)
+            .map(|need| short(what, per, have, need))
+    })
 }
 
 pub(super) fn host_warnings(offering: &Offering, configured: &Configured, nodes: u32) -> Vec<String> {
