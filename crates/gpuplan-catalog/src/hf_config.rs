@@ -25,6 +25,7 @@ pub const SUPPORTED_MODEL_TYPES: &[&str] = &[
     "cohere",
     "gpt_oss",
     "glm4",
+    "glm4_moe",
     "olmo2",
     "granite",
     "llama4",
@@ -356,7 +357,7 @@ fn llama_like(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
     spec.attention_bias = match (f.model_type, f.flag("attention_bias")?) {
         ("qwen2" | "qwen2_moe", _) => AttentionBias::Qkv,
         // GLM-4's `attention_bias` puts biases on the query, key and value projections only.
-        ("glm4", Some(true)) => AttentionBias::Qkv,
+        ("glm4" | "glm4_moe", Some(true)) => AttentionBias::Qkv,
         (_, Some(true)) => AttentionBias::All,
         _ => AttentionBias::None,
     };
@@ -482,6 +483,31 @@ fn llama_like(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
                     .saturating_sub(f.opt(&["first_k_dense_replace"])?.unwrap_or(0));
                 spec.extra_parameters = moe_layers * experts;
             }
+        }
+        "glm4_moe" => {
+            // GLM-4.5: DeepSeek-V3's expert layout (routed and shared experts of
+            // `moe_intermediate_size` after `first_k_dense_replace` dense layers, a per-expert
+            // score-correction bias) on grouped-query attention; the multi-token-prediction
+            // layers the checkpoint adds (`num_nextn_predict_layers`) are not run to generate.
+            let expert_ffn = f.req(&["moe_intermediate_size"])?;
+            let shared = f.opt(&["n_shared_experts"])?.unwrap_or(0);
+            let experts = f.req(&["n_routed_experts"])?;
+            let dense_layers = f.opt(&["first_k_dense_replace"])?.unwrap_or(0);
+            if dense_layers > spec.layers {
+                return Err(invalid(
+                    "first_k_dense_replace",
+                    format!("more dense layers than the model's {} layers", spec.layers),
+                ));
+            }
+            spec.moe = Some(MoeSpec {
+                experts,
+                experts_per_token: f.req(&["num_experts_per_tok"])?,
+                shared_experts: shared,
+                expert_ffn,
+                shared_ffn: shared * expert_ffn,
+                dense_layers,
+            });
+            spec.extra_parameters += (spec.layers - dense_layers) * experts;
         }
         _ => {}
     }

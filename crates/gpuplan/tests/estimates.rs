@@ -1624,6 +1624,28 @@ mod pasted_configs {
         assert!(said.contains("vision tower counted"), "{said}");
     }
 
+    /// GLM-4.5-Air's config (`glm4_moe`: DeepSeek-V3's expert layout on grouped-query
+    /// attention) counts the 106 B parameters and 12 B active its card states (active counted
+    /// without the embeddings, as the card does).
+    #[test]
+    fn glm_4_5_air_counts_its_cards_parameters() {
+        let config = serde_json::json!({
+            "architectures": ["Glm4MoeForCausalLM"], "model_type": "glm4_moe", "attention_bias": true,
+            "first_k_dense_replace": 1, "head_dim": 128, "hidden_act": "silu", "hidden_size": 4096,
+            "intermediate_size": 10944, "max_position_embeddings": 131072, "moe_intermediate_size": 1408,
+            "n_routed_experts": 128, "n_shared_experts": 1, "num_attention_heads": 96,
+            "num_experts_per_tok": 8, "num_hidden_layers": 46, "num_key_value_heads": 8,
+            "num_nextn_predict_layers": 1, "partial_rotary_factor": 0.5, "rms_norm_eps": 1e-05,
+            "tie_word_embeddings": false, "use_qk_norm": false, "vocab_size": 151552
+        });
+        let answer = pasted("config.json", config).unwrap();
+        let counts = answer.estimate.parameters;
+        assert!((counts.total as f64 / 106e9 - 1.0).abs() < 0.01, "{}", counts.total);
+        let embeddings = 2 * 151_552 * 4096;
+        let active = (counts.active - embeddings) as f64;
+        assert!((active / 12e9 - 1.0).abs() < 0.03, "{active}");
+    }
+
     /// Sliding-window layers keep only their window: gpt-oss alternates 128-token windows
     /// with full attention, so at 33,000 tokens its cache is half of full attention's, and the
     /// answer says so; within the window nothing changes.
