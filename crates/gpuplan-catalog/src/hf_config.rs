@@ -26,6 +26,7 @@ pub const SUPPORTED_MODEL_TYPES: &[&str] = &[
     "gpt_oss",
     "glm4",
     "glm4_moe",
+    "chatglm",
     "olmo2",
     "granite",
     "llama4",
@@ -190,6 +191,7 @@ pub fn parse_hf_config(config: &Map<String, Value>) -> Result<TransformerSpec, M
         "gpt2" => gpt2(&f)?,
         "gptj" => gptj(&f)?,
         "gpt_neox" => gpt_neox(&f)?,
+        "chatglm" => chatglm(&f)?,
         "opt" => opt(&f)?,
         "bloom" => bloom(&f)?,
         "falcon" => falcon(&f)?,
@@ -763,6 +765,44 @@ fn gptj(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
     spec.attention_bias = AttentionBias::None;
     // GPT-J's output layer has a bias.
     spec.extra_parameters = spec.vocab;
+    Ok(spec)
+}
+
+/// ChatGLM's own config (ChatGLM2/3, GLM-4-9B in THUDM's format): its names for a Llama-style
+/// decoder (`num_layers`, `ffn_hidden_size`, `kv_channels`, `multi_query_group_num`,
+/// `padded_vocab_size`), a SwiGLU MLP, RMSNorm, query/key/value biases (`add_qkv_bias`) and an
+/// output layer of its own.
+fn chatglm(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
+    let hidden = f.req(&["hidden_size"])?;
+    let heads = f.req(&["num_attention_heads"])?;
+    let mut spec = base(f.model_type, Stacks::DecoderOnly);
+    spec.hidden = hidden;
+    spec.layers = f.req(&["num_layers", "num_hidden_layers"])?;
+    spec.heads = heads;
+    spec.kv_heads = match f.flag("multi_query_attention")? {
+        Some(false) => heads,
+        _ => f.opt(&["multi_query_group_num"])?.unwrap_or(heads),
+    };
+    spec.head_dim = match f.opt(&["kv_channels"])? {
+        Some(dim) => dim,
+        None => f.head_dim(hidden, heads)?,
+    };
+    spec.ffn = f.req(&["ffn_hidden_size", "intermediate_size"])?;
+    spec.gated_ffn = true;
+    spec.vocab = f.req(&["padded_vocab_size", "vocab_size"])?;
+    spec.tied_embeddings = f.flag("tie_word_embeddings")?.unwrap_or(false);
+    spec.norm = if f.flag("rmsnorm")?.unwrap_or(true) {
+        Norm::RmsNorm
+    } else {
+        Norm::LayerNorm
+    };
+    spec.attention_bias = if f.flag("add_qkv_bias")?.unwrap_or(false) {
+        AttentionBias::Qkv
+    } else {
+        AttentionBias::None
+    };
+    spec.mlp_bias = f.flag("add_bias_linear")?.unwrap_or(false);
+    spec.max_context = f.opt_positive(&["seq_length", "max_position_embeddings"])?.unwrap_or(0);
     Ok(spec)
 }
 

@@ -1646,6 +1646,23 @@ mod pasted_configs {
         assert!((active / 12e9 - 1.0).abs() < 0.03, "{active}");
     }
 
+    /// ChatGLM's own config format (GLM-4-9B as THUDM publishes it: `num_layers`,
+    /// `ffn_hidden_size`, `multi_query_group_num`, `padded_vocab_size`) counts the 9.4 B its
+    /// card states.
+    #[test]
+    fn a_chatglm_config_counts_its_cards_parameters() {
+        let config = serde_json::json!({
+            "model_type": "chatglm", "add_bias_linear": false, "add_qkv_bias": true,
+            "ffn_hidden_size": 13696, "hidden_size": 4096, "kv_channels": 128,
+            "multi_query_attention": true, "multi_query_group_num": 2, "num_attention_heads": 32,
+            "num_layers": 40, "padded_vocab_size": 151552, "rmsnorm": true, "seq_length": 131072,
+            "tie_word_embeddings": false
+        });
+        let answer = pasted("config.json", config).unwrap();
+        let total = answer.estimate.parameters.total as f64;
+        assert!((total / 9.4e9 - 1.0).abs() < 0.005, "{total}");
+    }
+
     /// Sliding-window layers keep only their window: gpt-oss alternates 128-token windows
     /// with full attention, so at 33,000 tokens its cache is half of full attention's, and the
     /// answer says so; within the window nothing changes.
