@@ -42,9 +42,12 @@ pub fn model(catalog: &Catalog, source: &ModelSource) -> Result<ModelSpec, Error
             let config: serde_json::Map<String, serde_json::Value> = serde_json::from_str(text).unwrap_or_default();
             let walked = match diffusion_transformer_model(name, &config)? {
                 Some(pipeline) => Some((pipeline, "a diffusion transformer's are counted from its blocks")),
-                None => {
-                    convnext_model(name, &config)?.map(|convnet| (convnet, "a ConvNeXt's are counted from its stages"))
-                }
+                None => match convnext_model(name, &config)? {
+                    Some(convnet) => Some((convnet, "a ConvNeXt's are counted from its stages")),
+                    None => {
+                        resnet_model(name, &config)?.map(|resnet| (resnet, "a ResNet's are counted from its stages"))
+                    }
+                },
             };
             if let Some((model, counted)) = walked {
                 if checkpoint_index.is_some() {
@@ -90,29 +93,60 @@ fn convnext_model(name: &str, config: &serde_json::Map<String, serde_json::Value
     let (spec, resolution) = gpuplan_catalog::parse_convnext_config(config)
         .map_err(|error| Error::invalid(format!("{name}: {error}"), None))?;
     let parameters = gpuplan_model::ConvNetwork::unroll(&spec, resolution).1;
-    Ok(Some(ModelSpec {
+    Ok(Some(convnet_model(
+        name,
+        resolution,
+        ("ConvNeXt", parameters),
+        |cited| cited.convnext = Some(spec),
+    )))
+}
+
+/// A ResNet config (`model_type: resnet`, as microsoft/resnet-50 publishes it) walked layer by
+/// layer like the built-in ResNets; `None` for any other config.
+fn resnet_model(name: &str, config: &serde_json::Map<String, serde_json::Value>) -> Result<Option<ModelSpec>, Error> {
+    if config.get("model_type").and_then(serde_json::Value::as_str) != Some(gpuplan_catalog::RESNET_MODEL_TYPE) {
+        return Ok(None);
+    }
+    let (spec, resolution) = gpuplan_catalog::parse_resnet_config(config)
+        .map_err(|error| Error::invalid(format!("{name}: {error}"), None))?;
+    let parameters = gpuplan_model::ConvNetwork::unroll(&spec, resolution).1;
+    Ok(Some(convnet_model(name, resolution, ("ResNet", parameters), |cited| {
+        cited.resnet = Some(spec)
+    })))
+}
+
+/// A pasted convolutional network as a vision model of one component, its walk set by `walk`.
+fn convnet_model(
+    name: &str,
+    resolution: u64,
+    (component, parameters): (&str, u64),
+    walk: impl FnOnce(&mut gpuplan_model::CitedSpec),
+) -> ModelSpec {
+    let mut cited = gpuplan_model::CitedSpec {
+        family: "vision".to_string(),
+        resolution,
+        forward_flops_per_sample: None,
+        activation_bytes_per_sample: None,
+        denoising_steps: None,
+        components: vec![(component.to_string(), parameters)],
+        unet: None,
+        transformer: None,
+        vae_decoder: None,
+        resnet: None,
+        convnext: None,
+        yolo: None,
+    };
+    walk(&mut cited);
+    ModelSpec {
         id: name.to_string(),
         name: name.to_string(),
         aliases: Vec::new(),
-        architecture: Architecture::Cited(gpuplan_model::CitedSpec {
-            family: "vision".to_string(),
-            resolution,
-            forward_flops_per_sample: None,
-            activation_bytes_per_sample: None,
-            denoising_steps: None,
-            components: vec![("ConvNeXt".to_string(), parameters)],
-            unet: None,
-            transformer: None,
-            vae_decoder: None,
-            resnet: None,
-            convnext: Some(spec),
-            yolo: None,
-        }),
+        architecture: Architecture::Cited(cited),
         published_parameters: None,
         published_counts_output_layer_twice: false,
         checkpoint_parameters: None,
         sources: Vec::new(),
-    }))
+    }
 }
 
 /// A diffusers diffusion-transformer config (`SD3Transformer2DModel`, `FluxTransformer2DModel`)

@@ -1663,6 +1663,30 @@ mod pasted_configs {
         assert!((total / 9.4e9 - 1.0).abs() < 0.005, "{total}");
     }
 
+    /// microsoft/resnet-50's `config.json` (`model_type: resnet`) is walked as the built-in
+    /// ResNet-50 is: the same 25.6 M parameters and the same time per image.
+    #[test]
+    fn a_hugging_face_resnet_config_is_the_built_in_resnet() {
+        let config = serde_json::json!({
+            "model_type": "resnet", "depths": [3, 4, 6, 3], "hidden_sizes": [256, 512, 1024, 2048],
+            "embedding_size": 64, "layer_type": "bottleneck", "num_channels": 3, "num_labels": 1000
+        });
+        let pasted = pasted("config.json", config).unwrap();
+        let built_in = estimate_workload(catalog(), &request("resnet-50", "inference", "H100")).unwrap();
+        assert_eq!(pasted.estimate.parameters.total, built_in.estimate.parameters.total);
+        assert_eq!(
+            format!("{:?}", pasted.estimate.inference),
+            format!("{:?}", built_in.estimate.inference)
+        );
+        let wide = serde_json::json!({"model_type": "resnet", "depths": [3, 4, 6, 3], "hidden_sizes": [512, 1024, 2048, 4096]});
+        let error = pasted_error(wide);
+        assert!(error.contains("hidden_sizes"), "{error}");
+    }
+
+    fn pasted_error(config: serde_json::Value) -> String {
+        pasted("config.json", config).unwrap_err().to_string()
+    }
+
     /// Sliding-window layers keep only their window: gpt-oss alternates 128-token windows
     /// with full attention, so at 33,000 tokens its cache is half of full attention's, and the
     /// answer says so; within the window nothing changes.
