@@ -452,23 +452,8 @@ fn llama_like(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
             spec.extra_parameters = spec.layers * hidden;
         }
         "deepseek_v3" | "deepseek_v2" => {
-            let expert_ffn = f.req(&["moe_intermediate_size"])?;
-            let shared = f.opt(&["n_shared_experts"])?.unwrap_or(0);
-            let experts = f.req(&["n_routed_experts"])?;
-            spec.moe = Some(MoeSpec {
-                experts,
-                experts_per_token: f.req(&["num_experts_per_tok"])?,
-                shared_experts: shared,
-                expert_ffn,
-                shared_ffn: shared * expert_ffn,
-                dense_layers: f.opt(&["first_k_dense_replace"])?.unwrap_or(0),
-            });
-            if spec.moe.is_some_and(|m| m.dense_layers > spec.layers) {
-                return Err(invalid(
-                    "first_k_dense_replace",
-                    format!("more dense layers than the model's {} layers", spec.layers),
-                ));
-            }
+            let moe = deepseek_experts(f, spec.layers)?;
+            spec.moe = Some(moe);
             let mla = MlaSpec {
                 q_lora_rank: f.opt(&["q_lora_rank"])?.unwrap_or(0),
                 kv_lora_rank: f.req(&["kv_lora_rank"])?,
@@ -480,10 +465,7 @@ fn llama_like(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
             spec.mla = Some(mla);
             // DeepSeek-V3's router adds a per-expert score-correction bias (V2's has none).
             if f.model_type == "deepseek_v3" {
-                let moe_layers = spec
-                    .layers
-                    .saturating_sub(f.opt(&["first_k_dense_replace"])?.unwrap_or(0));
-                spec.extra_parameters = moe_layers * experts;
+                spec.extra_parameters = (spec.layers - moe.dense_layers) * moe.experts;
             }
         }
         "glm4_moe" => {
@@ -491,29 +473,36 @@ fn llama_like(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
             // `moe_intermediate_size` after `first_k_dense_replace` dense layers, a per-expert
             // score-correction bias) on grouped-query attention; the multi-token-prediction
             // layers the checkpoint adds (`num_nextn_predict_layers`) are not run to generate.
-            let expert_ffn = f.req(&["moe_intermediate_size"])?;
-            let shared = f.opt(&["n_shared_experts"])?.unwrap_or(0);
-            let experts = f.req(&["n_routed_experts"])?;
-            let dense_layers = f.opt(&["first_k_dense_replace"])?.unwrap_or(0);
-            if dense_layers > spec.layers {
-                return Err(invalid(
-                    "first_k_dense_replace",
-                    format!("more dense layers than the model's {} layers", spec.layers),
-                ));
-            }
-            spec.moe = Some(MoeSpec {
-                experts,
-                experts_per_token: f.req(&["num_experts_per_tok"])?,
-                shared_experts: shared,
-                expert_ffn,
-                shared_ffn: shared * expert_ffn,
-                dense_layers,
-            });
-            spec.extra_parameters += (spec.layers - dense_layers) * experts;
+            let moe = deepseek_experts(f, spec.layers)?;
+            spec.extra_parameters += (spec.layers - moe.dense_layers) * moe.experts;
+            spec.moe = Some(moe);
         }
         _ => {}
     }
     Ok(spec)
+}
+
+/// DeepSeek's expert layout (V2, V3, and GLM-4.5 after it): `n_routed_experts` routed and
+/// `n_shared_experts` shared experts of `moe_intermediate_size`, after `first_k_dense_replace`
+/// dense layers.
+fn deepseek_experts(f: &Fields, layers: u64) -> Result<MoeSpec, ModelConfigError> {
+    let expert_ffn = f.req(&["moe_intermediate_size"])?;
+    let shared = f.opt(&["n_shared_experts"])?.unwrap_or(0);
+    let dense_layers = f.opt(&["first_k_dense_replace"])?.unwrap_or(0);
+    if dense_layers > layers {
+        return Err(invalid(
+            "first_k_dense_replace",
+            format!("more dense layers than the model's {layers} layers"),
+        ));
+    }
+    Ok(MoeSpec {
+        experts: f.req(&["n_routed_experts"])?,
+        experts_per_token: f.req(&["num_experts_per_tok"])?,
+        shared_experts: shared,
+        expert_ffn,
+        shared_ffn: shared * expert_ffn,
+        dense_layers,
+    })
 }
 
 /// Llama 4 (`Llama4ForConditionalGeneration`): the language model's `text_config` (read as
