@@ -46,13 +46,16 @@ impl TerminalExporter {
 impl TerminalExporter {
     /// `table` fitted to the terminal: its optional columns left out, first to go first, while
     /// its words cannot fit the width, and a footer line naming those left out.
-    fn fitted(&self, table: &Table) -> Table {
+    fn fitted<'a>(&self, table: &'a Table) -> std::borrow::Cow<'a, Table> {
         let Some(width) = self.width.map(|w| w.max(MIN_WIDTH)) else {
-            return table.clone();
+            return std::borrow::Cow::Borrowed(table);
         };
         let needed = |t: &Table| -> u32 {
             (0..t.headers.len()).map(|i| u32::from(longest_word(t, i))).sum::<u32>() + t.headers.len() as u32 + 1
         };
+        if needed(table) <= u32::from(width) {
+            return std::borrow::Cow::Borrowed(table);
+        }
         let mut fitted = table.clone();
         let mut dropped = Vec::new();
         while needed(&fitted) > u32::from(width) {
@@ -73,13 +76,14 @@ impl TerminalExporter {
                 ),
             );
         }
-        fitted
+        std::borrow::Cow::Owned(fitted)
     }
 }
 
 impl Exporter for TerminalExporter {
     fn export(&self, table: &Table) -> String {
-        let table = &self.fitted(table);
+        let fitted = self.fitted(table);
+        let table = fitted.as_ref();
         let mut out = comfy_table::Table::new();
         out.load_preset(presets::UTF8_FULL_CONDENSED);
         match self.width {

@@ -414,7 +414,7 @@ fn report(provider: &str, refreshed: &Refreshed) -> String {
             }),
         }
     }
-    let counted = |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    let counted = |n: usize, one: &str, many: &str| gpuplan::model::counted(n as f64, one, many);
     let mut text = format!(
         "refreshed {provider}: {} changed, {} no quote and kept {} prices, {} for shapes the catalog lacks\n",
         counted(lines.len(), "price", "prices"),

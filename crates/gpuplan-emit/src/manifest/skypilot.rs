@@ -199,12 +199,7 @@ pub fn skypilot_task(
             let run = if p.tpu.is_some() {
                 format!("PJRT_DEVICE=TPU python3 {}\n", job.script.join(" "))
             } else {
-                // SkyPilot counts devices; a Neuron node runs a worker per NeuronCore.
-                let nproc = if p.ranks_per_device > 1 {
-                    p.ranks_per_node().to_string()
-                } else {
-                    "$SKYPILOT_NUM_GPUS_PER_NODE".to_string()
-                };
+                let nproc = ranks_of(p, p.gpus_per_node);
                 let torchrun = format!(
                     "torchrun --nnodes=$SKYPILOT_NUM_NODES --nproc_per_node={nproc} --node_rank=$SKYPILOT_NODE_RANK --master_addr=$MASTER_ADDR --master_port={RENDEZVOUS_PORT} {}",
                     job.script.join(" ")
@@ -395,6 +390,17 @@ fn checkpoint_bucket(deployment: &Deployment) -> String {
     format!("{}-ckpt-{:08x}", stem.trim_end_matches('-'), digest & 0xffff_ffff)
 }
 
+/// The ranks (torchrun workers, vLLM's tensor-parallel size) of `devices` devices, as a task
+/// writes them: SkyPilot's own count of the node's accelerators where a device is one rank, the
+/// number itself on Neuron, whose devices are several NeuronCores SkyPilot does not count.
+fn ranks_of(p: &Placement, devices: u32) -> String {
+    if p.ranks_per_device > 1 {
+        p.ranks(devices).to_string()
+    } else {
+        "$SKYPILOT_NUM_GPUS_PER_NODE".to_string()
+    }
+}
+
 /// Whether a training task runs in the vendor's image: on AMD and Neuron hosts, whose VM
 /// images carry no ROCm or Neuron PyTorch to `pip install` the script's requirements over (a
 /// TPU slice runs PyTorch/XLA from its own runtime; NVIDIA hosts run the VM's CUDA).
@@ -420,13 +426,7 @@ fn serving_setup(image: &str, gpu_resource: &str) -> String {
 /// container), privileged and on the host's network so that it sees the ROCm, Neuron or TPU
 /// devices and serves on the replica's port.
 fn serving_run(service: &ServingService, image: &str, p: &Placement) -> String {
-    // SkyPilot counts devices; vLLM on Neuron counts NeuronCores.
-    let tensor_parallel = if p.ranks_per_device > 1 {
-        p.ranks(service.gpus_per_replica).to_string()
-    } else {
-        "$SKYPILOT_NUM_GPUS_PER_NODE".to_string()
-    };
-    let args = service.engine_args(&tensor_parallel).join(" ");
+    let args = service.engine_args(&ranks_of(p, service.gpus_per_replica)).join(" ");
     if p.gpu_resource == "nvidia.com/gpu" {
         return format!("vllm serve $MODEL_ID {args}\n");
     }
