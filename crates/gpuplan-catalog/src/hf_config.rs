@@ -12,6 +12,9 @@ pub const SUPPORTED_MODEL_TYPES: &[&str] = &[
     "llama",
     "mistral",
     "mixtral",
+    "phimoe",
+    "granitemoe",
+    "olmoe",
     "qwen2",
     "qwen2_moe",
     "qwen3",
@@ -348,7 +351,8 @@ fn llama_like(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
     spec.vocab = f.req(&["vocab_size"])?;
     let tie_default = matches!(f.model_type, "gemma" | "gemma2" | "gemma3_text" | "cohere");
     spec.tied_embeddings = f.flag("tie_word_embeddings")?.unwrap_or(tie_default);
-    spec.norm = Norm::RmsNorm;
+    // Phi-3.5-MoE keeps Phi-2's LayerNorms (with their biases); the rest of the family uses RMSNorm.
+    spec.norm = if f.model_type == "phimoe" { Norm::LayerNorm } else { Norm::RmsNorm };
     // Gemma 2/3 and GLM-4 add a norm after attention and after the MLP: four per layer.
     // Cohere's block runs attention and the MLP in parallel after one norm.
     spec.norms_per_layer = match f.model_type {
@@ -364,11 +368,11 @@ fn llama_like(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
         _ => AttentionBias::None,
     };
     spec.mlp_bias = f.flag("mlp_bias")?.unwrap_or(false);
-    // Per-head RMSNorms on queries and keys (Qwen3, Gemma 3: one head wide; OLMo 2: the whole
-    // query and key width).
+    // Per-head RMSNorms on queries and keys (Qwen3, Gemma 3: one head wide; OLMo 2 and OLMoE:
+    // the whole query and key width).
     let q_k_norms = match f.model_type {
         "qwen3" | "qwen3_moe" | "gemma3_text" => 2 * spec.head_dim,
-        "olmo2" => spec.attention_width() + spec.kv_width(),
+        "olmo2" | "olmoe" => spec.attention_width() + spec.kv_width(),
         // Command R+'s `use_qk_norm`: a norm over every query and key head.
         "cohere" if f.flag("use_qk_norm")?.unwrap_or(false) => spec.attention_width() + spec.kv_width(),
         _ => 0,
@@ -376,9 +380,12 @@ fn llama_like(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
     spec.extra_parameters = spec.layers * q_k_norms;
     spec.max_context = f.opt_positive(&["max_position_embeddings"])?.unwrap_or(0);
     match f.model_type {
-        "mixtral" => {
+        // Mixtral's layout: every layer a mixture of `num_local_experts` experts as wide as
+        // `intermediate_size`, no shared expert (Phi-3.5-MoE and Granite 3.0's MoE models name
+        // their fields the same way; OLMoE calls the count `num_experts`).
+        "mixtral" | "phimoe" | "granitemoe" | "olmoe" => {
             spec.moe = Some(MoeSpec {
-                experts: f.req(&["num_local_experts"])?,
+                experts: f.req(&["num_local_experts", "num_experts"])?,
                 experts_per_token: f.req(&["num_experts_per_tok"])?,
                 shared_experts: 0,
                 expert_ffn: spec.ffn,

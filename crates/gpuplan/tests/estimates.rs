@@ -1646,6 +1646,59 @@ mod pasted_configs {
         assert!((active / 12e9 - 1.0).abs() < 0.03, "{active}");
     }
 
+    /// OLMoE-1B-7B-0924's config (`olmoe`: 64 experts, 8 a token, query and key norms as wide as
+    /// the projections) counts the 6.9 B parameters and 1.3 B active its paper states
+    /// (Muennighoff et al. 2024, arXiv:2409.02060, table 1).
+    #[test]
+    fn olmoe_counts_its_papers_parameters() {
+        let config = serde_json::json!({
+            "architectures": ["OlmoeForCausalLM"], "model_type": "olmoe", "hidden_size": 2048,
+            "intermediate_size": 1024, "num_hidden_layers": 16, "num_attention_heads": 16,
+            "num_key_value_heads": 16, "num_experts": 64, "num_experts_per_tok": 8,
+            "vocab_size": 50304, "max_position_embeddings": 4096, "tie_word_embeddings": false,
+            "clip_qkv": null, "norm_topk_prob": false, "rope_theta": 10000.0
+        });
+        let counts = pasted("config.json", config).unwrap().estimate.parameters;
+        assert!((counts.total as f64 / 6.92e9 - 1.0).abs() < 0.005, "{}", counts.total);
+        assert!((counts.active as f64 / 1.28e9 - 1.0).abs() < 0.01, "{}", counts.active);
+    }
+
+    /// Phi-3.5-MoE's config (`phimoe`: Mixtral's sixteen experts, two a token, with Phi's
+    /// LayerNorms and attention biases) counts the 41.9 B parameters and 6.6 B active its
+    /// model card states.
+    #[test]
+    fn phi_3_5_moe_counts_its_cards_parameters() {
+        let config = serde_json::json!({
+            "architectures": ["PhiMoEForCausalLM"], "model_type": "phimoe", "attention_bias": true,
+            "hidden_size": 4096, "intermediate_size": 6400, "num_hidden_layers": 32,
+            "num_attention_heads": 32, "num_key_value_heads": 8, "num_local_experts": 16,
+            "num_experts_per_tok": 2, "vocab_size": 32064, "max_position_embeddings": 131072,
+            "sliding_window": 131072, "lm_head_bias": true, "tie_word_embeddings": false
+        });
+        let answer = pasted("config.json", config).unwrap();
+        let counts = answer.estimate.parameters;
+        assert!((counts.total as f64 / 41.9e9 - 1.0).abs() < 0.005, "{}", counts.total);
+        assert!((counts.active as f64 / 6.6e9 - 1.0).abs() < 0.01, "{}", counts.active);
+    }
+
+    /// Granite 3.0 1B-A400M's config (`granitemoe`: 32 experts, 8 a token, tied embeddings)
+    /// counts the 1.3 B parameters and 400 M active its model card states (active counted
+    /// without the embeddings, which the card rounds into neither).
+    #[test]
+    fn granite_moe_counts_its_cards_parameters() {
+        let config = serde_json::json!({
+            "architectures": ["GraniteMoeForCausalLM"], "model_type": "granitemoe", "hidden_size": 1024,
+            "intermediate_size": 512, "num_hidden_layers": 24, "num_attention_heads": 16,
+            "num_key_value_heads": 8, "num_local_experts": 32, "num_experts_per_tok": 8,
+            "vocab_size": 49155, "max_position_embeddings": 4096, "tie_word_embeddings": true,
+            "embedding_multiplier": 12.0, "logits_scaling": 6.0, "residual_multiplier": 0.22
+        });
+        let counts = pasted("config.json", config).unwrap().estimate.parameters;
+        assert!((counts.total as f64 / 1.33e9 - 1.0).abs() < 0.01, "{}", counts.total);
+        let active = (counts.active - 49_155 * 1024) as f64;
+        assert!((active / 400e6 - 1.0).abs() < 0.06, "{active}");
+    }
+
     /// ChatGLM's own config format (GLM-4-9B as THUDM publishes it: `num_layers`,
     /// `ffn_hidden_size`, `multi_query_group_num`, `padded_vocab_size`) counts the 9.4 B its
     /// card states.
