@@ -352,7 +352,11 @@ fn llama_like(f: &Fields) -> Result<TransformerSpec, ModelConfigError> {
     let tie_default = matches!(f.model_type, "gemma" | "gemma2" | "gemma3_text" | "cohere");
     spec.tied_embeddings = f.flag("tie_word_embeddings")?.unwrap_or(tie_default);
     // Phi-3.5-MoE keeps Phi-2's LayerNorms (with their biases); the rest of the family uses RMSNorm.
-    spec.norm = if f.model_type == "phimoe" { Norm::LayerNorm } else { Norm::RmsNorm };
+    spec.norm = if f.model_type == "phimoe" {
+        Norm::LayerNorm
+    } else {
+        Norm::RmsNorm
+    };
     // Gemma 2/3 and GLM-4 add a norm after attention and after the MLP: four per layer.
     // Cohere's block runs attention and the MLP in parallel after one norm.
     spec.norms_per_layer = match f.model_type {

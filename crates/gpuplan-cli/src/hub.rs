@@ -51,6 +51,25 @@ impl HubId {
     }
 }
 
+/// Who asks for a Hub id, for its errors to speak their words: the field that named it (`--model`
+/// on the command line, `model` in an API request) and the other way to give a model.
+#[derive(Debug, Clone, Copy)]
+pub struct Asker {
+    pub field: &'static str,
+    pub instead: &'static str,
+}
+
+impl Asker {
+    pub const COMMAND_LINE: Asker = Asker {
+        field: "--model",
+        instead: "give the path of a config.json",
+    };
+    pub const API: Asker = Asker {
+        field: "model",
+        instead: "paste the config.json as model_config",
+    };
+}
+
 /// Largest config.json read: real ones are a few kB.
 const MAX_CONFIG_BYTES: u64 = 16 * 1024 * 1024;
 const TIMEOUT: Duration = Duration::from_secs(30);
@@ -60,9 +79,9 @@ const INDEX: &str = "model.safetensors.index.json";
 /// The text of `id`'s config.json and, where the repository has one, of its safetensors
 /// index: from the cache when they are there, else from the Hub (and then cached). The index is
 /// optional: a repository without one, or a Hub that cannot be asked, leaves it out.
-pub fn files(id: &HubId) -> Result<(String, Option<String>), Error> {
+pub fn files(id: &HubId, asker: Asker) -> Result<(String, Option<String>), Error> {
     let cache = cache_root();
-    let config = config(id, &cache)?;
+    let config = config(id, &cache, asker)?;
     let Some(commit) = commit_of(id, &cache) else {
         return Ok((config, None));
     };
@@ -78,7 +97,7 @@ pub fn files(id: &HubId) -> Result<(String, Option<String>), Error> {
         repo: id.repo.clone(),
         revision: commit.clone(),
     };
-    match fetch(&at_commit, INDEX) {
+    match fetch(&at_commit, INDEX, asker) {
         Ok((text, _)) => {
             let _ = std::fs::write(snapshot.join(INDEX), &text);
             Ok((config, Some(text)))
@@ -94,23 +113,30 @@ pub fn files(id: &HubId) -> Result<(String, Option<String>), Error> {
 
 /// The text of `id`'s config.json: from the cache when it is there, else from the Hub (and
 /// then cached).
-fn config(id: &HubId, cache: &Path) -> Result<String, Error> {
+fn config(id: &HubId, cache: &Path, asker: Asker) -> Result<String, Error> {
     if let Some(text) = cached(id, cache) {
         return Ok(text);
     }
     if offline() {
         return Err(Error::invalid(
             format!(
-                "--model {}: config.json is not in the Hugging Face cache ({}) and HF_HUB_OFFLINE is set",
+                "{} {}: config.json is not in the Hugging Face cache ({}) and HF_HUB_OFFLINE is set",
+                asker.field,
                 id.repo,
                 cache.display()
             ),
-            Some("run once with the network (unset HF_HUB_OFFLINE), or give the path of a config.json".to_string()),
+            Some(format!(
+                "run once with the network (unset HF_HUB_OFFLINE), or {}",
+                asker.instead
+            )),
         ));
     }
-    let (text, commit) = fetch(id, "config.json").map_err(|failed| match failed {
+    let (text, commit) = fetch(id, "config.json", asker).map_err(|failed| match failed {
         Fetched::Missing => Error::invalid(
-            format!("--model {}: no such repository, revision or config.json", id.repo),
+            format!(
+                "{} {}: no such repository, revision or config.json",
+                asker.field, id.repo
+            ),
             Some(
                 "check the id as the Hub spells it (ORG/NAME), or give a built-in model (`gpuplan models`)".to_string(),
             ),
@@ -221,7 +247,7 @@ impl From<Error> for Fetched {
 /// GET `ENDPOINT/ORG/NAME/resolve/REVISION/FILE`: the text and the commit it came from (the
 /// Hub's `X-Repo-Commit` header; a made-up one would not name a real snapshot, so a response
 /// without it is cached under the revision only when that is a commit).
-fn fetch(id: &HubId, file: &str) -> Result<(String, String), Fetched> {
+fn fetch(id: &HubId, file: &str, asker: Asker) -> Result<(String, String), Fetched> {
     let endpoint = env("HF_ENDPOINT").unwrap_or_else(|| "https://huggingface.co".to_string());
     let url = format!(
         "{}/{}/resolve/{}/{file}",
@@ -239,11 +265,11 @@ fn fetch(id: &HubId, file: &str) -> Result<(String, String), Fetched> {
     if let Some(token) = &token {
         request = request.bearer_auth(token);
     }
-    let shown = format!("--model {}: {url}", id.repo);
+    let shown = format!("{} {}: {url}", asker.field, id.repo);
     let response = request.send().map_err(|e| {
         Error::invalid(
             format!("{shown}: {}", crate::causes::chain(&e)),
-            Some("check the network (or HF_ENDPOINT), or give the path of a config.json".to_string()),
+            Some(format!("check the network (or HF_ENDPOINT), or {}", asker.instead)),
         )
     })?;
     let status = response.status();

@@ -1437,6 +1437,86 @@ mod hub {
         std::fs::remove_dir_all(&home).ok();
     }
 
+    /// `gpuplan serve` reads a request's Hub id as `--model` does: with the token, into the
+    /// Hub's cache, the checkpoint's index counted; its errors name the JSON field `model`.
+    #[test]
+    fn the_server_reads_a_hub_id_as_the_command_line_does() {
+        use std::io::Read;
+        use std::process::Stdio;
+        let (url, stand_in) = hub(3, qwen3_config());
+        let (home, home_text) = hf_home("serve");
+        /// The server, killed if the test stops before it does (no process outlives the tests).
+        struct Served(std::process::Child);
+        impl Drop for Served {
+            fn drop(&mut self) {
+                if matches!(self.0.try_wait(), Ok(None)) {
+                    let _ = self.0.kill();
+                    let _ = self.0.wait();
+                }
+            }
+        }
+        let mut server = Served(
+            Command::new(env!("CARGO_BIN_EXE_gpuplan"))
+                .args(["serve", "--addr", "127.0.0.1:0"])
+                .env_remove("GPUPLAN_CATALOG")
+                .env_remove("HF_HUB_OFFLINE")
+                .env_remove("HF_HUB_CACHE")
+                .envs([
+                    ("HF_ENDPOINT", url.as_str()),
+                    ("HF_HOME", &home_text),
+                    ("HF_TOKEN", "hf_test"),
+                ])
+                .env("RUST_LOG", "info")
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap(),
+        );
+        let mut log = BufReader::new(server.0.stderr.take().unwrap());
+        let address = loop {
+            let mut line = String::new();
+            assert!(
+                log.read_line(&mut line).unwrap() > 0,
+                "the server exited before listening"
+            );
+            if let Some(rest) = line.split("listening on http://").nth(1) {
+                break rest.split_whitespace().next().unwrap().to_string();
+            }
+        };
+        let post = |model: &str| {
+            let body = format!(r#"{{"model":"{model}","task":"inference","gpu":"H100"}}"#);
+            super::serve::exchange(
+                &address,
+                &format!(
+                    "POST /api/v1/estimate HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                    body.len()
+                ),
+            )
+        };
+        let answer = post("Org/Model");
+        assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+        assert!(
+            answer.contains(r#""parameters":8590735360"#),
+            "the checkpoint's count: {answer}"
+        );
+        let refused = post("Org/Gated");
+        assert!(refused.starts_with("HTTP/1.1 400"), "{refused}");
+        assert!(refused.contains(r#""detail":"model Org/Gated: "#), "{refused}");
+        assert!(!refused.contains("--model"), "{refused}");
+        let _ = Command::new("kill")
+            .args(["-TERM", &server.0.id().to_string()])
+            .status();
+        assert_eq!(server.0.wait().unwrap().code(), Some(0));
+        let mut rest = String::new();
+        log.read_to_string(&mut rest).unwrap();
+        let seen = stand_in.join().unwrap();
+        assert_eq!(seen.len(), 3, "config, index, the gated config: {seen:?}");
+        assert!(
+            home.join(format!("hub/models--Org--Model/snapshots/{COMMIT}/config.json"))
+                .is_file()
+        );
+        std::fs::remove_dir_all(&home).ok();
+    }
+
     /// A repository without a safetensors index (one file of weights) is asked for it once: the
     /// 404 is remembered where huggingface_hub keeps it, and the next run needs no network.
     #[test]
@@ -2749,7 +2829,7 @@ mod serve {
     use std::process::{Command, Stdio};
 
     /// One HTTP/1.1 exchange on a fresh connection; the whole answer as text.
-    fn exchange(address: &str, request: &str) -> String {
+    pub(super) fn exchange(address: &str, request: &str) -> String {
         let mut stream = std::net::TcpStream::connect(address).unwrap();
         stream.write_all(request.as_bytes()).unwrap();
         let mut answer = String::new();

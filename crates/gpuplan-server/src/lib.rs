@@ -19,6 +19,7 @@ mod error;
 mod json_body;
 mod metrics;
 pub mod openapi;
+mod paging;
 mod routes;
 mod security;
 mod validators;
@@ -44,6 +45,24 @@ pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// Requests computed at once; more wait (estimates and plans use a core each).
 pub const MAX_CONCURRENT_REQUESTS: usize = 64;
 
+/// Reads a model named by its Hugging Face Hub id (`ORG/NAME[@REVISION]`): the text of its
+/// config.json and, where the repository has one, of its safetensors index; `None` for a name
+/// that is not a Hub id. The front end that starts the server gives it (the CLI's `serve`
+/// reads the Hub as `--model` does, with its cache and `HF_*` variables); without one, a
+/// `model` the catalog does not know is refused as unknown.
+#[derive(Clone)]
+pub struct HubFiles(pub Arc<ReadHub>);
+
+/// What reads the Hub: a model's name in, its config.json and (where there is one) its
+/// safetensors index out as text, or `None` for a name that is not a Hub id.
+pub type ReadHub = dyn Fn(&str) -> Option<Result<(String, Option<String>), gpuplan::Error>> + Send + Sync;
+
+impl std::fmt::Debug for HubFiles {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HubFiles")
+    }
+}
+
 /// What every request shares: the catalog, its listings encoded once, recent answers and the
 /// counters.
 #[derive(Debug, Clone)]
@@ -59,6 +78,8 @@ pub struct AppState {
     pub catalog_fingerprint: u64,
     /// Web origins whose pages may call the API (CORS); empty: only pages the server serves.
     pub cors_origins: Arc<Vec<axum::http::HeaderValue>>,
+    /// How models named by their Hub id are read, where the server may read the Hub.
+    pub hub: Option<HubFiles>,
 }
 
 impl AppState {
@@ -77,6 +98,7 @@ impl AppState {
             reads: Arc::new(reads),
             catalog_fingerprint,
             cors_origins: Arc::new(Vec::new()),
+            hub: None,
             catalog: Arc::new(catalog),
             answers: Arc::new(AnswerCache::default()),
             metrics: Arc::new(Metrics::default()),
@@ -89,6 +111,12 @@ impl AppState {
     /// The same state, with the web origins whose pages may call the API.
     pub fn with_cors_origins(mut self, origins: Vec<axum::http::HeaderValue>) -> Self {
         self.cors_origins = Arc::new(origins);
+        self
+    }
+
+    /// The same state, reading models named by their Hub id with `hub`.
+    pub fn with_hub(mut self, hub: HubFiles) -> Self {
+        self.hub = Some(hub);
         self
     }
 }

@@ -29,12 +29,21 @@ pub struct Metrics {
     routes: Mutex<BTreeMap<String, RouteFigures>>,
     /// Computations stopped because nobody waited for them any more.
     cancelled: std::sync::atomic::AtomicU64,
+    /// Estimates and plans answered from the recent answers, and computed afresh.
+    cache_hits: std::sync::atomic::AtomicU64,
+    cache_misses: std::sync::atomic::AtomicU64,
 }
 
 impl Metrics {
     /// One more computation stopped for want of a client.
     pub fn cancelled(&self) {
         self.cancelled.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// One estimate or plan answered from the recent answers (`hit`) or computed (`miss`).
+    pub fn answer_cache(&self, hit: bool) {
+        let counter = if hit { &self.cache_hits } else { &self.cache_misses };
+        counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
 
     fn observe(&self, route: &str, status: u16, seconds: f64) {
@@ -63,6 +72,17 @@ impl Metrics {
             "gpuplan_cancelled_computations_total {}",
             self.cancelled.load(std::sync::atomic::Ordering::Relaxed)
         );
+        text.push_str(
+            "# HELP gpuplan_answer_cache_total Estimates and plans answered from the recent answers (hit) or computed (miss).\n",
+        );
+        text.push_str("# TYPE gpuplan_answer_cache_total counter\n");
+        for (result, counter) in [("hit", &self.cache_hits), ("miss", &self.cache_misses)] {
+            let _ = writeln!(
+                text,
+                "gpuplan_answer_cache_total{{result=\"{result}\"}} {}",
+                counter.load(std::sync::atomic::Ordering::Relaxed)
+            );
+        }
         text.push_str("# HELP gpuplan_http_requests_total Requests answered, by route and status.\n");
         text.push_str("# TYPE gpuplan_http_requests_total counter\n");
         for (route, figures) in &routes {

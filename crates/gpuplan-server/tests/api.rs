@@ -814,3 +814,133 @@ async fn offerings_come_in_pages_with_their_total() {
     let past: Value = serde_json::from_slice(&past.into_body().collect().await.unwrap().to_bytes()).unwrap();
     assert!(past.as_array().unwrap().is_empty());
 }
+
+/// A `model` named by its Hugging Face Hub id is read through the hub the server was given (a
+/// stand-in here; `gpuplan serve` gives one that reads the Hugging Face cache and the Hub as
+/// `--model` does) and counted as the same config pasted in `model_config` is. A built-in model
+/// never asks the hub, and the hub's refusal comes back as bad input naming `model`.
+#[tokio::test]
+async fn a_hub_id_is_read_through_the_servers_hub() {
+    let config = json!({
+        "model_type": "qwen3", "hidden_size": 4096, "intermediate_size": 12288, "num_hidden_layers": 36,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 151936,
+        "max_position_embeddings": 40960, "tie_word_embeddings": false
+    });
+    let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let hub = {
+        let (text, asked) = (config.to_string(), asked.clone());
+        gpuplan_server::HubFiles(std::sync::Arc::new(move |model: &str| {
+            asked.lock().unwrap().push(model.to_string());
+            match model {
+                "Org/Model" => Some(Ok((text.clone(), None))),
+                "Org/Gated" => Some(Err(gpuplan::Error::invalid(
+                    "model Org/Gated: https://hub.example/Org/Gated/resolve/main/config.json: 401 Unauthorized"
+                        .to_string(),
+                    Some("accept its licence and set HF_TOKEN".to_string()),
+                ))),
+                _ => None,
+            }
+        }))
+    };
+    let served = app(state().with_hub(hub));
+    let ask = |body: Value| {
+        let served = served.clone();
+        async move {
+            let request = Request::post("/api/v1/estimate")
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(Body::from(body.to_string()))
+                .unwrap();
+            let response = served.oneshot(request).await.unwrap();
+            let status = response.status();
+            let body = response.into_body().collect().await.unwrap().to_bytes();
+            (status, serde_json::from_slice::<Value>(&body).unwrap())
+        }
+    };
+    let job = json!({"task": "inference", "gpu": "H100"});
+    let with = |fields: Value| {
+        let mut body = job.clone();
+        body.as_object_mut()
+            .unwrap()
+            .extend(fields.as_object().unwrap().clone());
+        body
+    };
+    let (status, by_id) = ask(with(json!({"model": "Org/Model"}))).await;
+    assert_eq!(status, StatusCode::OK, "{by_id}");
+    let (_, pasted) = ask(with(json!({"model": "config.json", "model_config": config}))).await;
+    assert_eq!(by_id["model"]["parameters"], pasted["model"]["parameters"]);
+    assert!(
+        by_id["model"]["parameters"].as_u64().unwrap() > 8_000_000_000,
+        "{by_id}"
+    );
+
+    let (status, _) = ask(with(json!({"model": "llama-3.1-8b"}))).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        *asked.lock().unwrap(),
+        ["Org/Model"],
+        "a built-in or pasted model never asks the hub"
+    );
+
+    let (status, problem) = ask(with(json!({"model": "Org/Gated"}))).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{problem}");
+    let detail = problem["detail"].as_str().unwrap();
+    assert!(
+        detail.starts_with("model Org/Gated") && !detail.contains("--"),
+        "{detail}"
+    );
+    assert!(problem["hint"].as_str().unwrap().contains("HF_TOKEN"), "{problem}");
+}
+
+/// `/metrics` counts the estimates and plans answered from the recent answers apart from those
+/// computed: the same request twice is one miss, then one hit.
+#[tokio::test]
+async fn the_answer_cache_is_counted() {
+    let served = app(AppState::new(gpuplan::Catalog::embedded().unwrap()));
+    let body = json!({"model": "llama-3.1-8b", "task": "lora", "gpu": "H100"}).to_string();
+    for _ in 0..2 {
+        let request = Request::post("/api/v1/estimate")
+            .header(header::CONTENT_TYPE, "application/json")
+            .body(Body::from(body.clone()))
+            .unwrap();
+        assert_eq!(served.clone().oneshot(request).await.unwrap().status(), StatusCode::OK);
+    }
+    let response = served
+        .oneshot(Request::get("/metrics").body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    let text = String::from_utf8(response.into_body().collect().await.unwrap().to_bytes().to_vec()).unwrap();
+    assert!(text.contains("gpuplan_answer_cache_total{result=\"hit\"} 1"), "{text}");
+    assert!(text.contains("gpuplan_answer_cache_total{result=\"miss\"} 1"), "{text}");
+}
+
+/// The catalog's lists page as `/api/v1/instances` does: `offset` and `limit` give a slice of the
+/// whole list and `x-total-count` its length; any other parameter is refused in our words.
+#[tokio::test]
+async fn gpus_and_models_page_with_offset_and_limit() {
+    for route in ["/api/v1/gpus", "/api/v1/models"] {
+        let whole = get(route).await.json();
+        let whole = whole.as_array().unwrap();
+        let response = app(state())
+            .oneshot(
+                Request::get(format!("{route}?offset=2&limit=3"))
+                    .body(Body::empty())
+                    .unwrap(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        assert_eq!(response.headers()["x-total-count"], whole.len().to_string().as_str());
+        let page: Value = serde_json::from_slice(&response.into_body().collect().await.unwrap().to_bytes()).unwrap();
+        assert_eq!(page.as_array().unwrap(), &whole[2..5], "{route}");
+        let past: Value = get(&format!("{route}?offset=100000")).await.json();
+        assert_eq!(past, json!([]));
+        let problem = get(&format!("{route}?gpu=H100"))
+            .await
+            .problem(StatusCode::BAD_REQUEST, 2);
+        let detail = problem["detail"].as_str().unwrap();
+        assert!(
+            detail.contains("gpu") && !detail.contains("Failed to deserialize"),
+            "{detail}"
+        );
+    }
+}

@@ -30,7 +30,11 @@ fn start_server() -> String {
         let runtime = tokio::runtime::Runtime::new().unwrap();
         runtime.block_on(async {
             let listener = tokio::net::TcpListener::from_std(listener).unwrap();
-            let state = gpuplan_server::AppState::new(gpuplan::Catalog::embedded().unwrap());
+            // A stand-in for the Hub (`gpuplan serve` reads the real one): `Org/Model` is Qwen3-8B.
+            let hub = gpuplan_server::HubFiles(std::sync::Arc::new(|model: &str| {
+                (model == "Org/Model").then(|| Ok((QWEN3_8B_CONFIG.to_string(), None)))
+            }));
+            let state = gpuplan_server::AppState::new(gpuplan::Catalog::embedded().unwrap()).with_hub(hub);
             axum::serve(listener, gpuplan_server::app(state)).await.unwrap();
         });
     });
@@ -503,6 +507,21 @@ fn estimates_prices_and_forecasts(site: &str, page: &Session) {
     let refused = page.wait_for_text("#e-status", |t| t.contains("hidden_size"));
     assert!(refused.contains("lacks"), "{refused}");
     page.set("#e-model_config", "");
+    // A Hugging Face id, read by the server from the Hub, stands in the same way, and a shared
+    // link brings it back to its field.
+    page.set("#e-hub_id", "Org/Model");
+    page.click("#e-submit");
+    let figures = page.wait_for_text("#e-figures", |t| t.contains("Org/Model"));
+    assert!(figures.contains("8.19B parameters"), "{figures}");
+    let shared = page.url();
+    assert!(shared.contains("model=Org%2FModel"), "{shared}");
+    page.open(&shared);
+    page.wait_for_text("#e-figures", |t| t.contains("Org/Model"));
+    let restored = page.post(
+        "/execute/sync",
+        json!({"script": "return [document.querySelector('#e-hub_id').value, document.querySelector('#e-own-model').open];", "args": []}),
+    );
+    assert_eq!(restored, json!(["Org/Model", true]));
 
     // Cost: one bar per billing mode, the spot line marked with its interruptions.
     page.open(&format!(

@@ -29,8 +29,9 @@ pub(crate) const FIELD_ALIASES: &[(&str, &str)] = &[
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, utoipa::ToSchema)]
 pub struct WorkloadOptions {
-    /// A built-in model id (`gpuplan models`), or the name of the config in `model_config`
-    /// (needed unless `workload` is `tabular`).
+    /// A built-in model id (`gpuplan models`), a Hugging Face Hub id (`ORG/NAME[@REVISION]`,
+    /// read from the Hub where the server may: `gpuplan serve` reads it as `--model` does), or
+    /// the name of the config in `model_config` (needed unless `workload` is `tabular`).
     #[serde(default)]
     pub model: String,
     /// A Hugging Face config.json for `model`, as an object or as text (the CLI reads it from

@@ -68,7 +68,7 @@ pub(crate) fn model_files(catalog: &Catalog, model: &str) -> Result<ModelFiles, 
     }
     if catalog.models().get(model).is_err() {
         if let Some(id) = crate::hub::HubId::parse(model) {
-            let (text, checkpoint_index) = crate::hub::files(&id)?;
+            let (text, checkpoint_index) = crate::hub::files(&id, crate::hub::Asker::COMMAND_LINE)?;
             return Ok(ModelFiles {
                 config: Some(serde_json::Value::String(text)),
                 checkpoint_index,

@@ -4,6 +4,15 @@ use crate::args::ServeArgs;
 use gpuplan::{Catalog, Error, ExitStatus};
 use std::io::IsTerminal;
 
+/// Models named by their Hub id in a request's `model`, read as `--model` reads them: from the
+/// Hugging Face cache, else the Hub (`HF_ENDPOINT`, `HF_TOKEN`; never with `HF_HUB_OFFLINE=1`).
+fn hub_files() -> gpuplan_server::HubFiles {
+    use crate::hub::{Asker, HubId, files};
+    gpuplan_server::HubFiles(std::sync::Arc::new(|model: &str| {
+        HubId::parse(model).map(|id| files(&id, Asker::API))
+    }))
+}
+
 pub fn run(catalog: Catalog, args: &ServeArgs) -> Result<ExitStatus, Error> {
     let origins = gpuplan_server::cors_origins(&args.cors_origin).map_err(|(origin, why)| {
         Error::invalid(
@@ -35,7 +44,9 @@ pub fn run(catalog: Catalog, args: &ServeArgs) -> Result<ExitStatus, Error> {
         tracing::info!(address = %bound, "listening on http://{bound}");
         gpuplan_server::serve(
             listener,
-            gpuplan_server::AppState::new(catalog).with_cors_origins(origins),
+            gpuplan_server::AppState::new(catalog)
+                .with_cors_origins(origins)
+                .with_hub(hub_files()),
         )
         .await
         .map_err(|e| Error::invalid(format!("the server stopped: {e}"), None))

@@ -20,7 +20,10 @@ pub(crate) async fn estimate(
     options.check_fields()?;
     let key = super::cache_key("estimate", &options);
     let catalog = state.catalog.clone();
+    let hub = state.hub.clone();
+    let mut options = options;
     super::computed(&state, key, move || {
+        super::read_hub_model(hub.as_ref(), &catalog, &mut options.workload)?;
         let answer = gpuplan::estimate_workload(&catalog, &options.request()?)?;
         Ok(answer.wire(gpuplan::Naming::Keys))
     })

@@ -2,15 +2,27 @@
 
 use crate::AppState;
 use crate::error::ApiError;
-use axum::extract::{Path, State};
+use crate::paging::Page;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
 use axum::response::Response;
 use gpuplan::GpuAnswer;
 use gpuplan::emit::wire::GpuJson;
 
-/// Every accelerator with its specifications (`gpuplan gpus --format json`).
-#[utoipa::path(get, path = "/api/v1/gpus", operation_id = "list_gpus", tag = "catalog", responses((status = 200, body = Vec<GpuJson>)))]
-pub(crate) async fn list(State(state): State<AppState>) -> Result<Response, ApiError> {
-    state.reads.gpus.clone().map(crate::answers::respond)
+/// Every accelerator with its specifications (`gpuplan gpus --format json`), or a page of them.
+#[utoipa::path(get, path = "/api/v1/gpus", operation_id = "list_gpus", tag = "catalog", params(Page),
+    responses((status = 200, body = Vec<GpuJson>, headers(("x-total-count" = usize, description = "accelerators in all, where a page was asked for"))),
+              (status = 400, description = "a query parameter other than offset and limit", body = crate::error::ProblemJson, content_type = "application/problem+json")))]
+pub(crate) async fn list(
+    State(state): State<AppState>,
+    query: Result<Query<Page>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let page = Page::read(query)?;
+    if page.is_whole() {
+        return state.reads.gpus.clone().map(crate::answers::respond);
+    }
+    let gpus: Vec<GpuJson> = state.catalog.accelerators().iter().map(GpuJson::from).collect();
+    page.respond(&gpus)
 }
 
 /// One accelerator by id or alias, or the ones a family name matches (`gpuplan gpus H100`).

@@ -63,13 +63,40 @@ pub(crate) async fn computed<T: Serialize + Send + 'static>(
     work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
 ) -> Result<Response, ApiError> {
     if let Some(answer) = key.as_deref().and_then(|k| state.answers.get(k)) {
+        state.metrics.answer_cache(true);
         return Ok(crate::answers::respond(answer));
+    }
+    if key.is_some() {
+        state.metrics.answer_cache(false);
     }
     let answer = crate::answers::encode(&blocking(state, work).await?)?;
     if let Some(key) = key {
         state.answers.put(key, answer.clone());
     }
     Ok(crate::answers::respond(answer))
+}
+
+/// A `model` the catalog does not know, named by its Hugging Face Hub id, read as the CLI's
+/// `--model` reads it: its config.json (and safetensors index) become `model_config` (and
+/// `checkpoint_index`). Nothing changes for a built-in model, a pasted config, or a server
+/// that may not read the Hub. Runs on a blocking thread: the Hub is read synchronously.
+pub(crate) fn read_hub_model(
+    hub: Option<&crate::HubFiles>,
+    catalog: &gpuplan::Catalog,
+    workload: &mut gpuplan::WorkloadOptions,
+) -> Result<(), ApiError> {
+    let Some(hub) = hub else { return Ok(()) };
+    if workload.model_config.is_some() || catalog.models().get(&workload.model).is_ok() {
+        return Ok(());
+    }
+    if let Some(files) = (hub.0)(&workload.model) {
+        let (config, index) = files?;
+        workload.model_config = Some(serde_json::Value::String(config));
+        if workload.checkpoint_index.is_none() {
+            workload.checkpoint_index = index;
+        }
+    }
+    Ok(())
 }
 
 /// The key an answer is kept under: the route and its options as JSON (fields in declaration

@@ -39,10 +39,13 @@ pub(crate) async fn plan(
     // The answer echoes the request as the CLI's does, so a saved API answer exports and
     // diffs like a saved CLI one.
     let echoed = serde_json::to_value(&options).ok();
+    let hub = state.hub.clone();
+    let mut options = options;
     super::computed(&state, key, move || {
         if let Some(tabular) = options.tabular_query()? {
             return plan_tabular(&catalog, &tabular, options.top, echoed);
         }
+        super::read_hub_model(hub.as_ref(), &catalog, &mut options.workload)?;
         let mut query = options.query()?;
         query.cancel = cancel;
         let planned = gpuplan::plan_workload(&catalog, &query);
