@@ -10,7 +10,7 @@ use gpuplan::emit::wire::{
     CatalogSummaryJson, EstimateJson, GpuJson, InfeasibleJson, InstanceJson, ModelSummaryJson, PlanJson,
 };
 use gpuplan::{
-    CostAnswer, CostOptions, EnergyAnswer, EnergyOptions, EngineKnobs, EstimateOptions, ForecastAnswer,
+    CostAnswer, CostOptions, EnergyAnswer, EnergyOptions, EngineKnobs, EstimateOptions, ExportOptions, ForecastAnswer,
     ForecastOptions, PlanOptions, WorkloadOptions,
 };
 use utoipa::OpenApi;
@@ -35,6 +35,7 @@ use utoipa::OpenApi;
         routes::catalog::summary,
         routes::estimate::estimate,
         routes::plan::plan,
+        routes::export::export,
         routes::cost::cost,
         routes::cost::energy,
         routes::forecast::forecast,
@@ -47,6 +48,9 @@ use utoipa::OpenApi;
         CostOptions,
         EnergyOptions,
         ForecastOptions,
+        ExportOptions,
+        routes::export::ExportJson,
+        routes::export::ExportFileJson,
         CostAnswer,
         EnergyAnswer,
         ForecastAnswer,

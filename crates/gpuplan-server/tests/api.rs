@@ -944,3 +944,76 @@ async fn gpus_and_models_page_with_offset_and_limit() {
         );
     }
 }
+
+/// A plan the API answered exports as `gpuplan export` writes it: each file, and the stream to
+/// apply; a configuration the plan lacks, an unknown target or a field no flag has is refused
+/// in the API's words.
+#[tokio::test]
+async fn a_plan_exports_its_files() {
+    let body = json!({"model": "llama-3.1-8b", "task": "lora", "tokens": 5e8, "seq": 4096, "batch": 32, "top": 3, "gpu": ["H100"]});
+    let planned = post("/api/v1/plan", body.to_string()).await;
+    assert_eq!(planned.status, StatusCode::OK, "{}", planned.text());
+    let plan = planned.json();
+    let request = json!({"plan": plan, "to": "k8s", "pick": 2, "namespace": "training"});
+    let answer = post("/api/v1/export", request.to_string()).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.text());
+    let files = answer.json();
+    conforms(&files, "ExportJson").await;
+    conforms(&request, "ExportOptions").await;
+    let names: Vec<&str> = files["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["name"].as_str().unwrap())
+        .collect();
+    assert!(names.contains(&"job.yaml"), "{names:?}");
+    let stream = files["stream"].as_str().unwrap();
+    assert!(
+        stream.contains("kind: Job") && stream.contains("namespace: training"),
+        "{stream}"
+    );
+    let second = &plan["recommendations"][1]["instance_type"];
+    assert!(
+        stream.contains(second.as_str().unwrap()),
+        "the second configuration: {second}"
+    );
+    let sky = post("/api/v1/export", json!({"plan": plan, "to": "skypilot"}).to_string()).await;
+    assert!(
+        sky.json()["stream"].as_str().unwrap().contains("resources:"),
+        "{}",
+        sky.text()
+    );
+
+    let refused = |fields: Value| {
+        let mut request = json!({"plan": plan, "to": "k8s"});
+        request
+            .as_object_mut()
+            .unwrap()
+            .extend(fields.as_object().unwrap().clone());
+        async move { post("/api/v1/export", request.to_string()).await }
+    };
+    let count = plan["recommendations"].as_array().unwrap().len();
+    let problem = refused(json!({"pick": count + 1}))
+        .await
+        .problem(StatusCode::BAD_REQUEST, 2);
+    let detail = problem["detail"].as_str().unwrap();
+    assert_eq!(
+        detail,
+        format!("`pick` {}: the plan has {count} configurations", count + 1)
+    );
+    let problem = refused(json!({"to": "helm"})).await.problem(StatusCode::BAD_REQUEST, 2);
+    assert!(
+        problem["detail"]
+            .as_str()
+            .unwrap()
+            .contains("k8s, skypilot or skyserve"),
+        "{problem}"
+    );
+    let problem = refused(json!({"export": "k8s"})).await;
+    assert!(problem.status.is_client_error(), "{}", problem.text());
+    assert!(problem.text().contains("export"), "{}", problem.text());
+    let problem = refused(json!({"to": "skyserve"}))
+        .await
+        .problem(StatusCode::BAD_REQUEST, 2);
+    assert!(!problem["detail"].as_str().unwrap().contains("--"), "{problem}");
+}

@@ -336,6 +336,16 @@ fn plans_draws_and_shares(site: &str, page: &Session) {
     );
     let blob = |i: usize| files[i].as_str().is_some_and(|href| href.starts_with("blob:"));
     assert!(blob(2) && blob(3), "{}", files[2]);
+    // A configuration's deployment files come from the API as `gpuplan export` writes them.
+    page.click("#export-k8s");
+    let exported = page.wait_for_text("#export-status", |t| t.contains("kubernetes-1.yaml"));
+    assert!(exported.contains("priorityclass.yaml"), "{exported}");
+    let stream = page.post("/execute/sync", json!({"script": "return lastExport;", "args": []}));
+    let stream = stream.as_str().unwrap_or_default();
+    assert!(
+        stream.contains("apiVersion: batch/v1") || stream.contains("kind: JobSet"),
+        "{stream}"
+    );
     page.screenshot(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/page.png"));
 
     // The address now carries the request; opened afresh it gives the same plan.

@@ -90,6 +90,27 @@ pub enum ExportTarget {
     SkyServe,
 }
 
+impl ExportTarget {
+    /// Each target under the name the command line and the API give it.
+    pub const NAMES: [(&'static str, ExportTarget); 3] = [
+        ("k8s", ExportTarget::Kubernetes),
+        ("skypilot", ExportTarget::SkyPilot),
+        ("skyserve", ExportTarget::SkyServe),
+    ];
+}
+
+impl std::str::FromStr for ExportTarget {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Self::NAMES
+            .iter()
+            .find(|(name, _)| name.eq_ignore_ascii_case(text.trim()))
+            .map(|(_, target)| *target)
+            .ok_or_else(|| format!("`{text}` is not an export target: k8s, skypilot or skyserve"))
+    }
+}
+
 /// How the files are written.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ExportSettings {
@@ -117,11 +138,21 @@ pub fn read_saved_plan(text: &str, name: &str) -> Result<SavedPlan, Error> {
             Some("save one with `gpuplan plan … --format json > plan.json`".to_string()),
         )
     })?;
+    checked(
+        plan,
+        name,
+        "the file was edited or damaged: plan again with --format json",
+    )
+}
+
+/// `plan`, refused where a configuration in it could not have been planned (`hint` says what
+/// to do in the words of the front end that read it).
+pub(crate) fn checked(plan: SavedPlan, name: &str, hint: &str) -> Result<SavedPlan, Error> {
     for (index, recommendation) in plan.recommendations.iter().enumerate() {
         if let Some(why) = recommendation.impossible() {
             return Err(Error::invalid(
                 format!("{name}: configuration {}: {why}", index + 1),
-                Some("the file was edited or damaged: plan again with --format json".to_string()),
+                Some(hint.to_string()),
             ));
         }
     }

@@ -25,6 +25,7 @@ mod defaults;
 mod engine_knobs;
 mod error;
 mod estimate_workload;
+mod export_options;
 mod export_plan;
 
 mod forecast_options;
@@ -55,6 +56,7 @@ pub use cost_options::{CostOptions, EnergyOptions, PriceTier};
 pub use engine_knobs::EngineKnobs;
 pub use error::{Error, ErrorCode, ExitStatus, in_key_terms};
 pub use estimate_workload::{EstimateAnswer, ModelSource, ServingQuestion, WorkloadRequest, estimate_workload};
+pub use export_options::{ExportOptions, export_request};
 pub use export_plan::{ExportSettings, ExportTarget, SavedPlan, export_plan, read_saved_plan};
 pub use forecast_options::{ForecastOptions, UsageHistory};
 pub use forecast_usage::{ForecastAnswer, ForecastQuery, UsagePoint, UsageUnit, forecast_chart, forecast_usage};

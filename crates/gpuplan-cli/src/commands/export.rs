@@ -1,9 +1,9 @@
 //! `gpuplan export plan.json --to …` and `gpuplan plan … --export …`: deployment files for a
 //! plan's configuration, printed or written to a folder.
 
-use crate::args::{ExportArgs, ExportSettingsArgs, ExportTarget, FlavourArg};
+use crate::args::{ExportArgs, ExportSettingsArgs, ExportTarget};
 use crate::output;
-use gpuplan::emit::manifest::{ManifestFile, TrainingFlavour};
+use gpuplan::emit::manifest::{ALTERNATIVES, ManifestFile, yaml_stream};
 use gpuplan::emit::wire::PlanJson;
 use gpuplan::{Catalog, Error, ExitStatus, ExportSettings, SavedPlan};
 
@@ -39,22 +39,20 @@ fn emit(
     target: ExportTarget,
     settings: &ExportSettingsArgs,
 ) -> Result<ExitStatus, Error> {
-    let target = match target {
-        ExportTarget::K8s => gpuplan::ExportTarget::Kubernetes,
-        ExportTarget::Skypilot => gpuplan::ExportTarget::SkyPilot,
-        ExportTarget::Skyserve => gpuplan::ExportTarget::SkyServe,
-    };
+    // The command line's names are the facade's: each parsed by the one parser.
+    let target: gpuplan::ExportTarget = clap_name(target)?
+        .parse()
+        .map_err(|e: String| Error::invalid(e, None))?;
+    let flavour = clap_name(settings.flavour)?
+        .parse()
+        .map_err(|e: String| Error::invalid(e, None))?;
     let files = gpuplan::export_plan(
         catalog,
         plan,
         target,
         &ExportSettings {
             pick: settings.pick,
-            flavour: match settings.flavour {
-                FlavourArg::IndexedJob => TrainingFlavour::IndexedJob,
-                FlavourArg::Jobset => TrainingFlavour::JobSet,
-                FlavourArg::Pytorchjob => TrainingFlavour::PyTorchJob,
-            },
+            flavour,
             image: settings.image.clone(),
             storage_class: settings.storage_class.clone(),
             name: settings.name.clone(),
@@ -64,34 +62,19 @@ fn emit(
     match &settings.out {
         Some(folder) => write_folder(folder, &files),
         None => {
-            output::text(&stream(&files));
+            output::text(&yaml_stream(&files));
             Ok(ExitStatus::Success)
         }
     }
 }
 
-/// The files to apply as one YAML stream; alternatives are named in a closing comment.
-fn stream(files: &[ManifestFile]) -> String {
-    let mut text = String::new();
-    for file in files.iter().filter(|f| !f.alternative) {
-        if !text.is_empty() {
-            text.push_str("---\n");
-        }
-        text.push_str(&format!("# {}\n{}", file.name, file.yaml));
-    }
-    for file in files.iter().filter(|f| f.alternative) {
-        text.push_str(&format!(
-            "# {ALTERNATIVES}/{} is written with --out DIR: an alternative, not applied with the rest\n",
-            file.name
-        ));
-    }
-    text
+/// The name clap knows a value by.
+fn clap_name(value: impl clap::ValueEnum) -> Result<String, Error> {
+    value
+        .to_possible_value()
+        .map(|v| v.get_name().to_string())
+        .ok_or_else(|| Error::invalid("a value with no name", None))
 }
-
-/// The subfolder of `--out DIR` that holds the alternatives (the HPA for clusters without
-/// KEDA), so that `kubectl apply -f DIR`, which does not descend into folders, applies the
-/// rest and not both autoscalers.
-const ALTERNATIVES: &str = "alternatives";
 
 /// Where a file goes inside the export folder.
 fn relative_path(file: &ManifestFile) -> std::path::PathBuf {

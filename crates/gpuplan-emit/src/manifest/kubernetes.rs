@@ -25,6 +25,27 @@ pub enum TrainingFlavour {
     PyTorchJob,
 }
 
+impl TrainingFlavour {
+    /// Each flavour under the name the command line and the API give it.
+    pub const NAMES: [(&'static str, TrainingFlavour); 3] = [
+        ("indexed-job", TrainingFlavour::IndexedJob),
+        ("jobset", TrainingFlavour::JobSet),
+        ("pytorchjob", TrainingFlavour::PyTorchJob),
+    ];
+}
+
+impl std::str::FromStr for TrainingFlavour {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Self::NAMES
+            .iter()
+            .find(|(name, _)| name.eq_ignore_ascii_case(text.trim()))
+            .map(|(_, flavour)| *flavour)
+            .ok_or_else(|| format!("`{text}` is not a flavour: indexed-job, jobset or pytorchjob"))
+    }
+}
+
 /// Every file of the Kubernetes export, in the order to apply them.
 pub fn kubernetes_manifests(
     deployment: &Deployment,

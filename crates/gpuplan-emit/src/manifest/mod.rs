@@ -32,6 +32,30 @@ pub struct ManifestFile {
     pub alternative: bool,
 }
 
+/// The subfolder of an export folder that holds the alternatives (the HPA for clusters without
+/// KEDA), so that `kubectl apply -f DIR`, which does not descend into folders, applies the rest
+/// and not both autoscalers.
+pub const ALTERNATIVES: &str = "alternatives";
+
+/// The files to apply as one YAML stream (`kubectl apply -f -`); the alternatives are named in
+/// a closing comment, not applied with the rest.
+pub fn yaml_stream(files: &[ManifestFile]) -> String {
+    let mut text = String::new();
+    for file in files.iter().filter(|f| !f.alternative) {
+        if !text.is_empty() {
+            text.push_str("---\n");
+        }
+        text.push_str(&format!("# {}\n{}", file.name, file.yaml));
+    }
+    for file in files.iter().filter(|f| f.alternative) {
+        text.push_str(&format!(
+            "# {ALTERNATIVES}/{} is an alternative, not applied with the rest: written beside the others when the files are saved to a folder\n",
+            file.name
+        ));
+    }
+    text
+}
+
 /// Where one configuration runs: one row of a plan.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Placement {

@@ -3,6 +3,7 @@
 pub(crate) mod catalog;
 pub(crate) mod cost;
 pub(crate) mod estimate;
+pub(crate) mod export;
 pub(crate) mod forecast;
 pub(crate) mod gpus;
 pub(crate) mod health;
@@ -29,6 +30,7 @@ pub(crate) fn router() -> Router<AppState> {
         .route("/api/v1/catalog", get(catalog::summary))
         .route("/api/v1/estimate", post(estimate::estimate))
         .route("/api/v1/plan", post(plan::plan))
+        .route("/api/v1/export", post(export::export))
         .route("/api/v1/cost", post(cost::cost))
         .route("/api/v1/energy", post(cost::energy))
         .route("/api/v1/forecast", post(forecast::forecast))
