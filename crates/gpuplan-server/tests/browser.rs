@@ -334,6 +334,14 @@ fn plans_draws_and_shares(site: &str, page: &Session) {
         csv.lines().count(),
         saved["recommendations"].as_array().unwrap().len() + 1
     );
+    // Times that span a factor of more than 20 are drawn on a logarithmic axis, whose ticks
+    // are 1, 2 and 5 times powers of ten.
+    let scale = page.post(
+        "/execute/sync",
+        json!({"script": "const c = document.querySelector('#scatter'); const xs = lastPlan.recommendations.map(r => r.time_seconds).filter(t => t > 0); return [c.dataset.xScale, Math.max(...xs) / Math.min(...xs), [...c.querySelectorAll('text')].map(t => t.textContent)];", "args": []}),
+    );
+    let wide = scale[1].as_f64().unwrap_or_default() > 20.0;
+    assert_eq!(scale[0], if wide { "log" } else { "linear" }, "{scale}");
     let blob = |i: usize| files[i].as_str().is_some_and(|href| href.starts_with("blob:"));
     assert!(blob(2) && blob(3), "{}", files[2]);
     // A configuration's deployment files come from the API as `gpuplan export` writes them.
@@ -552,6 +560,14 @@ fn estimates_prices_and_forecasts(site: &str, page: &Session) {
     page.wait_for("#f-chart .forecast-band");
     assert_eq!(page.find_all("#f-chart .commitment-line").len(), 1);
     assert_eq!(page.find_all("#f-chart .history-line").len(), 1);
+    // The chart shows the recent history; "History shown" widens it to all of it and back.
+    let counts = page.post(
+        "/execute/sync",
+        json!({"script": "const count = () => document.querySelector('#f-chart .history-line').getAttribute('points').split(' ').length; const w = document.querySelector('#f-window'); const before = count(); w.value = 'all'; w.dispatchEvent(new Event('change')); const all = count(); w.value = 'recent'; w.dispatchEvent(new Event('change')); return [before, all, count(), lastForecast.history.length];", "args": []}),
+    );
+    let counts: Vec<u64> = counts.as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+    assert_eq!(counts[1], counts[3], "all of the history: {counts:?}");
+    assert!(counts[0] <= counts[1] && counts[2] == counts[0], "{counts:?}");
     let figures = page.wait_for_text("#f-figures", |t| t.contains("reserve"));
     assert!(figures.contains("MAPE"), "{figures}");
     let violations = page.accessibility_violations();
