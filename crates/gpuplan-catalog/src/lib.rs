@@ -40,6 +40,7 @@ mod resnet_config;
 pub mod rocm_compatibility;
 mod safetensors_index;
 mod summary;
+mod ultralytics_config;
 
 pub mod import;
 
@@ -59,3 +60,6 @@ pub use price_overlay::{InstancePrice, OverlayBilling, PriceOverlay, ProviderDis
 pub use resnet_config::{RESNET_MODEL_TYPE, parse_resnet_config};
 pub use safetensors_index::{CheckpointParameters, IndexError, checkpoint_parameters};
 pub use summary::{CatalogSummary, ProviderSummary};
+pub use ultralytics_config::{
+    ULTRALYTICS_RESOLUTION, is_ultralytics_config, parse_ultralytics_config, ultralytics_scale_from_name,
+};

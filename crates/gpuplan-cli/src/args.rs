@@ -508,9 +508,10 @@ pub struct PlanArgs {
     pub file: Option<PathBuf>,
 
     /// A built-in model id (`gpuplan models`), the path of a Hugging Face config.json, a
-    /// Hugging Face Hub id (ORG/NAME[@REVISION]: its config.json is fetched once and cached as
-    /// the Hub does; HF_TOKEN, HF_ENDPOINT, HF_HOME and HF_HUB_OFFLINE are honoured) or a bare
-    /// size (`7b`).
+    /// llama.cpp GGUF file or an Ultralytics model YAML (the stock YOLOv8 or YOLO11 layout with
+    /// its own nc), a Hugging Face Hub id (ORG/NAME[@REVISION]: its config.json is fetched once
+    /// and cached as the Hub does; HF_TOKEN, HF_ENDPOINT, HF_HOME and HF_HUB_OFFLINE are
+    /// honoured) or a bare size (`7b`).
     #[arg(long, required_unless_present_any = ["workload", "file"], help_heading = "Workload")]
     pub model: Option<String>,
 
@@ -763,9 +764,10 @@ const MAX_COUNT_VALUE: f64 = 1e18;
 #[command(allow_negative_numbers = true)]
 pub struct EstimateArgs {
     /// A built-in model id (`gpuplan models`), the path of a Hugging Face config.json, a
-    /// Hugging Face Hub id (ORG/NAME[@REVISION]: its config.json is fetched once and cached as
-    /// the Hub does; HF_TOKEN, HF_ENDPOINT, HF_HOME and HF_HUB_OFFLINE are honoured) or a bare
-    /// size (`7b`).
+    /// llama.cpp GGUF file or an Ultralytics model YAML (the stock YOLOv8 or YOLO11 layout with
+    /// its own nc), a Hugging Face Hub id (ORG/NAME[@REVISION]: its config.json is fetched once
+    /// and cached as the Hub does; HF_TOKEN, HF_ENDPOINT, HF_HOME and HF_HUB_OFFLINE are
+    /// honoured) or a bare size (`7b`).
     #[arg(long, help_heading = "Workload")]
     pub model: String,
 

@@ -1550,6 +1550,106 @@ mod hub {
     }
 }
 
+/// An Ultralytics model YAML is a model too: the stock YOLOv8 layout with its own classes is
+/// walked as the built-in detectors are, its scale read from the file's name as Ultralytics
+/// reads it; another layout is refused naming its first different layer.
+mod ultralytics {
+    use super::*;
+
+    /// The YOLOv8 detection layout (its `[from, repeats, module, args]` rows) with `nc` classes.
+    fn yolov8_yaml(classes: u64, c2f_in_head: &str) -> String {
+        let backbone = [
+            "[-1, 1, Conv, [64, 3, 2]]",
+            "[-1, 1, Conv, [128, 3, 2]]",
+            "[-1, 3, C2f, [128, True]]",
+            "[-1, 1, Conv, [256, 3, 2]]",
+            "[-1, 6, C2f, [256, True]]",
+            "[-1, 1, Conv, [512, 3, 2]]",
+            "[-1, 6, C2f, [512, True]]",
+            "[-1, 1, Conv, [1024, 3, 2]]",
+            "[-1, 3, C2f, [1024, True]]",
+            "[-1, 1, SPPF, [1024, 5]]",
+        ];
+        let head = [
+            "[-1, 1, nn.Upsample, [None, 2, \"nearest\"]]",
+            "[[-1, 6], 1, Concat, [1]]",
+            c2f_in_head,
+            "[-1, 1, nn.Upsample, [None, 2, \"nearest\"]]",
+            "[[-1, 4], 1, Concat, [1]]",
+            "[-1, 3, C2f, [256]]",
+            "[-1, 1, Conv, [256, 3, 2]]",
+            "[[-1, 12], 1, Concat, [1]]",
+            "[-1, 3, C2f, [512]]",
+            "[-1, 1, Conv, [512, 3, 2]]",
+            "[[-1, 9], 1, Concat, [1]]",
+            "[-1, 3, C2f, [1024]]",
+            "[[15, 18, 21], 1, Detect, [nc]]",
+        ];
+        let rows = |rows: &[&str]| rows.iter().map(|r| format!("  - {r} # a layer\n")).collect::<String>();
+        format!(
+            "# a detector\nnc: {classes}\nscales:\n  n: [0.33, 0.25, 1024]\n  s: [0.33, 0.50, 1024]\nbackbone:\n{}head:\n{}",
+            rows(&backbone),
+            rows(&head)
+        )
+    }
+
+    fn parameters_of(file: &str, text: &str) -> Run {
+        let path = std::env::temp_dir().join(format!("gpuplan-{}-{file}", std::process::id()));
+        std::fs::write(&path, text).unwrap();
+        let path_text = path.to_string_lossy().to_string();
+        let run = gpuplan(&[
+            "estimate",
+            "--model",
+            &path_text,
+            "--task",
+            "inference",
+            "--gpu",
+            "T4",
+            "--format",
+            "json",
+        ]);
+        std::fs::remove_file(&path).ok();
+        run
+    }
+
+    #[test]
+    fn a_stock_layout_with_its_own_classes_is_walked() {
+        let stock = parameters_of("yolov8s.yaml", &yolov8_yaml(80, "[-1, 3, C2f, [512]]"));
+        assert_eq!(stock.code, 0, "{}", stock.stderr);
+        let builtin = gpuplan(&[
+            "estimate",
+            "--model",
+            "yolov8s",
+            "--task",
+            "inference",
+            "--gpu",
+            "T4",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(
+            stock.json()["model"]["parameters"],
+            builtin.json()["model"]["parameters"]
+        );
+        // One class: each of the three class convolutions loses 79 outputs of 129 weights; the
+        // 11,135,987 Ultralytics' model summary prints for a one-class YOLOv8s.
+        let single = parameters_of("yolov8s-parts.yaml", &yolov8_yaml(1, "[-1, 3, C2f, [512]]"));
+        assert_eq!(single.code, 0, "{}", single.stderr);
+        assert_eq!(single.json()["model"]["parameters"], 11_135_987u64);
+        // Two scales and a name that says neither: the file must say which.
+        let unnamed = parameters_of("detector.yaml", &yolov8_yaml(80, "[-1, 3, C2f, [512]]"));
+        assert_eq!(unnamed.code, 2);
+        assert!(unnamed.stderr.contains("`scales` lists n, s"), "{}", unnamed.stderr);
+        let custom = parameters_of("yolov8s-c3.yaml", &yolov8_yaml(80, "[-1, 3, C3, [512]]"));
+        assert_eq!(custom.code, 2);
+        assert!(
+            custom.stderr.contains("head[2]") && custom.stderr.contains("C3"),
+            "{}",
+            custom.stderr
+        );
+    }
+}
+
 /// A llama.cpp GGUF file is a model too: its header gives the architecture and the weight
 /// format, so a Q4_K_M Llama 3.1 8B is estimated at its 8.03 B parameters in 4 bits, and the
 /// answer names the format it read.

@@ -45,6 +45,7 @@ mod request_log;
 mod resolve;
 mod rightsize;
 mod software_fit;
+mod ultralytics_file;
 
 pub use calibrate::calibrate;
 pub use compat::{CompatAnswer, CompatCheck, CompatQuery, FeatureSupport, compat};
@@ -78,6 +79,7 @@ pub use provider_scope::{ProviderScope, provider_facts};
 pub use request_error::{RequestError, RequestProblem};
 pub use request_log::parse_request_log;
 pub use rightsize::{Finding, GpuUse, JobUse, RightsizeAnswer, RightsizeQuery, rightsize};
+pub use ultralytics_file::ultralytics_model_config;
 
 pub use gpuplan_catalog as catalog;
 pub use gpuplan_emit as emit;

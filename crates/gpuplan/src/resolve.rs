@@ -44,9 +44,11 @@ pub fn model(catalog: &Catalog, source: &ModelSource) -> Result<ModelSpec, Error
                 Some(pipeline) => Some((pipeline, "a diffusion transformer's are counted from its blocks")),
                 None => match convnext_model(name, &config)? {
                     Some(convnet) => Some((convnet, "a ConvNeXt's are counted from its stages")),
-                    None => {
-                        resnet_model(name, &config)?.map(|resnet| (resnet, "a ResNet's are counted from its stages"))
-                    }
+                    None => match resnet_model(name, &config)? {
+                        Some(resnet) => Some((resnet, "a ResNet's are counted from its stages")),
+                        None => yolo_model(name, &config)?
+                            .map(|yolo| (yolo, "a YOLO detector's are counted from its layers")),
+                    },
                 },
             };
             if let Some((model, counted)) = walked {
@@ -113,6 +115,26 @@ fn resnet_model(name: &str, config: &serde_json::Map<String, serde_json::Value>)
     Ok(Some(convnet_model(name, resolution, ("ResNet", parameters), |cited| {
         cited.resnet = Some(spec)
     })))
+}
+
+/// An Ultralytics model YAML (read as JSON) of the stock YOLOv8 or YOLO11 detection layout,
+/// with its own classes and scale, walked layer by layer like the built-in detectors; `None`
+/// for any other config.
+fn yolo_model(name: &str, config: &serde_json::Map<String, serde_json::Value>) -> Result<Option<ModelSpec>, Error> {
+    if !gpuplan_catalog::is_ultralytics_config(config) {
+        return Ok(None);
+    }
+    let spec = gpuplan_catalog::parse_ultralytics_config(config)
+        .map_err(|error| Error::invalid(format!("{name}: {error}"), None))?;
+    let resolution = gpuplan_catalog::ULTRALYTICS_RESOLUTION;
+    let parameters = gpuplan_model::ConvNetwork::unroll(&spec, resolution).1;
+    let component = if spec.version == 11 { "YOLO11" } else { "YOLOv8" };
+    Ok(Some(convnet_model(
+        name,
+        resolution,
+        (component, parameters),
+        |cited| cited.yolo = Some(Box::new(spec)),
+    )))
 }
 
 /// A pasted convolutional network as a vision model of one component, its walk set by `walk`.

@@ -160,7 +160,8 @@ mod parameter_counts {
     #[test]
     fn rounding_tolerance() {
         assert!((tolerance(1_300_000_000) - 0.05 / 1.3).abs() < 1e-12);
-        assert_eq!(tolerance(6_738_415_616), 0.01);
+        assert_eq!(tolerance(6_738_415_616), 0.005);
+        assert_eq!(tolerance(7_000_000_000), 0.5 / 7.0);
     }
 }
 

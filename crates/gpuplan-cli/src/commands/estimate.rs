@@ -35,6 +35,20 @@ pub(crate) fn model_files(catalog: &Catalog, model: &str) -> Result<ModelFiles, 
             ..ModelFiles::named(&name)
         });
     }
+    let lower = model.to_ascii_lowercase();
+    if path.is_file() && (lower.ends_with(".yaml") || lower.ends_with(".yml")) {
+        let text = crate::input_file::read(
+            "--model",
+            path,
+            crate::input_file::MAX_CONFIG_BYTES,
+            "give an Ultralytics model YAML, a Hugging Face config.json, or a built-in model id",
+        )?;
+        let stem = path.file_stem().map_or(model.into(), |s| s.to_string_lossy());
+        return Ok(ModelFiles {
+            config: Some(gpuplan::ultralytics_model_config(&text, &stem)?),
+            ..ModelFiles::named(&stem)
+        });
+    }
     if path.is_file() {
         let text = crate::input_file::read(
             "--model",
