@@ -11,7 +11,7 @@ use gpuplan::emit::wire::{
 };
 use gpuplan::{
     CostAnswer, CostOptions, EnergyAnswer, EnergyOptions, EngineKnobs, EstimateOptions, ExportOptions, ForecastAnswer,
-    ForecastOptions, PlanOptions, WorkloadOptions,
+    ForecastOptions, ModelRequest, PlanOptions, WorkloadOptions,
 };
 use utoipa::OpenApi;
 
@@ -32,6 +32,7 @@ use utoipa::OpenApi;
         routes::gpus::one,
         routes::instances::list,
         routes::catalog::models,
+        routes::model::read,
         routes::catalog::summary,
         routes::estimate::estimate,
         routes::plan::plan,
@@ -49,6 +50,7 @@ use utoipa::OpenApi;
         EnergyOptions,
         ForecastOptions,
         ExportOptions,
+        ModelRequest,
         routes::export::ExportJson,
         routes::export::ExportFileJson,
         CostAnswer,

@@ -1017,3 +1017,87 @@ async fn a_plan_exports_its_files() {
         .problem(StatusCode::BAD_REQUEST, 2);
     assert!(!problem["detail"].as_str().unwrap().contains("--"), "{problem}");
 }
+
+/// A model is read back before anything is planned: a built-in one, a pasted config and an
+/// Ultralytics YAML's content give their kind and counts; an unknown one is refused naming it.
+#[tokio::test]
+async fn a_model_is_read_back() {
+    let built_in = post("/api/v1/model", json!({"model": "llama-3.1-8b"}).to_string()).await;
+    assert_eq!(built_in.status, StatusCode::OK, "{}", built_in.text());
+    let summary = built_in.json();
+    conforms(&summary, "ModelSummaryJson").await;
+    assert_eq!(summary["parameters"], 8_030_261_248u64);
+    let config = json!({"model_type": "qwen3", "hidden_size": 4096, "intermediate_size": 12288,
+        "num_hidden_layers": 36, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+        "vocab_size": 151936, "tie_word_embeddings": false});
+    let request = json!({"model": "config.json", "model_config": config});
+    conforms(&request, "ModelRequest").await;
+    let pasted = post("/api/v1/model", request.to_string()).await.json();
+    assert_eq!(
+        (pasted["architecture"].as_str(), pasted["layers"].as_u64()),
+        (Some("qwen3"), Some(36))
+    );
+    assert!(pasted["parameters"].as_u64().unwrap() > 8_000_000_000, "{pasted}");
+    let problem = post("/api/v1/model", json!({"model": "llama-9"}).to_string())
+        .await
+        .problem(StatusCode::BAD_REQUEST, 2);
+    assert!(problem["detail"].as_str().unwrap().contains("llama-9"), "{problem}");
+    let problem = post(
+        "/api/v1/model",
+        json!({"model": "llama-3.1-8b", "gpu": "H100"}).to_string(),
+    )
+    .await;
+    assert!(
+        problem.status.is_client_error() && problem.text().contains("gpu"),
+        "{}",
+        problem.text()
+    );
+}
+
+/// An Ultralytics model YAML pasted as it is (YAML, its scale named) is read as the CLI reads
+/// the file.
+#[tokio::test]
+async fn an_ultralytics_yaml_is_read_as_pasted() {
+    let rows = |rows: &[&str]| rows.iter().map(|r| format!("  - {r}\n")).collect::<String>();
+    let yaml = format!(
+        "nc: 1\nscale: s\nscales:\n  s: [0.33, 0.50, 1024]\nbackbone:\n{}head:\n{}",
+        rows(&[
+            "[-1, 1, Conv, [64, 3, 2]]",
+            "[-1, 1, Conv, [128, 3, 2]]",
+            "[-1, 3, C2f, [128, True]]",
+            "[-1, 1, Conv, [256, 3, 2]]",
+            "[-1, 6, C2f, [256, True]]",
+            "[-1, 1, Conv, [512, 3, 2]]",
+            "[-1, 6, C2f, [512, True]]",
+            "[-1, 1, Conv, [1024, 3, 2]]",
+            "[-1, 3, C2f, [1024, True]]",
+            "[-1, 1, SPPF, [1024, 5]]"
+        ]),
+        rows(&[
+            "[-1, 1, nn.Upsample, [None, 2, \"nearest\"]]",
+            "[[-1, 6], 1, Concat, [1]]",
+            "[-1, 3, C2f, [512]]",
+            "[-1, 1, nn.Upsample, [None, 2, \"nearest\"]]",
+            "[[-1, 4], 1, Concat, [1]]",
+            "[-1, 3, C2f, [256]]",
+            "[-1, 1, Conv, [256, 3, 2]]",
+            "[[-1, 12], 1, Concat, [1]]",
+            "[-1, 3, C2f, [512]]",
+            "[-1, 1, Conv, [512, 3, 2]]",
+            "[[-1, 9], 1, Concat, [1]]",
+            "[-1, 3, C2f, [1024]]",
+            "[[15, 18, 21], 1, Detect, [nc]]"
+        ]),
+    );
+    let answer = post(
+        "/api/v1/model",
+        json!({"model": "parts.yaml", "model_config": yaml}).to_string(),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.text());
+    let summary = answer.json();
+    assert_eq!(
+        (summary["kind"].as_str(), summary["parameters"].as_u64()),
+        (Some("vision"), Some(11_135_987))
+    );
+}

@@ -528,6 +528,12 @@ fn estimates_prices_and_forecasts(site: &str, page: &Session) {
     // A Hugging Face id, read by the server from the Hub, stands in the same way, and a shared
     // link brings it back to its field.
     page.set("#e-hub_id", "Org/Model");
+    // Read back before anything is estimated: what the server counts of it.
+    let read = page.wait_for_text("#e-model-read", |t| t.starts_with("Read:"));
+    assert!(
+        read.contains("qwen3") && read.contains("8.19B parameters") && read.contains("36 layers"),
+        "{read}"
+    );
     page.click("#e-submit");
     let figures = page.wait_for_text("#e-figures", |t| t.contains("Org/Model"));
     assert!(figures.contains("8.19B parameters"), "{figures}");

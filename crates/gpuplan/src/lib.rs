@@ -34,6 +34,7 @@ mod generic_model;
 mod gpus;
 mod instances;
 mod job_file;
+mod model_request;
 mod options;
 mod plan_workload;
 mod poc;
@@ -69,6 +70,7 @@ pub use gpuplan_telemetry as telemetry;
 pub use gpus::{GpuAnswer, show_gpus};
 pub use instances::{InstancesAnswer, InstancesRequest, find_instances};
 pub use job_file::{EXAMPLE_SERVING_JOB, EXAMPLE_TRAINING_JOB, JobFormat, job_schema, option_names, parse_job};
+pub use model_request::{ModelRequest, read_model};
 pub use options::{EstimateOptions, InstancesOptions, PlanOptions, WorkloadOptions, billing_mode, billing_modes};
 pub use plan_workload::{
     InfeasiblePlan, PlanAnswer, PlanQuery, TabularAnswer, TabularQuery, plan_tabular_workload, plan_workload,

@@ -569,19 +569,7 @@ impl WorkloadOptions {
     }
 
     fn model_source(&self) -> ModelSource {
-        match &self.model_config {
-            None => ModelSource::BuiltIn(self.model.clone()),
-            Some(serde_json::Value::String(text)) => ModelSource::Config {
-                name: self.model.clone(),
-                text: text.clone(),
-                checkpoint_index: self.checkpoint_index.clone(),
-            },
-            Some(object) => ModelSource::Config {
-                name: self.model.clone(),
-                text: object.to_string(),
-                checkpoint_index: self.checkpoint_index.clone(),
-            },
-        }
+        crate::model_request::model_source(&self.model, self.model_config.as_ref(), self.checkpoint_index.as_ref())
     }
 
     fn packing(&self) -> SequencePacking {

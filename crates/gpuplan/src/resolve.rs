@@ -37,9 +37,12 @@ pub fn model(catalog: &Catalog, source: &ModelSource) -> Result<ModelSpec, Error
             text,
             checkpoint_index,
         } => {
-            // Networks walked from their own config: a checkpoint index would size nothing. A
-            // config that is not JSON is left to the transformer reader, which says why.
-            let config: serde_json::Map<String, serde_json::Value> = serde_json::from_str(text).unwrap_or_default();
+            // Networks walked from their own config: a checkpoint index would size nothing. An
+            // Ultralytics model YAML may come as YAML; any other config that is not JSON is left
+            // to the transformer reader, which says why.
+            let config: serde_json::Map<String, serde_json::Value> = serde_json::from_str(text)
+                .or_else(|_| serde_yaml_ng::from_str(text))
+                .unwrap_or_default();
             let walked = match diffusion_transformer_model(name, &config)? {
                 Some(pipeline) => Some((pipeline, "a diffusion transformer's are counted from its blocks")),
                 None => match convnext_model(name, &config)? {

@@ -39,7 +39,10 @@ impl From<&ModelSpec> for ModelSummaryJson {
                 )
             }
             Architecture::Cited(spec) => {
-                let total = model.published_parameters.unwrap_or_default();
+                // A network read from a pasted config has no published count: its walk's.
+                let total = model
+                    .published_parameters
+                    .unwrap_or_else(|| spec.components.iter().map(|(_, p)| p).sum());
                 (spec.family.clone(), None, total, total, None, None, None)
             }
         };

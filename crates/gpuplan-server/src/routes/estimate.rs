@@ -23,7 +23,12 @@ pub(crate) async fn estimate(
     let hub = state.hub.clone();
     let mut options = options;
     super::computed(&state, key, move || {
-        super::read_hub_model(hub.as_ref(), &catalog, &mut options.workload)?;
+        let w = &mut options.workload;
+        super::read_hub_model(
+            hub.as_ref(),
+            &catalog,
+            (&w.model, &mut w.model_config, &mut w.checkpoint_index),
+        )?;
         let answer = gpuplan::estimate_workload(&catalog, &options.request()?)?;
         Ok(answer.wire(gpuplan::Naming::Keys))
     })

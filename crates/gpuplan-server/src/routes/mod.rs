@@ -8,6 +8,7 @@ pub(crate) mod forecast;
 pub(crate) mod gpus;
 pub(crate) mod health;
 pub(crate) mod instances;
+pub(crate) mod model;
 pub(crate) mod plan;
 
 use crate::AppState;
@@ -26,6 +27,7 @@ pub(crate) fn router() -> Router<AppState> {
         .route("/api/v1/gpus", get(gpus::list))
         .route("/api/v1/gpus/{name}", get(gpus::one))
         .route("/api/v1/models", get(catalog::models))
+        .route("/api/v1/model", post(model::read))
         .route("/api/v1/instances", get(instances::list))
         .route("/api/v1/catalog", get(catalog::summary))
         .route("/api/v1/estimate", post(estimate::estimate))
@@ -85,17 +87,17 @@ pub(crate) async fn computed<T: Serialize + Send + 'static>(
 pub(crate) fn read_hub_model(
     hub: Option<&crate::HubFiles>,
     catalog: &gpuplan::Catalog,
-    workload: &mut gpuplan::WorkloadOptions,
+    (model, model_config, checkpoint_index): (&str, &mut Option<serde_json::Value>, &mut Option<String>),
 ) -> Result<(), ApiError> {
     let Some(hub) = hub else { return Ok(()) };
-    if workload.model_config.is_some() || catalog.models().get(&workload.model).is_ok() {
+    if model_config.is_some() || catalog.models().get(model).is_ok() {
         return Ok(());
     }
-    if let Some(files) = (hub.0)(&workload.model) {
+    if let Some(files) = (hub.0)(model) {
         let (config, index) = files?;
-        workload.model_config = Some(serde_json::Value::String(config));
-        if workload.checkpoint_index.is_none() {
-            workload.checkpoint_index = index;
+        *model_config = Some(serde_json::Value::String(config));
+        if checkpoint_index.is_none() {
+            *checkpoint_index = index;
         }
     }
     Ok(())

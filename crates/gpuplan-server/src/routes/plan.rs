@@ -45,7 +45,12 @@ pub(crate) async fn plan(
         if let Some(tabular) = options.tabular_query()? {
             return plan_tabular(&catalog, &tabular, options.top, echoed);
         }
-        super::read_hub_model(hub.as_ref(), &catalog, &mut options.workload)?;
+        let w = &mut options.workload;
+        super::read_hub_model(
+            hub.as_ref(),
+            &catalog,
+            (&w.model, &mut w.model_config, &mut w.checkpoint_index),
+        )?;
         let mut query = options.query()?;
         query.cancel = cancel;
         let planned = gpuplan::plan_workload(&catalog, &query);
