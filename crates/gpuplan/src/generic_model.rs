@@ -44,10 +44,26 @@ pub fn parse_experts(text: &str) -> Option<(u64, f64)> {
     Some((experts, parse_size(size)?))
 }
 
+/// `70b-moe:8x` → (8 experts, 7e10 in all); `70b-moe` → 8 experts, Mixtral's count; `None` for
+/// anything else.
+pub fn parse_total_moe(text: &str) -> Option<(u64, f64)> {
+    let lower = text.trim().to_ascii_lowercase();
+    let (size, experts) = match lower.split_once("-moe") {
+        Some((size, "")) => (size, DEFAULT_EXPERTS),
+        Some((size, rest)) => (size, rest.strip_prefix(':')?.strip_suffix('x')?.parse().ok()?),
+        None => return None,
+    };
+    ((2..=512).contains(&experts)).then_some(())?;
+    Some((experts, parse_size(size)?))
+}
+
 /// Whether `name` is a size a generic model is built from.
 pub fn is_generic_name(name: &str) -> bool {
-    parse_size(name).is_some() || parse_experts(name).is_some()
+    parse_size(name).is_some() || parse_experts(name).is_some() || parse_total_moe(name).is_some()
 }
+
+/// Experts of a mixture named by its total alone (`70b-moe`): Mixtral's eight.
+const DEFAULT_EXPERTS: u64 = 8;
 
 /// Experts routed per token in the mixtures built here (Mixtral's top-2).
 const EXPERTS_PER_TOKEN: u64 = 2;
@@ -60,8 +76,23 @@ fn parameters(layers: f64, width: f64) -> f64 {
     layers * per_layer + 2.0 * VOCABULARY * width + width
 }
 
+/// Parameters of `layers` layers of `width` whose FFN is `experts` routed copies (1: dense),
+/// with a router per layer.
+fn mixture_parameters(layers: f64, width: f64, experts: f64) -> f64 {
+    if experts <= 1.0 {
+        return parameters(layers, width);
+    }
+    let ffn = (FFN_RATIO * width / 256.0).round() * 256.0;
+    parameters(layers, width) + layers * ((experts - 1.0) * 3.0 * width * ffn + width * experts)
+}
+
 /// The (layers, width) nearest `size` within the aspect ratios above.
 fn shape(size: f64) -> (f64, f64) {
+    shape_of(size, 1.0)
+}
+
+/// The (layers, width) whose mixture of `experts` (1: a dense model) totals nearest `size`.
+fn shape_of(size: f64, experts: f64) -> (f64, f64) {
     let mut best = (32.0, 4096.0);
     let mut best_key = (f64::INFINITY, f64::INFINITY);
     for layers in (1..=400).map(f64::from) {
@@ -74,7 +105,7 @@ fn shape(size: f64) -> (f64, f64) {
                 continue;
             }
             let key = (
-                (parameters(layers, width) / size - 1.0).abs(),
+                (mixture_parameters(layers, width, experts) / size - 1.0).abs(),
                 (ratio - WIDTH_PER_LAYER).abs(),
             );
             if key.0 < best_key.0 - 1e-3 || (key.0 <= best_key.0 + 1e-3 && key.1 < best_key.1) {
@@ -89,16 +120,22 @@ fn shape(size: f64) -> (f64, f64) {
 /// The generic decoder of `size` parameters, where `name` is a size between 50M and 2T, or
 /// `EXPERTSxSIZE` for a mixture of experts on that size's shape.
 pub fn generic_decoder(name: &str) -> Option<Result<ModelSpec, String>> {
-    let (experts, size) = match parse_experts(name) {
-        Some((experts, size)) => (Some(experts), size),
-        None => (None, parse_size(name)?),
+    // `8x7b`: the 7B shape with 8 experts; `70b-moe:8x`: 8 experts on the shape that totals 70B.
+    let (experts, size, total) = match (parse_experts(name), parse_total_moe(name)) {
+        (Some((experts, size)), _) => (Some(experts), size, false),
+        (None, Some((experts, size))) => (Some(experts), size, true),
+        (None, None) => (None, parse_size(name)?, false),
     };
     if !(5e7..=2e12).contains(&size) {
         return Some(Err(format!(
             "`{name}` is {size:.3e} parameters; a generic decoder is built from 50M to 2T"
         )));
     }
-    let (layers, width) = shape(size);
+    let (layers, width) = if total {
+        shape_of(size, experts.map_or(1.0, |e| e as f64))
+    } else {
+        shape(size)
+    };
     let heads = width / HEAD_DIM;
     let mut config = serde_json::json!({
         "model_type": "llama",
@@ -222,6 +259,22 @@ mod tests {
         assert!((11e9..15e9).contains(&(counts.active as f64)), "{}", counts.active);
         assert!(moe.name.contains("8 experts, 2 per token"), "{}", moe.name);
         assert_eq!(parse_experts("1x7b"), None);
+        // A mixture named by its total: its shape is the one whose eight experts total 70B.
+        assert_eq!(parse_total_moe("70b-moe:8x"), Some((8, 7e10)));
+        assert_eq!(parse_total_moe("70B-MoE"), Some((8, 7e10)));
+        assert_eq!(parse_total_moe("70b-moe:1x"), None);
+        let total = generic_decoder("70b-moe:8x").unwrap().unwrap();
+        let Architecture::Transformer(spec) = &total.architecture else {
+            panic!("70b-moe:8x")
+        };
+        let counts = gpuplan_estimate::parameters::count_parameters(spec);
+        assert!((counts.total as f64 / 7e10 - 1.0).abs() < 0.1, "{}", counts.total);
+        assert!(
+            counts.active < counts.total / 3,
+            "{} of {}",
+            counts.active,
+            counts.total
+        );
         assert_eq!(parse_experts("8x"), None);
         assert!(generic_decoder("gpt-7").is_none());
     }

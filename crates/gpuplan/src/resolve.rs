@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 /// Where the built-in models are listed and how another model is described, in words that
 /// hold for every front end: the API never reads a file path.
-const OTHER_MODELS: &str = "the built-in models are listed by `gpuplan models` (API: GET /api/v1/models); any other is described by its Hugging Face config.json (command line: its path, or its Hub id ORG/NAME, as the model; API: its contents as `model_config`), or by a bare size (`7b`, `500m`; `8x7b` for a mixture of experts) for a generic decoder";
+const OTHER_MODELS: &str = "the built-in models are listed by `gpuplan models` (API: GET /api/v1/models); any other is described by its Hugging Face config.json (command line: its path, or its Hub id ORG/NAME, as the model; API: its contents as `model_config`), or by a bare size (`7b`, `500m`; `8x7b` for eight experts on the 7B shape, `70b-moe:8x` for eight totalling 70B) for a generic decoder";
 
 /// A built-in model or a user's config.json.
 pub fn model(catalog: &Catalog, source: &ModelSource) -> Result<ModelSpec, Error> {
