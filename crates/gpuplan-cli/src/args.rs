@@ -1109,17 +1109,17 @@ pub enum FlavourArg {
 /// How an export is written.
 #[derive(Debug, Args)]
 pub struct ExportSettingsArgs {
-    /// Which recommendation to export, counting from 1 in the plan's order.
-    #[arg(long, default_value_t = 1, help_heading = "Export")]
-    pub pick: usize,
+    /// Which recommendation to export, counting from 1 in the plan's order (default 1).
+    #[arg(long, help_heading = "Export")]
+    pub pick: Option<usize>,
 
     /// Write the files into this folder instead of printing them.
     #[arg(long, value_name = "DIR", help_heading = "Export")]
     pub out: Option<PathBuf>,
 
-    /// Kubernetes, multi-node training: indexed-job, jobset or pytorchjob.
-    #[arg(long, value_enum, default_value_t = FlavourArg::IndexedJob, help_heading = "Export")]
-    pub flavour: FlavourArg,
+    /// Kubernetes, multi-node training: indexed-job (the default), jobset or pytorchjob.
+    #[arg(long, value_enum, help_heading = "Export")]
+    pub flavour: Option<FlavourArg>,
 
     /// Container image (default: the catalog's for the configuration's software stack: NGC
     /// PyTorch or vLLM on NVIDIA, ROCm's on AMD, the Neuron containers on Trainium and
@@ -1137,9 +1137,9 @@ pub struct ExportSettingsArgs {
     #[arg(long, help_heading = "Export")]
     pub name: Option<String>,
 
-    /// Kubernetes namespace.
-    #[arg(long, default_value = "default", help_heading = "Export")]
-    pub namespace: String,
+    /// Kubernetes namespace (default `default`).
+    #[arg(long, help_heading = "Export")]
+    pub namespace: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -5,7 +5,7 @@ use crate::args::{ExportArgs, ExportSettingsArgs, ExportTarget};
 use crate::output;
 use gpuplan::emit::manifest::{ALTERNATIVES, ManifestFile, yaml_stream};
 use gpuplan::emit::wire::PlanJson;
-use gpuplan::{Catalog, Error, ExitStatus, ExportSettings, SavedPlan};
+use gpuplan::{Catalog, Error, ExitStatus, SavedPlan};
 
 /// Largest saved plan read.
 const MAX_PLAN_BYTES: u64 = 64 * 1024 * 1024;
@@ -39,26 +39,19 @@ fn emit(
     target: ExportTarget,
     settings: &ExportSettingsArgs,
 ) -> Result<ExitStatus, Error> {
-    // The command line's names are the facade's: each parsed by the one parser.
-    let target: gpuplan::ExportTarget = clap_name(target)?
-        .parse()
-        .map_err(|e: String| Error::invalid(e, None))?;
-    let flavour = clap_name(settings.flavour)?
-        .parse()
-        .map_err(|e: String| Error::invalid(e, None))?;
-    let files = gpuplan::export_plan(
-        catalog,
-        plan,
-        target,
-        &ExportSettings {
-            pick: settings.pick,
-            flavour,
-            image: settings.image.clone(),
-            storage_class: settings.storage_class.clone(),
-            name: settings.name.clone(),
-            namespace: settings.namespace.clone(),
-        },
-    )?;
+    // The flags are the API's export fields: one parser, one set of defaults.
+    let options = gpuplan::ExportOptions {
+        plan: serde_json::Value::Null,
+        to: clap_name(target)?,
+        pick: settings.pick,
+        flavour: settings.flavour.map(clap_name).transpose()?,
+        image: settings.image.clone(),
+        storage_class: settings.storage_class.clone(),
+        name: settings.name.clone(),
+        namespace: settings.namespace.clone(),
+    };
+    let (target, export_settings) = options.settings()?;
+    let files = gpuplan::export_plan(catalog, plan, target, &export_settings)?;
     match &settings.out {
         Some(folder) => write_folder(folder, &files),
         None => {
