@@ -1640,6 +1640,31 @@ mod ultralytics {
         let unnamed = parameters_of("detector.yaml", &yolov8_yaml(80, "[-1, 3, C2f, [512]]"));
         assert_eq!(unnamed.code, 2);
         assert!(unnamed.stderr.contains("`scales` lists n, s"), "{}", unnamed.stderr);
+        // A detector generates nothing: its estimate speaks of images, not tokens; an encoder's
+        // of sequences.
+        let table = gpuplan(&["estimate", "--model", "yolov8s", "--task", "inference", "--gpu", "T4"]);
+        assert!(
+            table.stdout.contains("images/s") && table.stdout.contains("per batch of 1"),
+            "{}",
+            table.stdout
+        );
+        assert!(!table.stdout.contains("token"), "{}", table.stdout);
+        let bert = gpuplan(&[
+            "estimate",
+            "--model",
+            "bert-base-uncased",
+            "--task",
+            "inference",
+            "--gpu",
+            "T4",
+            "--seq",
+            "128",
+        ]);
+        assert!(
+            bert.stdout.contains("sequences/s") && !bert.stdout.contains("first token"),
+            "{}",
+            bert.stdout
+        );
         let custom = parameters_of("yolov8s-c3.yaml", &yolov8_yaml(80, "[-1, 3, C3, [512]]"));
         assert_eq!(custom.code, 2);
         assert!(

@@ -80,6 +80,13 @@ pub fn estimate_report(e: &EstimateJson) -> String {
                 image.denoising_steps,
                 if image.guidance { " with guidance" } else { "" }
             )
+        } else if w.task == "inference" && w.output_tokens == 0 {
+            // Nothing generated: a forward pass per image (vision) or per sequence (encoders).
+            if w.seq > 1 {
+                String::new()
+            } else {
+                format!(" image{}", if w.batch == 1 { "" } else { "s" })
+            }
         } else if w.task == "inference" {
             format!(" + {} output", w.output_tokens)
         } else {
@@ -200,6 +207,24 @@ pub fn estimate_report(e: &EstimateJson) -> String {
             );
             let _ = writeln!(text, "  {:<18} {} images/s", "throughput", rate(i.requests_per_second));
             let _ = writeln!(text, "  {:<18} {}", "images at once", i.max_concurrent_sequences);
+        } else if w.output_tokens == 0 {
+            // A forward pass and no generation (a classifier, a detector, an encoder): its
+            // latency and rate, not tokens'.
+            let unit = if w.seq > 1 { "sequences" } else { "images" };
+            let _ = writeln!(
+                text,
+                "  {:<18} {} per batch of {}",
+                "latency",
+                duration(i.request_latency_seconds),
+                w.batch
+            );
+            let _ = writeln!(text, "  {:<18} {} {unit}/s", "throughput", rate(i.requests_per_second));
+            let _ = writeln!(
+                text,
+                "  {:<18} {}",
+                format!("{unit} at once"),
+                i.max_concurrent_sequences
+            );
         } else {
             let _ = writeln!(text, "  {:<18} {}", "time to first token", duration(i.ttft_seconds));
             if i.tpot_seconds > 0.0 {
