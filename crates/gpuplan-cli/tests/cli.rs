@@ -1556,41 +1556,14 @@ mod hub {
 mod ultralytics {
     use super::*;
 
-    /// The YOLOv8 detection layout (its `[from, repeats, module, args]` rows) with `nc` classes.
-    fn yolov8_yaml(classes: u64, c2f_in_head: &str) -> String {
-        let backbone = [
-            "[-1, 1, Conv, [64, 3, 2]]",
-            "[-1, 1, Conv, [128, 3, 2]]",
-            "[-1, 3, C2f, [128, True]]",
-            "[-1, 1, Conv, [256, 3, 2]]",
-            "[-1, 6, C2f, [256, True]]",
-            "[-1, 1, Conv, [512, 3, 2]]",
-            "[-1, 6, C2f, [512, True]]",
-            "[-1, 1, Conv, [1024, 3, 2]]",
-            "[-1, 3, C2f, [1024, True]]",
-            "[-1, 1, SPPF, [1024, 5]]",
-        ];
-        let head = [
-            "[-1, 1, nn.Upsample, [None, 2, \"nearest\"]]",
-            "[[-1, 6], 1, Concat, [1]]",
-            c2f_in_head,
-            "[-1, 1, nn.Upsample, [None, 2, \"nearest\"]]",
-            "[[-1, 4], 1, Concat, [1]]",
-            "[-1, 3, C2f, [256]]",
-            "[-1, 1, Conv, [256, 3, 2]]",
-            "[[-1, 12], 1, Concat, [1]]",
-            "[-1, 3, C2f, [512]]",
-            "[-1, 1, Conv, [512, 3, 2]]",
-            "[[-1, 9], 1, Concat, [1]]",
-            "[-1, 3, C2f, [1024]]",
-            "[[15, 18, 21], 1, Detect, [nc]]",
-        ];
-        let rows = |rows: &[&str]| rows.iter().map(|r| format!("  - {r} # a layer\n")).collect::<String>();
-        format!(
-            "# a detector\nnc: {classes}\nscales:\n  n: [0.33, 0.25, 1024]\n  s: [0.33, 0.50, 1024]\nbackbone:\n{}head:\n{}",
-            rows(&backbone),
-            rows(&head)
-        )
+    /// The YOLOv8 detection layout with `classes` classes and `row` as its layer 12.
+    fn yolov8_yaml(classes: u64, row: &str) -> String {
+        include_str!("fixtures/yolov8s-one-class.yaml")
+            .replace("nc: 1\n", &format!("nc: {classes}\n"))
+            .replace(
+                "  - [-1, 3, C2f, [512]]\n  - [-1, 1, nn.Upsample",
+                &format!("  - {row}\n  - [-1, 1, nn.Upsample"),
+            )
     }
 
     fn parameters_of(file: &str, text: &str) -> Run {

@@ -1058,37 +1058,8 @@ async fn a_model_is_read_back() {
 /// the file.
 #[tokio::test]
 async fn an_ultralytics_yaml_is_read_as_pasted() {
-    let rows = |rows: &[&str]| rows.iter().map(|r| format!("  - {r}\n")).collect::<String>();
-    let yaml = format!(
-        "nc: 1\nscale: s\nscales:\n  s: [0.33, 0.50, 1024]\nbackbone:\n{}head:\n{}",
-        rows(&[
-            "[-1, 1, Conv, [64, 3, 2]]",
-            "[-1, 1, Conv, [128, 3, 2]]",
-            "[-1, 3, C2f, [128, True]]",
-            "[-1, 1, Conv, [256, 3, 2]]",
-            "[-1, 6, C2f, [256, True]]",
-            "[-1, 1, Conv, [512, 3, 2]]",
-            "[-1, 6, C2f, [512, True]]",
-            "[-1, 1, Conv, [1024, 3, 2]]",
-            "[-1, 3, C2f, [1024, True]]",
-            "[-1, 1, SPPF, [1024, 5]]"
-        ]),
-        rows(&[
-            "[-1, 1, nn.Upsample, [None, 2, \"nearest\"]]",
-            "[[-1, 6], 1, Concat, [1]]",
-            "[-1, 3, C2f, [512]]",
-            "[-1, 1, nn.Upsample, [None, 2, \"nearest\"]]",
-            "[[-1, 4], 1, Concat, [1]]",
-            "[-1, 3, C2f, [256]]",
-            "[-1, 1, Conv, [256, 3, 2]]",
-            "[[-1, 12], 1, Concat, [1]]",
-            "[-1, 3, C2f, [512]]",
-            "[-1, 1, Conv, [512, 3, 2]]",
-            "[[-1, 9], 1, Concat, [1]]",
-            "[-1, 3, C2f, [1024]]",
-            "[[15, 18, 21], 1, Detect, [nc]]"
-        ]),
-    );
+    let yaml =
+        include_str!("../../gpuplan-cli/tests/fixtures/yolov8s-one-class.yaml").replace("nc: 1\n", "nc: 1\nscale: s\n");
     let answer = post(
         "/api/v1/model",
         json!({"model": "parts.yaml", "model_config": yaml}).to_string(),

@@ -23,12 +23,7 @@ pub(crate) async fn estimate(
     let hub = state.hub.clone();
     let mut options = options;
     super::computed(&state, key, move || {
-        let w = &mut options.workload;
-        super::read_hub_model(
-            hub.as_ref(),
-            &catalog,
-            (&w.model, &mut w.model_config, &mut w.checkpoint_index),
-        )?;
+        super::read_hub_workload(hub.as_ref(), &catalog, &mut options.workload)?;
         let answer = gpuplan::estimate_workload(&catalog, &options.request()?)?;
         Ok(answer.wire(gpuplan::Naming::Keys))
     })

@@ -103,6 +103,15 @@ pub(crate) fn read_hub_model(
     Ok(())
 }
 
+/// [`read_hub_model`] for the model of a request's workload.
+pub(crate) fn read_hub_workload(
+    hub: Option<&crate::HubFiles>,
+    catalog: &gpuplan::Catalog,
+    w: &mut gpuplan::WorkloadOptions,
+) -> Result<(), ApiError> {
+    read_hub_model(hub, catalog, (&w.model, &mut w.model_config, &mut w.checkpoint_index))
+}
+
 /// The key an answer is kept under: the route and its options as JSON (fields in declaration
 /// order, so equal options give equal keys). Requests with fields no option claims are not
 /// kept: they are refused.

@@ -45,12 +45,7 @@ pub(crate) async fn plan(
         if let Some(tabular) = options.tabular_query()? {
             return plan_tabular(&catalog, &tabular, options.top, echoed);
         }
-        let w = &mut options.workload;
-        super::read_hub_model(
-            hub.as_ref(),
-            &catalog,
-            (&w.model, &mut w.model_config, &mut w.checkpoint_index),
-        )?;
+        super::read_hub_workload(hub.as_ref(), &catalog, &mut options.workload)?;
         let mut query = options.query()?;
         query.cancel = cancel;
         let planned = gpuplan::plan_workload(&catalog, &query);
