@@ -1003,10 +1003,7 @@ async fn a_plan_exports_its_files() {
     );
     let problem = refused(json!({"to": "helm"})).await.problem(StatusCode::BAD_REQUEST, 2);
     assert!(
-        problem["detail"]
-            .as_str()
-            .unwrap()
-            .contains("k8s, skypilot or skyserve"),
+        problem["detail"].as_str().unwrap().contains("k8s, skypilot, skyserve"),
         "{problem}"
     );
     let problem = refused(json!({"export": "k8s"})).await;

@@ -42,11 +42,11 @@ impl ExportOptions {
         let target = self
             .to
             .parse::<ExportTarget>()
-            .map_err(|why| Error::invalid(format!("--to {why}"), None))?;
+            .map_err(|why| Error::invalid(format!("--to: {why}"), None))?;
         let flavour = match &self.flavour {
             Some(text) => text
                 .parse::<TrainingFlavour>()
-                .map_err(|why| Error::invalid(format!("--flavour {why}"), None))?,
+                .map_err(|why| Error::invalid(format!("--flavour: {why}"), None))?,
             None => TrainingFlavour::IndexedJob,
         };
         Ok((
@@ -102,14 +102,16 @@ mod tests {
     #[test]
     fn an_unknown_target_or_flavour_is_named_with_the_choices() {
         let error = options(serde_json::json!({"to": "helm"})).settings().unwrap_err();
-        assert!(error.message(crate::Naming::Keys).starts_with("`to` `helm`"), "{error}");
-        assert!(error.to_string().contains("k8s, skypilot or skyserve"), "{error}");
+        assert!(
+            error
+                .message(crate::Naming::Keys)
+                .starts_with("`to`: unknown export target `helm`"),
+            "{error}"
+        );
+        assert!(error.to_string().contains("k8s, skypilot, skyserve"), "{error}");
         let error = options(serde_json::json!({"flavour": "mpijob"}))
             .settings()
             .unwrap_err();
-        assert!(
-            error.to_string().contains("indexed-job, jobset or pytorchjob"),
-            "{error}"
-        );
+        assert!(error.to_string().contains("indexed-job, jobset, pytorchjob"), "{error}");
     }
 }

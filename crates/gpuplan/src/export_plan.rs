@@ -82,34 +82,7 @@ pub struct SavedFleet {
     pub floor_instances: u32,
 }
 
-/// What the files are for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ExportTarget {
-    Kubernetes,
-    SkyPilot,
-    SkyServe,
-}
-
-impl ExportTarget {
-    /// Each target under the name the command line and the API give it.
-    pub const NAMES: [(&'static str, ExportTarget); 3] = [
-        ("k8s", ExportTarget::Kubernetes),
-        ("skypilot", ExportTarget::SkyPilot),
-        ("skyserve", ExportTarget::SkyServe),
-    ];
-}
-
-impl std::str::FromStr for ExportTarget {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        Self::NAMES
-            .iter()
-            .find(|(name, _)| name.eq_ignore_ascii_case(text.trim()))
-            .map(|(_, target)| *target)
-            .ok_or_else(|| format!("`{text}` is not an export target: k8s, skypilot or skyserve"))
-    }
-}
+pub use gpuplan_model::ExportTarget;
 
 /// How the files are written.
 #[derive(Debug, Clone, PartialEq)]

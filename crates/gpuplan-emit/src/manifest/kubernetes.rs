@@ -14,37 +14,7 @@ use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use std::collections::BTreeMap;
 
-/// The kind of object a multi-node training job becomes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TrainingFlavour {
-    /// An indexed Job with a headless Service: no operator needed.
-    IndexedJob,
-    /// A JobSet (kubernetes-sigs/jobset).
-    JobSet,
-    /// A Kubeflow PyTorchJob (kubeflow/training-operator).
-    PyTorchJob,
-}
-
-impl TrainingFlavour {
-    /// Each flavour under the name the command line and the API give it.
-    pub const NAMES: [(&'static str, TrainingFlavour); 3] = [
-        ("indexed-job", TrainingFlavour::IndexedJob),
-        ("jobset", TrainingFlavour::JobSet),
-        ("pytorchjob", TrainingFlavour::PyTorchJob),
-    ];
-}
-
-impl std::str::FromStr for TrainingFlavour {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        Self::NAMES
-            .iter()
-            .find(|(name, _)| name.eq_ignore_ascii_case(text.trim()))
-            .map(|(_, flavour)| *flavour)
-            .ok_or_else(|| format!("`{text}` is not a flavour: indexed-job, jobset or pytorchjob"))
-    }
-}
+pub use gpuplan_model::TrainingFlavour;
 
 /// Every file of the Kubernetes export, in the order to apply them.
 pub fn kubernetes_manifests(
