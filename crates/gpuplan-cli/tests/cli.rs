@@ -1442,46 +1442,13 @@ mod hub {
     #[test]
     fn the_server_reads_a_hub_id_as_the_command_line_does() {
         use std::io::Read;
-        use std::process::Stdio;
         let (url, stand_in) = hub(3, qwen3_config());
         let (home, home_text) = hf_home("serve");
-        /// The server, killed if the test stops before it does (no process outlives the tests).
-        struct Served(std::process::Child);
-        impl Drop for Served {
-            fn drop(&mut self) {
-                if matches!(self.0.try_wait(), Ok(None)) {
-                    let _ = self.0.kill();
-                    let _ = self.0.wait();
-                }
-            }
-        }
-        let mut server = Served(
-            Command::new(env!("CARGO_BIN_EXE_gpuplan"))
-                .args(["serve", "--addr", "127.0.0.1:0"])
-                .env_remove("GPUPLAN_CATALOG")
-                .env_remove("HF_HUB_OFFLINE")
-                .env_remove("HF_HUB_CACHE")
-                .envs([
-                    ("HF_ENDPOINT", url.as_str()),
-                    ("HF_HOME", &home_text),
-                    ("HF_TOKEN", "hf_test"),
-                ])
-                .env("RUST_LOG", "info")
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap(),
-        );
-        let mut log = BufReader::new(server.0.stderr.take().unwrap());
-        let address = loop {
-            let mut line = String::new();
-            assert!(
-                log.read_line(&mut line).unwrap() > 0,
-                "the server exited before listening"
-            );
-            if let Some(rest) = line.split("listening on http://").nth(1) {
-                break rest.split_whitespace().next().unwrap().to_string();
-            }
-        };
+        let (mut server, address, mut log) = super::serve::start(&[
+            ("HF_ENDPOINT", url.as_str()),
+            ("HF_HOME", &home_text),
+            ("HF_TOKEN", "hf_test"),
+        ]);
         let post = |model: &str| {
             let body = format!(r#"{{"model":"{model}","task":"inference","gpu":"H100"}}"#);
             super::serve::exchange(
@@ -2935,18 +2902,44 @@ mod serve {
         answer
     }
 
-    /// `gpuplan serve` on a port the system picks: it logs where it listens, answers the API
-    /// with the CLI's JSON, and on SIGTERM finishes and exits 0.
-    #[test]
-    fn serve_answers_over_http_and_stops_on_sigterm() {
-        let mut server = Command::new(env!("CARGO_BIN_EXE_gpuplan"))
-            .args(["serve", "--addr", "127.0.0.1:0"])
-            .env_remove("GPUPLAN_CATALOG")
-            .env("RUST_LOG", "info")
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut log = BufReader::new(server.stderr.take().unwrap());
+    /// A server started by a test, killed if the test stops before it does (no process outlives
+    /// the tests).
+    pub(super) struct Served(pub std::process::Child);
+
+    impl Drop for Served {
+        fn drop(&mut self) {
+            if matches!(self.0.try_wait(), Ok(None)) {
+                let _ = self.0.kill();
+                let _ = self.0.wait();
+            }
+        }
+    }
+
+    /// `gpuplan serve` on a port the system picks, with `env` set (and the Hugging Face and
+    /// catalog variables of the test's own environment removed): the server, the address it
+    /// logged, and the rest of its log.
+    pub(super) fn start(env: &[(&str, &str)]) -> (Served, String, BufReader<std::process::ChildStderr>) {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_gpuplan"));
+        command.args(["serve", "--addr", "127.0.0.1:0"]);
+        for name in [
+            "GPUPLAN_CATALOG",
+            "HF_TOKEN",
+            "HF_ENDPOINT",
+            "HF_HOME",
+            "HF_HUB_CACHE",
+            "HF_HUB_OFFLINE",
+        ] {
+            command.env_remove(name);
+        }
+        let mut server = Served(
+            command
+                .envs(env.iter().copied())
+                .env("RUST_LOG", "info")
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap(),
+        );
+        let mut log = BufReader::new(server.0.stderr.take().unwrap());
         let address = loop {
             let mut line = String::new();
             assert!(
@@ -2957,6 +2950,14 @@ mod serve {
                 break rest.split_whitespace().next().unwrap().to_string();
             }
         };
+        (server, address, log)
+    }
+
+    /// `gpuplan serve` on a port the system picks: it logs where it listens, answers the API
+    /// with the CLI's JSON, and on SIGTERM finishes and exits 0.
+    #[test]
+    fn serve_answers_over_http_and_stops_on_sigterm() {
+        let (mut server, address, mut log) = start(&[]);
         let health = exchange(
             &address,
             "GET /healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n",
@@ -2980,11 +2981,11 @@ mod serve {
         let mut pending = std::net::TcpStream::connect(&address).unwrap();
         std::io::Write::write_all(&mut pending, b"GET /healthz HTTP/1.1\r\nhost: x\r\n").unwrap();
         let killed = Command::new("kill")
-            .args(["-TERM", &server.id().to_string()])
+            .args(["-TERM", &server.0.id().to_string()])
             .status()
             .unwrap();
         assert!(killed.success());
-        let status = server.wait().unwrap();
+        let status = server.0.wait().unwrap();
         assert_eq!(status.code(), Some(0));
         drop(pending);
         let mut rest = String::new();
