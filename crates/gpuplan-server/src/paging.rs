@@ -33,6 +33,20 @@ impl Page {
         })
     }
 
+    /// A list route's answer to `query`: the whole list as encoded once (`whole`, with its
+    /// `ETag`), or the page asked for of `items`, built only then.
+    pub(crate) fn answer<T: Serialize>(
+        query: Result<Query<Page>, QueryRejection>,
+        whole: &Result<axum::body::Bytes, ApiError>,
+        items: impl FnOnce() -> Vec<T>,
+    ) -> Result<Response, ApiError> {
+        let page = Page::read(query)?;
+        if page.is_whole() {
+            return whole.clone().map(crate::answers::respond);
+        }
+        page.respond(&items())
+    }
+
     /// Whether the whole list is asked for.
     pub(crate) fn is_whole(&self) -> bool {
         self.offset.unwrap_or(0) == 0 && self.limit.is_none()

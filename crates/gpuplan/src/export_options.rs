@@ -2,7 +2,7 @@
 //! configurations, and the settings `gpuplan export` takes as flags, under the same names in
 //! snake_case. Parsed here, once; the files are the ones `gpuplan export` writes.
 
-use crate::{Catalog, Error, ExportSettings, ExportTarget};
+use crate::{Catalog, Error, ExportSettings, ExportTarget, SavedPlan};
 use gpuplan_emit::manifest::{ManifestFile, TrainingFlavour};
 use serde::Deserialize;
 
@@ -67,7 +67,7 @@ impl ExportOptions {
 /// one, its configuration picked, the files written.
 pub fn export_request(catalog: &Catalog, options: &ExportOptions) -> Result<Vec<ManifestFile>, Error> {
     let (target, settings) = options.settings()?;
-    let plan = serde_json::from_value(options.plan.clone()).map_err(|e| {
+    let plan = SavedPlan::deserialize(&options.plan).map_err(|e| {
         Error::invalid(
             format!("--plan is not a plan the API answered: {e}"),
             Some("send the answer of POST /api/v1/plan as it came".to_string()),

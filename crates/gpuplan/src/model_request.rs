@@ -2,7 +2,8 @@
 //! of the model a request names, before anything is planned. The fields are the requests' own
 //! (`model`, `model_config`, `checkpoint_index`), read by the same function.
 
-use crate::{Catalog, Error, ModelSource};
+use crate::request_error::RequestError;
+use crate::{Catalog, Error, Field, ModelSource};
 use gpuplan_model::ModelSpec;
 use serde::{Deserialize, Serialize};
 
@@ -51,7 +52,7 @@ pub(crate) fn model_source(
 /// The model `request` names, read as a plan or an estimate reads it.
 pub fn read_model(catalog: &Catalog, request: &ModelRequest) -> Result<ModelSpec, Error> {
     if request.model.trim().is_empty() {
-        return Err(Error::invalid("--model is empty: name the model", None));
+        return Err(RequestError::missing(Field::Model, "to say which model is read").into());
     }
     crate::resolve::model(catalog, &request.source())
 }

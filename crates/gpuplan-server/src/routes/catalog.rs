@@ -22,10 +22,7 @@ pub(crate) async fn models(
     State(state): State<AppState>,
     query: Result<Query<Page>, QueryRejection>,
 ) -> Result<Response, ApiError> {
-    let page = Page::read(query)?;
-    if page.is_whole() {
-        return state.reads.models.clone().map(crate::answers::respond);
-    }
-    let models: Vec<ModelSummaryJson> = state.catalog.models().iter().map(ModelSummaryJson::from).collect();
-    page.respond(&models)
+    Page::answer(query, &state.reads.models, || {
+        state.catalog.models().iter().map(ModelSummaryJson::from).collect()
+    })
 }

@@ -17,12 +17,9 @@ pub(crate) async fn list(
     State(state): State<AppState>,
     query: Result<Query<Page>, QueryRejection>,
 ) -> Result<Response, ApiError> {
-    let page = Page::read(query)?;
-    if page.is_whole() {
-        return state.reads.gpus.clone().map(crate::answers::respond);
-    }
-    let gpus: Vec<GpuJson> = state.catalog.accelerators().iter().map(GpuJson::from).collect();
-    page.respond(&gpus)
+    Page::answer(query, &state.reads.gpus, || {
+        state.catalog.accelerators().iter().map(GpuJson::from).collect()
+    })
 }
 
 /// One accelerator by id or alias, or the ones a family name matches (`gpuplan gpus H100`).
