@@ -25,6 +25,10 @@ pub struct DecodeIterations {
     mean_output: f64,
     /// Share of decode iterations that carry (or wait for) a prefill.
     prefill_share: f64,
+    /// Prompts joining an iteration, on average, where each fits in one iteration: the count
+    /// an iteration carries is then Poisson (requests end and arrive independently), and the
+    /// iterations with two or more are the long ones. `None` when a prompt spans several.
+    arrivals: Option<f64>,
     /// Prefills that stall a request during its generation, on average (Poisson), and the
     /// time each adds.
     stalls_per_request: f64,
@@ -40,11 +44,13 @@ impl DecodeIterations {
     /// lengthens its steps. A prompt longer than the iteration's token budget is prefilled in
     /// consecutive iterations (the scheduler gives the prompt in progress the budget the decodes
     /// leave until it is done), so its chunks stall a request together: the stalls come in
-    /// bursts of one prompt each, not one chunk at a time.
+    /// bursts of one prompt each, not one chunk at a time. `arrivals` is the mean count of
+    /// prompts an iteration carries where each fits in one.
     pub(crate) fn mixed(
         step: f64,
         decode_step: f64,
         prefill_share: f64,
+        arrivals: Option<f64>,
         sequences: f64,
         mix: &RequestMix,
     ) -> DecodeIterations {
@@ -54,7 +60,10 @@ impl DecodeIterations {
         } else {
             0.0
         };
-        DecodeIterations::new(step, decode_step, prefill_share, sequences, stall, mix)
+        DecodeIterations {
+            arrivals: arrivals.filter(|&a| a > 0.0),
+            ..DecodeIterations::new(step, decode_step, prefill_share, sequences, stall, mix)
+        }
     }
 
     /// Prompts run in prefill-only iterations, which precede `prefill_share` of the decode
@@ -90,6 +99,7 @@ impl DecodeIterations {
             decode_step_seconds: decode_step.min(step),
             mean_output: mix.mean_output().max(1.0),
             prefill_share,
+            arrivals: None,
             stalls_per_request: stalls,
             stall_seconds: stall,
             outputs: (!mix.outputs_alike()).then(|| {
@@ -142,8 +152,13 @@ impl DecodeIterations {
     }
 
     /// Inter-token latency at quantile `q` over iterations: a decode-only step, or one that
-    /// carries a prompt chunk.
+    /// carries a prompt chunk; where prompts fit in one iteration, one that carries the
+    /// Poisson count of them at that quantile.
     pub fn itl_at(&self, q: f64) -> f64 {
+        if let Some(arrivals) = self.arrivals {
+            let per_prompt = (self.step_seconds - self.decode_step_seconds) / arrivals;
+            return self.decode_step_seconds + poisson_quantile(arrivals, q) * per_prompt;
+        }
         if self.prefill_share <= 0.0 || q <= 1.0 - self.prefill_share {
             self.decode_step_seconds
         } else {
@@ -267,12 +282,28 @@ mod tests {
         // prompts that join during a request's life stall it in 20 bursts, not 120 single
         // chunks. The mean is the mean iteration either way; the bursts spread the requests.
         let mix = RequestMix::fixed(9_400, 650);
-        let bursts = DecodeIterations::mixed(0.05, 0.03, 0.5, 20.0, &mix);
-        let singles = DecodeIterations::mixed(0.05, 0.03, 0.5, 120.0, &mix);
+        let bursts = DecodeIterations::mixed(0.05, 0.03, 0.5, None, 20.0, &mix);
+        let singles = DecodeIterations::mixed(0.05, 0.03, 0.5, None, 120.0, &mix);
         assert_eq!(bursts.tpot_mean(), singles.tpot_mean());
         assert!((bursts.tpot_at(0.5) - 0.05).abs() < 0.005, "{}", bursts.tpot_at(0.5));
         assert!(bursts.tpot_at(0.99) > singles.tpot_at(0.99) + 0.004);
         assert!(bursts.tpot_at(0.99) > 0.06, "{}", bursts.tpot_at(0.99));
+    }
+
+    #[test]
+    fn prompts_that_fit_one_iteration_arrive_as_a_poisson_count() {
+        // 0.62 prompts an iteration (256 sequences of ~410-token answers): e^-0.62 = 54 % of
+        // the iterations carry none, so the median gap between tokens is a decode-only step;
+        // the mean and the tail still pay for every prompt.
+        let mix = RequestMix::fixed(250, 410);
+        let poisson = DecodeIterations::mixed(0.05, 0.035, 0.62, Some(0.62), 256.0, &mix);
+        let one_each = DecodeIterations::mixed(0.05, 0.035, 0.62, None, 256.0, &mix);
+        assert_eq!(poisson.itl_at(0.5), 0.035);
+        assert!(one_each.itl_at(0.5) > 0.055, "{}", one_each.itl_at(0.5));
+        // Two prompts in one iteration at the 90th percentile (P(K ≤ 1) = 0.87).
+        let per_prompt = 0.015 / 0.62;
+        assert!((poisson.itl_at(0.9) - (0.035 + 2.0 * per_prompt)).abs() < 1e-12);
+        assert_eq!(poisson.tpot_mean(), one_each.tpot_mean());
     }
 
     #[test]

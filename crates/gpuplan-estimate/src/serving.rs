@@ -815,7 +815,8 @@ pub fn at_load(cost: &StepCost, rate: f64, mix: &RequestMix) -> Result<LoadPoint
         // Each chunk of the N prompts that arrive during a request's life lengthens one of its
         // steps.
         let chunks = PromptChunks::new(budget, sequences, rate * step, computed);
-        let iterations = DecodeIterations::mixed(step, decode_step, chunks.share, sequences, mix);
+        let arrivals = (chunks.per_prompt <= 1.0).then_some(rate * step);
+        let iterations = DecodeIterations::mixed(step, decode_step, chunks.share, arrivals, sequences, mix);
         (iterations, None)
     } else {
         let (share, prefill_step) = cost.prefill_iteration(rate, step, mix);
@@ -956,7 +957,8 @@ pub fn closed_loop(cost: &StepCost, mix: &RequestMix, concurrency: Option<f64>) 
         let chunks_per_prompt = (computed / budget).max(1.0);
         let share = (sequences / output * chunks_per_prompt).min(1.0);
         let step = cost.step(sequences, context, prefill, input, share);
-        DecodeIterations::mixed(step, decode_step, share, sequences, mix)
+        let arrivals = (computed <= budget).then_some(sequences / output);
+        DecodeIterations::mixed(step, decode_step, share, arrivals, sequences, mix)
     } else {
         // N/O sequences finish per decode iteration and are replaced by a prefill-only one.
         let share = 1.0 - (-sequences / output).exp();

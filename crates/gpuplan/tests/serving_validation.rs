@@ -57,13 +57,15 @@ const OWN_LIMIT_PERCENTILE_BAR: f64 = 0.19;
 /// of TP4 L40S with vLLM and 16 H100.
 const SATURATED_BAR: usize = 14;
 /// Median error allowed on each end of the vLLM 0.11.1 batch sweeps (time between tokens and
-/// throughput, at 8–32 and at 128–256 sequences): 12.0 % and 12.3 % at 8–32, 15.4 % and 11.7 %
+/// throughput, at 8–32 and at 128–256 sequences): 12.0 % and 12.3 % at 8–32, 14.4 % and 11.7 %
 /// at 128–256, with the benchmark's top-p sampling charged (vLLM sorts each sequence's logits
-/// every step). The median time between tokens is the model's median iteration, a decode-only
-/// step where fewer than half the iterations carry a prompt; at 256 sequences of Llama 3.1's
-/// short answers (0.7 prompts an iteration) it lands on a prompt-carrying one where vLLM's does
-/// not (+34…+76 %). A bar against regressions; the targets are 10 % and 15 %.
-const SWEEP_BAR: f64 = 0.16;
+/// every step). The median time between tokens is the model's median iteration: the prompts
+/// an iteration carries are a Poisson count, so it is a decode-only step where more than half
+/// the iterations carry none. At 256 sequences of Llama 3.1's short answers (0.62–0.73 prompts
+/// an iteration) that share is 48–54 %, and where it falls short of half the median lands on a
+/// prompt-carrying step (+53…+82 %) where vLLM's, with prompts of varied lengths, does not. A
+/// bar against regressions; the targets are 10 % and 15 %.
+const SWEEP_BAR: f64 = 0.15;
 
 #[derive(Debug, Deserialize)]
 struct Table {
