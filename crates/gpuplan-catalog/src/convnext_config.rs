@@ -1,13 +1,15 @@
 //! A Hugging Face `ConvNextConfig` (`model_type: convnext`) read into a [`ConvnextSpec`].
 
 use crate::hf_config::ModelConfigError;
+use crate::vision_config_fields::{classes, same_stages, stage_list, whole_number};
 use gpuplan_model::ConvnextSpec;
 use serde_json::{Map, Value};
 
 /// The `model_type` of Hugging Face's ConvNeXt configs.
 pub const CONVNEXT_MODEL_TYPE: &str = "convnext";
 
-const MAX_STAGES: usize = 16;
+// Bounds far beyond any published ConvNeXt (ConvNeXt-XXL: 4 stages of 3, 4, 30 and 3 blocks,
+// up to 3,072 channels), so that a config cannot ask for an unbounded walk.
 const MAX_BLOCKS_PER_STAGE: u64 = 1_000;
 const MAX_CHANNELS: u64 = 65_536;
 
@@ -15,66 +17,17 @@ const MAX_CHANNELS: u64 = 65_536;
 /// where the config does not say, as `ConvNextConfig` defaults it). `depths`, `hidden_sizes`
 /// and the classes (`id2label` or `num_labels`) must be given.
 pub fn parse_convnext_config(config: &Map<String, Value>) -> Result<(ConvnextSpec, u64), ModelConfigError> {
-    let missing = |field: &str| ModelConfigError::MissingField {
-        model_type: CONVNEXT_MODEL_TYPE.to_string(),
-        field: field.to_string(),
-    };
-    // Bounds far beyond any published ConvNeXt (ConvNeXt-XXL: 4 stages of 3, 4, 30 and 3
-    // blocks, up to 3,072 channels), so that a config cannot ask for an unbounded walk.
-    let list = |field: &str, most: u64| -> Result<Vec<u64>, ModelConfigError> {
-        let values = config
-            .get(field)
-            .and_then(Value::as_array)
-            .ok_or_else(|| missing(field))?;
-        let numbers: Option<Vec<u64>> = values
-            .iter()
-            .map(|v| v.as_u64().filter(|n| (1..=most).contains(n)))
-            .collect();
-        numbers
-            .filter(|n| (1..=MAX_STAGES).contains(&n.len()))
-            .ok_or_else(|| ModelConfigError::Invalid {
-                field: field.to_string(),
-                message: format!("expected 1 to {MAX_STAGES} whole numbers from 1 to {most}"),
-            })
-    };
-    let number = |field: &str, default: u64| -> Result<u64, ModelConfigError> {
-        match config.get(field) {
-            None => Ok(default),
-            Some(value) => {
-                value
-                    .as_u64()
-                    .filter(|n| (1..=16_384).contains(n))
-                    .ok_or_else(|| ModelConfigError::Invalid {
-                        field: field.to_string(),
-                        message: "expected a whole number from 1 to 16384".to_string(),
-                    })
-            }
-        }
-    };
-    let depths = list("depths", MAX_BLOCKS_PER_STAGE)?;
-    let hidden_sizes = list("hidden_sizes", MAX_CHANNELS)?;
-    if depths.len() != hidden_sizes.len() {
-        return Err(ModelConfigError::Invalid {
-            field: "hidden_sizes".to_string(),
-            message: format!("{} stages, but `depths` has {}", hidden_sizes.len(), depths.len()),
-        });
-    }
-    let classes = match (
-        config.get("id2label").and_then(Value::as_object),
-        config.get("num_labels"),
-    ) {
-        (Some(labels), _) if !labels.is_empty() => labels.len() as u64,
-        (_, Some(_)) => number("num_labels", 1)?,
-        _ => return Err(missing("id2label")),
-    };
+    let depths = stage_list(config, CONVNEXT_MODEL_TYPE, "depths", MAX_BLOCKS_PER_STAGE)?;
+    let hidden_sizes = stage_list(config, CONVNEXT_MODEL_TYPE, "hidden_sizes", MAX_CHANNELS)?;
+    same_stages(&depths, ("hidden_sizes", &hidden_sizes), "depths")?;
     let spec = ConvnextSpec {
         depths,
         hidden_sizes,
-        patch_size: number("patch_size", 4)?,
-        image_channels: number("num_channels", 3)?,
-        classes,
+        patch_size: whole_number(config, "patch_size", 4)?,
+        image_channels: whole_number(config, "num_channels", 3)?,
+        classes: classes(config, CONVNEXT_MODEL_TYPE)?,
     };
-    Ok((spec, number("image_size", 224)?))
+    Ok((spec, whole_number(config, "image_size", 224)?))
 }
 
 #[cfg(test)]

@@ -40,7 +40,9 @@ mod resnet_config;
 pub mod rocm_compatibility;
 mod safetensors_index;
 mod summary;
+mod swin_config;
 mod ultralytics_config;
+mod vision_config_fields;
 
 pub mod import;
 
@@ -60,6 +62,7 @@ pub use price_overlay::{InstancePrice, OverlayBilling, PriceOverlay, ProviderDis
 pub use resnet_config::{RESNET_MODEL_TYPE, parse_resnet_config};
 pub use safetensors_index::{CheckpointParameters, IndexError, checkpoint_parameters};
 pub use summary::{CatalogSummary, ProviderSummary};
+pub use swin_config::{SWIN_MODEL_TYPE, parse_swin_config};
 pub use ultralytics_config::{
     ULTRALYTICS_RESOLUTION, is_ultralytics_config, parse_ultralytics_config, ultralytics_scale_from_name,
 };

@@ -59,6 +59,8 @@ struct RawVision {
     resnet: Option<ResnetSpec>,
     /// A ConvNeXt's stages, walked layer by layer the same way.
     convnext: Option<gpuplan_model::ConvnextSpec>,
+    /// A Swin Transformer's stages, walked layer by layer the same way.
+    swin: Option<gpuplan_model::SwinSpec>,
     /// A YOLOv8 detector's scale, walked layer by layer the same way.
     yolo: Option<gpuplan_model::YoloSpec>,
 }
@@ -176,6 +178,7 @@ pub(crate) fn parse_model(file: &str, text: &str) -> Result<ModelSpec, CatalogEr
                 vae_decoder,
                 resnet: vision.resnet,
                 convnext: vision.convnext,
+                swin: vision.swin.map(Box::new),
                 yolo: vision.yolo.map(Box::new),
             })
         }

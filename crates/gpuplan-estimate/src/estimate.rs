@@ -679,6 +679,9 @@ fn cited(
     if let Some(convnext) = &spec.convnext {
         return crate::convnet::network(request, convnext, spec.resolution, assumptions);
     }
+    if let Some(swin) = &spec.swin {
+        return crate::convnet::network(request, swin.as_ref(), spec.resolution, assumptions);
+    }
     if let Some(yolo) = &spec.yolo {
         return crate::convnet::network(request, yolo.as_ref(), spec.resolution, assumptions);
     }

@@ -48,6 +48,7 @@ mod software_stack;
 mod source;
 mod storage_pricing;
 mod suggestion;
+mod swin_spec;
 mod units;
 mod workload;
 mod yolo_spec;
@@ -88,6 +89,7 @@ pub use software_stack::{ImageRole, SoftwareStack, StackImage, StackSupport, Sta
 pub use source::Source;
 pub use storage_pricing::StoragePricing;
 pub use suggestion::did_you_mean;
+pub use swin_spec::SwinSpec;
 pub use units::{Bytes, BytesPerSecond, FlopsPerSecond, GigabitsPerSecond, UsdPerHour, Watts};
 pub use workload::{
     Checkpointing, Engine, ImageSettings, KvCacheDtype, LoraTargets, Optimizer, ParallelLayout, Task, WeightKernel,

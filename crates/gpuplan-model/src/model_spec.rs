@@ -265,6 +265,10 @@ pub struct CitedSpec {
     /// A ConvNeXt's stages (from its Hugging Face config), walked layer by layer the same way.
     #[serde(default)]
     pub convnext: Option<crate::ConvnextSpec>,
+    /// A Swin Transformer's stages (from its Hugging Face config), walked layer by layer the
+    /// same way.
+    #[serde(default)]
+    pub swin: Option<Box<crate::SwinSpec>>,
     /// A YOLOv8 detector's scale, walked layer by layer the same way.
     #[serde(default)]
     pub yolo: Option<Box<crate::YoloSpec>>,

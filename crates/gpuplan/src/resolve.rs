@@ -45,13 +45,11 @@ pub fn model(catalog: &Catalog, source: &ModelSource) -> Result<ModelSpec, Error
                 .unwrap_or_default();
             let walked = match diffusion_transformer_model(name, &config)? {
                 Some(pipeline) => Some((pipeline, "a diffusion transformer's are counted from its blocks")),
-                None => match convnext_model(name, &config)? {
-                    Some(convnet) => Some((convnet, "a ConvNeXt's are counted from its stages")),
-                    None => match resnet_model(name, &config)? {
-                        Some(resnet) => Some((resnet, "a ResNet's are counted from its stages")),
-                        None => yolo_model(name, &config)?
-                            .map(|yolo| (yolo, "a YOLO detector's are counted from its layers")),
-                    },
+                None => match vision_model(name, &config)? {
+                    Some(walked) => Some(walked),
+                    None => {
+                        yolo_model(name, &config)?.map(|yolo| (yolo, "a YOLO detector's are counted from its layers"))
+                    }
                 },
             };
             if let Some((model, counted)) = walked {
@@ -89,35 +87,39 @@ pub fn model(catalog: &Catalog, source: &ModelSource) -> Result<ModelSpec, Error
     }
 }
 
-/// A ConvNeXt config (`model_type: convnext`) as a convolutional network walked layer by layer;
+/// A Hugging Face vision config walked layer by layer, by its `model_type` (ConvNeXt, Swin,
+/// ResNet as microsoft/resnet-50 publishes it), with what its parameters are counted from;
 /// `None` for any other config.
-fn convnext_model(name: &str, config: &serde_json::Map<String, serde_json::Value>) -> Result<Option<ModelSpec>, Error> {
-    if config.get("model_type").and_then(serde_json::Value::as_str) != Some(gpuplan_catalog::CONVNEXT_MODEL_TYPE) {
-        return Ok(None);
-    }
-    let (spec, resolution) = gpuplan_catalog::parse_convnext_config(config)
-        .map_err(|error| Error::invalid(format!("{name}: {error}"), None))?;
-    let parameters = gpuplan_model::ConvNetwork::unroll(&spec, resolution).1;
-    Ok(Some(convnet_model(
-        name,
-        resolution,
-        ("ConvNeXt", parameters),
-        |cited| cited.convnext = Some(spec),
-    )))
-}
-
-/// A ResNet config (`model_type: resnet`, as microsoft/resnet-50 publishes it) walked layer by
-/// layer like the built-in ResNets; `None` for any other config.
-fn resnet_model(name: &str, config: &serde_json::Map<String, serde_json::Value>) -> Result<Option<ModelSpec>, Error> {
-    if config.get("model_type").and_then(serde_json::Value::as_str) != Some(gpuplan_catalog::RESNET_MODEL_TYPE) {
-        return Ok(None);
-    }
-    let (spec, resolution) = gpuplan_catalog::parse_resnet_config(config)
-        .map_err(|error| Error::invalid(format!("{name}: {error}"), None))?;
-    let parameters = gpuplan_model::ConvNetwork::unroll(&spec, resolution).1;
-    Ok(Some(convnet_model(name, resolution, ("ResNet", parameters), |cited| {
-        cited.resnet = Some(spec)
-    })))
+fn vision_model(
+    name: &str,
+    config: &serde_json::Map<String, serde_json::Value>,
+) -> Result<Option<(ModelSpec, &'static str)>, Error> {
+    let invalid = |error: gpuplan_catalog::ModelConfigError| Error::invalid(format!("{name}: {error}"), None);
+    let model_type = config.get("model_type").and_then(serde_json::Value::as_str);
+    let walked = match model_type {
+        Some(gpuplan_catalog::CONVNEXT_MODEL_TYPE) => {
+            let (spec, side) = gpuplan_catalog::parse_convnext_config(config).map_err(invalid)?;
+            let parameters = gpuplan_model::ConvNetwork::unroll(&spec, side).1;
+            let model = convnet_model(name, side, ("ConvNeXt", parameters), |c| c.convnext = Some(spec));
+            (model, "a ConvNeXt's are counted from its stages")
+        }
+        Some(gpuplan_catalog::SWIN_MODEL_TYPE) => {
+            let (spec, side) = gpuplan_catalog::parse_swin_config(config).map_err(invalid)?;
+            let parameters = gpuplan_model::ConvNetwork::unroll(&spec, side).1;
+            let model = convnet_model(name, side, ("Swin Transformer", parameters), |c| {
+                c.swin = Some(Box::new(spec))
+            });
+            (model, "a Swin Transformer's are counted from its stages")
+        }
+        Some(gpuplan_catalog::RESNET_MODEL_TYPE) => {
+            let (spec, side) = gpuplan_catalog::parse_resnet_config(config).map_err(invalid)?;
+            let parameters = gpuplan_model::ConvNetwork::unroll(&spec, side).1;
+            let model = convnet_model(name, side, ("ResNet", parameters), |c| c.resnet = Some(spec));
+            (model, "a ResNet's are counted from its stages")
+        }
+        _ => return Ok(None),
+    };
+    Ok(Some(walked))
 }
 
 /// An Ultralytics model YAML (read as JSON) of the stock YOLOv8 or YOLO11 detection layout,
@@ -159,6 +161,7 @@ fn convnet_model(
         vae_decoder: None,
         resnet: None,
         convnext: None,
+        swin: None,
         yolo: None,
     };
     walk(&mut cited);
@@ -204,6 +207,7 @@ fn diffusion_transformer_model(
             vae_decoder: None,
             resnet: None,
             convnext: None,
+            swin: None,
             yolo: None,
         }),
         published_parameters: None,

@@ -816,6 +816,46 @@ fn a_convnext_config_is_a_convolutional_network_a_little_faster_than_resnet_50()
     assert!((1.0..1.4).contains(&ratio), "ConvNeXt-T / ResNet-50 = {ratio}");
 }
 
+/// A Swin Transformer's config.json (microsoft/swin-tiny-patch4-window7-224's fields) is read
+/// as a network walked stage by stage: Swin-T's 28.3M parameters, and, as the ConvNeXt paper's
+/// Table 1 measures on one V100 (757.9 against 774.7 images/s at 224 pixels, the same 4.5
+/// GMACs each), about as fast as ConvNeXt-T at inference, a little slower for its attention.
+#[test]
+fn a_swin_config_is_walked_by_stage_and_runs_about_as_fast_as_convnext_tiny() {
+    let config = |model_type: &str| match model_type {
+        "swin" => serde_json::json!({
+            "architectures": ["SwinForImageClassification"], "model_type": "swin", "embed_dim": 96,
+            "depths": [2, 2, 6, 2], "num_heads": [3, 6, 12, 24], "window_size": 7, "mlp_ratio": 4.0,
+            "patch_size": 4, "num_channels": 3, "image_size": 224, "qkv_bias": true,
+            "use_absolute_embeddings": false, "num_labels": 1000
+        }),
+        _ => serde_json::json!({
+            "model_type": "convnext", "depths": [3, 3, 9, 3], "hidden_sizes": [96, 192, 384, 768],
+            "num_labels": 1000
+        }),
+    };
+    let speed = |model_type: &str| {
+        let source = ModelSource::Config {
+            name: format!("{model_type}-tiny"),
+            text: config(model_type).to_string(),
+            checkpoint_index: None,
+        };
+        let mut r = WorkloadRequest::new(source, Task::Inference, "V100-SXM2-32GB");
+        (r.gpus, r.batch, r.precision) = (Some(1), Some(256), Some(gpuplan::model::Precision::Fp16));
+        let answer = estimate_workload(catalog(), &r).unwrap();
+        let parameters: u64 = match &answer.model.architecture {
+            gpuplan::model::Architecture::Cited(cited) => cited.components.iter().map(|(_, p)| p).sum(),
+            other => panic!("{other:?}"),
+        };
+        (answer.estimate.inference.unwrap().requests_per_second, parameters)
+    };
+    let (swin, parameters) = speed("swin");
+    assert_eq!(parameters, 28_288_354);
+    let (convnext, _) = speed("convnext");
+    let ratio = swin / convnext;
+    assert!((0.75..1.02).contains(&ratio), "Swin-T / ConvNeXt-T = {ratio}");
+}
+
 /// H100 NVL cards are sold as NVLink-bridged pairs: a tensor-parallel pair talks over the
 /// bridge (300 GB/s each way), while a group of four, or a pair of GPUs from different bridges,
 /// crosses PCIe. A TP2 Llama-2-70B server on such a pair spends far less of each decode step
