@@ -7,7 +7,7 @@ use crate::raw::{FieldError, field_error, parse_date, parse_toml, positive};
 use gpuplan_model::{
     AcceleratorId, BillingTerms, CapacityLimit, DecodeRate, Engine, FabricKind, FabricRule, FabricSource,
     GigabitsPerSecond, ImageRole, InterruptionRate, NodeFabric, Operations, ProviderId, SoftwareStack, Source,
-    StackImage, StackSupport, StackTarget, StartupProfile,
+    StackImage, StackSupport, StackTarget, StartupProfile, UsageTiers,
 };
 use serde::Deserialize;
 
@@ -402,6 +402,10 @@ struct RawBilling {
     instances: Option<String>,
     increment: String,
     minimum_seconds: f64,
+    /// `[[from hour, fraction of the list price], …]`, ascending.
+    usage_tiers: Option<Vec<(f64, f64)>>,
+    /// Whether the tiers hold for every instance type (`false`: "some types").
+    usage_tiers_every_type: Option<bool>,
     title: String,
     url: String,
     as_of: String,
@@ -461,6 +465,35 @@ fn source_of(field: &str, raw: Option<RawSourceRef>) -> Result<Source, FieldErro
         .into_model()
 }
 
+/// A billing entry's usage tiers: ascending hours, fractions of the list price that fall and
+/// stay above zero, and whether they hold for every type, which must be said.
+fn usage_tiers(steps: Option<Vec<(f64, f64)>>, every_type: Option<bool>) -> Result<Option<UsageTiers>, FieldError> {
+    let Some(steps) = steps else {
+        return match every_type {
+            Some(_) => Err(field_error(
+                "usage_tiers_every_type",
+                "is said only beside `usage_tiers`",
+            )),
+            None => Ok(None),
+        };
+    };
+    let hours_rise = steps.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 > w[1].1);
+    let valid = |&(hour, fraction): &(f64, f64)| hour > 0.0 && hour.is_finite() && fraction > 0.0 && fraction < 1.0;
+    if steps.is_empty() || !hours_rise || !steps.iter().all(valid) {
+        return Err(field_error(
+            "usage_tiers",
+            "needs [hour, fraction] steps at rising hours with fractions of the list price falling between 0 and 1",
+        ));
+    }
+    let every_type = every_type.ok_or_else(|| {
+        field_error(
+            "usage_tiers_every_type",
+            "must say whether the tiers hold for every instance type",
+        )
+    })?;
+    Ok(Some(UsageTiers { steps, every_type }))
+}
+
 /// Adds one `operations/*.toml` file's tables to `operations`.
 pub(crate) fn parse_operations(file: &str, text: &str, operations: &mut Operations) -> Result<(), CatalogError> {
     let raw: RawOperationsFile = parse_toml(file, text)?;
@@ -505,6 +538,7 @@ pub(crate) fn parse_operations(file: &str, text: &str, operations: &mut Operatio
                 .parse()
                 .map_err(|message: String| field_error("increment", message))?,
             minimum_seconds: raw.minimum_seconds,
+            usage_tiers: usage_tiers(raw.usage_tiers, raw.usage_tiers_every_type)?,
             source: inline(raw.title, raw.url, raw.as_of, raw.note)?,
         })
     })?);

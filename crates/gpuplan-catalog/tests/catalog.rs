@@ -395,6 +395,32 @@ source = "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/"
     const CNY_RATE: &str = "[[rate]]\ncurrency = \"CNY\"\nper_usd = 7.0\nas_of = \"2025-02-28\"\ntitle = \"t\"\nurl = \"https://example.com\"\n";
 
     #[test]
+    fn usage_tiers_rise_in_hours_fall_in_price_and_say_which_types() {
+        let terms = |tiers: &str| {
+            let billing = format!(
+                "[[billing]]\nprovider = \"aws\"\nincrement = \"second\"\nminimum_seconds = 0\n{tiers}\ntitle = \"t\"\nurl = \"https://example.com\"\nas_of = \"2026-11-01\"\n"
+            );
+            Catalog::from_files(&[
+                file("catalog.toml", MANIFEST),
+                file("accelerators/test.toml", ACCELERATOR),
+                file(
+                    "offerings/test.csv",
+                    &format!("{HEADER}aws,g4dn.xlarge,us-east-1,,T4,1,16,4,16,125,25,none,ethernet,0.526,0.2,second,test,2026-11-22,\n"),
+                ),
+                file("operations/billing.toml", &billing),
+            ])
+            .map_err(|e| e.to_string())
+        };
+        let catalog = terms("usage_tiers = [[96.0, 0.5], [360.0, 0.34]]\nusage_tiers_every_type = false").unwrap();
+        let tiers = catalog.operations().billing[0].usage_tiers.clone().unwrap();
+        assert_eq!((tiers.steps.len(), tiers.every_type), (2, false));
+        let rising = terms("usage_tiers = [[360.0, 0.5], [96.0, 0.34]]\nusage_tiers_every_type = false").unwrap_err();
+        assert!(rising.contains("usage_tiers"), "{rising}");
+        let unsaid = terms("usage_tiers = [[96.0, 0.5]]").unwrap_err();
+        assert!(unsaid.contains("usage_tiers_every_type"), "{unsaid}");
+    }
+
+    #[test]
     fn native_prices_convert_at_the_rate_and_need_one() {
         let row = "alibaba,ecs.t,cn-test,,T4,1,16,4,16,,,,,,,second,test,2024-12-31,,CNY,14.0,\n";
         let catalog = load_native(row, Some(CNY_RATE)).unwrap();

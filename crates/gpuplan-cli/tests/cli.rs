@@ -2651,6 +2651,46 @@ mod cost {
         );
     }
 
+    /// Tencent Cloud bills some pay-as-you-go types in three tiers by the hours one instance has
+    /// run (its price overview and S5 announcement): a 500-hour run pays 96 h at the list price,
+    /// 264 h at half and 140 h at 34 %, and the line says it holds only for tiered types and
+    /// that the count restarts with a new instance. A 50-hour run never leaves the first tier.
+    #[test]
+    fn tencent_runs_show_its_usage_tiers_and_when_they_hold() {
+        let run = |hours: &str| {
+            gpuplan(&[
+                "cost",
+                "--instance",
+                "GN7.2XLARGE32",
+                "--region",
+                "ap-guangzhou",
+                "--hours",
+                hours,
+                "--format",
+                "json",
+            ])
+        };
+        let long = run("500");
+        assert_eq!(long.code, 0, "{}", long.stderr);
+        let answer = long.json();
+        let lines = answer["lines"].as_array().unwrap();
+        let line = |label: &str| lines.iter().find(|l| l["billing"] == label).unwrap();
+        let list = line("on-demand")["usd_per_hour"].as_f64().unwrap();
+        let tiered = line("usage-tiered");
+        let expected = list * (96.0 + 264.0 * 0.5 + 140.0 * 0.34);
+        assert!(
+            (tiered["compute_usd"].as_f64().unwrap() - expected).abs() < 1e-6,
+            "{tiered}"
+        );
+        let notes = tiered["notes"].to_string();
+        assert!(
+            notes.contains("purchase page") && notes.contains("starts again"),
+            "{notes}"
+        );
+        let short = run("50").json();
+        assert!(!short["lines"].to_string().contains("usage-tiered"), "{short}");
+    }
+
     #[test]
     fn staged_prices_savings_plans_and_minimum_periods() {
         let run = gpuplan(&[

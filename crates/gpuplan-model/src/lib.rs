@@ -77,7 +77,9 @@ pub use offering::{
     ExchangeRate, GpuInterconnect, NativePrice, NodeNetwork, Offering, PriceFlag, UNKNOWN_NODE_NETWORK_GBPS,
 };
 pub use offload::Offload;
-pub use operations::{BillingTerms, CapacityLimit, DecodeRate, InterruptionRate, Operations, StartupProfile};
+pub use operations::{
+    BillingTerms, CapacityLimit, DecodeRate, InterruptionRate, Operations, StartupProfile, UsageTiers,
+};
 pub use packing::SequencePacking;
 pub use precision::{Precision, UnknownPrecision};
 pub use provider::ProviderId;

@@ -32,7 +32,52 @@ pub struct BillingTerms {
     pub instances: Option<String>,
     pub granularity: BillingGranularity,
     pub minimum_seconds: f64,
+    /// Pay-as-you-go prices that fall with the hours an instance has run, where the provider
+    /// has such a scheme.
+    #[serde(default)]
+    pub usage_tiers: Option<UsageTiers>,
     pub source: Source,
+}
+
+/// Pay-as-you-go prices that fall as one instance keeps running (Tencent Cloud's three tiers):
+/// from each step's hour on, the list price times its fraction.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UsageTiers {
+    /// `(from hour, fraction of the list price)`, ascending.
+    pub steps: Vec<(f64, f64)>,
+    /// Whether every instance type is billed so; `false` where the provider says "some types"
+    /// and names them only elsewhere (a purchase page).
+    pub every_type: bool,
+}
+
+#[cfg(test)]
+mod usage_tier_tests {
+    use super::UsageTiers;
+
+    #[test]
+    fn each_hour_pays_the_tier_it_falls_in() {
+        let tencent = UsageTiers {
+            steps: vec![(96.0, 0.5), (360.0, 0.34)],
+            every_type: false,
+        };
+        assert_eq!(tencent.cost(50.0, 2.0), 100.0);
+        assert_eq!(tencent.cost(200.0, 2.0), 2.0 * (96.0 + 104.0 * 0.5));
+        assert!((tencent.cost(1000.0, 1.0) - (96.0 + 132.0 + 640.0 * 0.34)).abs() < 1e-9);
+    }
+}
+
+impl UsageTiers {
+    /// The compute cost of one instance running `hours` at a list price of `usd_per_hour`.
+    pub fn cost(&self, hours: f64, usd_per_hour: f64) -> f64 {
+        let mut cost = 0.0;
+        let mut fraction = 1.0;
+        let mut from = 0.0;
+        for &(next, next_fraction) in &self.steps {
+            cost += (hours.min(next) - from).max(0.0) * fraction;
+            (from, fraction) = (next, next_fraction);
+        }
+        (cost + (hours - from).max(0.0) * fraction) * usd_per_hour
+    }
 }
 
 /// How many GPUs of some accelerators a provider typically rents on demand without a quota

@@ -83,7 +83,8 @@ impl CostQuery {
 /// The cost of one billing mode.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct CostLine {
-    /// A billing mode (`on-demand`, `spot`, `reserved-1y`…), `tiered` or `savings-plan`.
+    /// A billing mode (`on-demand`, `spot`, `reserved-1y`…), `tiered`, `usage-tiered` (the
+    /// provider's prices that fall as an instance keeps running) or `savings-plan`.
     pub billing: String,
     pub usd_per_hour: f64,
     #[serde(flatten)]
@@ -297,6 +298,7 @@ fn cost_job_in(catalog: &Catalog, query: &CostQuery) -> Result<CostAnswer, Error
         }
     }
     lines.extend(tiered_line(&pricing)?);
+    lines.extend(usage_tiered_line(&pricing));
     lines.extend(savings_plan_line(&pricing)?);
     if lines.is_empty() {
         return Err(Error::invalid(
@@ -600,6 +602,53 @@ fn tiered_line(p: &Pricing) -> Result<Option<CostLine>, Error> {
         simulation: None,
         notes: Vec::new(),
     }))
+}
+
+/// The line of the provider's pay-as-you-go prices that fall as one instance keeps running
+/// (Tencent Cloud's three tiers), where its terms have them, the job runs into a lower tier,
+/// and no staged prices of the user's own replace them.
+fn usage_tiered_line(p: &Pricing) -> Option<CostLine> {
+    let offering = p.offering?;
+    let tiers = p
+        .catalog
+        .operations()
+        .billing_terms(&offering.provider, &offering.instance_type)?
+        .usage_tiers
+        .as_ref()?;
+    let list = p.on_demand_rate()?;
+    let first_step = tiers.steps.first()?.0;
+    if !p.query.tiers.is_empty() || p.billed_for <= first_step {
+        return None;
+    }
+    let compute = tiers.cost(p.billed_for, list);
+    let steps: Vec<String> = tiers
+        .steps
+        .iter()
+        .map(|(hour, fraction)| format!("{:.0} % of ${list}/h from hour {hour}", fraction * 100.0))
+        .collect();
+    let mut notes = vec![format!(
+        "{provider} counts the hours per instance while its configuration is unchanged; a resized or replaced instance starts again at the full price, and the tiers discount the CPU and memory fees, so where a GPU's share is billed apart this is the most they save",
+        provider = offering.provider
+    )];
+    if !tiers.every_type {
+        notes.push(format!(
+            "{provider} bills only some instance types in tiers and names them on its purchase page: this line holds if {instance}'s shows tiered prices",
+            provider = offering.provider,
+            instance = offering.instance_type
+        ));
+    }
+    Some(CostLine {
+        billing: "usage-tiered".to_string(),
+        usd_per_hour: compute / p.billed_for,
+        breakdown: p.with_extras(compute),
+        derived_from: Some(format!(
+            "pay-as-you-go tiers of one instance's run: {}",
+            steps.join(", ")
+        )),
+        spot: None,
+        simulation: None,
+        notes,
+    })
 }
 
 /// The line of a savings plan, where one is asked for.
