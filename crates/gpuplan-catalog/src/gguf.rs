@@ -150,29 +150,33 @@ const ARCHITECTURES: [(&str, &str); 9] = [
     ("phi3", "phi3"),
 ];
 
-/// llama.cpp's `general.file_type` (the `LLAMA_FTYPE_MOSTLY_*` enumeration) as a name and the
-/// precision gpuplan estimates it at: 2–4-bit formats as int4, 5–8-bit ones as int8 (the
-/// nearer larger size, so memory errs high).
-fn file_type(code: u64) -> (&'static str, &'static str) {
+/// llama.cpp's `general.file_type` (the `LLAMA_FTYPE_MOSTLY_*` enumeration) as a name, the
+/// precision gpuplan runs it at (2–4-bit formats as int4, 5–8-bit ones as int8) and the bits a
+/// weight the whole file holds. The bits: llama.cpp's quantize table for Llama-3.1-8B
+/// (`tools/quantize/README.md`: Q4_K_M 4.8944, Q8_0 8.5008 …), which counts the tensors each
+/// mix keeps wider; where it gives none, the sizes `llama-quantize --help` lists for
+/// Llama-3-8B (8.03 B parameters: Q4_0 4.34 GiB is 4.64 bits, Q3_K_M 3.74 GiB 4.00); and for
+/// the IQ formats not listed, the bits of the 4-bit K mix, so memory errs high.
+fn file_type(code: u64) -> (&'static str, &'static str, f64) {
     match code {
-        0 => ("F32", "fp32"),
-        1 => ("F16", "fp16"),
-        32 => ("BF16", "bf16"),
-        7 => ("Q8_0", "int8"),
-        8 => ("Q5_0", "int8"),
-        9 => ("Q5_1", "int8"),
-        16 => ("Q5_K_S", "int8"),
-        17 => ("Q5_K_M", "int8"),
-        18 => ("Q6_K", "int8"),
-        2 => ("Q4_0", "int4"),
-        3 => ("Q4_1", "int4"),
-        14 => ("Q4_K_S", "int4"),
-        15 => ("Q4_K_M", "int4"),
-        10 => ("Q2_K", "int4"),
-        11 => ("Q3_K_S", "int4"),
-        12 => ("Q3_K_M", "int4"),
-        13 => ("Q3_K_L", "int4"),
-        _ => ("IQ or another", "int4"),
+        0 => ("F32", "fp32", 32.0),
+        1 => ("F16", "fp16", 16.0005),
+        32 => ("BF16", "bf16", 16.0005),
+        7 => ("Q8_0", "int8", 8.5008),
+        8 => ("Q5_0", "int8", 5.57),
+        9 => ("Q5_1", "int8", 6.04),
+        16 => ("Q5_K_S", "int8", 5.5704),
+        17 => ("Q5_K_M", "int8", 5.7036),
+        18 => ("Q6_K", "int8", 6.5633),
+        2 => ("Q4_0", "int4", 4.64),
+        3 => ("Q4_1", "int4", 5.11),
+        14 => ("Q4_K_S", "int4", 4.6672),
+        15 => ("Q4_K_M", "int4", 4.8944),
+        10 => ("Q2_K", "int4", 3.1593),
+        11 => ("Q3_K_S", "int4", 3.6429),
+        12 => ("Q3_K_M", "int4", 4.00),
+        13 => ("Q3_K_L", "int4", 4.2979),
+        _ => ("IQ or another", "int4", 4.8944),
     }
 }
 
@@ -224,10 +228,10 @@ fn config(m: &Map<String, Value>) -> Result<Map<String, Value>, GgufError> {
             config.insert("moe_intermediate_size".into(), json!(ffn));
         }
     }
-    let (name, precision) = file_type(number("general.file_type").unwrap_or(1));
+    let (name, precision, bits) = file_type(number("general.file_type").unwrap_or(1));
     config.insert(
         "quantization_config".into(),
-        json!({"quant_method": "gguf", "file_type": name, "precision": precision}),
+        json!({"quant_method": "gguf", "file_type": name, "precision": precision, "bits_per_weight": bits}),
     );
     Ok(config)
 }

@@ -41,10 +41,15 @@ pub(crate) fn checkpoint_quantization(
         Some(format) if method == "gguf" => format!("gguf {format}"),
         _ => method,
     };
+    let bits_per_weight = q
+        .get("bits_per_weight")
+        .and_then(Value::as_f64)
+        .filter(|bits| (1.0..=32.0).contains(bits));
     Ok(Some(CheckpointQuantization {
         method,
         precision,
         kernel,
+        bits_per_weight,
     }))
 }
 

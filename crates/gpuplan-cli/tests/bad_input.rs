@@ -625,6 +625,18 @@ fn plan() {
             "--max-num-seqs applies to generative models served by a continuous-batching engine",
         ),
         (
+            "estimate --model llama-3.1-8b --task inference --gpu H100 --engine vllm --gpu-layers 20",
+            "--gpu-layers applies to llama.cpp (--engine llama.cpp)",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task inference --gpu H100 --engine llama.cpp --host-bandwidth 90",
+            "--host-bandwidth needs --gpu-layers",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task lora --gpu H100 --engine llama.cpp --gpu-layers 20",
+            "--gpu-layers applies to serving",
+        ),
+        (
             "estimate --model llama-3.1-8b --task inference --gpu H100 --qps 2 --concurrency 8",
             "--qps and --concurrency are two ways to state the load",
         ),

@@ -422,7 +422,22 @@ fn transformer(
             });
         }
         let kv_gpu = kv_cache::bytes_per_token(spec, kv_value_bytes) * share / kv_split;
-        let memory = memory::inference(spec, &counts, workload, request.accelerator, kv_gpu);
+        let mut memory = memory::inference(spec, &counts, workload, request.accelerator, kv_gpu);
+        let host = crate::host_offload::HostOffload::place(
+            spec,
+            &counts,
+            workload,
+            &mut memory,
+            kv_gpu,
+            (
+                crate::host_offload::host_bandwidth_bytes_per_second(workload),
+                request.cluster.host_link.0,
+            ),
+        );
+        let kv_gpu = host.map_or(kv_gpu, |h| kv_gpu - h.kv_bytes_per_token);
+        if let Some(host) = &host {
+            assumptions.add(|| crate::host_offload::note(host, workload));
+        }
         // Routed experts: the parameters of one, and the layers that hold them.
         let experts = spec.moe.map(|moe| {
             let one = if spec.gated_ffn { 3 } else { 2 } * spec.hidden * moe.expert_ffn;
@@ -444,6 +459,7 @@ fn transformer(
         }
         let shape = InferenceShape {
             layers: spec.layers + spec.decoder_layers,
+            host,
             scaled_expert_layers: experts
                 .filter(|_| workload.precision.bits() <= 8)
                 .map_or(0, |(moe, _, layers)| layers * moe.experts),
@@ -625,10 +641,30 @@ fn push_memory_assumptions(assumptions: &mut Notes, request: &EstimateRequest) {
             w.lora_rank,
             crate::efficiency::qlora_activation_factor()
         )),
-        Task::Inference => assumptions.add(|| format!(
-            "{} weights; embeddings and output layer kept in 16-bit",
-            w.precision
-        )),
+        Task::Inference => {
+            let file = match &request.model.architecture {
+                gpuplan_model::Architecture::Transformer(spec) => {
+                    crate::precision_bytes::served_file_bytes(spec, w).map(|bytes| (spec, bytes))
+                }
+                _ => None,
+            };
+            match file {
+                Some((spec, bytes)) => assumptions.add(|| {
+                    let stored = spec.quantization.as_ref().and_then(|q| q.bits_per_weight).is_some();
+                    format!(
+                        "{} weights at {:.2} bits each over the whole model, embeddings and output layer included: {}",
+                        w.precision,
+                        bytes * 8.0,
+                        if stored {
+                            "the GGUF file's mix of block types (llama.cpp's quantize table)"
+                        } else {
+                            "llama.cpp's usual GGUF mix for the precision (Q4_K_M for int4, Q8_0 for int8; give the GGUF file for its own)"
+                        }
+                    )
+                }),
+                None => assumptions.add(|| format!("{} weights; embeddings and output layer kept in 16-bit", w.precision)),
+            }
+        }
     }
     if w.task.is_training() {
         assumptions.add(|| {

@@ -48,6 +48,8 @@ pub struct InferenceEstimate {
 #[derive(Debug, Clone, Copy)]
 pub struct InferenceShape {
     pub layers: u64,
+    /// llama.cpp's layers left on the host, where some are.
+    pub host: Option<crate::host_offload::HostOffload>,
     /// Routed experts summed over the mixture-of-experts layers, where their weights are
     /// quantised to 8 bits or fewer (0 for a dense model and for 16-bit experts): what the
     /// per-expert work of a quantised grouped GEMM (activation quantisation, scales, launches)
@@ -168,11 +170,13 @@ pub fn estimate(
     };
     let prefill_compute = prefill_flops / (peak.0 * prefill_fraction * shape.gemm_factor);
     let prefill_memory = stages * shape.weight_bytes_gpu * shape.weight_factor(batch * seq)
-        / (bandwidth * profile.decode_bandwidth_fraction);
+        / (bandwidth * profile.decode_bandwidth_fraction_on(accelerator));
+    let host_prefill = shape.host.map_or(0.0, |h| h.prefill_seconds(batch * seq));
     let ttft = prefill_compute.max(prefill_memory)
         + profile.step_overhead_seconds
         + profile.prefill_per_layer_overhead_seconds * layers
-        + tp_sync(batch * seq);
+        + tp_sync(batch * seq)
+        + host_prefill;
 
     // Decode at the average context of the generation.
     let context = seq + out / 2.0;
@@ -180,7 +184,7 @@ pub fn estimate(
     let weight_bytes =
         (shape.weight_bytes_gpu - shape.expert_bytes_gpu * (1.0 - experts_touched)) * shape.weight_factor(batch);
     let traffic = stages * (weight_bytes + batch * context * shape.kv_bytes_per_token_gpu);
-    let decode_memory = traffic / (bandwidth * profile.decode_bandwidth_fraction);
+    let decode_memory = traffic / (bandwidth * profile.decode_bandwidth_fraction_on(accelerator));
     let decode_flops =
         batch * (2.0 * shape.matmul_parameters + shape.attention_flops_per_token_per_context * context) / tp;
     let low_precision = matches!(
@@ -199,8 +203,10 @@ pub fn estimate(
     } else {
         (decode_compute, Bound::Compute)
     };
+    // The host's layers run after the GPU's, each token waiting for both.
+    let host_decode = shape.host.map_or(0.0, |h| h.decode_seconds(batch, context));
     let tpot = if shape.generates && out > 0.0 {
-        decode_core + fixed + tp_sync(batch)
+        decode_core + fixed + tp_sync(batch) + host_decode
     } else {
         0.0
     };

@@ -32,6 +32,7 @@ pub mod energy;
 mod error;
 mod estimate;
 pub mod flops;
+pub mod host_offload;
 pub mod inference;
 pub mod kv_cache;
 pub mod memory;

@@ -339,9 +339,14 @@ pub fn inference(
     // A serving replica spreads its experts over its own tensor-parallel GPUs (whole experts
     // or slices of every one, the same bytes per GPU), so expert parallelism moves none away.
     let body_params = counts.total as f64 - embedding_params;
-    let weights = (body_params * weight_bytes(Task::Inference, workload.precision)
-        + embedding_params * embedding_bytes(Task::Inference, workload.precision))
-        / model_split;
+    let weights = match crate::precision_bytes::served_file_bytes(spec, workload) {
+        Some(bytes) => counts.total as f64 * bytes / model_split,
+        None => {
+            (body_params * weight_bytes(Task::Inference, workload.precision)
+                + embedding_params * embedding_bytes(Task::Inference, workload.precision))
+                / model_split
+        }
+    };
     // Attention data parallelism keeps everything but the routed experts whole on every GPU.
     let weights = if layout.attention_dp && layout.tp > 1 {
         let experts = routed_expert_parameters(spec) as f64 * weight_bytes(Task::Inference, workload.precision);

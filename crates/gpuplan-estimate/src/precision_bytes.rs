@@ -1,6 +1,6 @@
 //! Bytes per value for weights, gradients and optimizer states.
 
-use gpuplan_model::{Optimizer, Precision, Task};
+use gpuplan_model::{Engine, Optimizer, Precision, Task, TransformerSpec, Workload};
 
 /// Bytes of one NF4 weight as bitsandbytes stores it by default (Dettmers et al. 2023,
 /// "QLoRA", §3): 4 bits plus a 32-bit absmax scale per block of 64, 4.5 bits. Hugging Face's
@@ -40,6 +40,36 @@ pub fn weight_bytes(task: Task, precision: Precision) -> f64 {
         // (Transformer Engine casts to fp8 per matmul).
         _ => activation_bytes(precision),
     }
+}
+
+/// llama.cpp's usual GGUF mixes for a 4- and an 8-bit model, in bits a weight over the whole
+/// file (llama.cpp `tools/quantize/README.md`, Llama-3.1-8B: Q4_K_M 4.8944, Q8_0 8.5008): the
+/// block scales and the wider tensors each mix keeps are in them.
+const GGUF_Q4_K_M_BITS: f64 = 4.8944;
+const GGUF_Q8_0_BITS: f64 = 8.5008;
+
+/// Bytes a served model's weights take on average, embeddings and output layer included,
+/// where one figure holds for all of them: the checkpoint's own where it states its bits and
+/// is served as stored (a GGUF file), else llama.cpp's usual mix for its precision (Q4_K_M for
+/// int4, Q8_0 for int8). `None`: the precision's bytes for the layers and 16 bits for the
+/// embeddings ([`weight_bytes`], [`embedding_bytes`]).
+pub fn served_file_bytes(spec: &TransformerSpec, workload: &Workload) -> Option<f64> {
+    if workload.task != Task::Inference {
+        return None;
+    }
+    let stored = spec
+        .quantization
+        .as_ref()
+        .filter(|q| q.precision == Some(workload.precision))
+        .and_then(|q| q.bits_per_weight);
+    let llama_cpp = (workload.engine == Engine::LlamaCpp)
+        .then_some(match workload.precision {
+            Precision::Int4 => Some(GGUF_Q4_K_M_BITS),
+            Precision::Int8 => Some(GGUF_Q8_0_BITS),
+            _ => None,
+        })
+        .flatten();
+    stored.or(llama_cpp).map(|bits| bits / 8.0)
 }
 
 /// Bytes per weight of embeddings and the output layer, which quantisation leaves in 16 bits.

@@ -65,7 +65,7 @@ impl fmt::Display for EngineRelease {
 }
 
 /// The scheduler knobs of a continuous-batching engine; `None` keeps the release's default.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct EngineSettings {
     /// The engine release whose defaults and host overheads apply; `None`: the current one.
     #[serde(default)]
@@ -103,15 +103,23 @@ pub struct EngineSettings {
     /// `None`: graphs captured, the engines' default.
     #[serde(default)]
     pub enforce_eager: Option<bool>,
+    /// llama.cpp's layers kept on the GPU (`-ngl`, `--n-gpu-layers`); the others run on the
+    /// host's CPU from its memory. `None`: every layer on the GPU.
+    #[serde(default)]
+    pub gpu_layers: Option<u32>,
+    /// The host memory bandwidth llama.cpp's CPU-held layers are read at, GB/s; `None`: the
+    /// catalog's assumption.
+    #[serde(default)]
+    pub host_bandwidth_gb_per_s: Option<f64>,
 }
 
 /// The first release whose TensorRT-LLM serves with the PyTorch backend by default.
 const PYTORCH_BACKEND_FROM: EngineRelease = EngineRelease::new(1, 0);
 
 impl EngineSettings {
-    /// Whether any knob or release was given.
+    /// Whether any scheduler knob or release was given (llama.cpp's placement knobs aside).
     pub fn any(&self) -> bool {
-        *self != EngineSettings::default()
+        self.first_given().is_some()
     }
 
     /// The runtime `engine` runs with: the one given, else the release's default (TensorRT
@@ -127,8 +135,20 @@ impl EngineSettings {
         }))
     }
 
-    /// The first knob given, in the order the flags are documented (a release counts as
-    /// `engine`).
+    /// The first of llama.cpp's placement knobs given (layers on the GPU, the host's
+    /// bandwidth), which the continuous-batching model does not read.
+    pub fn first_offload_given(&self) -> Option<crate::field::Field> {
+        use crate::field::Field;
+        [
+            (Field::GpuLayers, self.gpu_layers.is_some()),
+            (Field::HostBandwidth, self.host_bandwidth_gb_per_s.is_some()),
+        ]
+        .into_iter()
+        .find_map(|(field, given)| given.then_some(field))
+    }
+
+    /// The first scheduler knob given, in the order the flags are documented (a release counts
+    /// as `engine`).
     pub fn first_given(&self) -> Option<crate::field::Field> {
         use crate::field::Field;
         [

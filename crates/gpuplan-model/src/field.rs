@@ -96,6 +96,8 @@ fields! {
     EngineBackend = "engine_backend";
     Sampling = "sampling";
     EnforceEager = "enforce_eager";
+    GpuLayers = "gpu_layers";
+    HostBandwidth = "host_bandwidth";
     Concurrency = "concurrency";
     // One GPU type (estimate).
     Gpu = "gpu";

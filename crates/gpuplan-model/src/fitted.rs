@@ -91,6 +91,7 @@ macro_rules! for_each_scalar_constant {
     serving_expert_imbalance: f64,
     serving_sort_seconds_per_logit: f64,
     serving_eager_seconds_per_layer: f64,
+    host_memory_bandwidth_gb_per_s: f64,
     training_moe_expert_seconds: f64,
     cnn_inference_activation_share: f64,
     fp32_share_of_tensor_rate: f64,
@@ -296,6 +297,10 @@ pub struct EngineProfile {
     pub prefill_peak_fraction: f64,
     /// Fraction of memory bandwidth reached by decode (memory-bound).
     pub decode_bandwidth_fraction: f64,
+    /// The same on GPUs with HBM, where it differs: a kernel that streams one token's weights
+    /// from a few thousand threads saturates GDDR but not HBM's wider, deeper pipeline.
+    #[serde(default)]
+    pub hbm_decode_bandwidth_fraction: Option<f64>,
     /// Fraction of dense peak reached when decode becomes compute-bound at large batch.
     pub decode_peak_fraction: f64,
     /// Fixed time per decode step (scheduling, sampling, launches), seconds.
@@ -316,6 +321,21 @@ pub struct EngineProfile {
     /// without one (eager PyTorch, compiled graphs) are timed from the fields above.
     #[serde(default)]
     pub serving: Option<ServingProfile>,
+}
+
+impl EngineProfile {
+    /// The fraction of `accelerator`'s memory bandwidth decode reaches: the HBM figure on a
+    /// GPU whose memory is HBM, where the profile has one.
+    pub fn decode_bandwidth_fraction_on(&self, accelerator: &crate::Accelerator) -> f64 {
+        let hbm = accelerator
+            .memory_type
+            .as_deref()
+            .is_some_and(|kind| kind.to_ascii_uppercase().starts_with("HBM"));
+        match self.hbm_decode_bandwidth_fraction {
+            Some(fraction) if hbm => fraction,
+            _ => self.decode_bandwidth_fraction,
+        }
+    }
 }
 
 /// One continuous-batching iteration of an engine: a fixed cost, a cost per running
@@ -525,6 +545,9 @@ impl Calibration {
                 format!("{name} decode_bandwidth_fraction"),
                 profile.decode_bandwidth_fraction,
             ));
+            if let Some(hbm) = profile.hbm_decode_bandwidth_fraction {
+                fractions.push((format!("{name} hbm_decode_bandwidth_fraction"), hbm));
+            }
             fractions.push((format!("{name} decode_peak_fraction"), profile.decode_peak_fraction));
         }
         for release in &self.engine_releases {

@@ -218,6 +218,10 @@ pub struct CheckpointQuantization {
     pub precision: Option<crate::Precision>,
     /// The kernel the format implies (bitsandbytes runs its own); `None`: the engine's choice.
     pub kernel: Option<crate::WeightKernel>,
+    /// Bits a weight the checkpoint holds on average, where its format says (a GGUF file's
+    /// mix of block types, the wider embeddings and output layer included).
+    #[serde(default)]
+    pub bits_per_weight: Option<f64>,
 }
 
 impl TransformerSpec {

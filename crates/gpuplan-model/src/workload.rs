@@ -108,6 +108,9 @@ named_enum!(
         /// TensorRT for CNN / BERT style models.
         Tensorrt => "tensorrt" | "trt",
         Onnxruntime => "onnxruntime" | "onnx" | "ort",
+        /// llama.cpp (`llama-server`, `llama-cli`) running a GGUF file: its layers on the GPU
+        /// up to `--gpu-layers`, the rest on the host's CPU.
+        LlamaCpp => "llama.cpp" | "llamacpp" | "llama-cpp",
     }
 );
 
@@ -137,10 +140,13 @@ named_enum!(
 impl WeightKernel {
     /// The kernel a precision runs with on `engine` unless told otherwise: the serving engines
     /// and compiled graphs use fused kernels; Transformers' eager 4- and 8-bit loading is
-    /// bitsandbytes.
+    /// bitsandbytes; llama.cpp runs its own.
     pub fn default_for(engine: Engine, precision: crate::Precision) -> WeightKernel {
         use crate::Precision::{Int4, Int8};
         match (engine, precision) {
+            // llama.cpp multiplies its GGUF blocks with its own kernels (MMVQ/MMQ), at the
+            // bytes' speed in decode; its profile holds what they reach.
+            (Engine::LlamaCpp, _) => WeightKernel::Native,
             (Engine::Pytorch, Int4) => WeightKernel::BnbNf4,
             (Engine::Pytorch, Int8) => WeightKernel::BnbInt8,
             (Engine::TorchCompile, Int8) | (_, Int4) => WeightKernel::Marlin,

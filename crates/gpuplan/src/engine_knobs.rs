@@ -58,6 +58,16 @@ pub struct EngineKnobs {
     #[serde(default)]
     #[cfg_attr(feature = "cli", arg(long, help_heading = "Serving engine"))]
     pub enforce_eager: Option<bool>,
+    /// llama.cpp: the transformer layers kept on the GPU (`-ngl`); the others run on the
+    /// host's CPU, reading their weights from its memory at --host-bandwidth. Default: all.
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long, help_heading = "Serving engine", value_name = "LAYERS"))]
+    pub gpu_layers: Option<u32>,
+    /// llama.cpp with --gpu-layers: the host memory bandwidth the CPU's layers are read at,
+    /// GB/s (a STREAM-like figure of the machine). Default: the catalog's assumption, stated.
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long, help_heading = "Serving engine", value_name = "GB_PER_S"))]
+    pub host_bandwidth: Option<f64>,
     /// Closed-loop load: this many users, each sending its next request when the last one
     /// ends (as `vllm bench serve --max-concurrency` and genai-perf do), instead of a Poisson
     /// `qps`. `plan` sizes replicas for this many users in total.
@@ -118,6 +128,7 @@ impl EngineKnobs {
             .with_hint("drop it, or add {engine} vllm")
             .into());
         }
+        self.check_offload(engine)?;
         for (field, value) in [
             (Field::MaxNumSeqs, self.max_num_seqs),
             (Field::MaxNumBatchedTokens, self.max_num_batched_tokens),
@@ -140,6 +151,36 @@ impl EngineKnobs {
         Ok(self.as_settings(release))
     }
 
+    /// Layers on the host are llama.cpp's, and a host bandwidth needs them.
+    fn check_offload(&self, engine: Option<Engine>) -> Result<(), Error> {
+        let given = self.as_settings(None).first_offload_given();
+        if let (Some(field), false) = (given, engine == Some(Engine::LlamaCpp)) {
+            return Err(RequestError::not_applicable(
+                field,
+                "llama.cpp ({engine} llama.cpp), which splits layers between GPU and CPU",
+            )
+            .with_hint("drop it, or add {engine} llama.cpp")
+            .into());
+        }
+        if self.host_bandwidth.is_some() && self.gpu_layers.is_none() {
+            return Err(RequestError::needs(
+                Field::HostBandwidth,
+                Field::GpuLayers,
+                ": with every layer on the GPU no weight is read from the host",
+            )
+            .into());
+        }
+        if let Some(bandwidth) = self.host_bandwidth.filter(|b| !(1.0..=10_000.0).contains(b)) {
+            return Err(RequestError::beyond(
+                Field::HostBandwidth,
+                bandwidth,
+                "not a memory bandwidth from 1 to 10,000 GB/s",
+            )
+            .into());
+        }
+        Ok(())
+    }
+
     /// The knobs as the estimator takes them, unchecked.
     fn as_settings(&self, release: Option<EngineRelease>) -> EngineSettings {
         EngineSettings {
@@ -152,14 +193,17 @@ impl EngineKnobs {
             reserve_full_context: self.reserve_full_context,
             sampling: self.sampling,
             enforce_eager: self.enforce_eager,
+            gpu_layers: self.gpu_layers,
+            host_bandwidth_gb_per_s: self.host_bandwidth,
         }
     }
 
     /// Knobs of a serving engine mean nothing to training.
     pub(crate) fn check_task(&self, task: gpuplan_model::Task) -> Result<(), Error> {
-        let given = self
-            .as_settings(None)
+        let settings = self.as_settings(None);
+        let given = settings
             .first_given()
+            .or_else(|| settings.first_offload_given())
             .or_else(|| self.concurrency.map(|_| Field::Concurrency));
         match given {
             Some(field) if task.is_training() => Err(RequestError::not_applicable(

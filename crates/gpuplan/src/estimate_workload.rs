@@ -688,6 +688,35 @@ impl FitSearch<'_> {
         }
     }
 
+    /// llama.cpp: the most transformer layers the GPUs hold with the others on the host,
+    /// where at least one does.
+    fn gpu_layers_that_fit(&self, gpus: u32, per_node: u32) -> Option<u32> {
+        let layers = self.model.transformer()?.layers;
+        if self.template.engine != gpuplan_model::Engine::LlamaCpp || self.template.task != Task::Inference {
+            return None;
+        }
+        let fits = |g: u32| {
+            let mut placed = self.template.clone();
+            placed.engine_settings.gpu_layers = Some(g);
+            self.fits(&placed, gpus, per_node).is_some()
+        };
+        let (mut low, mut high) = (0_u32, u32::try_from(layers).ok()?);
+        if !fits(1) {
+            return None;
+        }
+        // The most layers that fit lie in [low + 1, high]: halve the interval.
+        low += 1;
+        while low < high {
+            let mid = (low + high).div_ceil(2);
+            if fits(mid) {
+                low = mid;
+            } else {
+                high = mid - 1;
+            }
+        }
+        Some(low)
+    }
+
     /// More GPUs (any layout, ZeRO stage and recomputation), or smaller weights.
     fn nearest(&self, gpus: u32, per_node: u32) -> Vec<String> {
         let mut found = Vec::new();
@@ -722,6 +751,12 @@ impl FitSearch<'_> {
             Task::Lora => &[(Task::Qlora, Precision::Bf16, "--task qlora")],
             _ => &[],
         };
+        if let Some(layers) = self.gpu_layers_that_fit(gpus, per_node) {
+            found.push(format!(
+                "--gpu-layers {layers} on {gpus} GPU{} (the other layers on the host's CPU)",
+                if gpus == 1 { "" } else { "s" }
+            ));
+        }
         for (task, precision, flag) in smaller {
             let mut changed = open.clone();
             changed.task = *task;

@@ -816,6 +816,48 @@ fn a_convnext_config_is_a_convolutional_network_a_little_faster_than_resnet_50()
     assert!((1.0..1.4).contains(&ratio), "ConvNeXt-T / ResNet-50 = {ratio}");
 }
 
+/// Llama 3 70B in Q4_K_M (about 42 GB) does not fit a 24 GB RTX 4090, and the answer says how
+/// many layers llama.cpp can keep on it instead. With 40 of its 80 layers there, the rest run on
+/// the CPU from host memory: the GPU holds about half the weights, and a generated token waits
+/// for the host to read its ~21 GB, so it comes at a couple of tokens a second, twice as fast
+/// on a host with twice the bandwidth, and far slower than the 15 tokens/s an L40S with the whole
+/// model manages (XiongjieDai's llama.cpp table: 15.31).
+#[test]
+fn llama_cpp_keeps_the_layers_that_fit_and_the_host_sets_the_pace() {
+    let ask = |gpu: &str, layers: Option<u32>, bandwidth: Option<f64>| {
+        let mut r = WorkloadRequest::new(ModelSource::BuiltIn("llama-3-70b".into()), Task::Inference, gpu);
+        (r.gpus, r.batch, r.seq, r.output_tokens) = (Some(1), Some(1), Some(200), Some(200));
+        r.precision = Some(gpuplan::model::Precision::Int4);
+        r.engine = Some(gpuplan::model::Engine::LlamaCpp);
+        r.engine_settings.gpu_layers = layers;
+        r.engine_settings.host_bandwidth_gb_per_s = bandwidth;
+        estimate_workload(catalog(), &r).unwrap()
+    };
+    let whole = ask("RTX-4090", None, None);
+    assert!(!whole.fits);
+    assert!(
+        whole.nearest_fit.iter().any(|f| f.contains("--gpu-layers")),
+        "{:?}",
+        whole.nearest_fit
+    );
+    let half = ask("RTX-4090", Some(40), None);
+    assert!(half.fits);
+    let gpu_weights = half.estimate.memory.weights.as_u64() as f64;
+    assert!((19e9..23e9).contains(&gpu_weights), "{gpu_weights}");
+    let speed = |answer: &gpuplan::EstimateAnswer| answer.estimate.inference.unwrap().tpot_seconds.recip();
+    let slow = speed(&half);
+    assert!((1.0..4.0).contains(&slow), "{slow} tokens/s");
+    let faster = speed(&ask("RTX-4090", Some(40), Some(100.0)));
+    assert!((1.7..2.1).contains(&(faster / slow)), "{faster} against {slow}");
+    assert!(speed(&ask("L40S", None, None)) > 4.0 * slow);
+    assert!(
+        half.estimate
+            .assumptions
+            .iter()
+            .any(|a| a.contains("40 of 80 layers on the GPU"))
+    );
+}
+
 /// A Swin Transformer's config.json (microsoft/swin-tiny-patch4-window7-224's fields) is read
 /// as a network walked stage by stage: Swin-T's 28.3M parameters, and, as the ConvNeXt paper's
 /// Table 1 measures on one V100 (757.9 against 774.7 images/s at 224 pixels, the same 4.5

@@ -303,6 +303,7 @@ fn step_cost(case: &Case, input: u64, output: u64) -> Option<StepCost> {
         max_num_batched_tokens: case.max_num_batched_tokens,
         sampling: case.sampling.as_deref().map(|s| s.parse().unwrap()),
         enforce_eager: case.enforce_eager,
+        ..EngineSettings::default()
     };
     estimate_workload(catalog(), &request).ok()?.estimate.serving_cost
 }
