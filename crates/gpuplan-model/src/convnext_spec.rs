@@ -127,13 +127,7 @@ mod tests {
     fn reproduces_the_published_parameters_and_macs() {
         let (ops, parameters) = tiny().unroll(224);
         assert_eq!(parameters, 28_589_128);
-        let macs: f64 = ops
-            .iter()
-            .map(|op| match op {
-                ConvOp::Conv { macs, .. } => *macs,
-                _ => 0.0,
-            })
-            .sum();
+        let macs = crate::resnet_spec::total_macs(&ops);
         assert!((macs / 1e9 - 4.47).abs() < 0.05, "{} GMACs", macs / 1e9);
         let base = ConvnextSpec {
             depths: vec![3, 3, 27, 3],

@@ -49,6 +49,46 @@ pub enum ConvOp {
     MemoryPass { input: f64, output: f64 },
 }
 
+/// The multiply-accumulates of `ops`: their convolutions' and matrix products' (the figure
+/// papers publish, which the networks' tests check).
+#[cfg(test)]
+pub(crate) fn total_macs(ops: &[ConvOp]) -> f64 {
+    ops.iter()
+        .map(|op| match op {
+            ConvOp::Conv { macs, .. } => *macs,
+            _ => 0.0,
+        })
+        .sum()
+}
+
+/// Attention's two matrix products over `scores` query–key pairs (all heads together) and the
+/// softmax between them: the scores from `(queries and keys read, key width)`, then the
+/// weighted values from `(values read, value width)` into `out` values.
+pub(crate) fn attention(
+    ops: &mut Vec<ConvOp>,
+    scores: f64,
+    (queries_keys, key_width): (f64, f64),
+    (values, value_width): (f64, f64),
+    out: f64,
+) {
+    ops.push(ConvOp::Conv {
+        macs: scores * key_width,
+        input: queries_keys,
+        output: scores,
+        weights: 0.0,
+    });
+    ops.push(ConvOp::MemoryPass {
+        input: scores,
+        output: scores,
+    });
+    ops.push(ConvOp::Conv {
+        macs: scores * value_width,
+        input: scores + values,
+        output: out,
+        weights: 0.0,
+    });
+}
+
 /// A convolutional network the estimators walk operation by operation.
 pub trait ConvNetwork {
     /// What its normalisations and activations are called, for the notes.
@@ -184,12 +224,7 @@ mod tests {
     use super::*;
 
     fn macs(ops: &[ConvOp]) -> f64 {
-        ops.iter()
-            .map(|op| match op {
-                ConvOp::Conv { macs, .. } => *macs,
-                _ => 0.0,
-            })
-            .sum()
+        total_macs(ops)
     }
 
     /// torchvision publishes 25,557,032 parameters and 4.09 GMACs for ResNet-50, 60,192,808

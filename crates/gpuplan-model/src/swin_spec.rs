@@ -7,7 +7,7 @@
 //! into the operations one image goes through. The shifted windows of every other block move
 //! the same data and are not counted apart.
 
-use crate::resnet_spec::{ConvNetwork, ConvOp};
+use crate::resnet_spec::{ConvNetwork, ConvOp, attention};
 use serde::{Deserialize, Serialize};
 
 /// The stages of a Swin Transformer.
@@ -73,23 +73,9 @@ impl Builder {
         // Each position attends to the `window`² positions of its window: the scores (queries
         // × keys, all heads together as wide as the channels), their softmax, the weighted values.
         let scores = (heads * positions * window * window) as f64;
-        let head = channels / heads.max(1);
-        self.ops.push(ConvOp::Conv {
-            macs: scores * head as f64,
-            input: (2 * elements) as f64,
-            output: scores,
-            weights: 0.0,
-        });
-        self.ops.push(ConvOp::MemoryPass {
-            input: scores,
-            output: scores,
-        });
-        self.ops.push(ConvOp::Conv {
-            macs: scores * head as f64,
-            input: scores + elements as f64,
-            output: elements as f64,
-            weights: 0.0,
-        });
+        let head = (channels / heads.max(1)) as f64;
+        let values = elements as f64;
+        attention(&mut self.ops, scores, (2.0 * values, head), (values, head), values);
         // The relative position bias: one learned value per head and offset within a window.
         self.parameters += (2 * window - 1).pow(2) * heads;
         self.linear(positions, channels, channels, true);
@@ -166,12 +152,7 @@ mod tests {
     }
 
     fn macs(ops: &[ConvOp]) -> f64 {
-        ops.iter()
-            .map(|op| match op {
-                ConvOp::Conv { macs, .. } => *macs,
-                _ => 0.0,
-            })
-            .sum()
+        crate::resnet_spec::total_macs(ops)
     }
 
     /// timm's swin_tiny_patch4_window7_224 holds 28,288,354 parameters, swin_small 49,606,258,

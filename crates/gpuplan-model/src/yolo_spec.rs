@@ -210,22 +210,14 @@ impl Builder {
             self.conv(side, hidden, hidden + 2 * key * heads, 1, 1, true);
             // Scores (queries × keys) and their softmax, then the weighted values.
             let scores = (heads * positions * positions) as f64;
-            self.ops.push(ConvOp::Conv {
-                macs: scores * key as f64,
-                input: (2 * key * heads * positions) as f64,
-                output: scores,
-                weights: 0.0,
-            });
-            self.ops.push(ConvOp::MemoryPass {
-                input: scores,
-                output: scores,
-            });
-            self.ops.push(ConvOp::Conv {
-                macs: scores * head as f64,
-                input: scores + (hidden * positions) as f64,
-                output: (hidden * positions) as f64,
-                weights: 0.0,
-            });
+            let values = (hidden * positions) as f64;
+            crate::resnet_spec::attention(
+                &mut self.ops,
+                scores,
+                ((2 * key * heads * positions) as f64, key as f64),
+                (values, head as f64),
+                values,
+            );
             self.depthwise(side, hidden, 3);
             self.conv(side, hidden, hidden, 1, 1, true);
             self.ops.push(ConvOp::Add {
@@ -378,14 +370,7 @@ mod tests {
 
     /// Twice the multiply-accumulates of the convolutions (the FLOPs Ultralytics counts), in G.
     fn flops_of(ops: &[ConvOp]) -> f64 {
-        let macs: f64 = ops
-            .iter()
-            .map(|op| match op {
-                ConvOp::Conv { macs, .. } => *macs,
-                _ => 0.0,
-            })
-            .sum();
-        2.0 * macs / 1e9
+        2.0 * crate::resnet_spec::total_macs(ops) / 1e9
     }
 
     fn scale(depth: f64, width: f64, max_channels: u64) -> YoloSpec {
