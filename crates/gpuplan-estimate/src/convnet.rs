@@ -354,6 +354,7 @@ pub(crate) fn network<N: ConvNetwork>(
             } else {
                 Bound::Overhead
             },
+            host_memory_bytes: None,
         }),
         memory,
         training: None,

@@ -356,6 +356,7 @@ pub(crate) fn diffusion(
             } else {
                 Bound::Overhead
             },
+            host_memory_bytes: None,
         }),
         uncertainty: Uncertainty::bands(memory_uncertainty() * 2.0, inference_uncertainty()),
         image: Some(ImageSummary {

@@ -881,6 +881,7 @@ fn cited(
                 as u64,
             request_latency_seconds: latency,
             decode_bound: inference::Bound::Compute,
+            host_memory_bytes: None,
         }),
         uncertainty: Uncertainty::bands(memory_uncertainty() * 2.0, inference_uncertainty()),
         image: None,

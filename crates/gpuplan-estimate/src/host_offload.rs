@@ -1,11 +1,12 @@
 //! llama.cpp's split of a model between the GPU and the host (`-ngl N`): N of the transformer
 //! layers (the last N), with their KV cache, live on the GPU; the others and (unless N exceeds
 //! the layer count) the output layer live in host memory and run on the CPU, and the input
-//! embedding table always stays there (one row of it is read a token). A token passes the layers in order, so a generated token takes the GPU's time for its
-//! layers plus the CPU's for the rest, which reads their weights and cache from host memory.
-//! A prompt of 32 tokens or more is multiplied on the GPU even for the host's layers: llama.cpp
-//! copies their weights over PCIe for each micro-batch (`--ubatch-size`, 512) and computes
-//! there; a shorter one runs on the CPU.
+//! embedding table always stays there (one row of it is read a token). A token passes the
+//! layers in order, so a generated token takes the GPU's time for its layers plus the CPU's
+//! for the rest, which reads their weights and cache from host memory. A prompt of 32 tokens
+//! or more is multiplied on the GPU even for the host's layers: llama.cpp copies their weights
+//! over PCIe for each micro-batch (`--ubatch-size`, 512) and computes there; a shorter one runs
+//! on the CPU.
 //!
 //! References: llama.cpp `src/llama-model.cpp` (layer placement by `n_gpu_layers`, the output
 //! layer counted as one more), `ggml/src/ggml-backend.cpp` (the scheduler's offload of large

@@ -42,6 +42,10 @@ pub struct InferenceEstimate {
     /// End-to-end latency of one request.
     pub request_latency_seconds: f64,
     pub decode_bound: Bound,
+    /// Host memory the layers llama.cpp keeps there hold, with their KV cache, where it keeps
+    /// any (`--gpu-layers`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_memory_bytes: Option<u64>,
 }
 
 /// The model quantities serving needs, per GPU of a tensor-parallel group.
@@ -235,6 +239,7 @@ pub fn estimate(
         max_concurrent_sequences: max_sequences,
         request_latency_seconds: latency,
         decode_bound: bound,
+        host_memory_bytes: shape.host.map(|h| h.resident_bytes(batch * (seq + out)) as u64),
     }
 }
 

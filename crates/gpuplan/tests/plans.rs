@@ -250,6 +250,30 @@ fn minimum_host_resources_are_enforced() {
     );
 }
 
+/// Llama 3 70B with half its layers left on the host by llama.cpp needs about 16 GiB of host
+/// memory a replica for them (their weights, their cache, the embeddings): an instance that
+/// packs more replicas than its memory holds is refused, and every plan has the room.
+#[test]
+fn llama_cpp_layers_on_the_host_need_host_memory_for_every_replica() {
+    let mut q = query("llama-3-70b", Task::Inference);
+    q.engine = Some(gpuplan::model::Engine::LlamaCpp);
+    q.precisions = vec![gpuplan::model::Precision::Int4];
+    q.engine_settings.gpu_layers = Some(40);
+    q.gpus = vec!["RTX-4090".to_string()];
+    q.serving.qps = Some(0.2);
+    let answer = feasible(&q);
+    let refused = answer
+        .plan
+        .rejected
+        .iter()
+        .find(|r| r.reason.contains("llama.cpp keeps there"));
+    assert!(refused.is_some(), "{:?}", answer.plan.rejected_counts);
+    for r in &answer.plan.recommendations {
+        let replicas = f64::from(r.offering.accelerator_count) / f64::from(r.workload.layout.gpus().max(1));
+        assert!(r.offering.memory.as_gib() >= 15.0 * replicas.max(1.0), "{}", r.label());
+    }
+}
+
 /// A guide's "a machine with at least 64 vCPUs and 512 GB of RAM": whole-instance minimums,
 /// whatever its GPUs, beside the per-GPU ones.
 #[test]

@@ -272,6 +272,23 @@ pub(super) fn staging_rejection(
     })
 }
 
+/// An instance whose host memory cannot hold what llama.cpp keeps there for each of its
+/// `replicas` (the layers left off the GPUs, their KV cache, the embeddings).
+pub(super) fn host_layers_rejection(offering: &Offering, configured: &Configured, replicas: u32) -> Option<Rejection> {
+    let held = configured.estimate.inference?.host_memory_bytes?;
+    let need = gpuplan_model::Bytes(held).as_gib() * f64::from(replicas.max(1));
+    let have = offering.memory.as_gib();
+    (have > 0.0 && have < need).then(|| Rejection {
+        candidate: candidate_label(offering, 1, None),
+        constraint: Constraint::Host,
+        reason: format!(
+            "{have:.0} GiB host memory cannot hold the {need:.1} GiB llama.cpp keeps there (the layers left off the GPU, their KV cache, the embeddings); a larger instance, or more layers on the GPU"
+        ),
+        shortfall: need / have,
+        needed: Some(need),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -380,7 +380,9 @@ pub(super) fn evaluate_serving(
     }
     let checkpoint = sized.configured.estimate.parameters.total as f64
         * crate::startup::stored_bytes_per_parameter(sized.configured.workload.precision);
-    if let Some(rejection) = staging_rejection(offering, stack, gpuplan_model::Bytes(checkpoint as u64)) {
+    if let Some(rejection) = staging_rejection(offering, stack, gpuplan_model::Bytes(checkpoint as u64))
+        .or_else(|| host_layers_rejection(offering, &sized.configured, replicas_per_instance))
+    {
         outcomes.reject(rejection);
         return outcomes;
     }
