@@ -123,7 +123,7 @@ pub fn host_bandwidth_bytes_per_second(workload: &Workload) -> f64 {
 pub fn note(host: &HostOffload, workload: &Workload) -> String {
     let given = workload.engine_settings.host_bandwidth_gb_per_s.is_some();
     format!(
-        "llama.cpp with {} of {} layers on the GPU: the other {} stay in host memory and run on the CPU ({:.1} GB of host memory with the embeddings, the output layer and their share of the KV cache), which reads {:.1} GB a generated token at {:.0} GB/s{}; prompts of 32 tokens or more are multiplied on the GPU, the host's weights crossing PCIe once per 512-token micro-batch",
+        "llama.cpp with {} of {} layers on the GPU: the other {} stay in host memory and run on the CPU ({:.1} GB of host memory with the embeddings, the output layer and their share of the KV cache), which reads {:.1} GB a generated token at {:.0} GB/s{}; prompts of 32 tokens or more are multiplied on the GPU, the host's weights crossing PCIe once per 512-token micro-batch; replicas on one machine share its memory bandwidth, which this does not divide",
         host.gpu_layers,
         host.layers,
         host.layers - host.gpu_layers,
