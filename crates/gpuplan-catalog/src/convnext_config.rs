@@ -1,7 +1,7 @@
 //! A Hugging Face `ConvNextConfig` (`model_type: convnext`) read into a [`ConvnextSpec`].
 
 use crate::hf_config::ModelConfigError;
-use crate::vision_config_fields::{classes, same_stages, stage_list, whole_number};
+use crate::vision_config_fields::{image_fields, same_stages, stage_list};
 use gpuplan_model::ConvnextSpec;
 use serde_json::{Map, Value};
 
@@ -20,25 +20,23 @@ pub fn parse_convnext_config(config: &Map<String, Value>) -> Result<(ConvnextSpe
     let depths = stage_list(config, CONVNEXT_MODEL_TYPE, "depths", MAX_BLOCKS_PER_STAGE)?;
     let hidden_sizes = stage_list(config, CONVNEXT_MODEL_TYPE, "hidden_sizes", MAX_CHANNELS)?;
     same_stages(&depths, ("hidden_sizes", &hidden_sizes), "depths")?;
+    let image = image_fields(config, CONVNEXT_MODEL_TYPE)?;
     let spec = ConvnextSpec {
         depths,
         hidden_sizes,
-        patch_size: whole_number(config, "patch_size", 4)?,
-        image_channels: whole_number(config, "num_channels", 3)?,
-        classes: classes(config, CONVNEXT_MODEL_TYPE)?,
+        patch_size: image.patch_size,
+        image_channels: image.image_channels,
+        classes: image.classes,
     };
-    Ok((spec, whole_number(config, "image_size", 224)?))
+    Ok((spec, image.image_size))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vision_config_fields::object;
     use gpuplan_model::ConvNetwork;
     use serde_json::json;
-
-    fn object(value: Value) -> Map<String, Value> {
-        value.as_object().cloned().unwrap_or_default()
-    }
 
     #[test]
     fn reads_convnext_tiny_and_names_what_is_missing() {

@@ -1,7 +1,7 @@
 //! A Hugging Face `SwinConfig` (`model_type: swin`) read into a [`SwinSpec`].
 
 use crate::hf_config::ModelConfigError;
-use crate::vision_config_fields::{classes, same_stages, stage_list, whole_number};
+use crate::vision_config_fields::{image_fields, same_stages, stage_list, whole_number};
 use gpuplan_model::SwinSpec;
 use serde_json::{Map, Value};
 
@@ -22,15 +22,13 @@ pub fn parse_swin_config(config: &Map<String, Value>) -> Result<(SwinSpec, u64),
     let depths = stage_list(config, SWIN_MODEL_TYPE, "depths", MAX_BLOCKS_PER_STAGE)?;
     let heads = stage_list(config, SWIN_MODEL_TYPE, "num_heads", MAX_HEADS)?;
     same_stages(&depths, ("num_heads", &heads), "depths")?;
-    let flag = |field: &str| config.get(field).and_then(Value::as_bool);
-    if flag("use_absolute_embeddings") == Some(true) || flag("qkv_bias") == Some(false) {
+    // Each flag with the value no published Swin has.
+    let unpublished = [("qkv_bias", false), ("use_absolute_embeddings", true)]
+        .into_iter()
+        .find(|(field, value)| config.get(*field).and_then(Value::as_bool) == Some(*value));
+    if let Some((field, _)) = unpublished {
         return Err(ModelConfigError::Invalid {
-            field: if flag("qkv_bias") == Some(false) {
-                "qkv_bias"
-            } else {
-                "use_absolute_embeddings"
-            }
-            .to_string(),
+            field: field.to_string(),
             message: "only the published layout (relative position bias, attention projections with bias) is counted"
                 .to_string(),
         });
@@ -47,28 +45,26 @@ pub fn parse_swin_config(config: &Map<String, Value>) -> Result<(SwinSpec, u64),
                 })?
         }
     };
+    let image = image_fields(config, SWIN_MODEL_TYPE)?;
     let spec = SwinSpec {
         embed_dim: whole_number(config, "embed_dim", 96)?,
         depths,
         heads,
         window_size: whole_number(config, "window_size", 7)?,
         mlp_ratio,
-        patch_size: whole_number(config, "patch_size", 4)?,
-        image_channels: whole_number(config, "num_channels", 3)?,
-        classes: classes(config, SWIN_MODEL_TYPE)?,
+        patch_size: image.patch_size,
+        image_channels: image.image_channels,
+        classes: image.classes,
     };
-    Ok((spec, whole_number(config, "image_size", 224)?))
+    Ok((spec, image.image_size))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vision_config_fields::object;
     use gpuplan_model::ConvNetwork;
     use serde_json::json;
-
-    fn object(value: Value) -> Map<String, Value> {
-        value.as_object().cloned().unwrap_or_default()
-    }
 
     /// microsoft/swin-tiny-patch4-window7-224's fields (its id2label shortened to a count).
     #[test]

@@ -53,7 +53,7 @@ pub(crate) fn whole_number(config: &Map<String, Value>, field: &str, default: u6
 }
 
 /// The head's classes: the labels of `id2label`, or `num_labels`; one of them must be given.
-pub(crate) fn classes(config: &Map<String, Value>, model_type: &str) -> Result<u64, ModelConfigError> {
+fn classes(config: &Map<String, Value>, model_type: &str) -> Result<u64, ModelConfigError> {
     match (
         config.get("id2label").and_then(Value::as_object),
         config.get("num_labels"),
@@ -62,6 +62,31 @@ pub(crate) fn classes(config: &Map<String, Value>, model_type: &str) -> Result<u
         (_, Some(_)) => whole_number(config, "num_labels", 1),
         _ => Err(missing(model_type, "id2label")),
     }
+}
+
+/// What every vision config states alike, with the config classes' defaults: the stem's
+/// patch side (`patch_size`, 4), the image channels (`num_channels`, 3), the head's classes and
+/// the image side the model was trained at (`image_size`, 224).
+pub(crate) struct ImageFields {
+    pub patch_size: u64,
+    pub image_channels: u64,
+    pub classes: u64,
+    pub image_size: u64,
+}
+
+pub(crate) fn image_fields(config: &Map<String, Value>, model_type: &str) -> Result<ImageFields, ModelConfigError> {
+    Ok(ImageFields {
+        patch_size: whole_number(config, "patch_size", 4)?,
+        image_channels: whole_number(config, "num_channels", 3)?,
+        classes: classes(config, model_type)?,
+        image_size: whole_number(config, "image_size", 224)?,
+    })
+}
+
+/// A JSON object from a `json!` literal, for the config readers' tests.
+#[cfg(test)]
+pub(crate) fn object(value: Value) -> Map<String, Value> {
+    value.as_object().cloned().unwrap_or_default()
 }
 
 /// Two stage lists that must be as long as each other.

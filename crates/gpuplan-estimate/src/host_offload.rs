@@ -77,7 +77,7 @@ impl HostOffload {
         let kv_host = memory.kv_cache.as_u64() as f64 * (1.0 - gpu_share);
         memory.weights = gpuplan_model::Bytes(gpu_weights.max(0.0) as u64);
         memory.kv_cache = gpuplan_model::Bytes((memory.kv_cache.as_u64() as f64 - kv_host) as u64);
-        memory.per_gpu = memory.weights + memory.kv_cache + memory.activations + memory.overhead;
+        memory.per_gpu = memory.allocated() + memory.overhead;
         on_host.then_some(HostOffload {
             gpu_layers,
             layers,

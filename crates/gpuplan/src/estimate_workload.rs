@@ -700,12 +700,11 @@ impl FitSearch<'_> {
             placed.engine_settings.gpu_layers = Some(g);
             self.fits(&placed, gpus, per_node).is_some()
         };
-        let (mut low, mut high) = (0_u32, u32::try_from(layers).ok()?);
         if !fits(1) {
             return None;
         }
-        // The most layers that fit lie in [low + 1, high]: halve the interval.
-        low += 1;
+        // The most layers that fit lie in [low, high]: halve the interval.
+        let (mut low, mut high) = (1_u32, u32::try_from(layers).ok()?);
         while low < high {
             let mid = (low + high).div_ceil(2);
             if fits(mid) {
