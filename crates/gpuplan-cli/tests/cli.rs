@@ -1536,37 +1536,31 @@ mod ultralytics {
     fn parameters_of(file: &str, text: &str) -> Run {
         let path = std::env::temp_dir().join(format!("gpuplan-{}-{file}", std::process::id()));
         std::fs::write(&path, text).unwrap();
-        let path_text = path.to_string_lossy().to_string();
-        let run = gpuplan(&[
+        let run = on_a_t4(&path.to_string_lossy());
+        std::fs::remove_file(&path).ok();
+        run
+    }
+
+    /// Inference of `model` on a T4, as JSON.
+    fn on_a_t4(model: &str) -> Run {
+        gpuplan(&[
             "estimate",
             "--model",
-            &path_text,
+            model,
             "--task",
             "inference",
             "--gpu",
             "T4",
             "--format",
             "json",
-        ]);
-        std::fs::remove_file(&path).ok();
-        run
+        ])
     }
 
     #[test]
     fn a_stock_layout_with_its_own_classes_is_walked() {
         let stock = parameters_of("yolov8s.yaml", &yolov8_yaml(80, "[-1, 3, C2f, [512]]"));
         assert_eq!(stock.code, 0, "{}", stock.stderr);
-        let builtin = gpuplan(&[
-            "estimate",
-            "--model",
-            "yolov8s",
-            "--task",
-            "inference",
-            "--gpu",
-            "T4",
-            "--format",
-            "json",
-        ]);
+        let builtin = on_a_t4("yolov8s");
         assert_eq!(
             stock.json()["model"]["parameters"],
             builtin.json()["model"]["parameters"]
