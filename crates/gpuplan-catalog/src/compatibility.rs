@@ -27,6 +27,12 @@ impl Version {
         Version(kept, text)
     }
 
+    /// Whether the first `parts` numbers agree (`12.4.1` and `12.4` for 2; a missing number
+    /// counts as 0, as in the ordering): `truncated(parts) ==` without building either.
+    pub fn same_release(&self, other: &Version, parts: usize) -> bool {
+        (0..parts).all(|i| self.0.get(i).unwrap_or(&0) == other.0.get(i).unwrap_or(&0))
+    }
+
     pub fn major(&self) -> u32 {
         self.0.first().copied().unwrap_or(0)
     }
@@ -37,7 +43,7 @@ impl Version {
         if self.0.len() == 1 {
             self.major() == cuda.major()
         } else {
-            self.truncated(2) == cuda.truncated(2)
+            self.same_release(cuda, 2)
         }
     }
 }
@@ -228,10 +234,9 @@ impl Compatibility {
     /// The driver a CUDA release needs (by major.minor), and the minor-version-compatibility
     /// floor of its major.
     pub fn driver_for(&self, cuda: &Version) -> Option<&CudaDriver> {
-        let wanted = cuda.truncated(2);
         self.cuda_driver
             .iter()
-            .filter(|d| d.cuda.truncated(2) == wanted)
+            .filter(|d| d.cuda.same_release(cuda, 2))
             .min_by(|a, b| a.min_driver.cmp(&b.min_driver))
     }
 
@@ -350,13 +355,13 @@ impl Compatibility {
             return named().collect();
         };
         let given = named()
-            .filter(|f| f.version.truncated(version.0.len()) == *version)
+            .filter(|f| f.version.same_release(version, version.0.len()))
             .collect::<Vec<_>>();
         if !given.is_empty() {
             return given;
         }
         named()
-            .filter(|f| version.truncated(f.version.0.len()) == f.version)
+            .filter(|f| version.same_release(&f.version, f.version.0.len()))
             .collect()
     }
 }

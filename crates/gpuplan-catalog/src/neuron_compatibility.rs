@@ -37,9 +37,7 @@ pub trait NeuronFacts {
 impl NeuronFacts for crate::compatibility::Compatibility {
     /// The release line of `sdk` (`2.30.0` → 2.30).
     fn neuron_release(&self, sdk: &Version) -> Option<&NeuronRelease> {
-        self.neuron_release
-            .iter()
-            .find(|r| r.sdk.truncated(2) == sdk.truncated(2))
+        self.neuron_release.iter().find(|r| r.sdk.same_release(sdk, 2))
     }
 
     fn neuron_device(&self, gpu: &str) -> Option<&NeuronDevice> {

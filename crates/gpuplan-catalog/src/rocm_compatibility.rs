@@ -56,22 +56,16 @@ pub trait RocmFacts {
 impl RocmFacts for crate::compatibility::Compatibility {
     /// The release line of `rocm` (`7.1.1` → the 7.1 line).
     fn rocm_release(&self, rocm: &Version) -> Option<&RocmRelease> {
-        self.rocm_release
-            .iter()
-            .find(|r| r.rocm.truncated(2) == rocm.truncated(2))
+        self.rocm_release.iter().find(|r| r.rocm.same_release(rocm, 2))
     }
 
     fn rocm_wheels(&self, pytorch: &Version) -> Option<&RocmPytorch> {
-        self.rocm_pytorch
-            .iter()
-            .find(|p| p.pytorch.truncated(2) == pytorch.truncated(2))
+        self.rocm_pytorch.iter().find(|p| p.pytorch.same_release(pytorch, 2))
     }
 
     /// The driver line of `driver` (`30.10.1` → 30.10, `6.4.3` → 6.4).
     fn amdgpu_driver(&self, driver: &Version) -> Option<&AmdgpuDriver> {
-        self.amdgpu_driver
-            .iter()
-            .find(|d| d.driver.truncated(2) == driver.truncated(2))
+        self.amdgpu_driver.iter().find(|d| d.driver.same_release(driver, 2))
     }
 
     fn amd_target(&self, gpu: &str) -> Option<&AmdGpu> {

@@ -419,7 +419,7 @@ fn containers(
         .ngc_container
         .iter()
         .filter(|c| framework.is_none_or(|name| c.ships(name, framework_version)))
-        .filter(|c| cuda.is_none_or(|wanted| c.cuda.truncated(2) == wanted.truncated(2)))
+        .filter(|c| cuda.is_none_or(|wanted| c.cuda.same_release(wanted, 2)))
         // A driver runs a container its notes (or its CUDA release) say it runs; where neither
         // is known the container is not offered.
         .filter(|c| {

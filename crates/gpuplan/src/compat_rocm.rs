@@ -26,7 +26,7 @@ fn lines(versions: &[&Version]) -> String {
 
 /// Whether `rocm` (by major.minor) is one of `lines`.
 fn among(lines: &[Version], rocm: &Version) -> bool {
-    lines.iter().any(|v| v.truncated(2) == rocm.truncated(2))
+    lines.iter().any(|v| v.same_release(rocm, 2))
 }
 
 fn known_range<'a>(versions: impl Iterator<Item = &'a Version>) -> String {

@@ -3,12 +3,12 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use gpuplan::{Catalog, CompatAnswer, CompatQuery, compat};
+use gpuplan::{CompatAnswer, CompatQuery, compat};
 
 fn ask(gpu: Option<&str>, framework: Option<&str>, cuda: Option<&str>, driver: Option<&str>) -> CompatAnswer {
-    let catalog = Catalog::embedded().unwrap();
+    let catalog = crate::catalog();
     compat(
-        &catalog,
+        catalog,
         &CompatQuery {
             gpu: gpu.map(str::to_string),
             framework: framework.map(str::to_string),
@@ -22,10 +22,10 @@ fn ask(gpu: Option<&str>, framework: Option<&str>, cuda: Option<&str>, driver: O
 
 /// A ROCm or Neuron question: GPU, framework, release of the stack, driver.
 fn ask_stack(gpu: &str, framework: Option<&str>, release: &str, driver: Option<&str>) -> Result<CompatAnswer, String> {
-    let catalog = Catalog::embedded().unwrap();
+    let catalog = crate::catalog();
     let amd = gpu.starts_with("MI");
     compat(
-        &catalog,
+        catalog,
         &CompatQuery {
             gpu: Some(gpu.to_string()),
             framework: framework.map(str::to_string),
@@ -164,31 +164,31 @@ fn an_old_driver_is_told_which_driver_to_install() {
 
 #[test]
 fn what_is_not_known_is_refused() {
-    let catalog = Catalog::embedded().unwrap();
+    let catalog = crate::catalog();
     let query = |framework: &str| CompatQuery {
         framework: Some(framework.to_string()),
         ..CompatQuery::default()
     };
-    let error = compat(&catalog, &query("caffe")).unwrap_err();
+    let error = compat(catalog, &query("caffe")).unwrap_err();
     assert!(error.hint().unwrap().contains("pytorch"), "{error}");
-    assert!(compat(&catalog, &CompatQuery::default()).is_err());
+    assert!(compat(catalog, &CompatQuery::default()).is_err());
     let bad = CompatQuery {
         cuda: Some("twelve".to_string()),
         ..CompatQuery::default()
     };
-    assert!(compat(&catalog, &bad).unwrap_err().to_string().starts_with("--cuda"));
+    assert!(compat(catalog, &bad).unwrap_err().to_string().starts_with("--cuda"));
 }
 
 /// A job built with CUDA 13 is never planned on a V100 (CUDA 13 dropped Volta) or on an
 /// accelerator without CUDA; one built with CUDA 12.4 cannot be asked onto a B200.
 #[test]
 fn a_plan_for_a_cuda_release_leaves_out_what_it_does_not_compile_for() {
-    let catalog = Catalog::embedded().unwrap();
+    let catalog = crate::catalog();
     let options: gpuplan::PlanOptions = serde_json::from_str(
         r#"{"model": "llama-3.1-8b", "task": "lora", "tokens": 2e8, "cuda": "13.0", "gpu": ["V100", "T4", "A100-80GB"], "top": 20}"#,
     )
     .unwrap();
-    let answer = gpuplan::plan_workload(&catalog, &options.query().unwrap())
+    let answer = gpuplan::plan_workload(catalog, &options.query().unwrap())
         .unwrap()
         .unwrap();
     assert!(!answer.plan.recommendations.is_empty());
@@ -207,7 +207,7 @@ fn a_plan_for_a_cuda_release_leaves_out_what_it_does_not_compile_for() {
         r#"{"model": "llama-3.1-8b", "task": "lora", "tokens": 2e8, "cuda": "12.4", "gpu": ["B200"]}"#,
     )
     .unwrap();
-    let error = gpuplan::plan_workload(&catalog, &b200.query().unwrap()).unwrap_err();
+    let error = gpuplan::plan_workload(catalog, &b200.query().unwrap()).unwrap_err();
     assert!(
         error
             .to_string()
@@ -218,13 +218,13 @@ fn a_plan_for_a_cuda_release_leaves_out_what_it_does_not_compile_for() {
 
 #[test]
 fn a_serving_plan_leaves_out_the_gpus_its_engine_build_does_not_run_on() {
-    let catalog = gpuplan::Catalog::embedded().unwrap();
+    let catalog = crate::catalog();
     let options: gpuplan::PlanOptions = serde_json::from_str(
         r#"{"model": "llama-3.1-8b", "task": "inference", "qps": 5, "framework": "tensorrt-llm==1.0",
             "gpu": ["T4", "V100", "L4", "A10G", "L40S"], "top": 30}"#,
     )
     .unwrap();
-    let answer = gpuplan::plan_workload(&catalog, &options.query().unwrap())
+    let answer = gpuplan::plan_workload(catalog, &options.query().unwrap())
         .unwrap()
         .unwrap();
     assert!(!answer.plan.recommendations.is_empty());
@@ -294,10 +294,10 @@ fn a_trn1_on_neuron_2_30_needs_its_driver_and_pytorch_2_9() {
 /// A release flag of another vendor's stack is refused, never ignored.
 #[test]
 fn a_release_of_another_stack_is_refused() {
-    let catalog = Catalog::embedded().unwrap();
+    let catalog = crate::catalog();
     let ask = |gpu: &str, cuda: Option<&str>, rocm: Option<&str>| {
         compat(
-            &catalog,
+            catalog,
             &CompatQuery {
                 gpu: Some(gpu.to_string()),
                 cuda: cuda.map(str::to_string),

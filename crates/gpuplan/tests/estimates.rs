@@ -9,15 +9,11 @@ use gpuplan::model::{
     Architecture, Checkpointing, Engine, Framework, ImageSettings, LoraTargets, Offload, Optimizer, Precision,
     SequencePacking, Task,
 };
-use gpuplan::{Catalog, ModelSource, WorkloadRequest, estimate_workload};
+use gpuplan::{ModelSource, WorkloadRequest, estimate_workload};
 use serde::Deserialize;
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
 
-fn catalog() -> &'static Catalog {
-    static CATALOG: OnceLock<Catalog> = OnceLock::new();
-    CATALOG.get_or_init(|| Catalog::embedded().unwrap())
-}
+use crate::catalog;
 
 mod parameter_counts {
     use super::*;

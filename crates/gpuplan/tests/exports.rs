@@ -6,19 +6,15 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use gpuplan::emit::manifest::{ManifestFile, TrainingFlavour};
-use gpuplan::{Catalog, ExportSettings, ExportTarget, SavedPlan, export_plan, read_saved_plan};
+use gpuplan::{ExportSettings, ExportTarget, SavedPlan, export_plan, read_saved_plan};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
-fn catalog() -> &'static Catalog {
-    static CATALOG: OnceLock<Catalog> = OnceLock::new();
-    CATALOG.get_or_init(|| Catalog::embedded().unwrap())
-}
+use crate::catalog;
 
 fn plan(name: &str) -> SavedPlan {
     let text = std::fs::read_to_string(fixtures().join("plans").join(format!("{name}.json"))).unwrap();

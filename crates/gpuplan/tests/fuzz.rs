@@ -14,12 +14,8 @@ use gpuplan::{Catalog, CatalogFile, ModelSource, WorkloadRequest, estimate_workl
 use gpuplan_forecast::history::{HistoryOptions, Period, parse_csv, parse_json};
 use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
-use std::sync::OnceLock;
 
-fn catalog() -> &'static Catalog {
-    static CATALOG: OnceLock<Catalog> = OnceLock::new();
-    CATALOG.get_or_init(|| Catalog::embedded().unwrap())
-}
+use crate::catalog;
 
 fn cases() -> u32 {
     std::env::var("PROPTEST_CASES")

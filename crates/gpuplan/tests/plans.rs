@@ -5,12 +5,8 @@
 use gpuplan::model::{BillingMode, LatencyTarget, Task};
 use gpuplan::planner::ServingTargets;
 use gpuplan::{Catalog, ModelSource, PlanAnswer, PlanQuery, TabularQuery, plan_tabular_workload, plan_workload};
-use std::sync::OnceLock;
 
-fn catalog() -> &'static Catalog {
-    static CATALOG: OnceLock<Catalog> = OnceLock::new();
-    CATALOG.get_or_init(|| Catalog::embedded().unwrap())
-}
+use crate::catalog;
 
 fn query(model: &str, task: Task) -> PlanQuery {
     PlanQuery::new(ModelSource::BuiltIn(model.to_string()), task)

@@ -10,12 +10,8 @@ use gpuplan::{
     Catalog, CostQuery, ModelSource, PlanQuery, WorkloadRequest, cost_job, estimate_workload, plan_workload,
 };
 use serde_json::Value;
-use std::sync::OnceLock;
 
-fn catalog() -> &'static Catalog {
-    static CATALOG: OnceLock<Catalog> = OnceLock::new();
-    CATALOG.get_or_init(|| Catalog::embedded().unwrap())
-}
+use crate::catalog;
 
 fn query(model: &str, task: Task) -> PlanQuery {
     PlanQuery::new(ModelSource::BuiltIn(model.to_string()), task)

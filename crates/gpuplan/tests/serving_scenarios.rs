@@ -8,14 +8,10 @@
 
 use gpuplan::model::{LatencyTarget, RequestMix, RequestShape, Task};
 use gpuplan::planner::ServingTargets;
-use gpuplan::{Catalog, ModelSource, PlanQuery, ServingQuestion, WorkloadRequest, estimate_workload, plan_workload};
+use gpuplan::{ModelSource, PlanQuery, ServingQuestion, WorkloadRequest, estimate_workload, plan_workload};
 use serde_json::Value;
-use std::sync::OnceLock;
 
-fn catalog() -> &'static Catalog {
-    static CATALOG: OnceLock<Catalog> = OnceLock::new();
-    CATALOG.get_or_init(|| Catalog::embedded().unwrap())
-}
+use crate::catalog;
 
 fn plan(query: &PlanQuery) -> Value {
     match plan_workload(catalog(), query).unwrap() {

@@ -15,14 +15,11 @@
 use gpuplan::estimator::serving::{self, StepCost, closed_loop};
 use gpuplan::estimator::serving_users::{at_users, burst_ttft};
 use gpuplan::model::{Engine, EngineRelease, EngineSettings, LatencyTarget, Precision, RequestMix, RequestShape, Task};
-use gpuplan::{Catalog, ModelSource, WorkloadRequest, estimate_workload};
+use gpuplan::{ModelSource, WorkloadRequest, estimate_workload};
 use serde::Deserialize;
 use std::sync::OnceLock;
 
-fn catalog() -> &'static Catalog {
-    static CATALOG: OnceLock<Catalog> = OnceLock::new();
-    CATALOG.get_or_init(|| Catalog::embedded().unwrap())
-}
+use crate::catalog;
 
 /// Case-id prefixes the serving constants were set from (see `efficiency.rs`:
 /// `low_precision_decode_factor()` cites TensorRT-LLM's fp8 throughput tables on H100/H200).
