@@ -7,7 +7,7 @@ use crate::raw::{FieldError, field_error, parse_date, parse_toml, positive};
 use gpuplan_model::{
     AcceleratorId, BillingTerms, CapacityLimit, DecodeRate, Engine, FabricKind, FabricRule, FabricSource,
     GigabitsPerSecond, ImageRole, InterruptionRate, NodeFabric, Operations, ProviderId, SoftwareStack, Source,
-    StackImage, StackSupport, StackTarget, StartupProfile, UsageTiers,
+    SpotShare, StackImage, StackSupport, StackTarget, StartupProfile, UsageTiers,
 };
 use serde::Deserialize;
 
@@ -263,6 +263,8 @@ struct RawOperationsFile {
     #[serde(default)]
     interruption: Vec<RawInterruption>,
     #[serde(default)]
+    spot_share: Vec<RawSpotShare>,
+    #[serde(default)]
     decode: Vec<RawDecode>,
     #[serde(default)]
     provider: Vec<RawProviderFacts>,
@@ -447,6 +449,21 @@ struct RawInterruption {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+struct RawSpotShare {
+    provider: String,
+    lowest_share: f64,
+    highest_share: f64,
+    /// Whether the highest share is what spot typically costs at most, not only its ceiling.
+    typical: bool,
+    stated: String,
+    title: String,
+    url: String,
+    as_of: String,
+    note: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RawDecode {
     pipeline: String,
     #[allow(dead_code)]
@@ -467,6 +484,30 @@ fn source_of(field: &str, raw: Option<RawSourceRef>) -> Result<Source, FieldErro
 
 /// A billing entry's usage tiers: ascending hours, fractions of the list price that fall and
 /// stay above zero, and whether they hold for every type, which must be said.
+fn spot_share(raw: RawSpotShare) -> Result<SpotShare, FieldError> {
+    let (lowest, highest) = (raw.lowest_share, raw.highest_share);
+    if !(lowest > 0.0 && lowest <= highest && highest <= 1.0) {
+        return Err(field_error(
+            "lowest_share",
+            "needs 0 < lowest_share ≤ highest_share ≤ 1 (shares of the pay-as-you-go price)",
+        ));
+    }
+    if !raw.typical && highest < 1.0 {
+        return Err(field_error(
+            "highest_share",
+            "a range that is not typical is bounded only by the pay-as-you-go price: say 1.0",
+        ));
+    }
+    Ok(SpotShare {
+        provider: ProviderId::new(&raw.provider),
+        lowest,
+        highest,
+        typical: raw.typical,
+        stated: raw.stated,
+        source: inline(raw.title, raw.url, raw.as_of, raw.note)?,
+    })
+}
+
 fn usage_tiers(steps: Option<Vec<(f64, f64)>>, every_type: Option<bool>) -> Result<Option<UsageTiers>, FieldError> {
     let Some(steps) = steps else {
         return match every_type {
@@ -568,6 +609,9 @@ pub(crate) fn parse_operations(file: &str, text: &str, operations: &mut Operatio
                 source: inline(raw.title, raw.url, raw.as_of, raw.note)?,
             })
         })?);
+    operations
+        .spot_shares
+        .extend(entries(file, "spot_share", raw.spot_share, spot_share)?);
     operations
         .providers
         .extend(entries(file, "provider", raw.provider, provider_facts)?);

@@ -421,6 +421,48 @@ source = "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/"
     }
 
     #[test]
+    fn spot_shares_are_shares_of_pay_as_you_go_and_only_a_typical_one_is_short_of_it() {
+        let share = |fields: &str| {
+            let spot = format!(
+                "[[spot_share]]\nprovider = \"aws\"\n{fields}\nstated = \"s\"\ntitle = \"t\"\nurl = \"https://example.com\"\nas_of = \"2026-11-01\"\n"
+            );
+            Catalog::from_files(&[
+                file("catalog.toml", MANIFEST),
+                file("accelerators/test.toml", ACCELERATOR),
+                file(
+                    "offerings/test.csv",
+                    &format!("{HEADER}aws,g4dn.xlarge,us-east-1,,T4,1,16,4,16,125,25,none,ethernet,0.526,,second,test,2026-11-22,\n"),
+                ),
+                file("operations/spot.toml", &spot),
+            ])
+            .map_err(|e| e.to_string())
+        };
+        let catalog = share("lowest_share = 0.03\nhighest_share = 0.2\ntypical = true").unwrap();
+        let aws = catalog.operations().spot_share(&ProviderId::new("aws")).unwrap();
+        assert_eq!((aws.lowest, aws.highest, aws.planned_rate(1.0)), (0.03, 0.2, Some(0.2)));
+        let ceiling = share("lowest_share = 0.1\nhighest_share = 1.0\ntypical = false").unwrap();
+        assert_eq!(ceiling.operations().spot_shares[0].planned_rate(1.0), None);
+        let upside_down = share("lowest_share = 0.3\nhighest_share = 0.2\ntypical = true").unwrap_err();
+        assert!(upside_down.contains("lowest_share"), "{upside_down}");
+        let short_ceiling = share("lowest_share = 0.1\nhighest_share = 0.5\ntypical = false").unwrap_err();
+        assert!(short_ceiling.contains("highest_share"), "{short_ceiling}");
+        // The built-in catalog states Tencent's and Alibaba's.
+        let builtin = Catalog::embedded().unwrap();
+        assert!(
+            builtin
+                .operations()
+                .spot_share(&ProviderId::new("tencent"))
+                .is_some_and(|s| s.typical)
+        );
+        assert!(
+            builtin
+                .operations()
+                .spot_share(&ProviderId::new("alibaba"))
+                .is_some_and(|s| !s.typical)
+        );
+    }
+
+    #[test]
     fn native_prices_convert_at_the_rate_and_need_one() {
         let row = "alibaba,ecs.t,cn-test,,T4,1,16,4,16,,,,,,,second,test,2024-12-31,,CNY,14.0,\n";
         let catalog = load_native(row, Some(CNY_RATE)).unwrap();

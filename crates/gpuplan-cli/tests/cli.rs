@@ -2686,6 +2686,60 @@ mod cost {
     }
 
     #[test]
+    fn spot_published_only_as_a_range_is_priced_from_it_or_named() {
+        // Tencent says spot is 3–20 % of pay-as-you-go in the vast majority of cases: priced at
+        // the top, and the line says how.
+        let tencent = gpuplan(&[
+            "cost",
+            "--instance",
+            "GN7.2XLARGE32",
+            "--region",
+            "ap-guangzhou",
+            "--hours",
+            "10",
+            "--billing",
+            "on-demand,spot",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(tencent.code, 0, "{}", tencent.stderr);
+        let answer = tencent.json();
+        let lines = answer["lines"].as_array().unwrap();
+        let rate = |label: &str| {
+            lines.iter().find(|l| l["billing"] == label).unwrap()["usd_per_hour"]
+                .as_f64()
+                .unwrap()
+        };
+        assert!((rate("spot") - 0.2 * rate("on-demand")).abs() < 1e-9, "{answer}");
+        assert!(
+            answer
+                .to_string()
+                .contains("the top of the spot range Tencent Cloud publishes"),
+            "{answer}"
+        );
+        // Alibaba states only 'as low as 10 %' and the pay-as-you-go ceiling: no price, the
+        // range in dollars and the flag that gives one.
+        let alibaba = gpuplan(&[
+            "cost",
+            "--instance",
+            "ecs.gn7i-c8g1.2xlarge",
+            "--hours",
+            "10",
+            "--billing",
+            "spot",
+        ]);
+        assert_eq!(alibaba.code, 2, "{}", alibaba.stdout);
+        assert!(
+            alibaba
+                .stderr
+                .contains("Alibaba Cloud publishes no spot price per type")
+                && alibaba.stderr.contains("give --spot-price"),
+            "{}",
+            alibaba.stderr
+        );
+    }
+
+    #[test]
     fn staged_prices_savings_plans_and_minimum_periods() {
         let run = gpuplan(&[
             "cost",

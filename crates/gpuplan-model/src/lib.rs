@@ -78,7 +78,7 @@ pub use offering::{
 };
 pub use offload::Offload;
 pub use operations::{
-    BillingTerms, CapacityLimit, DecodeRate, InterruptionRate, Operations, StartupProfile, UsageTiers,
+    BillingTerms, CapacityLimit, DecodeRate, InterruptionRate, Operations, SpotShare, StartupProfile, UsageTiers,
 };
 pub use packing::SequencePacking;
 pub use precision::{Precision, UnknownPrecision};

@@ -111,6 +111,32 @@ pub struct InterruptionRate {
     pub source: Source,
 }
 
+/// A provider's spot price stated only as a share of its pay-as-you-go price (it publishes
+/// no spot price per instance type): the range it states, and whether the top of the range is
+/// a price to plan with or only a ceiling.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SpotShare {
+    pub provider: ProviderId,
+    /// The least share the provider says its spot price falls to.
+    pub lowest: f64,
+    /// The most a spot hour costs as a share of pay-as-you-go, as stated.
+    pub highest: f64,
+    /// Whether `highest` is what the provider says spot typically costs at most (a price to
+    /// plan with), rather than only the ceiling every spot price sits under.
+    pub typical: bool,
+    /// The provider's own wording of the range.
+    pub stated: String,
+    pub source: Source,
+}
+
+impl SpotShare {
+    /// The spot rate planned with for an `on_demand` rate: the top of a typical range; `None`
+    /// where the range is only bounded by the on-demand price.
+    pub fn planned_rate(&self, on_demand: f64) -> Option<f64> {
+        self.typical.then_some(on_demand * self.highest)
+    }
+}
+
 /// Images a training input pipeline decodes and augments per second.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DecodeRate {
@@ -133,6 +159,9 @@ pub struct Operations {
     pub billing: Vec<BillingTerms>,
     pub capacity: Vec<CapacityLimit>,
     pub interruptions: Vec<InterruptionRate>,
+    /// Spot prices published only as a share of pay-as-you-go, per provider.
+    #[serde(default)]
+    pub spot_shares: Vec<SpotShare>,
     pub decode: Vec<DecodeRate>,
     /// Mean size of an ImageNet training JPEG, KB.
     pub image_file_kb: Option<f64>,
@@ -221,6 +250,11 @@ impl Operations {
             .max_by_key(|(len, _)| *len)
             .map(|(_, r)| r)
             .or_else(|| self.interruption(provider))
+    }
+
+    /// The published spot share of `provider`, where it states spot prices only so.
+    pub fn spot_share(&self, provider: &ProviderId) -> Option<&SpotShare> {
+        self.spot_shares.iter().find(|s| &s.provider == provider)
     }
 
     /// The decode rate of `pipeline` that applies to `accelerator`.

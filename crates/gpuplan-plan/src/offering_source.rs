@@ -10,6 +10,7 @@ static NO_OPERATIONS: Operations = Operations {
     billing: Vec::new(),
     capacity: Vec::new(),
     interruptions: Vec::new(),
+    spot_shares: Vec::new(),
     decode: Vec::new(),
     image_file_kb: None,
     providers: Vec::new(),

@@ -1,10 +1,11 @@
 //! An offering's price per hour under one billing mode: the one rule `plan`, `plan --workload
 //! tabular` and `cost` all price with. On-demand and spot are the catalog's prices; a reserved
 //! price is derived from the on-demand one and the provider's published discount for the term,
-//! and says so.
+//! and a spot price from the on-demand one and the share of it the provider says spot typically
+//! costs at most, where it publishes no spot price per type; each derived price says so.
 
 use crate::OfferingSource;
-use gpuplan_model::{BillingMode, Offering, ReservedDiscount};
+use gpuplan_model::{BillingMode, Offering, ReservedDiscount, SpotShare};
 
 /// The price per instance-hour under one billing mode, and how it was reached.
 #[derive(Debug, Clone, PartialEq)]
@@ -13,13 +14,15 @@ pub struct Rate {
     pub usd_per_hour: f64,
     /// For a reserved mode: the published discount the price was derived with.
     pub discount: Option<ReservedDiscount>,
+    /// For spot without a catalog price: the provider's published share of pay-as-you-go.
+    pub spot_share: Option<SpotShare>,
 }
 
 impl Rate {
     /// How a derived rate was reached (`on-demand less AWS's published 37 % 1y discount (…)`);
     /// `None` for a catalog price.
     pub fn derivation(&self) -> Option<String> {
-        self.discount.as_ref().map(|d| {
+        let reserved = self.discount.as_ref().map(|d| {
             format!(
                 "on-demand less {}'s published {:.0} % {} discount ({})",
                 d.provider.display_name(),
@@ -27,6 +30,18 @@ impl Rate {
                 d.term,
                 d.applies_to
             )
+        });
+        reserved.or_else(|| {
+            self.spot_share.as_ref().map(|s| {
+                format!(
+                    "{:.0} % of on-demand, the top of the spot range {} publishes instead of a price per type ({:.0}–{:.0} %, {})",
+                    s.highest * 100.0,
+                    s.provider.display_name(),
+                    s.lowest * 100.0,
+                    s.highest * 100.0,
+                    s.source.as_of
+                )
+            })
         })
     }
 }
@@ -42,7 +57,10 @@ pub fn rate(
 ) -> Option<Rate> {
     let on_demand = on_demand.or(offering.on_demand.map(|p| p.0));
     let usd_per_hour = match billing.commitment() {
-        None if billing == BillingMode::Spot => offering.spot?.0,
+        None if billing == BillingMode::Spot => match offering.spot {
+            Some(spot) => spot.0,
+            None => return spot_share_rate(source, offering, on_demand?),
+        },
         None => on_demand?,
         Some(term) => {
             return Some(reserved_rate(
@@ -55,6 +73,19 @@ pub fn rate(
         billing,
         usd_per_hour,
         discount: None,
+        spot_share: None,
+    })
+}
+
+/// Spot from the share of `on_demand` the offering's provider says spot typically costs at
+/// most, where it publishes that rather than prices.
+fn spot_share_rate(source: &impl OfferingSource, offering: &Offering, on_demand: f64) -> Option<Rate> {
+    let share = source.operations().spot_share(&offering.provider)?;
+    Some(Rate {
+        billing: BillingMode::Spot,
+        usd_per_hour: share.planned_rate(on_demand)?,
+        discount: None,
+        spot_share: Some(share.clone()),
     })
 }
 
@@ -64,6 +95,7 @@ pub fn reserved_rate(on_demand: f64, discount: &ReservedDiscount) -> Rate {
         billing: BillingMode::reserved(discount.term),
         usd_per_hour: on_demand * (1.0 - discount.discount),
         discount: Some(discount.clone()),
+        spot_share: None,
     }
 }
 
@@ -97,5 +129,28 @@ mod tests {
         assert!((negotiated.usd_per_hour - 10.0 * (1.0 - discount)).abs() < 1e-9);
         let three_years = rate(&catalog, offering, BillingMode::Reserved3y, None).unwrap();
         assert!(three_years.usd_per_hour < reserved.usd_per_hour);
+    }
+
+    #[test]
+    fn spot_published_only_as_a_share_is_priced_at_its_typical_top_and_says_so() {
+        let catalog = Catalog::embedded().unwrap();
+        let unpriced = |provider: &str| {
+            catalog
+                .offerings()
+                .iter()
+                .find(|o| o.provider.as_str() == provider && o.spot.is_none() && o.on_demand.is_some())
+                .unwrap()
+        };
+        // Tencent: 3–20 % of pay-as-you-go in the vast majority of cases; planned at 20 %.
+        let tencent = unpriced("tencent");
+        let spot = rate(&catalog, tencent, BillingMode::Spot, None).unwrap();
+        assert!((spot.usd_per_hour - 0.2 * tencent.on_demand.unwrap().0).abs() < 1e-9);
+        let how = spot.derivation().unwrap();
+        assert!(how.starts_with("20 % of on-demand") && how.contains("3–20 %"), "{how}");
+        // A negotiated on-demand rate is the base the share applies to.
+        let negotiated = rate(&catalog, tencent, BillingMode::Spot, Some(10.0)).unwrap();
+        assert!((negotiated.usd_per_hour - 2.0).abs() < 1e-9);
+        // Alibaba states only a floor in its marketing and the pay-as-you-go ceiling: no price.
+        assert!(rate(&catalog, unpriced("alibaba"), BillingMode::Spot, None).is_none());
     }
 }

@@ -155,7 +155,7 @@ fn choose_offering(catalog: &Catalog, query: &CostQuery) -> Result<Option<Offeri
     // spot price, a provider's reserved discount), where any does; else the cheapest.
     let prices = |o: &Offering, billing: BillingMode| match billing {
         BillingMode::OnDemand => true,
-        BillingMode::Spot => o.spot.is_some() || query.spot_price.is_some(),
+        BillingMode::Spot => query.spot_price.is_some() || gpuplan_plan::rate(catalog, o, billing, None).is_some(),
         reserved => reserved
             .commitment()
             .is_some_and(|term| query.price.is_some() || catalog.reserved_discount(&o.provider, term).is_some()),
@@ -460,7 +460,10 @@ fn billing_line(p: &Pricing, billing: BillingMode) -> Result<Result<CostLine, St
             "--price"
         };
         return Ok(Err(match p.offering {
-            Some(_) => format!("{billing}: no price in the catalog for this offering; give {flag}"),
+            Some(o) => match published_spot_range(p, o, billing) {
+                Some(range) => format!("{billing}: {range}; give {flag}"),
+                None => format!("{billing}: no price in the catalog for this offering; give {flag}"),
+            },
             None => format!("{billing}: no {billing} rate given; give {flag}"),
         }));
     };
@@ -493,6 +496,26 @@ fn billing_line(p: &Pricing, billing: BillingMode) -> Result<Result<CostLine, St
         simulation,
         notes,
     }))
+}
+
+/// Where a provider publishes spot only as a range of pay-as-you-go too wide to price with,
+/// the range in dollars for this offering.
+fn published_spot_range(p: &Pricing, offering: &Offering, billing: BillingMode) -> Option<String> {
+    let share = p
+        .catalog
+        .operations()
+        .spot_share(&offering.provider)
+        .filter(|_| billing == BillingMode::Spot)?;
+    let on_demand = p.on_demand_rate()?;
+    Some(format!(
+        "{} publishes no spot price per type, only that spot is {} (${:.3}–${:.3}/h here; {}, {})",
+        offering.provider.display_name(),
+        share.stated,
+        on_demand * share.lowest,
+        on_demand * share.highest,
+        share.source.title,
+        share.source.as_of
+    ))
 }
 
 /// Hours a reserved `term` bills: the whole term, or the job's share of it at the stated
