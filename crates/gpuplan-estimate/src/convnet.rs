@@ -17,7 +17,7 @@ use crate::EstimateError;
 use crate::efficiency::{
     convolution_half_efficiency_elements, convolution_peak_fraction, cuda_context_gib, data_parallel_overlap,
     diffusion_seconds_per_operator, elementwise_bandwidth_fraction, engine_profile, inference_uncertainty,
-    memory_uncertainty, training_peak_fraction, training_uncertainty,
+    memory_uncertainty, tf32_convolution_share, training_peak_fraction, training_uncertainty,
 };
 use crate::estimate::{Estimate, EstimateRequest, ParameterSummary, Uncertainty, apply_amount};
 use crate::inference::{Bound, InferenceEstimate};
@@ -201,6 +201,8 @@ pub(crate) fn network<N: ConvNetwork>(
     // fp32 without TF32 runs on CUDA cores, where convolutions reach the fp32 fraction.
     let fraction = if conv_precision == Precision::Fp32 {
         training_peak_fraction(accelerator, Precision::Fp32).0
+    } else if conv_precision == Precision::Tf32 {
+        convolution_peak_fraction() * tf32_convolution_share()
     } else {
         convolution_peak_fraction()
     };

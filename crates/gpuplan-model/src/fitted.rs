@@ -101,6 +101,7 @@ macro_rules! for_each_scalar_constant {
     inference_uncertainty: f64,
     cnn_efficiency_factor: f64,
     convolution_peak_fraction: f64,
+    tf32_convolution_share: f64,
     convolution_half_efficiency_elements: f64,
     elementwise_bandwidth_fraction: f64,
     cpu_adam_parameters_per_second: f64,
