@@ -3210,6 +3210,19 @@ mod provider_facts {
         let facts = run.json();
         assert!(facts["sla_instance_percent"].is_null(), "{facts}");
         assert!(facts["compliance"].as_array().is_some_and(|c| !c.is_empty()));
+        assert!(facts["spot_share"].is_null(), "{facts}");
+        // A provider that states spot only as a share of pay-as-you-go shows it and what is
+        // priced from it.
+        let tencent = gpuplan(&["catalog", "--provider", "tencent"]);
+        assert!(
+            tencent.stdout.contains("spot price")
+                && tencent.stdout.contains("3 %–20 %")
+                && tencent.stdout.contains("planned at 20 %"),
+            "{}",
+            tencent.stdout
+        );
+        let alibaba = gpuplan(&["catalog", "--provider", "alibaba", "--format", "json"]).json();
+        assert_eq!(alibaba["spot_share"]["typical"], false, "{alibaba}");
     }
 }
 

@@ -77,7 +77,7 @@ pub use plan_workload::{
 };
 pub use poc::{PocAnswer, PocComparison, PocFigure, PocRequest, compare_poc, poc_shape};
 pub use probe_check::{DeviceCheck, ProbeAnswer, check_probe};
-pub use provider_scope::{ProviderScope, provider_facts};
+pub use provider_scope::{ProviderReport, ProviderScope, provider_facts};
 pub use request_error::{RequestError, RequestProblem};
 pub use request_log::parse_request_log;
 pub use rightsize::{Finding, GpuUse, JobUse, RightsizeAnswer, RightsizeQuery, rightsize};

@@ -4,6 +4,7 @@
 use crate::{Error, Field, RequestError};
 use gpuplan_catalog::Catalog;
 use gpuplan_model::{COMPLIANCE_PROGRAMMES, ProviderId, did_you_mean, programme_key};
+use serde::Serialize;
 use std::collections::BTreeSet;
 
 /// The facts filters of a request, as typed.
@@ -94,14 +95,28 @@ pub fn allowed_locations(
     Ok(Some(allowed))
 }
 
+/// What a provider publishes beyond prices (`catalog --provider`): its SLA, compliance and
+/// region facts, and its spot price where it states one only as a share of pay-as-you-go.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProviderReport<'a> {
+    #[serde(flatten)]
+    pub facts: &'a gpuplan_model::ProviderFacts,
+    pub spot_share: Option<&'a gpuplan_model::SpotShare>,
+}
+
 /// What `name` (a provider id) publishes beyond prices; a provider the catalog has no facts
 /// for says which ones it has.
-pub fn provider_facts<'a>(catalog: &'a Catalog, name: &str) -> Result<&'a gpuplan_model::ProviderFacts, Error> {
+pub fn provider_facts<'a>(catalog: &'a Catalog, name: &str) -> Result<ProviderReport<'a>, Error> {
     let provider = crate::resolve::providers(catalog, &[name.to_string()])?
         .into_iter()
         .next()
         .unwrap_or_else(|| ProviderId::new(name));
-    catalog.operations().provider_facts(&provider).ok_or_else(|| {
+    let operations = catalog.operations();
+    let report = |facts| ProviderReport {
+        facts,
+        spot_share: operations.spot_share(&provider),
+    };
+    operations.provider_facts(&provider).map(report).ok_or_else(|| {
         let known: Vec<&str> = catalog
             .operations()
             .providers

@@ -11,10 +11,10 @@ pub fn run(catalog: &Catalog, args: &CatalogArgs, format: OutputFormat) -> Resul
         return Ok(ExitStatus::Success);
     }
     if let Some(name) = &args.provider {
-        let facts = gpuplan::provider_facts(catalog, name)?;
+        let report = gpuplan::provider_facts(catalog, name)?;
         match format {
-            OutputFormat::Json => output::json(facts)?,
-            OutputFormat::Table => output::text(&provider_facts_text(facts)),
+            OutputFormat::Json => output::json(&report)?,
+            OutputFormat::Table => output::text(&provider_facts_text(report.facts, report.spot_share)),
             other => {
                 return Err(Error::invalid(
                     format!("--provider is shown as text or JSON, not {other:?}"),

@@ -1,12 +1,13 @@
 //! What a provider publishes beyond prices, for people (`gpuplan catalog --provider X`).
 
-use gpuplan_model::{ProviderFacts, Source};
+use gpuplan_model::{ProviderFacts, Source, SpotShare};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-/// The provider's SLA, status page, compliance programmes and region countries, each with
-/// where it was read; a fact not found says so.
-pub fn provider_facts_text(facts: &ProviderFacts) -> String {
+/// The provider's SLA, status page, compliance programmes and region countries, and its spot
+/// price where it states one only as a share of pay-as-you-go, each with where it was read; a
+/// fact not found says so.
+pub fn provider_facts_text(facts: &ProviderFacts, spot: Option<&SpotShare>) -> String {
     let mut text = format!("{}\n", facts.provider);
     let mut line = |label: &str, value: String| {
         let _ = writeln!(text, "  {label:<20} {value}");
@@ -30,10 +31,15 @@ pub fn provider_facts_text(facts: &ProviderFacts) -> String {
         },
     );
     line("countries", countries(&facts.countries));
+    if let Some(share) = spot {
+        line("spot price", spot_share(share));
+    }
+    let spot_source = spot.map(|s| s.source.clone());
     let sources = [
         ("SLA", &facts.sla_source),
         ("compliance", &facts.compliance_source),
         ("regions", &facts.regions_source),
+        ("spot", &spot_source),
     ];
     let _ = writeln!(text, "sources");
     for (what, source) in sources {
@@ -42,6 +48,16 @@ pub fn provider_facts_text(facts: &ProviderFacts) -> String {
         }
     }
     text
+}
+
+/// `3–20 % of pay-as-you-go (…); planned at 20 %`: the stated range and what is priced from it.
+fn spot_share(share: &SpotShare) -> String {
+    let planned = if share.typical {
+        format!("planned at {:.0} %", share.highest * 100.0)
+    } else {
+        "not priced: give --spot-price".to_string()
+    };
+    format!("{} ({planned})", share.stated)
 }
 
 /// `US (4 regions), DE (1)`: each country with how many of the catalog's regions are in it.
