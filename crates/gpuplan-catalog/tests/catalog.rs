@@ -394,22 +394,27 @@ source = "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/"
 
     const CNY_RATE: &str = "[[rate]]\ncurrency = \"CNY\"\nper_usd = 7.0\nas_of = \"2025-02-28\"\ntitle = \"t\"\nurl = \"https://example.com\"\n";
 
+    /// A catalog of one AWS T4 offering (on demand only) and one operations table `text` at `path`.
+    fn with_operations(path: &str, text: &str) -> Result<Catalog, String> {
+        Catalog::from_files(&[
+            file("catalog.toml", MANIFEST),
+            file("accelerators/test.toml", ACCELERATOR),
+            file(
+                "offerings/test.csv",
+                &format!("{HEADER}aws,g4dn.xlarge,us-east-1,,T4,1,16,4,16,125,25,none,ethernet,0.526,,second,test,2026-11-22,\n"),
+            ),
+            file(path, text),
+        ])
+        .map_err(|e| e.to_string())
+    }
+
     #[test]
     fn usage_tiers_rise_in_hours_fall_in_price_and_say_which_types() {
         let terms = |tiers: &str| {
             let billing = format!(
                 "[[billing]]\nprovider = \"aws\"\nincrement = \"second\"\nminimum_seconds = 0\n{tiers}\ntitle = \"t\"\nurl = \"https://example.com\"\nas_of = \"2026-11-01\"\n"
             );
-            Catalog::from_files(&[
-                file("catalog.toml", MANIFEST),
-                file("accelerators/test.toml", ACCELERATOR),
-                file(
-                    "offerings/test.csv",
-                    &format!("{HEADER}aws,g4dn.xlarge,us-east-1,,T4,1,16,4,16,125,25,none,ethernet,0.526,0.2,second,test,2026-11-22,\n"),
-                ),
-                file("operations/billing.toml", &billing),
-            ])
-            .map_err(|e| e.to_string())
+            with_operations("operations/billing.toml", &billing)
         };
         let catalog = terms("usage_tiers = [[96.0, 0.5], [360.0, 0.34]]\nusage_tiers_every_type = false").unwrap();
         let tiers = catalog.operations().billing[0].usage_tiers.clone().unwrap();
@@ -426,16 +431,7 @@ source = "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/"
             let spot = format!(
                 "[[spot_share]]\nprovider = \"aws\"\n{fields}\nstated = \"s\"\ntitle = \"t\"\nurl = \"https://example.com\"\nas_of = \"2026-11-01\"\n"
             );
-            Catalog::from_files(&[
-                file("catalog.toml", MANIFEST),
-                file("accelerators/test.toml", ACCELERATOR),
-                file(
-                    "offerings/test.csv",
-                    &format!("{HEADER}aws,g4dn.xlarge,us-east-1,,T4,1,16,4,16,125,25,none,ethernet,0.526,,second,test,2026-11-22,\n"),
-                ),
-                file("operations/spot.toml", &spot),
-            ])
-            .map_err(|e| e.to_string())
+            with_operations("operations/spot.toml", &spot)
         };
         let catalog = share("lowest_share = 0.03\nhighest_share = 0.2\ntypical = true").unwrap();
         let aws = catalog.operations().spot_share(&ProviderId::new("aws")).unwrap();
