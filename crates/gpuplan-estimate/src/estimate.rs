@@ -488,8 +488,27 @@ fn transformer(
             attention_data_parallel: attention_dp,
             moe_layers: experts.map_or(0, |(_, _, layers)| layers),
             experts_per_token: experts.map_or(0, |(moe, _, _)| moe.experts_per_token),
+            expert_width: experts.map_or(0.0, |(moe, _, _)| {
+                let split = if attention_dp {
+                    1
+                } else {
+                    (workload.layout.tp / workload.layout.ep.max(1)).max(1)
+                };
+                moe.expert_ffn as f64 / f64::from(split)
+            }),
             dispatch_bytes: if workload.precision.bits() <= 8 { 1.0 } else { 2.0 },
         };
+        if shape.expert_width > 0.0 {
+            assumptions.add(|| {
+                format!(
+                    "routed experts' GEMMs at {:.0} % of the dense GEMMs' rate: each expert is {:.0} wide on one GPU against the model's {} (GEMM efficiency w/(w + {:.0}))",
+                    shape.expert_gemm_efficiency() * 100.0,
+                    shape.expert_width,
+                    shape.hidden,
+                    crate::efficiency::hidden_size_at_half_efficiency()
+                )
+            });
+        }
         if attention_dp {
             assumptions.add(|| {
                 format!(

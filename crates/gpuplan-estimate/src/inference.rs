@@ -9,8 +9,8 @@
 //!   the number of concurrent sequences is bounded by the memory left for the KV cache.
 
 use crate::efficiency::{
-    all_reduce_latency_seconds, engine_profile, low_precision_decode_factor, serving_moe_expert_seconds,
-    training_peak_fraction,
+    all_reduce_latency_seconds, engine_profile, hidden_size_at_half_efficiency, low_precision_decode_factor,
+    serving_moe_expert_seconds, training_peak_fraction,
 };
 use crate::notes::Notes;
 use gpuplan_model::{Accelerator, Engine, FlopsPerSecond, Workload};
@@ -97,12 +97,34 @@ pub struct InferenceShape {
     /// Layers whose feed-forward is a mixture of experts, and the experts each token visits.
     pub moe_layers: u64,
     pub experts_per_token: u64,
+    /// The narrowest dimension of one routed expert's GEMMs on one GPU: its feed-forward width,
+    /// split by the tensor parallelism the experts share (0 without experts).
+    pub expert_width: f64,
     /// Bytes per value a token's hidden state is sent to its experts in (the engines quantise
     /// the dispatch to 8 bits with 8-bit or 4-bit weights); it comes back in 16 bits.
     pub dispatch_bytes: f64,
 }
 
 impl InferenceShape {
+    /// How fast an expert's GEMMs run against the model's dense ones: each multiplies by a
+    /// matrix as narrow as the expert's feed-forward width on one GPU, and GEMM efficiency falls
+    /// with the narrow dimension as w/(w + h½) (the training estimator's law, h½ = 400):
+    /// Qwen3-235B's 1,536-wide experts split over 8 GPUs run at about a third of the rate of its
+    /// 4,096-wide dense GEMMs, Mixtral's 14,336-wide ones at the full rate.
+    pub fn expert_gemm_efficiency(&self) -> f64 {
+        if self.expert_width <= 0.0 {
+            return 1.0;
+        }
+        let law = |width: f64| width / (width + hidden_size_at_half_efficiency());
+        (law(self.expert_width) / law(self.hidden as f64)).min(1.0)
+    }
+
+    /// The active matmul parameters a token multiplies by, counted at the dense GEMMs' rate.
+    pub fn matmul_parameters_at_dense_rate(&self) -> f64 {
+        let experts = self.expert_matmul_parameters;
+        (self.matmul_parameters - experts).max(0.0) + experts / self.expert_gemm_efficiency()
+    }
+
     /// The replica's collectives per iteration with `tp` GPUs: seconds whatever the tokens
     /// (latency) and seconds per token (volume). Tensor-parallel attention all-reduces the
     /// hidden state twice a layer (a ring: `2(tp − 1)/tp` of it through each GPU's link);
@@ -165,8 +187,10 @@ pub fn estimate(
     // Prefill: every prompt token through every weight; causal attention averages half the
     // prompt, an encoder's bidirectional attention covers all of it.
     let attended = if shape.generates { seq / 2.0 } else { seq };
-    let prefill_flops =
-        batch * seq * (2.0 * shape.matmul_parameters + shape.attention_flops_per_token_per_context * attended) / tp;
+    let prefill_flops = batch
+        * seq
+        * (2.0 * shape.matmul_parameters_at_dense_rate() + shape.attention_flops_per_token_per_context * attended)
+        / tp;
     let prefill_fraction = if shape.generates {
         profile.prefill_peak_fraction
     } else {
@@ -189,8 +213,9 @@ pub fn estimate(
         (shape.weight_bytes_gpu - shape.expert_bytes_gpu * (1.0 - experts_touched)) * shape.weight_factor(batch);
     let traffic = stages * (weight_bytes + batch * context * shape.kv_bytes_per_token_gpu);
     let decode_memory = traffic / (bandwidth * profile.decode_bandwidth_fraction_on(accelerator));
-    let decode_flops =
-        batch * (2.0 * shape.matmul_parameters + shape.attention_flops_per_token_per_context * context) / tp;
+    let decode_flops = batch
+        * (2.0 * shape.matmul_parameters_at_dense_rate() + shape.attention_flops_per_token_per_context * context)
+        / tp;
     let low_precision = matches!(
         workload.precision,
         gpuplan_model::Precision::Fp8 | gpuplan_model::Precision::Int8

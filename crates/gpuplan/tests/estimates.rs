@@ -857,6 +857,44 @@ mod parallelism {
         assert!(spread.optimizer < replicated.optimizer);
     }
 
+    /// A routed expert multiplies by a matrix as narrow as its feed-forward on one GPU: split
+    /// eight ways, Qwen3-235B's 1,536-wide experts run at about a third of its dense GEMMs'
+    /// rate and the prompts of a batch take longer than with the experts kept whole (expert
+    /// parallelism); Mixtral's 14,336-wide experts keep the full rate.
+    #[test]
+    fn narrow_experts_multiply_slower_than_wide_ones() {
+        let serve = |model: &str, gpus: u32, tp: u32, ep: u32| {
+            let mut r = request(model, "inference", "H200");
+            r.precision = Some(Precision::Fp8);
+            (r.gpus, r.tp, r.ep) = (Some(gpus), Some(tp), Some(ep));
+            (r.batch, r.seq) = (Some(8), Some(2048));
+            estimate_workload(catalog(), &r).unwrap().estimate
+        };
+        let note = |e: &gpuplan::estimator::Estimate| {
+            e.assumptions
+                .iter()
+                .find(|a| a.starts_with("routed experts' GEMMs"))
+                .cloned()
+                .unwrap_or_default()
+        };
+        let split = serve("qwen3-235b-a22b", 8, 8, 1);
+        let whole = serve("qwen3-235b-a22b", 8, 8, 8);
+        assert!(
+            note(&split).contains("at 36 %") && note(&split).contains("192 wide"),
+            "{}",
+            note(&split)
+        );
+        assert!(note(&whole).contains("1536 wide"), "{}", note(&whole));
+        let ttft = |e: &gpuplan::estimator::Estimate| e.inference.as_ref().unwrap().ttft_seconds;
+        assert!(
+            ttft(&split) > 1.25 * ttft(&whole),
+            "{} vs {}",
+            ttft(&split),
+            ttft(&whole)
+        );
+        assert!(note(&serve("mixtral-8x7b", 1, 1, 1)).contains("at 100 %"));
+    }
+
     #[test]
     fn expert_parallelism_needs_experts() {
         let mut r = request("llama-2-7b", "finetune", "H100");

@@ -23,9 +23,10 @@ use crate::catalog;
 
 /// Case-id prefixes the serving constants were set from (see `efficiency.rs`:
 /// `low_precision_decode_factor()` cites TensorRT-LLM's fp8 throughput tables on H100/H200).
-/// Median relative error allowed on the held-out cases: 12 % for throughput (11.6 % today: a
-/// bar against regressions; the target is 10 %), 20 % for latency percentiles.
-const THROUGHPUT_TARGET: f64 = 0.12;
+/// Median relative error allowed on the held-out cases: 11 % for throughput (10.0 % today, with
+/// experts' GEMMs at the efficiency of their width: a bar against regressions; the issue's
+/// target is 10 %), 20 % for latency percentiles.
+const THROUGHPUT_TARGET: f64 = 0.11;
 const LATENCY_TARGET: f64 = 0.20;
 /// Median relative error allowed on the highest load held-out MLPerf Server and Interactive
 /// runs passed, against the model's goodput within the same limits.
