@@ -457,6 +457,8 @@ fn transformer(
                 )
             });
         }
+        let tp = workload.layout.tp.max(1);
+        let expert_parallel = if attention_dp { tp } else { workload.layout.ep };
         let shape = InferenceShape {
             layers: spec.layers + spec.decoder_layers,
             host,
@@ -465,11 +467,7 @@ fn transformer(
                 .map_or(0, |(moe, _, layers)| layers * moe.experts),
             expert_matmul_parameters: experts
                 .map_or(0.0, |(moe, one, layers)| (moe.experts_per_token * one * layers) as f64),
-            expert_parallel: if attention_dp {
-                workload.layout.tp
-            } else {
-                workload.layout.ep
-            },
+            expert_parallel,
             hidden: spec.hidden,
             vocab: spec.vocab,
             matmul_parameters: counts.active_matmul() as f64,
@@ -488,13 +486,9 @@ fn transformer(
             attention_data_parallel: attention_dp,
             moe_layers: experts.map_or(0, |(_, _, layers)| layers),
             experts_per_token: experts.map_or(0, |(moe, _, _)| moe.experts_per_token),
+            // Experts spread over `expert_parallel` of the `tp` GPUs are sliced the rest of the way.
             expert_width: experts.map_or(0.0, |(moe, _, _)| {
-                let split = if attention_dp {
-                    1
-                } else {
-                    (workload.layout.tp / workload.layout.ep.max(1)).max(1)
-                };
-                moe.expert_ffn as f64 / f64::from(split)
+                moe.expert_ffn as f64 * f64::from(expert_parallel.clamp(1, tp)) / f64::from(tp)
             }),
             dispatch_bytes: if workload.precision.bits() <= 8 { 1.0 } else { 2.0 },
         };

@@ -119,10 +119,12 @@ impl InferenceShape {
         (law(self.expert_width) / law(self.hidden as f64)).min(1.0)
     }
 
-    /// The active matmul parameters a token multiplies by, counted at the dense GEMMs' rate.
-    pub fn matmul_parameters_at_dense_rate(&self) -> f64 {
+    /// The active matmul parameters a token multiplies by, counted at the dense GEMMs' rate,
+    /// with the experts' share scaled by `expert_imbalance` (the busiest GPU's load over an even
+    /// one; 1 where the experts are not spread).
+    pub fn matmul_parameters_at_dense_rate(&self, expert_imbalance: f64) -> f64 {
         let experts = self.expert_matmul_parameters;
-        (self.matmul_parameters - experts).max(0.0) + experts / self.expert_gemm_efficiency()
+        (self.matmul_parameters - experts).max(0.0) + experts * expert_imbalance / self.expert_gemm_efficiency()
     }
 
     /// The replica's collectives per iteration with `tp` GPUs: seconds whatever the tokens
@@ -189,7 +191,7 @@ pub fn estimate(
     let attended = if shape.generates { seq / 2.0 } else { seq };
     let prefill_flops = batch
         * seq
-        * (2.0 * shape.matmul_parameters_at_dense_rate() + shape.attention_flops_per_token_per_context * attended)
+        * (2.0 * shape.matmul_parameters_at_dense_rate(1.0) + shape.attention_flops_per_token_per_context * attended)
         / tp;
     let prefill_fraction = if shape.generates {
         profile.prefill_peak_fraction
@@ -214,7 +216,7 @@ pub fn estimate(
     let traffic = stages * (weight_bytes + batch * context * shape.kv_bytes_per_token_gpu);
     let decode_memory = traffic / (bandwidth * profile.decode_bandwidth_fraction_on(accelerator));
     let decode_flops = batch
-        * (2.0 * shape.matmul_parameters_at_dense_rate() + shape.attention_flops_per_token_per_context * context)
+        * (2.0 * shape.matmul_parameters_at_dense_rate(1.0) + shape.attention_flops_per_token_per_context * context)
         / tp;
     let low_precision = matches!(
         workload.precision,

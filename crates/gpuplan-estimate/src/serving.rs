@@ -368,8 +368,7 @@ impl StepCost {
         let ep = f64::from(shape.expert_parallel.max(1));
         let imbalance = if ep > 1.0 { serving_expert_imbalance() } else { 1.0 };
         let dense_matmul = 2.0 * (shape.matmul_parameters - shape.expert_matmul_parameters).max(0.0) / tp;
-        let expert_matmul = 2.0 * shape.expert_matmul_parameters * imbalance / tp / shape.expert_gemm_efficiency();
-        let matmul = dense_matmul + expert_matmul;
+        let matmul = 2.0 * shape.matmul_parameters_at_dense_rate(imbalance) / tp;
         let ranks = if shape.attention_data_parallel { tp } else { 1.0 };
         let attention = shape.attention_flops_per_token_per_context / tp;
         let (sync_fixed, sync_per_token) = shape.collective_seconds(tp);

@@ -460,7 +460,7 @@ fn billing_line(p: &Pricing, billing: BillingMode) -> Result<Result<CostLine, St
             "--price"
         };
         return Ok(Err(match p.offering {
-            Some(o) => match published_spot_range(p, o, billing) {
+            Some(o) => match published_spot_range(p, o).filter(|_| billing == BillingMode::Spot) {
                 Some(range) => format!("{billing}: {range}; give {flag}"),
                 None => format!("{billing}: no price in the catalog for this offering; give {flag}"),
             },
@@ -500,12 +500,8 @@ fn billing_line(p: &Pricing, billing: BillingMode) -> Result<Result<CostLine, St
 
 /// Where a provider publishes spot only as a range of pay-as-you-go too wide to price with,
 /// the range in dollars for this offering.
-fn published_spot_range(p: &Pricing, offering: &Offering, billing: BillingMode) -> Option<String> {
-    let share = p
-        .catalog
-        .operations()
-        .spot_share(&offering.provider)
-        .filter(|_| billing == BillingMode::Spot)?;
+fn published_spot_range(p: &Pricing, offering: &Offering) -> Option<String> {
+    let share = p.catalog.operations().spot_share(&offering.provider)?;
     let on_demand = p.on_demand_rate()?;
     Some(format!(
         "{} publishes no spot price per type, only that spot is {} (${:.3}–${:.3}/h here; {}, {})",
