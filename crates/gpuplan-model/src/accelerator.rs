@@ -139,7 +139,6 @@ impl Accelerator {
         self.compute_capability.as_deref()?.split('.').next()?.parse().ok()
     }
 
-    /// Ampere and newer (compute capability 8.0+): bf16 at the fp16 tensor rate and fused
     /// Whether the part sits on an NVLink baseboard or board of its own (SXM modules, and the
     /// Grace superchips GH200, GB200 and GB300, whose GPUs are NVLink-connected in their
     /// systems), so that without an offering's word its node's GPUs are taken as NVLinked.
@@ -151,8 +150,21 @@ impl Accelerator {
                 .is_some_and(|f| f.starts_with("SXM") || f.eq_ignore_ascii_case("superchip"))
     }
 
-    /// flash attention, even where a datasheet lists only fp16 (A10G).
+    /// Ampere and newer (compute capability 8.0+): bf16 at the fp16 tensor rate, even where a
+    /// datasheet lists only fp16 (A10G).
     pub fn is_ampere_or_newer(&self) -> bool {
         self.compute_capability_major().is_some_and(|major| major >= 8)
+    }
+
+    /// Whether FlashAttention-2 runs on the part, so that attention keeps no score matrix:
+    /// NVIDIA from compute capability 8.0, and AMD's CDNA 2 to 4 parts (MI200, MI300 and MI350
+    /// series) through its ROCm build (Dao-AILab/flash-attention README, "AMD ROCm Support":
+    /// "MI200 or MI300 GPUs"; its setup.py builds for gfx90a, gfx942 and gfx950).
+    pub fn runs_flash_attention(&self) -> bool {
+        let cdna = self
+            .architecture
+            .strip_prefix("CDNA")
+            .and_then(|generation| generation.trim().parse::<u32>().ok());
+        self.is_ampere_or_newer() || (self.vendor == "AMD" && cdna.is_some_and(|generation| generation >= 2))
     }
 }

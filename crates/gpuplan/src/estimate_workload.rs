@@ -535,16 +535,16 @@ fn estimate_template(
         if transformer.is_none() {
             return false;
         }
-        let on = accelerator.is_ampere_or_newer();
-        defaults.push(Defaulted::new(
-            Field::FlashAttention,
-            on,
-            if on {
-                "compute capability 8.0 or newer"
-            } else {
-                "needs compute capability 8.0"
-            },
-        ));
+        let on = accelerator.runs_flash_attention();
+        let why = match (on, accelerator.vendor.as_str()) {
+            (true, "AMD") => "FlashAttention-2's ROCm build runs on the MI200, MI300 and MI350 series",
+            (true, _) => "compute capability 8.0 or newer",
+            (false, "NVIDIA") => "needs compute capability 8.0",
+            (false, _) => {
+                "FlashAttention-2 is built for NVIDIA from compute capability 8.0 and AMD's MI200 series onwards"
+            }
+        };
+        defaults.push(Defaulted::new(Field::FlashAttention, on, why));
         on
     });
     let engine = defaults::engine(request.engine, task, model, defaults);

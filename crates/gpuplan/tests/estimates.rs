@@ -807,6 +807,27 @@ mod formulas {
             .as_u64();
         assert_eq!(kv, 327_680 * 1024 / 4);
     }
+    #[test]
+    fn an_mi300x_keeps_no_attention_scores_as_an_h100_keeps_none() {
+        // FlashAttention-2 has a ROCm build for the MI200 and MI300 series; training at 8K
+        // tokens on an MI300X keeps the same activations as on an H100, not a score matrix
+        // per head and layer (32 GiB more for an 8B model at micro-batch 1).
+        let activations = |gpu: &str| {
+            let mut r = request("llama-3.1-8b", "pretrain", gpu);
+            r.gpus = Some(8);
+            r.seq = Some(8192);
+            r.micro_batch = Some(1);
+            r.checkpointing = Some(Checkpointing::None);
+            let answer = estimate_workload(catalog(), &r).unwrap();
+            let chosen = answer
+                .defaults
+                .iter()
+                .any(|d| d.field == gpuplan::Field::FlashAttention && d.value == "true");
+            assert!(chosen, "{gpu}: {:?}", answer.defaults);
+            answer.estimate.memory.activations.as_u64()
+        };
+        assert_eq!(activations("MI300X"), activations("H100"));
+    }
 }
 
 mod parallelism {

@@ -297,7 +297,7 @@ impl<S: OfferingSource> Evaluator<'_, S> {
         template.precision = precision;
         template.ep = ep;
         // Flash attention only where the hardware runs it.
-        template.flash_attention &= accelerator.is_ampere_or_newer();
+        template.flash_attention &= accelerator.runs_flash_attention();
         if batch.is_some() {
             template.batch = batch;
         }
