@@ -692,12 +692,18 @@ fn push_memory_assumptions(assumptions: &mut Notes, request: &EstimateRequest) {
             assumptions.add(|| format!("{framework}: {}", crate::calibration::framework(framework).evidence));
         }
     }
+    // The same sizes under each vendor's names: HIP and RCCL on AMD (RCCL is NCCL's port).
+    let (context, collectives) = match request.accelerator.vendor.as_str() {
+        "NVIDIA" => ("CUDA context", "NCCL buffers"),
+        "AMD" => ("HIP context", "RCCL buffers"),
+        _ => ("runtime context", "collective buffers"),
+    };
     assumptions.add(|| {
         format!(
-            "runtime overhead: {} GiB CUDA context{}, {:.0} % allocator fragmentation on activations and gradients",
+            "runtime overhead: {} GiB {context}{}, {:.0} % allocator fragmentation on activations and gradients",
             crate::efficiency::cuda_context_gib(),
             if request.cluster.gpus > 1 {
-                format!(" + {} GiB NCCL buffers", crate::efficiency::nccl_buffers_gib())
+                format!(" + {} GiB {collectives}", crate::efficiency::nccl_buffers_gib())
             } else {
                 String::new()
             },
