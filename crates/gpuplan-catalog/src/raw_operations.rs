@@ -482,8 +482,8 @@ fn source_of(field: &str, raw: Option<RawSourceRef>) -> Result<Source, FieldErro
         .into_model()
 }
 
-/// A billing entry's usage tiers: ascending hours, fractions of the list price that fall and
-/// stay above zero, and whether they hold for every type, which must be said.
+/// A provider's spot range as shares of pay-as-you-go: 0 < lowest ≤ highest ≤ 1, and a range
+/// that is not typical reaches pay-as-you-go itself.
 fn spot_share(raw: RawSpotShare) -> Result<SpotShare, FieldError> {
     let (lowest, highest) = (raw.lowest_share, raw.highest_share);
     if !(lowest > 0.0 && lowest <= highest && highest <= 1.0) {
@@ -508,6 +508,8 @@ fn spot_share(raw: RawSpotShare) -> Result<SpotShare, FieldError> {
     })
 }
 
+/// A billing entry's usage tiers: ascending hours, fractions of the list price that fall and
+/// stay above zero, and whether they hold for every type, which must be said.
 fn usage_tiers(steps: Option<Vec<(f64, f64)>>, every_type: Option<bool>) -> Result<Option<UsageTiers>, FieldError> {
     let Some(steps) = steps else {
         return match every_type {

@@ -41,7 +41,7 @@ pub use offering_source::OfferingSource;
 pub use pareto::pareto_front;
 pub use plan::{HOURS_PER_MONTH, Infeasible, Plan, PlanError, plan};
 pub use plan::{SCALE_TO_ZERO_IDLE_SECONDS, ScaleToZero};
-pub use rate::{Rate, rate, reserved_rate};
+pub use rate::{Derivation, Rate, rate, reserved_rate};
 pub use recommendation::{Batching, Percentiles, Recommendation, Serving, ServingLatency, candidate_label};
 pub use rejection::{Constraint, Rejection};
 pub use replica::SplitPools;

@@ -12,37 +12,48 @@ use gpuplan_model::{BillingMode, Offering, ReservedDiscount, SpotShare};
 pub struct Rate {
     pub billing: BillingMode,
     pub usd_per_hour: f64,
-    /// For a reserved mode: the published discount the price was derived with.
-    pub discount: Option<ReservedDiscount>,
-    /// For spot without a catalog price: the provider's published share of pay-as-you-go.
-    pub spot_share: Option<SpotShare>,
+    /// What the price was derived from; `None` for a catalog price.
+    pub derived_from: Option<Derivation>,
+}
+
+/// The published figure a rate was derived from the on-demand price with.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Derivation {
+    /// A reserved mode: the provider's published discount for the term.
+    Discount(ReservedDiscount),
+    /// Spot without a catalog price: the provider's published share of pay-as-you-go.
+    SpotShare(SpotShare),
 }
 
 impl Rate {
     /// How a derived rate was reached (`on-demand less AWS's published 37 % 1y discount (…)`);
     /// `None` for a catalog price.
     pub fn derivation(&self) -> Option<String> {
-        let reserved = self.discount.as_ref().map(|d| {
-            format!(
+        Some(match self.derived_from.as_ref()? {
+            Derivation::Discount(d) => format!(
                 "on-demand less {}'s published {:.0} % {} discount ({})",
                 d.provider.display_name(),
                 d.discount * 100.0,
                 d.term,
                 d.applies_to
-            )
-        });
-        reserved.or_else(|| {
-            self.spot_share.as_ref().map(|s| {
-                format!(
-                    "{:.0} % of on-demand, the top of the spot range {} publishes instead of a price per type ({:.0}–{:.0} %, {})",
-                    s.highest * 100.0,
-                    s.provider.display_name(),
-                    s.lowest * 100.0,
-                    s.highest * 100.0,
-                    s.source.as_of
-                )
-            })
+            ),
+            Derivation::SpotShare(s) => format!(
+                "{:.0} % of on-demand, the top of the spot range {} publishes instead of a price per type ({:.0}–{:.0} %, {})",
+                s.highest * 100.0,
+                s.provider.display_name(),
+                s.lowest * 100.0,
+                s.highest * 100.0,
+                s.source.as_of
+            ),
         })
+    }
+
+    /// The published discount a reserved rate was derived with.
+    pub fn discount(&self) -> Option<&ReservedDiscount> {
+        match &self.derived_from {
+            Some(Derivation::Discount(d)) => Some(d),
+            _ => None,
+        }
     }
 }
 
@@ -72,8 +83,7 @@ pub fn rate(
     Some(Rate {
         billing,
         usd_per_hour,
-        discount: None,
-        spot_share: None,
+        derived_from: None,
     })
 }
 
@@ -84,8 +94,7 @@ fn spot_share_rate(source: &impl OfferingSource, offering: &Offering, on_demand:
     Some(Rate {
         billing: BillingMode::Spot,
         usd_per_hour: share.planned_rate(on_demand)?,
-        discount: None,
-        spot_share: Some(share.clone()),
+        derived_from: Some(Derivation::SpotShare(share.clone())),
     })
 }
 
@@ -94,8 +103,7 @@ pub fn reserved_rate(on_demand: f64, discount: &ReservedDiscount) -> Rate {
     Rate {
         billing: BillingMode::reserved(discount.term),
         usd_per_hour: on_demand * (1.0 - discount.discount),
-        discount: Some(discount.clone()),
-        spot_share: None,
+        derived_from: Some(Derivation::Discount(discount.clone())),
     }
 }
 
@@ -125,7 +133,7 @@ mod tests {
         );
         // A negotiated on-demand rate is the base the discount applies to.
         let negotiated = rate(&catalog, offering, BillingMode::Reserved1y, Some(10.0)).unwrap();
-        let discount = negotiated.discount.as_ref().unwrap().discount;
+        let discount = negotiated.discount().unwrap().discount;
         assert!((negotiated.usd_per_hour - 10.0 * (1.0 - discount)).abs() < 1e-9);
         let three_years = rate(&catalog, offering, BillingMode::Reserved3y, None).unwrap();
         assert!(three_years.usd_per_hour < reserved.usd_per_hour);
