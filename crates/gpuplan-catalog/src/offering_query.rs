@@ -72,7 +72,7 @@ impl OfferingQuery {
                 && self.accelerators.is_empty()
                 && self.min_gpus.unwrap_or(0) == 0
                 && self.in_regions(offering)
-                && self.within_price(offering);
+                && self.within_price(catalog, offering);
         };
         if !self.accelerators.is_empty() && !self.accelerators.contains(accelerator) {
             return false;
@@ -100,7 +100,7 @@ impl OfferingQuery {
                 return false;
             }
         }
-        self.within_price(offering)
+        self.within_price(catalog, offering)
     }
 
     /// Whether the offering belongs to one of the families asked for.
@@ -122,17 +122,26 @@ impl OfferingQuery {
 
     /// Whether the price asked about (spot or on-demand) exists where required and is under
     /// the cap.
-    fn within_price(&self, offering: &Offering) -> bool {
-        let price = if self.spot_only {
-            offering.spot
-        } else {
-            offering.on_demand
-        };
+    fn within_price(&self, catalog: &Catalog, offering: &Offering) -> bool {
+        let price = self.price(catalog, offering);
         if self.spot_only && price.is_none() {
             return false;
         }
         self.max_price
             .is_none_or(|max| price.is_some_and(|price| price.0 <= max.0))
+    }
+
+    /// The price asked about: on-demand, or with `spot_only` the spot price, listed or
+    /// derived from the provider's published share of pay-as-you-go.
+    fn price(&self, catalog: &Catalog, offering: &Offering) -> Option<UsdPerHour> {
+        if self.spot_only {
+            catalog
+                .operations()
+                .spot_price(offering, None)
+                .map(|spot| UsdPerHour(spot.usd_per_hour))
+        } else {
+            offering.on_demand
+        }
     }
 
     /// The matching offerings of `catalog`, in the requested order.
@@ -143,7 +152,7 @@ impl OfferingQuery {
         } else {
             fold_zones(matching)
         };
-        let price = |o: &Offering| if self.spot_only { o.spot } else { o.on_demand };
+        let price = |o: &Offering| self.price(catalog, o);
         let by_price = |a: Option<UsdPerHour>, b: Option<UsdPerHour>| match (a, b) {
             (Some(a), Some(b)) => a.0.total_cmp(&b.0),
             (Some(_), None) => Ordering::Less,

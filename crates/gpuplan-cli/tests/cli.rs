@@ -183,6 +183,60 @@ mod instances {
         assert_eq!(ram.json(), run.json());
     }
 
+    /// Tencent Cloud publishes no spot price per type, only a typical share of pay-as-you-go:
+    /// `--spot` lists its instances at that share (20 %), marked, with the footer saying how;
+    /// JSON carries the derivation, and a price the catalog lists carries none.
+    #[test]
+    fn spot_published_only_as_a_share_is_listed_marked() {
+        let table = gpuplan(&["instances", "--spot", "--providers", "tencent", "--gpu", "T4"]);
+        assert_eq!(table.code, 0, "{}", table.stderr);
+        assert!(table.stdout.contains("GN7.2XLARGE32"), "{}", table.stdout);
+        assert!(table.stdout.contains("0.204*"), "{}", table.stdout);
+        assert!(
+            table
+                .stdout
+                .contains("* Tencent Cloud: 20 % of on-demand, the top of the spot range"),
+            "{}",
+            table.stdout
+        );
+        let json = gpuplan(&[
+            "instances",
+            "--spot",
+            "--providers",
+            "tencent,aws",
+            "--gpu",
+            "T4",
+            "--limit",
+            "0",
+            "--format",
+            "json",
+        ]);
+        assert_eq!(json.code, 0, "{}", json.stderr);
+        let rows = json.json();
+        let rows = rows.as_array().unwrap();
+        for row in rows {
+            let (on_demand, spot) = (
+                row["on_demand_usd_per_hour"].as_f64(),
+                row["spot_usd_per_hour"].as_f64().unwrap(),
+            );
+            match row["provider"].as_str().unwrap() {
+                "tencent" => {
+                    assert!((spot - 0.2 * on_demand.unwrap()).abs() < 1e-9, "{row}");
+                    assert!(row["spot_derivation"].as_str().unwrap().contains("3–20 %"), "{row}");
+                }
+                _ => assert!(row["spot_derivation"].is_null(), "{row}"),
+            }
+        }
+        assert!(rows.iter().any(|r| r["provider"] == "aws"), "{rows:?}");
+        // Cheapest spot first, derived and listed prices sorted together.
+        let prices: Vec<f64> = rows.iter().map(|r| r["spot_usd_per_hour"].as_f64().unwrap()).collect();
+        assert!(prices.windows(2).all(|w| w[0] <= w[1]), "{prices:?}");
+        // Alibaba states only a floor: no spot price to list.
+        let alibaba = gpuplan(&["instances", "--spot", "--providers", "alibaba", "--format", "json"]);
+        assert_eq!(alibaba.code, 0, "{}", alibaba.stderr);
+        assert_eq!(alibaba.json(), serde_json::json!([]));
+    }
+
     /// A guide's "Ampere or newer" and "at least 1 TB of local NVMe": compute capability 8.0
     /// keeps A100, L4 and H100 and drops T4 (7.5) and V100 (7.0), and every row has the disk;
     /// a capability written as a word is refused with the spelling to use.

@@ -78,7 +78,8 @@ pub use offering::{
 };
 pub use offload::Offload;
 pub use operations::{
-    BillingTerms, CapacityLimit, DecodeRate, InterruptionRate, Operations, SpotShare, StartupProfile, UsageTiers,
+    BillingTerms, CapacityLimit, DecodeRate, InterruptionRate, Operations, SpotPrice, SpotShare, StartupProfile,
+    UsageTiers,
 };
 pub use packing::SequencePacking;
 pub use precision::{Precision, UnknownPrecision};

@@ -137,6 +137,15 @@ impl SpotShare {
     }
 }
 
+/// A spot price per hour, and the published share it was derived with where the catalog lists
+/// none for the type.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SpotPrice<'a> {
+    pub usd_per_hour: f64,
+    /// `None`: the catalog's price for the type.
+    pub share: Option<&'a SpotShare>,
+}
+
 /// Images a training input pipeline decodes and augments per second.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DecodeRate {
@@ -255,6 +264,24 @@ impl Operations {
     /// The published spot share of `provider`, where it states spot prices only so.
     pub fn spot_share(&self, provider: &ProviderId) -> Option<&SpotShare> {
         self.spot_shares.iter().find(|s| &s.provider == provider)
+    }
+
+    /// `offering`'s spot price per hour: the catalog's where it lists one; otherwise, where the
+    /// provider publishes only a typical share of pay-as-you-go, that share of `on_demand` (the
+    /// offering's own on-demand price unless given). The one rule every listing, plan and bill
+    /// prices spot with.
+    pub fn spot_price(&self, offering: &Offering, on_demand: Option<f64>) -> Option<SpotPrice<'_>> {
+        if let Some(listed) = offering.spot {
+            return Some(SpotPrice {
+                usd_per_hour: listed.0,
+                share: None,
+            });
+        }
+        let share = self.spot_share(&offering.provider)?;
+        Some(SpotPrice {
+            usd_per_hour: share.planned_rate(on_demand.or(offering.on_demand.map(|p| p.0))?)?,
+            share: Some(share),
+        })
     }
 
     /// The decode rate of `pipeline` that applies to `accelerator`.

@@ -15,6 +15,7 @@
 mod configure;
 mod dynamic_batching;
 mod input_pipeline;
+mod listing;
 mod offering_source;
 mod pareto;
 mod plan;
@@ -37,6 +38,7 @@ pub use input_pipeline::{
     DALI, DEFAULT_PIPELINE, FALLBACK_IMAGES_PER_VCPU, InputBound, InputSettings, input_bound, known_pipelines,
     pipeline_vcpus,
 };
+pub use listing::Listing;
 pub use offering_source::OfferingSource;
 pub use pareto::pareto_front;
 pub use plan::{HOURS_PER_MONTH, Infeasible, Plan, PlanError, plan};

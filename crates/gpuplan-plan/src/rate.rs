@@ -68,10 +68,7 @@ pub fn rate(
 ) -> Option<Rate> {
     let on_demand = on_demand.or(offering.on_demand.map(|p| p.0));
     let usd_per_hour = match billing.commitment() {
-        None if billing == BillingMode::Spot => match offering.spot {
-            Some(spot) => spot.0,
-            None => return spot_share_rate(source, offering, on_demand?),
-        },
+        None if billing == BillingMode::Spot => return spot_rate(source, offering, on_demand),
         None => on_demand?,
         Some(term) => {
             return Some(reserved_rate(
@@ -87,14 +84,14 @@ pub fn rate(
     })
 }
 
-/// Spot from the share of `on_demand` the offering's provider says spot typically costs at
-/// most, where it publishes that rather than prices.
-fn spot_share_rate(source: &impl OfferingSource, offering: &Offering, on_demand: f64) -> Option<Rate> {
-    let share = source.operations().spot_share(&offering.provider)?;
+/// Spot: the catalog's price, or the share of `on_demand` the offering's provider says spot
+/// typically costs at most, where it publishes that rather than prices.
+fn spot_rate(source: &impl OfferingSource, offering: &Offering, on_demand: Option<f64>) -> Option<Rate> {
+    let spot = source.operations().spot_price(offering, on_demand)?;
     Some(Rate {
         billing: BillingMode::Spot,
-        usd_per_hour: share.planned_rate(on_demand)?,
-        derived_from: Some(Derivation::SpotShare(share.clone())),
+        usd_per_hour: spot.usd_per_hour,
+        derived_from: spot.share.cloned().map(Derivation::SpotShare),
     })
 }
 

@@ -1,6 +1,7 @@
 use crate::Error;
 use gpuplan_catalog::{Catalog, OfferingQuery, OfferingSort};
-use gpuplan_model::{Bytes, Offering, UsdPerHour};
+use gpuplan_model::{Bytes, UsdPerHour};
+use gpuplan_plan::Listing;
 
 /// `instances`: which offerings rent a GPU, in which shape, at what price. Names are as the
 /// user typed them; [`find_instances`] resolves and validates them.
@@ -39,8 +40,8 @@ pub struct InstancesRequest {
 /// The matching offerings, and what the names were taken to mean.
 #[derive(Debug)]
 pub struct InstancesAnswer {
-    /// The page asked for (all of them without a limit or offset).
-    pub offerings: Vec<Offering>,
+    /// The page asked for (all of them without a limit or offset), each with its spot rate.
+    pub offerings: Vec<Listing>,
     /// How many offerings matched in all.
     pub total: usize,
     pub notes: Vec<String>,
@@ -101,6 +102,7 @@ pub fn find_instances(catalog: &Catalog, request: &InstancesRequest) -> Result<I
         .into_iter()
         .skip(request.offset)
         .take(request.limit.unwrap_or(usize::MAX))
+        .map(|offering| Listing::new(catalog, offering))
         .collect();
     Ok(InstancesAnswer {
         offerings,

@@ -11,7 +11,7 @@
 //! let catalog = gpuplan::builtin_catalog().unwrap();
 //! let request = InstancesRequest { gpu: Some("T4".into()), providers: vec!["aws".into()], ..Default::default() };
 //! let answer = find_instances(&catalog, &request).unwrap();
-//! assert!(answer.offerings.iter().any(|o| o.instance_type == "g4dn.xlarge"));
+//! assert!(answer.offerings.iter().any(|o| o.offering.instance_type == "g4dn.xlarge"));
 //! ```
 
 mod applicability;

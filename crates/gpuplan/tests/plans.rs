@@ -487,11 +487,11 @@ fn instance_families_from_the_guides_resolve() {
         let answer = gpuplan::find_instances(catalog(), &request).unwrap();
         assert!(!answer.offerings.is_empty(), "{family}");
         assert!(
-            answer.offerings.iter().all(|o| o.provider.as_str() == provider),
+            answer.offerings.iter().all(|o| o.offering.provider.as_str() == provider),
             "{family}"
         );
         assert!(
-            answer.offerings.iter().any(|o| o.instance_type == instance),
+            answer.offerings.iter().any(|o| o.offering.instance_type == instance),
             "{family}: {instance}"
         );
     }

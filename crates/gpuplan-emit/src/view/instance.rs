@@ -1,5 +1,6 @@
 use crate::{Money, Table};
 use gpuplan_model::{Offering, UsdPerHour};
+use gpuplan_plan::Listing;
 
 /// Regions named in a folded row before the rest are counted.
 const REGIONS_NAMED: usize = 2;
@@ -7,8 +8,9 @@ const REGIONS_NAMED: usize = 2;
 /// The offering listing of `gpuplan instances`, at most `limit` rows (0: all).
 ///
 /// Neighbouring offerings that differ only by region (RunPod and Lambda list every type in
-/// every region at one price) are shown as one row naming their regions.
-pub fn instance_table(offerings: &[Offering], limit: usize, money: &Money) -> Table {
+/// every region at one price) are shown as one row naming their regions. A spot price derived
+/// from the provider's published share of pay-as-you-go is marked, and the footer says how.
+pub fn instance_table(offerings: &[Listing], limit: usize, money: &Money) -> Table {
     let per_gpu_hour = money.per("GPU-h");
     let mut table = Table::new([
         "provider",
@@ -37,8 +39,20 @@ pub fn instance_table(offerings: &[Offering], limit: usize, money: &Money) -> Ta
         Some(list) => format!("{} (list {:.3})", price(p), money.amount(list.0)),
         None => price(p),
     };
+    let mut derivations: Vec<String> = Vec::new();
     for group in &groups[..shown] {
-        let o = group[0];
+        let listing = group[0];
+        let o = &listing.offering;
+        let spot = match listing.spot_derivation() {
+            Some(how) => {
+                let note = format!("* {}: {how}.", o.provider.display_name());
+                if !derivations.contains(&note) {
+                    derivations.push(note);
+                }
+                format!("{}*", price(listing.spot_usd_per_hour().map(UsdPerHour)))
+            }
+            None => yours(o.spot, o.list_spot),
+        };
         let gpus = match &o.accelerator {
             Some(id) => format!("{}× {id}", o.accelerator_count),
             None => "CPU only".to_string(),
@@ -53,7 +67,7 @@ pub fn instance_table(offerings: &[Offering], limit: usize, money: &Money) -> Ta
             o.memory.to_string(),
             o.gpu_interconnect.map_or("-".to_string(), |i| i.to_string()),
             yours(o.on_demand, o.list_on_demand),
-            yours(o.spot, o.list_spot),
+            spot,
             price(
                 o.on_demand
                     .filter(|_| o.accelerator_count > 0)
@@ -71,9 +85,10 @@ pub fn instance_table(offerings: &[Offering], limit: usize, money: &Money) -> Ta
         (total, false) => format!("{total} offerings. Prices in {} per hour.", money.code()),
     });
     table.footer.extend(money.footnote());
+    table.footer.extend(derivations);
     if offerings
         .iter()
-        .any(|o| o.list_on_demand.is_some() || o.list_spot.is_some())
+        .any(|l| l.offering.list_on_demand.is_some() || l.offering.list_spot.is_some())
     {
         table
             .footer
@@ -82,17 +97,18 @@ pub fn instance_table(offerings: &[Offering], limit: usize, money: &Money) -> Ta
     table
 }
 
-fn same_but_region(a: &Offering, b: &Offering) -> bool {
-    a.provider == b.provider
-        && a.instance_type == b.instance_type
-        && a.on_demand == b.on_demand
+fn same_but_region(a: &Listing, b: &Listing) -> bool {
+    let (x, y) = (&a.offering, &b.offering);
+    x.provider == y.provider
+        && x.instance_type == y.instance_type
+        && x.on_demand == y.on_demand
         && a.spot == b.spot
-        && a.accelerator == b.accelerator
-        && a.accelerator_count == b.accelerator_count
+        && x.accelerator == y.accelerator
+        && x.accelerator_count == y.accelerator_count
 }
 
-fn group_by_region(offerings: &[Offering]) -> Vec<Vec<&Offering>> {
-    let mut groups: Vec<Vec<&Offering>> = Vec::new();
+fn group_by_region(offerings: &[Listing]) -> Vec<Vec<&Listing>> {
+    let mut groups: Vec<Vec<&Listing>> = Vec::new();
     for offering in offerings {
         match groups.last_mut() {
             Some(group) if same_but_region(group[0], offering) => group.push(offering),
@@ -102,13 +118,13 @@ fn group_by_region(offerings: &[Offering]) -> Vec<Vec<&Offering>> {
     groups
 }
 
-fn regions(group: &[&Offering]) -> String {
+fn regions(group: &[&Listing]) -> String {
     let name = |o: &Offering| match (&o.region, &o.zone) {
         (Some(region), Some(zone)) => format!("{region} ({zone})"),
         (Some(region), None) => region.clone(),
         (None, _) => "-".to_string(),
     };
-    let mut names: Vec<String> = group.iter().map(|o| name(o)).collect();
+    let mut names: Vec<String> = group.iter().map(|l| name(&l.offering)).collect();
     names.dedup();
     if names.len() > REGIONS_NAMED {
         let rest = names.len() - REGIONS_NAMED;

@@ -1,4 +1,4 @@
-use gpuplan_model::Offering;
+use gpuplan_plan::Listing;
 use serde::Serialize;
 
 /// One offering, as `gpuplan instances --format json` lists it.
@@ -19,7 +19,11 @@ pub struct InstanceJson {
     pub gpu_interconnect: Option<String>,
     pub node_network: Option<String>,
     pub on_demand_usd_per_hour: Option<f64>,
+    /// The catalog's spot price, or one derived from the provider's published share of
+    /// pay-as-you-go where it lists none per type (`spot_derivation` says so).
     pub spot_usd_per_hour: Option<f64>,
+    /// How a derived spot price was reached; `null` for the catalog's own price.
+    pub spot_derivation: Option<String>,
     /// The list prices, where your prices (`--prices`) replaced them.
     pub list_on_demand_usd_per_hour: Option<f64>,
     pub list_spot_usd_per_hour: Option<f64>,
@@ -29,8 +33,9 @@ pub struct InstanceJson {
     pub notes: Option<String>,
 }
 
-impl From<&Offering> for InstanceJson {
-    fn from(o: &Offering) -> Self {
+impl From<&Listing> for InstanceJson {
+    fn from(listing: &Listing) -> Self {
+        let o = &listing.offering;
         InstanceJson {
             provider: o.provider.to_string(),
             instance_type: o.instance_type.clone(),
@@ -46,7 +51,8 @@ impl From<&Offering> for InstanceJson {
             gpu_interconnect: o.gpu_interconnect.map(|i| i.to_string()),
             node_network: o.node_network.map(|n| n.to_string()),
             on_demand_usd_per_hour: o.on_demand.map(|p| p.0),
-            spot_usd_per_hour: o.spot.map(|p| p.0),
+            spot_usd_per_hour: listing.spot_usd_per_hour(),
+            spot_derivation: listing.spot_derivation(),
             list_on_demand_usd_per_hour: o.list_on_demand.map(|p| p.0),
             list_spot_usd_per_hour: o.list_spot.map(|p| p.0),
             billing_granularity: o.billing_granularity.map(|b| b.to_string()),
