@@ -336,6 +336,15 @@ struct RawProviderFacts {
     #[serde(default)]
     countries: std::collections::BTreeMap<String, String>,
     regions_source: Option<RawSourceRef>,
+    inter_region_usd_per_gb: Option<f64>,
+    inter_continent_usd_per_gb: Option<f64>,
+    inter_region_source: Option<RawSourceRef>,
+    interconnect: Option<String>,
+    interconnect_source: Option<RawSourceRef>,
+    /// `[from, to, milliseconds]` rows.
+    #[serde(default)]
+    latencies: Vec<(String, String, f64)>,
+    latency_source: Option<RawSourceRef>,
 }
 
 /// A value given must come with its source.
@@ -369,7 +378,22 @@ fn provider_facts(raw: RawProviderFacts) -> Result<gpuplan_model::ProviderFacts,
             ));
         }
     }
+    for (field, value) in [
+        ("inter_region_usd_per_gb", raw.inter_region_usd_per_gb),
+        ("inter_continent_usd_per_gb", raw.inter_continent_usd_per_gb),
+    ] {
+        if value.is_some_and(|v| !(0.0..=1.0).contains(&v)) {
+            return Err(field_error(field, "must be between 0 and 1 USD per GB"));
+        }
+    }
+    if let Some((from, to, _)) = raw.latencies.iter().find(|(_, _, ms)| !(*ms > 0.0 && *ms < 1000.0)) {
+        return Err(field_error(
+            "latencies",
+            format!("{from} to {to}: a round trip must be between 0 and 1000 ms"),
+        ));
+    }
     let sla = raw.sla_instance_percent.is_some() || raw.sla_multi_zone_percent.is_some();
+    let inter_region = raw.inter_region_usd_per_gb.is_some() || raw.inter_continent_usd_per_gb.is_some();
     sourced_if(raw.status_page.is_some(), "status_page_source", raw.status_page_source)?;
     Ok(gpuplan_model::ProviderFacts {
         provider: ProviderId::new(&raw.provider),
@@ -382,6 +406,21 @@ fn provider_facts(raw: RawProviderFacts) -> Result<gpuplan_model::ProviderFacts,
         compliance: raw.compliance,
         regions_source: sourced_if(!raw.countries.is_empty(), "regions_source", raw.regions_source)?,
         countries: raw.countries,
+        inter_region_usd_per_gb: raw.inter_region_usd_per_gb,
+        inter_continent_usd_per_gb: raw.inter_continent_usd_per_gb,
+        inter_region_source: sourced_if(inter_region, "inter_region_source", raw.inter_region_source)?,
+        interconnect_source: sourced_if(
+            raw.interconnect.is_some(),
+            "interconnect_source",
+            raw.interconnect_source,
+        )?,
+        interconnect: raw.interconnect,
+        latency_source: sourced_if(!raw.latencies.is_empty(), "latency_source", raw.latency_source)?,
+        latencies: raw
+            .latencies
+            .into_iter()
+            .map(|(from, to, milliseconds)| gpuplan_model::RegionLatency { from, to, milliseconds })
+            .collect(),
     })
 }
 

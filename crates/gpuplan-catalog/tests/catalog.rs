@@ -425,6 +425,46 @@ source = "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/"
         assert!(unsaid.contains("usage_tiers_every_type"), "{unsaid}");
     }
 
+    /// Prices between regions are shares of a dollar per GB, round trips are milliseconds a
+    /// provider could publish, and each comes with its source.
+    #[test]
+    fn network_facts_are_checked_and_sourced() {
+        let facts = |fields: &str| {
+            with_operations(
+                "operations/providers.toml",
+                &format!("schema_version = 1\n[[provider]]\nprovider = \"aws\"\n{fields}\n"),
+            )
+        };
+        let source = "{ title = \"t\", url = \"https://example.com\", as_of = \"2026-11-01\" }";
+        let catalog = facts(&format!(
+            "inter_region_usd_per_gb = 0.02\ninter_region_source = {source}\nlatencies = [[\"a\", \"b\", 8.0]]\nlatency_source = {source}"
+        ))
+        .unwrap();
+        let aws = catalog.operations().provider_facts(&ProviderId::new("aws")).unwrap();
+        assert_eq!(aws.inter_region_usd_per_gb, Some(0.02));
+        assert_eq!(aws.latencies[0].milliseconds, 8.0);
+        let unsourced = facts("interconnect = \"x\"").unwrap_err();
+        assert!(unsourced.contains("interconnect_source"), "{unsourced}");
+        let dear = facts(&format!(
+            "inter_region_usd_per_gb = 2.0\ninter_region_source = {source}"
+        ))
+        .unwrap_err();
+        assert!(dear.contains("inter_region_usd_per_gb"), "{dear}");
+        let slow = facts(&format!("latencies = [[\"a\", \"b\", 0.0]]\nlatency_source = {source}")).unwrap_err();
+        assert!(slow.contains("latencies"), "{slow}");
+        // The built-in data: Azure's published round trips, RunPod's free transfer.
+        let builtin = Catalog::embedded().unwrap();
+        let azure = builtin.operations().provider_facts(&ProviderId::new("azure")).unwrap();
+        assert!(
+            azure
+                .latencies
+                .iter()
+                .any(|l| l.from == "eastus" && l.to == "westeurope")
+        );
+        let runpod = builtin.operations().provider_facts(&ProviderId::new("runpod")).unwrap();
+        assert_eq!(runpod.inter_region_usd_per_gb, Some(0.0));
+    }
+
     #[test]
     fn spot_shares_are_shares_of_pay_as_you_go_and_only_a_typical_one_is_short_of_it() {
         let share = |fields: &str| {

@@ -149,7 +149,8 @@ pub struct CatalogArgs {
     pub check: bool,
 
     /// What this provider publishes beyond prices: its uptime SLA and credits, status page,
-    /// compliance programmes and the countries of its regions, each with its source.
+    /// compliance programmes, the countries of its regions, what data costs and takes between
+    /// its regions, and its dedicated interconnect, each with its source.
     #[arg(long, value_name = "NAME", conflicts_with = "check")]
     pub provider: Option<String>,
 

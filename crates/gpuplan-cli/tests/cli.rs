@@ -3277,6 +3277,22 @@ mod provider_facts {
         );
         let alibaba = gpuplan(&["catalog", "--provider", "alibaba", "--format", "json"]).json();
         assert_eq!(alibaba["spot_share"]["typical"], false, "{alibaba}");
+        // Moving data between regions, the round trips a provider publishes, its private link.
+        let azure = gpuplan(&["catalog", "--provider", "azure"]);
+        for needed in ["eastus – westeurope: 83 ms", "ExpressRoute", "azure-network-latency"] {
+            assert!(azure.stdout.contains(needed), "{needed}: {}", azure.stdout);
+        }
+        let aws = gpuplan(&["catalog", "--provider", "aws", "--format", "json"]).json();
+        assert_eq!(aws["inter_region_usd_per_gb"], 0.02, "{aws}");
+        assert!(
+            aws["interconnect"].as_str().unwrap().contains("Direct Connect"),
+            "{aws}"
+        );
+        assert!(aws["latencies"].as_array().unwrap().is_empty(), "{aws}");
+        assert!(
+            aws["latency_source"]["title"].as_str().unwrap().contains("console"),
+            "{aws}"
+        );
     }
 }
 

@@ -84,7 +84,7 @@ pub use operations::{
 pub use packing::SequencePacking;
 pub use precision::{Precision, UnknownPrecision};
 pub use provider::ProviderId;
-pub use provider_facts::{COMPLIANCE_PROGRAMMES, ProviderFacts, programme_key};
+pub use provider_facts::{COMPLIANCE_PROGRAMMES, ProviderFacts, RegionLatency, programme_key};
 pub use resnet_spec::{ConvNetwork, ConvOp, ResnetSpec};
 pub use serving::{DEFAULT_TARGET_PERCENTILE, LatencyTarget, RequestMix, RequestShape};
 pub use shared_storage::{ClaimSize, SharedStorage};

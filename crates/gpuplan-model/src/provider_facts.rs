@@ -1,5 +1,6 @@
 //! What a provider publishes beyond its prices: its uptime commitment, its status page, the
-//! compliance programmes it states, and the country of each region.
+//! compliance programmes it states, the country of each region, what moving data between its
+//! regions costs and takes, and its dedicated private link.
 
 use crate::{ProviderId, Source};
 use serde::{Deserialize, Serialize};
@@ -23,6 +24,33 @@ pub struct ProviderFacts {
     /// Region id → ISO 3166-1 alpha-2 country code.
     pub countries: BTreeMap<String, String>,
     pub regions_source: Option<Source>,
+    /// Data sent between two of the provider's regions on one continent, USD per GB.
+    #[serde(default)]
+    pub inter_region_usd_per_gb: Option<f64>,
+    /// Data sent between regions on different continents, USD per GB, where stated apart.
+    #[serde(default)]
+    pub inter_continent_usd_per_gb: Option<f64>,
+    #[serde(default)]
+    pub inter_region_source: Option<Source>,
+    /// The provider's dedicated private link into its regions, in words: the product, its port
+    /// speeds and a list price.
+    #[serde(default)]
+    pub interconnect: Option<String>,
+    #[serde(default)]
+    pub interconnect_source: Option<Source>,
+    /// Round-trip times between pairs of the provider's regions, as the provider publishes them.
+    #[serde(default)]
+    pub latencies: Vec<RegionLatency>,
+    #[serde(default)]
+    pub latency_source: Option<Source>,
+}
+
+/// A round-trip time the provider publishes between two of its regions.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RegionLatency {
+    pub from: String,
+    pub to: String,
+    pub milliseconds: f64,
 }
 
 /// The programmes `compliance` filters know, as providers name them.
@@ -81,6 +109,13 @@ mod tests {
             compliance_source: None,
             countries: BTreeMap::from([("eu-central-1".to_string(), "DE".to_string())]),
             regions_source: None,
+            inter_region_usd_per_gb: None,
+            inter_continent_usd_per_gb: None,
+            inter_region_source: None,
+            interconnect: None,
+            interconnect_source: None,
+            latencies: Vec::new(),
+            latency_source: None,
         };
         assert!(facts.states(&programme_key("soc2")));
         assert!(facts.states(&programme_key("FedRAMP")));

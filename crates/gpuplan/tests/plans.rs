@@ -487,7 +487,10 @@ fn instance_families_from_the_guides_resolve() {
         let answer = gpuplan::find_instances(catalog(), &request).unwrap();
         assert!(!answer.offerings.is_empty(), "{family}");
         assert!(
-            answer.offerings.iter().all(|o| o.offering.provider.as_str() == provider),
+            answer
+                .offerings
+                .iter()
+                .all(|o| o.offering.provider.as_str() == provider),
             "{family}"
         );
         assert!(

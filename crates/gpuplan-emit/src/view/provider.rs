@@ -4,9 +4,10 @@ use gpuplan_model::{ProviderFacts, Source, SpotShare};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-/// The provider's SLA, status page, compliance programmes and region countries, and its spot
-/// price where it states one only as a share of pay-as-you-go, each with where it was read; a
-/// fact not found says so.
+/// The provider's SLA, status page, compliance programmes, region countries, what data costs
+/// and takes between its regions, its dedicated private link, and its spot price where it
+/// states one only as a share of pay-as-you-go, each with where it was read; a fact not found
+/// says so.
 pub fn provider_facts_text(facts: &ProviderFacts, spot: Option<&SpotShare>) -> String {
     let mut text = format!("{}\n", facts.provider);
     let mut line = |label: &str, value: String| {
@@ -31,6 +32,20 @@ pub fn provider_facts_text(facts: &ProviderFacts, spot: Option<&SpotShare>) -> S
         },
     );
     line("countries", countries(&facts.countries));
+    line("between regions", inter_region(facts));
+    for latency in &facts.latencies {
+        line(
+            "round trip",
+            format!("{} – {}: {} ms", latency.from, latency.to, latency.milliseconds),
+        );
+    }
+    if facts.latencies.is_empty() {
+        line("round trip", "not in the data (see its source)".to_string());
+    }
+    line(
+        "interconnect",
+        facts.interconnect.clone().unwrap_or_else(|| "not found".to_string()),
+    );
     if let Some(share) = spot {
         line("spot price", spot_share(share));
     }
@@ -39,6 +54,9 @@ pub fn provider_facts_text(facts: &ProviderFacts, spot: Option<&SpotShare>) -> S
         ("SLA", &facts.sla_source),
         ("compliance", &facts.compliance_source),
         ("regions", &facts.regions_source),
+        ("between regions", &facts.inter_region_source),
+        ("round trips", &facts.latency_source),
+        ("interconnect", &facts.interconnect_source),
         ("spot", &spot_source),
     ];
     let _ = writeln!(text, "sources");
@@ -58,6 +76,25 @@ fn spot_share(share: &SpotShare) -> String {
         "not priced: give --spot-price".to_string()
     };
     format!("{} ({planned})", share.stated)
+}
+
+/// `$0.02/GB on one continent, $0.05/GB between continents`, `free`, or that no price was
+/// found.
+fn inter_region(facts: &ProviderFacts) -> String {
+    let per_gb = |usd: f64| {
+        if usd == 0.0 {
+            "free".to_string()
+        } else {
+            format!("${usd}/GB")
+        }
+    };
+    match (facts.inter_region_usd_per_gb, facts.inter_continent_usd_per_gb) {
+        (None, None) => "not found".to_string(),
+        (Some(near), None) if near == 0.0 => "free".to_string(),
+        (Some(near), None) => format!("{} on one continent", per_gb(near)),
+        (None, Some(far)) => format!("{} between continents", per_gb(far)),
+        (Some(near), Some(far)) => format!("{} on one continent, {} between continents", per_gb(near), per_gb(far)),
+    }
 }
 
 /// `US (4 regions), DE (1)`: each country with how many of the catalog's regions are in it.
