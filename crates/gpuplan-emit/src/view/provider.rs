@@ -90,7 +90,7 @@ fn inter_region(facts: &ProviderFacts) -> String {
     };
     match (facts.inter_region_usd_per_gb, facts.inter_continent_usd_per_gb) {
         (None, None) => "not found".to_string(),
-        (Some(near), None) if near == 0.0 => "free".to_string(),
+        (Some(0.0), None) => "free".to_string(),
         (Some(near), None) => format!("{} on one continent", per_gb(near)),
         (None, Some(far)) => format!("{} between continents", per_gb(far)),
         (Some(near), Some(far)) => format!("{} on one continent, {} between continents", per_gb(near), per_gb(far)),
