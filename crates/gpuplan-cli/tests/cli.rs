@@ -3279,7 +3279,12 @@ mod provider_facts {
         assert_eq!(alibaba["spot_share"]["typical"], false, "{alibaba}");
         // Moving data between regions, the round trips a provider publishes, its private link.
         let azure = gpuplan(&["catalog", "--provider", "azure"]);
-        for needed in ["eastus – westeurope: 83 ms", "ExpressRoute", "azure-network-latency"] {
+        for needed in [
+            "eastus – westeurope: 83 ms",
+            "ExpressRoute",
+            "azure-network-latency",
+            "to the internet      first 100 GB a month free, $0.087/GB",
+        ] {
             assert!(azure.stdout.contains(needed), "{needed}: {}", azure.stdout);
         }
         let aws = gpuplan(&["catalog", "--provider", "aws", "--format", "json"]).json();
@@ -3293,6 +3298,7 @@ mod provider_facts {
             aws["latency_source"]["title"].as_str().unwrap().contains("console"),
             "{aws}"
         );
+        assert_eq!(aws["storage"]["egress_tiers"][1][1], 0.09, "{aws}");
     }
 }
 

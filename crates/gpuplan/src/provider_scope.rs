@@ -95,13 +95,15 @@ pub fn allowed_locations(
     Ok(Some(allowed))
 }
 
-/// What a provider publishes beyond prices (`catalog --provider`): its SLA, compliance and
-/// region facts, and its spot price where it states one only as a share of pay-as-you-go.
+/// What a provider publishes beyond prices (`catalog --provider`): its SLA, compliance,
+/// region and network facts, its spot price where it states one only as a share of
+/// pay-as-you-go, and its storage and internet egress prices.
 #[derive(Debug, Clone, Serialize)]
 pub struct ProviderReport<'a> {
     #[serde(flatten)]
     pub facts: &'a gpuplan_model::ProviderFacts,
     pub spot_share: Option<&'a gpuplan_model::SpotShare>,
+    pub storage: Option<&'a gpuplan_model::StoragePricing>,
 }
 
 /// What `name` (a provider id) publishes beyond prices; a provider the catalog has no facts
@@ -115,6 +117,7 @@ pub fn provider_facts<'a>(catalog: &'a Catalog, name: &str) -> Result<ProviderRe
     let report = |facts| ProviderReport {
         facts,
         spot_share: operations.spot_share(&provider),
+        storage: catalog.storage_pricing(&provider),
     };
     operations.provider_facts(&provider).map(report).ok_or_else(|| {
         let known: Vec<&str> = catalog

@@ -1,14 +1,18 @@
 //! What a provider publishes beyond prices, for people (`gpuplan catalog --provider X`).
 
-use gpuplan_model::{ProviderFacts, Source, SpotShare};
+use gpuplan_model::{ProviderFacts, Source, SpotShare, StoragePricing};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// The provider's SLA, status page, compliance programmes, region countries, what data costs
-/// and takes between its regions, its dedicated private link, and its spot price where it
-/// states one only as a share of pay-as-you-go, each with where it was read; a fact not found
-/// says so.
-pub fn provider_facts_text(facts: &ProviderFacts, spot: Option<&SpotShare>) -> String {
+/// and takes between its regions and to the internet, its dedicated private link, and its spot
+/// price where it states one only as a share of pay-as-you-go, each with where it was read; a
+/// fact not found says so.
+pub fn provider_facts_text(
+    facts: &ProviderFacts,
+    spot: Option<&SpotShare>,
+    storage: Option<&StoragePricing>,
+) -> String {
     let mut text = format!("{}\n", facts.provider);
     let mut line = |label: &str, value: String| {
         let _ = writeln!(text, "  {label:<20} {value}");
@@ -33,6 +37,12 @@ pub fn provider_facts_text(facts: &ProviderFacts, spot: Option<&SpotShare>) -> S
     );
     line("countries", countries(&facts.countries));
     line("between regions", inter_region(facts));
+    line(
+        "to the internet",
+        storage
+            .and_then(|s| s.egress_tiers.as_deref())
+            .map_or("not found".to_string(), egress),
+    );
     for latency in &facts.latencies {
         line(
             "round trip",
@@ -65,6 +75,9 @@ pub fn provider_facts_text(facts: &ProviderFacts, spot: Option<&SpotShare>) -> S
             let _ = writeln!(text, "  {what}: {}", cite(source));
         }
     }
+    for source in storage.map(|s| s.sources.as_slice()).unwrap_or_default() {
+        let _ = writeln!(text, "  storage and egress: {source}");
+    }
     text
 }
 
@@ -95,6 +108,24 @@ fn inter_region(facts: &ProviderFacts) -> String {
         (None, Some(far)) => format!("{} between continents", per_gb(far)),
         (Some(near), Some(far)) => format!("{} on one continent, {} between continents", per_gb(near), per_gb(far)),
     }
+}
+
+/// `first 100 GB a month free, $0.09/GB to 10240 GB, then $0.085 …`: internet egress tiers.
+fn egress(tiers: &[(f64, f64)]) -> String {
+    let mut parts = Vec::new();
+    let mut from = 0.0;
+    for (index, &(upto, usd)) in tiers.iter().enumerate() {
+        let last = index + 1 == tiers.len();
+        parts.push(match (usd == 0.0, last) {
+            (true, true) => "free".to_string(),
+            (true, false) => format!("first {upto} GB a month free"),
+            (false, true) if from > 0.0 => format!("${usd}/GB beyond {from} GB"),
+            (false, true) => format!("${usd}/GB"),
+            (false, false) => format!("${usd}/GB to {upto} GB"),
+        });
+        from = upto;
+    }
+    parts.join(", ")
 }
 
 /// `US (4 regions), DE (1)`: each country with how many of the catalog's regions are in it.
