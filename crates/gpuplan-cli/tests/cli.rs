@@ -2149,6 +2149,47 @@ mod serving {
         format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
     }
 
+    /// `estimate --qps` is one replica's load; on 8 GPUs at TP 1 the answer says there are 8
+    /// replicas and what they serve together, so it is not read as the total `plan` takes.
+    #[test]
+    fn an_estimate_over_several_replicas_says_its_load_is_one_replicas() {
+        let run = gpuplan(&[
+            "estimate",
+            "--model",
+            "llama-3.1-8b",
+            "--task",
+            "inference",
+            "--gpu",
+            "H100",
+            "--gpus",
+            "8",
+            "--tp",
+            "1",
+            "--qps",
+            "2",
+        ]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(
+            run.stdout.contains(
+                "replicas           8 on these GPUs, each figure below is one replica's: 16.00 requests/s in all"
+            ),
+            "{}",
+            run.stdout
+        );
+        let one = gpuplan(&[
+            "estimate",
+            "--model",
+            "llama-3.1-8b",
+            "--task",
+            "inference",
+            "--gpu",
+            "H100",
+            "--qps",
+            "2",
+        ]);
+        assert!(!one.stdout.contains("replicas  "), "{}", one.stdout);
+    }
+
     #[test]
     fn a_plan_takes_percentile_targets_and_a_request_log() {
         let log = fixture("chat-requests.csv");

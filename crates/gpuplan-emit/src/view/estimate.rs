@@ -258,7 +258,7 @@ pub fn estimate_report(e: &EstimateJson) -> String {
         }
     }
     if let Some(serving) = &e.serving {
-        serving_section(&mut text, serving);
+        serving_section(&mut text, serving, w.layout.dp);
     }
     if !e.defaults.is_empty() {
         let _ = writeln!(text, "\ndefaults chosen");
@@ -283,13 +283,25 @@ fn percentiles(p: &Percentiles) -> String {
     )
 }
 
-/// One continuous-batching replica: capacity, goodput, and latency at the load.
-fn serving_section(text: &mut String, s: &LoadReport) {
+/// One continuous-batching replica of `replicas`: capacity, goodput, and latency at the load.
+fn serving_section(text: &mut String, s: &LoadReport, replicas: u32) {
     let _ = writeln!(
         text,
         "\nserving, one replica with continuous batching ({} requests, {:.0} in / {:.0} out tokens)",
         s.requests, s.mean_input_tokens, s.mean_output_tokens
     );
+    // `--qps` is one replica's load here and the total in `plan`: with several replicas, say so.
+    if replicas > 1 {
+        let total = s
+            .load_requests_per_second
+            .map(|load| format!(": {} requests/s in all at this load", rate(load * f64::from(replicas))))
+            .unwrap_or_default();
+        let _ = writeln!(
+            text,
+            "  {:<18} {replicas} on these GPUs, each figure below is one replica's{total}",
+            "replicas"
+        );
+    }
     let _ = writeln!(
         text,
         "  {:<18} {} requests/s, {} output tokens/s at full concurrency ({:.0} sequences)",
