@@ -3,9 +3,9 @@
 
 use crate::error::{CatalogError, line_column};
 use gpuplan_model::{
-    Accelerator, AcceleratorId, BillingGranularity, Bytes, BytesPerSecond, CommitmentTerm, Date, ExchangeRate,
-    FlopsPerSecond, GigabitsPerSecond, GpuInterconnect, NativePrice, NodeNetwork, NvLink, Offering, PeakTable,
-    Precision, ProviderId, ReservedDiscount, Source, StoragePricing, UsdPerHour, Watts,
+    Accelerator, AcceleratorId, BillingGranularity, Bytes, BytesPerSecond, CommitmentTerm, DataUnit, Date,
+    ExchangeRate, FlopsPerSecond, GigabitsPerSecond, GpuInterconnect, NativePrice, NodeNetwork, NvLink, Offering,
+    PeakTable, Precision, ProviderId, ReservedDiscount, Source, StoragePricing, UsdPerHour, Watts,
 };
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -579,6 +579,8 @@ pub(crate) fn parse_storage_pricing(file: &str, text: &str) -> Result<Vec<Storag
         object_storage_usd_per_gb_month: Option<f64>,
         object_storage_kind: Option<String>,
         egress_tiers: Option<Vec<(f64, f64)>>,
+        #[serde(default)]
+        egress_unit: DataUnit,
         egress_note: Option<String>,
         local_nvme_included: Option<String>,
         sources: Vec<SourceEntry>,
@@ -644,6 +646,7 @@ pub(crate) fn parse_storage_pricing(file: &str, text: &str) -> Result<Vec<Storag
                 object_usd_per_gb_month: entry.object_storage_usd_per_gb_month,
                 object_kind: entry.object_storage_kind,
                 egress_tiers: entry.egress_tiers,
+                egress_unit: entry.egress_unit,
                 egress_note,
                 sources,
                 as_of,

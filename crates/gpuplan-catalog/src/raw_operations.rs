@@ -337,6 +337,7 @@ struct RawProviderFacts {
     countries: std::collections::BTreeMap<String, String>,
     regions_source: Option<RawSourceRef>,
     inter_region_usd_per_gb: Option<f64>,
+    inter_region_scope: Option<String>,
     inter_continent_usd_per_gb: Option<f64>,
     inter_region_source: Option<RawSourceRef>,
     interconnect: Option<String>,
@@ -392,6 +393,12 @@ fn provider_facts(raw: RawProviderFacts) -> Result<gpuplan_model::ProviderFacts,
             format!("{from} to {to}: a round trip must be between 0 and 1000 ms"),
         ));
     }
+    if raw.inter_region_scope.is_some() && raw.inter_region_usd_per_gb.is_none() {
+        return Err(field_error(
+            "inter_region_scope",
+            "narrows inter_region_usd_per_gb, which is not given",
+        ));
+    }
     let sla = raw.sla_instance_percent.is_some() || raw.sla_multi_zone_percent.is_some();
     let inter_region = raw.inter_region_usd_per_gb.is_some() || raw.inter_continent_usd_per_gb.is_some();
     sourced_if(raw.status_page.is_some(), "status_page_source", raw.status_page_source)?;
@@ -407,6 +414,7 @@ fn provider_facts(raw: RawProviderFacts) -> Result<gpuplan_model::ProviderFacts,
         regions_source: sourced_if(!raw.countries.is_empty(), "regions_source", raw.regions_source)?,
         countries: raw.countries,
         inter_region_usd_per_gb: raw.inter_region_usd_per_gb,
+        inter_region_scope: raw.inter_region_scope,
         inter_continent_usd_per_gb: raw.inter_continent_usd_per_gb,
         inter_region_source: sourced_if(inter_region, "inter_region_source", raw.inter_region_source)?,
         interconnect_source: sourced_if(

@@ -452,6 +452,8 @@ source = "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/"
         assert!(dear.contains("inter_region_usd_per_gb"), "{dear}");
         let slow = facts(&format!("latencies = [[\"a\", \"b\", 0.0]]\nlatency_source = {source}")).unwrap_err();
         assert!(slow.contains("latencies"), "{slow}");
+        let scope_alone = facts("inter_region_scope = \"between US regions\"").unwrap_err();
+        assert!(scope_alone.contains("inter_region_scope"), "{scope_alone}");
         // The built-in data: Azure's published round trips, RunPod's free transfer.
         let builtin = Catalog::embedded().unwrap();
         let azure = builtin.operations().provider_facts(&ProviderId::new("azure")).unwrap();
@@ -463,6 +465,8 @@ source = "https://docs.nvidia.com/cuda/cuda-toolkit-release-notes/"
         );
         let runpod = builtin.operations().provider_facts(&ProviderId::new("runpod")).unwrap();
         assert_eq!(runpod.inter_region_usd_per_gb, Some(0.0));
+        // A price read for some continents only says which.
+        assert!(azure.inter_region_scope.as_deref().unwrap().contains("North America"));
     }
 
     #[test]

@@ -90,7 +90,7 @@ pub use serving::{DEFAULT_TARGET_PERCENTILE, LatencyTarget, RequestMix, RequestS
 pub use shared_storage::{ClaimSize, SharedStorage};
 pub use software_stack::{ImageRole, SoftwareStack, StackImage, StackSupport, StackTarget};
 pub use source::Source;
-pub use storage_pricing::StoragePricing;
+pub use storage_pricing::{DataUnit, StoragePricing};
 pub use suggestion::did_you_mean;
 pub use swin_spec::SwinSpec;
 pub use units::{Bytes, BytesPerSecond, FlopsPerSecond, GigabitsPerSecond, UsdPerHour, Watts};

@@ -27,6 +27,10 @@ pub struct ProviderFacts {
     /// Data sent between two of the provider's regions on one continent, USD per GB.
     #[serde(default)]
     pub inter_region_usd_per_gb: Option<f64>,
+    /// Which regions `inter_region_usd_per_gb` covers where the source narrows it
+    /// (`between US regions`); `None`: any two on one continent.
+    #[serde(default)]
+    pub inter_region_scope: Option<String>,
     /// Data sent between regions on different continents, USD per GB, where stated apart.
     #[serde(default)]
     pub inter_continent_usd_per_gb: Option<f64>,
@@ -110,6 +114,7 @@ mod tests {
             countries: BTreeMap::from([("eu-central-1".to_string(), "DE".to_string())]),
             regions_source: None,
             inter_region_usd_per_gb: None,
+            inter_region_scope: None,
             inter_continent_usd_per_gb: None,
             inter_region_source: None,
             interconnect: None,

@@ -890,13 +890,13 @@ fn storage_rates(catalog: &Catalog, provider: Option<&ProviderId>) -> (StorageRa
         ),
         None => (fallback.block_usd_per_gb_month, aws_storage.to_string()),
     };
-    let (tiers, egress) = match published.and_then(|p| p.egress_tiers.clone().map(|t| (t, p))) {
+    let (tiers, egress) = match published.and_then(|p| p.egress_tiers_per_gb().map(|t| (t, p))) {
         Some((tiers, p)) => {
             let free = tiers.iter().all(|(_, price)| *price == 0.0);
             let described = if free {
                 "free".to_string()
             } else {
-                describe_tiers(&tiers)
+                p.egress_text().unwrap_or_default()
             };
             (
                 tiers,
@@ -953,20 +953,4 @@ fn family_sizes(catalog: &Catalog, name: &str) -> Option<String> {
         };
         format!("{}{rest}", shown.join(", "))
     })
-}
-
-/// Egress tiers in words: `$0.09/GB to 10240 GB, $0.085/GB beyond`; the last price applies
-/// beyond the bound before it, and one tier alone is a flat rate.
-fn describe_tiers(tiers: &[(f64, f64)]) -> String {
-    let last = tiers.len().saturating_sub(1);
-    tiers
-        .iter()
-        .enumerate()
-        .map(|(i, (upper, price))| match (i, last) {
-            (_, 0) => format!("${price}/GB flat"),
-            (i, last) if i == last => format!("${price}/GB beyond"),
-            _ => format!("${price}/GB to {upper:.0} GB"),
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
 }

@@ -714,7 +714,9 @@ mod your_prices {
 }
 
 /// Moving 20 TB out of AWS costs about $1,700 at its published tiers; Lambda publishes free
-/// egress, so the same transfer costs nothing there.
+/// egress, so the same transfer costs nothing there. Google meters per GiB: 20,000 GB is
+/// 18,626 GiB, $1,807.56 at its tiers ($0.12 to 1 TiB, $0.11 to 10 TiB, $0.08 beyond), not the
+/// $1,917 those prices would come to per GB.
 #[test]
 fn egress_is_priced_at_each_providers_own_rates() {
     let egress = |instance: &str| {
@@ -727,6 +729,8 @@ fn egress_is_priced_at_each_providers_own_rates() {
     let aws = egress("p4d.24xlarge");
     assert!((1_500.0..2_000.0).contains(&aws), "{aws}");
     assert_eq!(egress("gpu_1x_h100_sxm5"), 0.0);
+    let gcp = egress("a2-highgpu-1g");
+    assert!((gcp - 1_807.56).abs() < 0.01, "{gcp}");
 }
 
 /// DeepSeek-V3 on 1,024 H100 with 64-way expert parallelism over 16 pipeline stages: each

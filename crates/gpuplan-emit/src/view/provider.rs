@@ -40,8 +40,8 @@ pub fn provider_facts_text(
     line(
         "to the internet",
         storage
-            .and_then(|s| s.egress_tiers.as_deref())
-            .map_or("not found".to_string(), egress),
+            .and_then(StoragePricing::egress_text)
+            .unwrap_or_else(|| "not found".to_string()),
     );
     for latency in &facts.latencies {
         line(
@@ -101,31 +101,14 @@ fn inter_region(facts: &ProviderFacts) -> String {
             format!("${usd}/GB")
         }
     };
+    let scope = facts.inter_region_scope.as_deref().unwrap_or("on one continent");
     match (facts.inter_region_usd_per_gb, facts.inter_continent_usd_per_gb) {
         (None, None) => "not found".to_string(),
         (Some(0.0), None) => "free".to_string(),
-        (Some(near), None) => format!("{} on one continent", per_gb(near)),
+        (Some(near), None) => format!("{} {scope}", per_gb(near)),
         (None, Some(far)) => format!("{} between continents", per_gb(far)),
-        (Some(near), Some(far)) => format!("{} on one continent, {} between continents", per_gb(near), per_gb(far)),
+        (Some(near), Some(far)) => format!("{} {scope}, {} between continents", per_gb(near), per_gb(far)),
     }
-}
-
-/// `first 100 GB a month free, $0.09/GB to 10240 GB, then $0.085 …`: internet egress tiers.
-fn egress(tiers: &[(f64, f64)]) -> String {
-    let mut parts = Vec::new();
-    let mut from = 0.0;
-    for (index, &(upto, usd)) in tiers.iter().enumerate() {
-        let last = index + 1 == tiers.len();
-        parts.push(match (usd == 0.0, last) {
-            (true, true) => "free".to_string(),
-            (true, false) => format!("first {upto} GB a month free"),
-            (false, true) if from > 0.0 => format!("${usd}/GB beyond {from} GB"),
-            (false, true) => format!("${usd}/GB"),
-            (false, false) => format!("${usd}/GB to {upto} GB"),
-        });
-        from = upto;
-    }
-    parts.join(", ")
 }
 
 /// `US (4 regions), DE (1)`: each country with how many of the catalog's regions are in it.
