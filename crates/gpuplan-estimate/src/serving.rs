@@ -473,8 +473,19 @@ impl StepCost {
 
     /// Sequences the KV cache and the scheduler allow at once for requests of this mix.
     pub fn max_sequences(&self, mix: &RequestMix) -> f64 {
+        self.sequence_bound(mix).0
+    }
+
+    /// The sequences allowed at once and which bound sets it: the KV cache, or the engine's
+    /// limit on running sequences where that comes first.
+    pub fn sequence_bound(&self, mix: &RequestMix) -> (f64, Saturation) {
         let per_sequence = mix.kv_tokens_in_flight(self.scheduler.reserves_full_context);
-        (self.kv_capacity_tokens / per_sequence.max(1.0)).min(self.scheduler.max_sequences)
+        let held = self.kv_capacity_tokens / per_sequence.max(1.0);
+        if self.scheduler.max_sequences < held {
+            (self.scheduler.max_sequences, Saturation::SequenceLimit)
+        } else {
+            (held, Saturation::KvCache)
+        }
     }
 }
 
@@ -586,8 +597,12 @@ pub enum Saturation {
     Throughput,
     /// Prompts arrive faster than the token budget left by decodes admits them.
     PrefillBudget,
-    /// The KV cache (or the engine's sequence limit) cannot hold the sequences in flight.
+    /// The KV cache cannot hold the sequences in flight.
     KvCache,
+    /// The engine's limit on running sequences (vLLM's `max_num_seqs`, SGLang's
+    /// `max_running_requests`, TensorRT-LLM's `max_batch_size`) is reached while the KV cache
+    /// still has room.
+    SequenceLimit,
 }
 
 /// One replica at one offered load.
@@ -790,9 +805,9 @@ pub fn at_load(cost: &StepCost, rate: f64, mix: &RequestMix) -> Result<LoadPoint
     let context = mix.mean_context_in_flight();
     let step = steady_state_step(cost, rate, mix).ok_or(Saturation::Throughput)?;
     let sequences = rate * output * step;
-    let max_sequences = cost.max_sequences(mix);
+    let (max_sequences, bound) = cost.sequence_bound(mix);
     if sequences >= max_sequences {
-        return Err(Saturation::KvCache);
+        return Err(bound);
     }
     let admission = Admission::new(max_sequences, sequences, output * step, mix.output_variation());
     let budget = cost.scheduler.token_budget;
@@ -1004,7 +1019,8 @@ impl std::fmt::Display for GoodputLimit {
             GoodputLimit::Saturation(s) => match s {
                 Saturation::Throughput => "compute and memory bandwidth",
                 Saturation::PrefillBudget => "the prompt-token budget per step",
-                Saturation::KvCache => "the KV cache (or the engine's sequence limit)",
+                Saturation::KvCache => "the KV cache",
+                Saturation::SequenceLimit => "the engine's limit on running sequences, with room left in the KV cache",
             },
         })
     }

@@ -159,7 +159,7 @@ fn size_for_users(cost: &StepCost, mix: &RequestMix, targets: &ServingTargets) -
     let planned_users = (within * (1.0 - targets.headroom())).max(1.0);
     let next = at_users(cost, mix, within + 1.0);
     let limit = match (targets.ttft, targets.tpot) {
-        (None, None) => GoodputLimit::Saturation(gpuplan_estimate::serving::Saturation::KvCache),
+        (None, None) => GoodputLimit::Saturation(cost.sequence_bound(mix).1),
         (ttft, _) if !next.meets(ttft, None) => GoodputLimit::TimeToFirstToken,
         _ => GoodputLimit::TimePerOutputToken,
     };

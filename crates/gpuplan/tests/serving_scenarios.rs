@@ -239,6 +239,40 @@ fn an_estimate_beyond_a_replicas_capacity_says_it_saturates() {
     assert!(half.saturated.is_none() && half.ttft.is_some() && half.tpot.is_some());
 }
 
+/// An 8B model on an 80 GB GPU with vLLM held to 32 running sequences: the KV cache holds
+/// hundreds, so past the replica's capacity it is the sequence limit that stops it, and the
+/// answer says so (raising `max_num_seqs` is the fix, not more memory); with the limit lifted
+/// the same load saturates on compute instead.
+#[test]
+fn a_replica_stopped_by_its_sequence_limit_says_so_not_the_kv_cache() {
+    use gpuplan::estimator::serving::Saturation;
+    let mut r = WorkloadRequest::new(
+        ModelSource::BuiltIn("llama-3.1-8b".into()),
+        Task::Inference,
+        "H100-SXM5-80GB",
+    );
+    (r.seq, r.output_tokens, r.engine) = (Some(500), Some(200), Some(gpuplan::model::Engine::Vllm));
+    r.engine_settings.max_num_seqs = Some(32);
+    let capacity = estimate_workload(catalog(), &r)
+        .unwrap()
+        .serving
+        .unwrap()
+        .capacity_requests_per_second;
+    r.serving.qps = Some(capacity * 1.1);
+    let held = estimate_workload(catalog(), &r).unwrap().serving.unwrap();
+    assert_eq!(held.saturated, Some(Saturation::SequenceLimit));
+    assert_eq!(held.max_concurrent_sequences, 32.0);
+    r.engine_settings.max_num_seqs = Some(4096);
+    let lifted = estimate_workload(catalog(), &r).unwrap().serving.unwrap();
+    assert_eq!(
+        lifted.saturated, None,
+        "10 % over the limited capacity is well within the lifted one"
+    );
+    r.serving.qps = Some(1000.0);
+    let flooded = estimate_workload(catalog(), &r).unwrap().serving.unwrap();
+    assert_eq!(flooded.saturated, Some(Saturation::Throughput));
+}
+
 #[test]
 fn serving_flags_on_a_model_no_continuous_batching_engine_runs_are_refused() {
     let mut r = WorkloadRequest::new(ModelSource::BuiltIn("resnet-50".to_string()), Task::Inference, "L4");
