@@ -239,13 +239,9 @@ fn an_estimate_beyond_a_replicas_capacity_says_it_saturates() {
     assert!(half.saturated.is_none() && half.ttft.is_some() && half.tpot.is_some());
 }
 
-/// An 8B model on an 80 GB GPU with vLLM held to 32 running sequences: the KV cache holds
-/// hundreds, so past the replica's capacity it is the sequence limit that stops it, and the
-/// answer says so (raising `max_num_seqs` is the fix, not more memory); with the limit lifted
-/// the same load saturates on compute instead.
-#[test]
-fn a_replica_stopped_by_its_sequence_limit_says_so_not_the_kv_cache() {
-    use gpuplan::estimator::serving::Saturation;
+/// Llama-3.1-8B on one H100 with vLLM, 500-token prompts and 200-token answers, at most 32
+/// sequences running.
+fn vllm_8b_held_to_32_sequences() -> WorkloadRequest {
     let mut r = WorkloadRequest::new(
         ModelSource::BuiltIn("llama-3.1-8b".into()),
         Task::Inference,
@@ -253,6 +249,17 @@ fn a_replica_stopped_by_its_sequence_limit_says_so_not_the_kv_cache() {
     );
     (r.seq, r.output_tokens, r.engine) = (Some(500), Some(200), Some(gpuplan::model::Engine::Vllm));
     r.engine_settings.max_num_seqs = Some(32);
+    r
+}
+
+/// An 8B model on an 80 GB GPU with vLLM held to 32 running sequences: the KV cache holds
+/// hundreds, so past the replica's capacity it is the sequence limit that stops it, and the
+/// answer says so (raising `max_num_seqs` is the fix, not more memory); with the limit lifted
+/// the same load saturates on compute instead.
+#[test]
+fn a_replica_stopped_by_its_sequence_limit_says_so_not_the_kv_cache() {
+    use gpuplan::estimator::serving::Saturation;
+    let mut r = vllm_8b_held_to_32_sequences();
     let capacity = estimate_workload(catalog(), &r)
         .unwrap()
         .serving
@@ -600,13 +607,7 @@ fn short_outputs_widen_the_tpot_tail() {
 /// batch puts it.
 #[test]
 fn near_the_sequence_limit_requests_queue_for_a_slot() {
-    let mut r = WorkloadRequest::new(
-        ModelSource::BuiltIn("llama-3.1-8b".into()),
-        Task::Inference,
-        "H100-SXM5-80GB",
-    );
-    (r.seq, r.output_tokens, r.engine) = (Some(500), Some(200), Some(gpuplan::model::Engine::Vllm));
-    r.engine_settings.max_num_seqs = Some(32);
+    let r = vllm_8b_held_to_32_sequences();
     let cost = estimate_workload(catalog(), &r).unwrap().estimate.serving_cost.unwrap();
     let mix = RequestMix::fixed(500, 200);
     let most = gpuplan::estimator::serving::goodput(&cost, &mix, None, None)
