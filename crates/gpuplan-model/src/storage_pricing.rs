@@ -70,10 +70,13 @@ impl StoragePricing {
     }
 
     /// The egress tiers in the words and unit the provider publishes them in: `first 100 GB a
-    /// month free, $0.087/GB to 10240 GB, $0.083/GB beyond 10240 GB`.
+    /// month free, $0.087/GB to 10240 GB, $0.083/GB beyond 10240 GB`, or `free`.
     pub fn egress_text(&self) -> Option<String> {
         let unit = self.egress_unit.label();
         let tiers = self.egress_tiers.as_ref()?;
+        if tiers.iter().all(|&(_, usd)| usd == 0.0) {
+            return Some("free".to_string());
+        }
         let mut text = String::new();
         let mut from = 0.0;
         for (index, &(upto, usd)) in tiers.iter().enumerate() {

@@ -890,22 +890,12 @@ fn storage_rates(catalog: &Catalog, provider: Option<&ProviderId>) -> (StorageRa
         ),
         None => (fallback.block_usd_per_gb_month, aws_storage.to_string()),
     };
-    let (tiers, egress) = match published.and_then(|p| p.egress_tiers_per_gb().map(|t| (t, p))) {
-        Some((tiers, p)) => {
-            let free = tiers.iter().all(|(_, price)| *price == 0.0);
-            let described = if free {
-                "free".to_string()
-            } else {
-                p.egress_text().unwrap_or_default()
-            };
-            (
-                tiers,
-                format!(
-                    "egress at {name}'s published internet egress: {described} (as of {})",
-                    p.as_of
-                ),
-            )
-        }
+    let published_egress = published.and_then(|p| Some((p.egress_tiers_per_gb()?, p.egress_text()?, p.as_of)));
+    let (tiers, egress) = match published_egress {
+        Some((tiers, described, as_of)) => (
+            tiers,
+            format!("egress at {name}'s published internet egress: {described} (as of {as_of})"),
+        ),
         None if provider.is_some() => (
             fallback.egress_tiers.clone(),
             format!("{aws_egress}: no published egress price for {name}"),
