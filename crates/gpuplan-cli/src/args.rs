@@ -875,9 +875,15 @@ pub struct WorkloadArgs {
     #[command(flatten)]
     pub step: TrainingStepArgs,
 
-    /// adamw, adam8bit, sgd or adafactor (default adamw).
+    /// adamw, adam8bit, sgd, adafactor, or bitsandbytes' paged-adamw / paged-adamw-8bit, whose
+    /// states page to the host when the GPU runs short (default adamw).
     #[arg(long, help_heading = "Workload")]
     pub optimizer: Option<String>,
+
+    /// Step the optimizer inside the backward pass, freeing each gradient once applied
+    /// (torchtune's optimizer_in_bwd): full training, one micro-batch per step, no pipeline.
+    #[arg(long, help_heading = "Workload")]
+    pub optimizer_in_backward: bool,
 
     /// LoRA rank (LoRA/QLoRA; default 16).
     #[arg(long, help_heading = "Workload")]

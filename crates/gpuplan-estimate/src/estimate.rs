@@ -605,6 +605,7 @@ fn transformer(
         &shape,
         &mut assumptions,
     );
+    estimate = page_optimizer_states(estimate, &memory, request.cluster.host_link.0, &mut assumptions);
     estimate = apply_amount(estimate, request, seq);
     push_memory_assumptions(&mut assumptions, request);
     Ok(Estimate {
@@ -623,6 +624,44 @@ fn transformer(
     })
 }
 
+/// Paged optimizer states stay on the GPU as far as the rest leaves room; the others move in
+/// for each step's update and out again to make room: bitsandbytes prefetches paged states to
+/// the GPU before it updates them (`Optimizer8bit.prefetch_state`) and the driver evicts
+/// managed pages under pressure. The two directions of the host link run at once (the states
+/// just updated leave while the next arrive), and the update waits for its states, so the
+/// step pays one pass of what does not fit.
+fn page_optimizer_states(
+    estimate: TrainingEstimate,
+    memory: &MemoryEstimate,
+    host_link: f64,
+    notes: &mut Notes,
+) -> TrainingEstimate {
+    let paged = memory.paged_optimizer.as_u64() as f64;
+    if paged <= 0.0 {
+        return estimate;
+    }
+    let room = (memory.capacity.as_u64() as f64 - memory.per_gpu.as_u64() as f64).max(0.0);
+    let away = (paged - room).max(0.0);
+    let seconds = if host_link > 0.0 { away / host_link } else { 0.0 };
+    notes.add(|| {
+        if away > 0.0 {
+            format!(
+                "paged optimizer states: {} in CUDA managed memory, {} of it beyond the GPU's free memory, paged in \
+                 and out every step at {:.0} GB/s: {seconds:.2} s",
+                Bytes(paged as u64),
+                Bytes(away as u64),
+                host_link / 1e9
+            )
+        } else {
+            format!(
+                "paged optimizer states: {} in CUDA managed memory, all of it resident beside the rest",
+                Bytes(paged as u64)
+            )
+        }
+    });
+    estimate.with_exposed_transfer(seconds)
+}
+
 pub(crate) fn apply_amount(estimate: TrainingEstimate, request: &EstimateRequest, _seq: u64) -> TrainingEstimate {
     match request.amount {
         Some(TrainingAmount::Tokens(tokens)) => estimate.for_tokens(tokens, request.cluster.gpus),
@@ -639,11 +678,23 @@ fn push_memory_assumptions(assumptions: &mut Notes, request: &EstimateRequest) {
              with an fp32 master copy (ZeRO stage {} over {} data-parallel ranks)",
             w.precision, w.optimizer, w.layout.zero, w.layout.dp
         )),
-        Task::Pretrain | Task::Finetune => assumptions.add(|| format!(
-            "{} weights, {} gradients, {} optimizer with an fp32 master copy under mixed precision \
-             (ZeRO stage {} over {} data-parallel ranks)",
-            w.precision, w.precision, w.optimizer, w.layout.zero, w.layout.dp
-        )),
+        Task::Pretrain | Task::Finetune => assumptions.add(|| {
+            let pure = crate::precision_bytes::activation_bytes(w.precision) < 4.0
+                && w.framework.is_some_and(|f| crate::calibration::framework(f).pure_low_precision);
+            format!(
+                "{} weights, {} gradients, {} optimizer {} (ZeRO stage {} over {} data-parallel ranks)",
+                w.precision,
+                w.precision,
+                w.optimizer,
+                if pure {
+                    "with no fp32 master copy (the framework trains purely in 16 bits)"
+                } else {
+                    "with an fp32 master copy under mixed precision"
+                },
+                w.layout.zero,
+                w.layout.dp
+            )
+        }),
         Task::Lora => assumptions.add(|| format!(
             "LoRA rank {} on every linear layer of attention and MLP, adapters in fp32 with AdamW; frozen base in {}",
             w.lora_rank, w.precision
@@ -678,6 +729,13 @@ fn push_memory_assumptions(assumptions: &mut Notes, request: &EstimateRequest) {
                 None => assumptions.add(|| format!("{} weights; embeddings and output layer kept in 16-bit", w.precision)),
             }
         }
+    }
+    if w.optimizer_in_backward {
+        assumptions.add(|| {
+            "optimizer stepped in the backward pass: each gradient is applied and freed once complete, so the \
+             largest parameter's (the embedding table or a feed-forward matrix) is the most held at once"
+                .to_string()
+        });
     }
     if w.task.is_training() {
         assumptions.add(|| {

@@ -12,7 +12,9 @@ use crate::efficiency::{
     allocator_fragmentation, cuda_context_gib, nccl_buffers_gib, qlora_activation_factor, serving_prefill_chunk_tokens,
 };
 use crate::parameters::ParameterCount;
-use crate::precision_bytes::{activation_bytes, embedding_bytes, gradient_bytes, optimizer_bytes, weight_bytes};
+use crate::precision_bytes::{
+    activation_bytes, embedding_bytes, gradient_bytes, optimizer_bytes, optimizer_state_bytes, weight_bytes,
+};
 use gpuplan_model::{Accelerator, Bytes, Checkpointing, Engine, LoraTargets, Task, TransformerSpec, Workload};
 use serde::Serialize;
 
@@ -27,6 +29,10 @@ pub struct MemoryEstimate {
     pub overhead: Bytes,
     /// The sum of the above.
     pub per_gpu: Bytes,
+    /// Optimizer states in CUDA managed memory (bitsandbytes' paged optimizers), outside
+    /// `per_gpu`: they stay on the GPU while it has room and are paged to the host otherwise,
+    /// so they never exhaust it; the framework's allocator does not count them either.
+    pub paged_optimizer: Bytes,
     /// What the GPU offers the workload (driver-visible memory; vLLM's 90 % share for vLLM).
     pub capacity: Bytes,
 }
@@ -126,8 +132,8 @@ pub fn expert_parameters(spec: &TransformerSpec) -> f64 {
 fn pure_optimizer_bytes(optimizer: gpuplan_model::Optimizer) -> f64 {
     use gpuplan_model::Optimizer;
     match optimizer {
-        Optimizer::AdamW => 4.0,
-        Optimizer::Adam8bit => 2.0,
+        Optimizer::AdamW | Optimizer::PagedAdamW => 4.0,
+        Optimizer::Adam8bit | Optimizer::PagedAdam8bit => 2.0,
         Optimizer::SgdMomentum => 2.0,
         Optimizer::Adafactor => 0.1,
     }
@@ -160,6 +166,7 @@ pub(crate) fn without_kv_cache(
         kv_cache: Bytes::ZERO,
         overhead,
         per_gpu: parts.iter().fold(overhead, |sum, part| sum + *part),
+        paged_optimizer: Bytes::ZERO,
         capacity,
     }
 }
@@ -224,6 +231,18 @@ pub fn training(
         optimizer_bytes(task, precision, workload.optimizer)
     };
     let mut optimizer = trainable * per_parameter;
+    // Paged optimizers keep their states (not a master copy) in managed memory.
+    let mut paged = if workload.optimizer.paged() {
+        trainable
+            * if pure {
+                per_parameter
+            } else {
+                optimizer_state_bytes(workload.optimizer)
+            }
+    } else {
+        0.0
+    };
+    optimizer -= paged;
     match task {
         Task::Lora | Task::Qlora => {
             if layout.zero >= 3 {
@@ -236,6 +255,7 @@ pub fn training(
         _ => {
             if layout.zero >= 1 {
                 optimizer /= dp;
+                paged /= dp;
             }
             if layout.zero >= 2 {
                 gradients /= dp;
@@ -254,7 +274,14 @@ pub fn training(
         // Optimizer states and master weights live on the host; gradients leave for it after
         // their reduction, one layer's bucket at a time.
         optimizer = 0.0;
+        paged = 0.0;
         gradients = gradients.min(2.0 * layer * gradient_bytes(task, precision) / f64::from(layout.tp));
+    }
+    if workload.optimizer_in_backward {
+        // Each gradient is applied and freed once complete: the largest parameter's (the
+        // embedding table, or a feed-forward matrix) is the most held at once.
+        let largest = (spec.vocab.max(spec.ffn) * spec.hidden) as f64 / f64::from(layout.tp);
+        gradients = gradients.min(largest * gradient_bytes(task, precision));
     }
     if workload.offload.parameters {
         // Only the layers being used (and the next, prefetched) are on the GPU.
@@ -313,6 +340,7 @@ pub fn training(
         kv_cache: Bytes::ZERO,
         overhead,
         per_gpu: weights + gradients + optimizer + activations + overhead,
+        paged_optimizer: Bytes(paged as u64),
         capacity: capacity(accelerator, workload),
     }
 }
@@ -383,6 +411,7 @@ pub fn inference(
         kv_cache,
         overhead,
         per_gpu: weights + kv_cache + activations + overhead,
+        paged_optimizer: Bytes::ZERO,
         capacity: capacity(accelerator, workload),
     }
 }

@@ -105,13 +105,19 @@ pub fn optimizer_bytes(task: Task, precision: Precision, optimizer: Optimizer) -
         _ if activation_bytes(precision) < 4.0 => 4.0,
         _ => 0.0,
     };
-    let state = match optimizer {
-        Optimizer::AdamW => 8.0,
-        Optimizer::Adam8bit => 2.0,
+    master_copy + optimizer_state_bytes(optimizer)
+}
+
+/// The optimizer's own state per parameter, without a master copy: AdamW's two fp32 moments,
+/// 8-bit Adam's two 8-bit ones (bitsandbytes), SGD's fp32 momentum, Adafactor's factored
+/// second moments. Paged variants keep the same states in managed memory.
+pub fn optimizer_state_bytes(optimizer: Optimizer) -> f64 {
+    match optimizer {
+        Optimizer::AdamW | Optimizer::PagedAdamW => 8.0,
+        Optimizer::Adam8bit | Optimizer::PagedAdam8bit => 2.0,
         Optimizer::SgdMomentum => 4.0,
         Optimizer::Adafactor => 0.1,
-    };
-    master_copy + state
+    }
 }
 
 #[cfg(test)]

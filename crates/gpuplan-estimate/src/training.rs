@@ -271,6 +271,19 @@ impl TrainingEstimate {
         self
     }
 
+    /// The same step with `seconds` of transfers that nothing hides added to its exposed
+    /// communication.
+    pub fn with_exposed_transfer(self, seconds: f64) -> TrainingEstimate {
+        if seconds <= 0.0 || self.step_seconds <= 0.0 {
+            return self;
+        }
+        let factor = (self.step_seconds + seconds) / self.step_seconds;
+        let mut slowed = self.slowed_by(factor);
+        slowed.communication_seconds += seconds;
+        slowed.scaling_efficiency /= factor;
+        slowed
+    }
+
     /// The same estimate with the time to process `tokens` tokens.
     pub fn for_tokens(mut self, tokens: f64, gpus: u32) -> TrainingEstimate {
         let seconds = tokens / self.tokens_per_second;

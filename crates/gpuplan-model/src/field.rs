@@ -71,6 +71,7 @@ fields! {
     MeanSeq = "mean_seq";
     KvCacheDtype = "kv_cache_dtype";
     Optimizer = "optimizer";
+    OptimizerInBackward = "optimizer_in_backward";
     LoraRank = "lora_rank";
     LoraTargets = "lora_targets";
     Engine = "engine";

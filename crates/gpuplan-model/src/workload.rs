@@ -51,7 +51,12 @@ named_enum!(
         /// Adam/AdamW: two fp32 moments (plus an fp32 master copy under mixed precision).
         AdamW => "adamw" | "adam",
         /// 8-bit Adam (bitsandbytes): two 8-bit moments.
-        Adam8bit => "adam8bit" | "adamw8bit" | "adam-8bit" | "paged-adamw-8bit",
+        Adam8bit => "adam8bit" | "adamw8bit" | "adam-8bit",
+        /// bitsandbytes' paged AdamW: AdamW's moments in CUDA managed memory, which the
+        /// driver moves to the host when the GPU runs short and back before each step.
+        PagedAdamW => "paged-adamw" | "paged-adamw-32bit" | "pagedadamw",
+        /// bitsandbytes' paged 8-bit AdamW (torchtune's single-GPU full fine-tuning recipes).
+        PagedAdam8bit => "paged-adamw-8bit" | "paged-adam8bit" | "pagedadamw8bit",
         /// SGD with momentum: one fp32 buffer.
         SgdMomentum => "sgd" | "sgd-momentum",
         /// Adafactor: factored second moments, about no extra state per parameter.
@@ -72,6 +77,15 @@ named_enum!(
         AllLinearAndHead => "all-linear+head" | "all+head",
     }
 );
+
+impl Optimizer {
+    /// Whether the states live in CUDA managed memory (bitsandbytes' paged optimizers,
+    /// `bitsandbytes.functional.get_paged`): outside the framework's allocator, paged out to
+    /// the host under memory pressure instead of running out of memory.
+    pub fn paged(self) -> bool {
+        matches!(self, Optimizer::PagedAdamW | Optimizer::PagedAdam8bit)
+    }
+}
 
 impl LoraTargets {
     /// Whether the feed-forward's projections are adapted.
@@ -297,6 +311,12 @@ pub struct Workload {
     pub layout: ParallelLayout,
     pub checkpointing: Checkpointing,
     pub optimizer: Optimizer,
+    /// Training: each parameter is updated, and its gradient freed, as soon as its gradient is
+    /// complete in the backward pass (torchtune's `optimizer_in_bwd`; PyTorch's
+    /// `register_post_accumulate_grad_hook`), so no step holds every gradient at once. Needs one
+    /// micro-batch per step on each replica: accumulated gradients would have to be kept.
+    #[serde(default)]
+    pub optimizer_in_backward: bool,
     /// Rank of the LoRA adapters (LoRA / QLoRA).
     pub lora_rank: u64,
     /// The layers the adapters sit on (LoRA / QLoRA).

@@ -58,6 +58,9 @@ pub struct WorkloadTemplate {
     pub zero: Option<u8>,
     pub checkpointing: Option<Checkpointing>,
     pub optimizer: Optimizer,
+    /// The optimizer steps inside the backward pass: one micro-batch per replica and step, no
+    /// pipeline stages.
+    pub optimizer_in_backward: bool,
     pub lora_rank: u64,
     pub lora_targets: LoraTargets,
     pub offload: Offload,
@@ -91,6 +94,7 @@ impl WorkloadTemplate {
             layout,
             checkpointing,
             optimizer: self.optimizer,
+            optimizer_in_backward: self.optimizer_in_backward,
             lora_rank: self.lora_rank,
             lora_targets: self.lora_targets,
             offload: self.offload,
@@ -313,6 +317,19 @@ pub fn configure(
             else {
                 continue;
             };
+            if template.optimizer_in_backward {
+                // Nothing may accumulate: one micro-batch per replica and step, one stage. A
+                // given batch sets the micro-batch; without one, each micro-batch sets the batch.
+                let whole = batch / u64::from(dp.max(1));
+                match (template.batch, template.micro_batch) {
+                    (Some(_), None) => micro_batches = vec![whole],
+                    (Some(_), Some(_)) => micro_batches.retain(|m| *m == whole),
+                    (None, _) => {}
+                }
+                if pp > 1 || micro_batches.is_empty() {
+                    continue;
+                }
+            }
             if let Some(micro) = micro_batch_per_stage(template, batch, dp, pp) {
                 micro_batches = vec![micro];
             }
@@ -339,6 +356,11 @@ pub fn configure(
                             vp: template.vp,
                             zero,
                             attention_dp: template.attention_dp,
+                        };
+                        let batch = if template.optimizer_in_backward && template.batch.is_none() {
+                            micro_batch * u64::from(dp)
+                        } else {
+                            batch
                         };
                         let workload = template.workload(batch, micro_batch, layout, checkpointing);
                         let request = EstimateRequest {

@@ -37,6 +37,7 @@ pub(crate) fn check_plan_query(query: &PlanQuery, model: &ModelSpec) -> Result<(
         Given(Field::Tokens, query.tokens.is_some()),
         Given(Field::Epochs, query.epochs.is_some()),
         Given(Field::Optimizer, query.optimizer.is_some()),
+        Given(Field::OptimizerInBackward, query.optimizer_in_backward),
         Given(Field::Checkpointing, query.checkpointing.is_some()),
         Given(Field::Framework, query.framework.is_some()),
         Given(Field::Offload, query.offload.is_some_and(|o| o.any())),

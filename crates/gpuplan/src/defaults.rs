@@ -147,6 +147,46 @@ pub fn check_offload(offload: Offload, task: Task, zero: Option<u8>) -> Result<(
     Ok(())
 }
 
+/// Stepping the optimizer inside the backward pass applies to full training (torchtune offers
+/// it in its full fine-tuning recipes), where the GPU runs the optimizer, and leaves nothing to
+/// accumulate: no pipeline stages, whose micro-batches add up their gradients.
+pub fn check_optimizer_in_backward(
+    given: bool,
+    task: Task,
+    offload: Option<Offload>,
+    pp: Option<u32>,
+) -> Result<(), Error> {
+    if !given {
+        return Ok(());
+    }
+    if !matches!(task, Task::Pretrain | Task::Finetune) {
+        return Err(
+            RequestError::not_applicable(Field::OptimizerInBackward, "full training ({task} pretrain or finetune)")
+                .with_hint("drop it; adapters' gradients are small")
+                .into(),
+        );
+    }
+    if offload.is_some_and(|o| o.optimizer) {
+        return Err(RequestError::conflict(
+            Field::OptimizerInBackward,
+            Field::Offload,
+            "an offloaded optimizer steps on the CPU after the backward pass",
+        )
+        .with_hint("drop one of the two")
+        .into());
+    }
+    if pp.is_some_and(|pp| pp > 1) {
+        return Err(RequestError::conflict(
+            Field::OptimizerInBackward,
+            Field::Pp,
+            "pipeline stages accumulate gradients over their micro-batches",
+        )
+        .with_hint("drop {pp}")
+        .into());
+    }
+    Ok(())
+}
+
 /// How much training is asked for: `--tokens`, or `--epochs` × `--dataset-size` (one epoch
 /// when only the size is given).
 pub fn training_amount(

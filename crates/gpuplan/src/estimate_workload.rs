@@ -61,6 +61,8 @@ pub struct WorkloadRequest {
     pub packing: SequencePacking,
     /// Training: the step runs under `torch.compile`.
     pub compiled: bool,
+    /// Training: the optimizer steps inside the backward pass (no full set of gradients).
+    pub optimizer_in_backward: bool,
     pub flash_attention: Option<bool>,
     pub engine: Option<Engine>,
     /// Training framework, whose defaults and loss the estimate follows.
@@ -159,6 +161,7 @@ impl WorkloadRequest {
             offload: None,
             packing: SequencePacking::Packed,
             compiled: false,
+            optimizer_in_backward: false,
             flash_attention: None,
             engine: None,
             framework: None,
@@ -263,6 +266,15 @@ fn estimate_on(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateA
     let memory_margin = request.memory_margin.unwrap_or(gpuplan_plan::DEFAULT_MEMORY_MARGIN);
     let configured = configure(&model, &accelerator, &template, cluster, amount, memory_margin)?;
     let Some(Configured { workload, mut estimate }) = configured else {
+        if template.optimizer_in_backward {
+            return Err(Error::invalid(
+                format!(
+                    "with {{optimizer_in_backward}} each replica takes one micro-batch a step, and no layout of \
+                     {gpus} GPUs without pipeline stages splits the batch so"
+                ),
+                Some("give a {batch} of {micro_batch} × the data-parallel replicas, or drop {micro_batch}".to_string()),
+            ));
+        }
         return Err(Error::invalid(
             format!("the batch cannot be spread over {gpus} GPUs in any layout"),
             Some("use a {batch} that is a multiple of the data-parallel replicas".to_string()),
@@ -381,6 +393,7 @@ fn check_estimate_request(request: &WorkloadRequest, model: &ModelSpec) -> Resul
     if let Some(offload) = request.offload {
         defaults::check_offload(offload, task, request.zero)?;
     }
+    defaults::check_optimizer_in_backward(request.optimizer_in_backward, task, request.offload, request.pp)?;
     if request.kv_cache.is_some() && task.is_training() {
         return Err(
             crate::RequestError::not_applicable(crate::Field::KvCacheDtype, "{task} inference")
@@ -568,6 +581,7 @@ fn estimate_template(
         zero: request.zero,
         checkpointing: request.checkpointing,
         optimizer,
+        optimizer_in_backward: request.optimizer_in_backward,
         lora_rank,
         lora_targets,
         offload: request.offload.unwrap_or_default(),

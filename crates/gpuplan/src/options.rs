@@ -73,6 +73,10 @@ pub struct WorkloadOptions {
     pub kv_cache_dtype: Option<String>,
     #[serde(default)]
     pub optimizer: Option<String>,
+    /// Training: the optimizer steps each parameter inside the backward pass and frees its
+    /// gradient (torchtune's `optimizer_in_bwd`).
+    #[serde(default)]
+    pub optimizer_in_backward: bool,
     #[serde(default)]
     pub lora_rank: Option<u64>,
     #[serde(default)]
@@ -606,6 +610,7 @@ macro_rules! fill_workload {
         $target.compiled = w.compile;
         $target.kv_cache = parse(Field::KvCacheDtype, &w.kv_cache_dtype)?;
         $target.optimizer = parse(Field::Optimizer, &w.optimizer)?;
+        $target.optimizer_in_backward = w.optimizer_in_backward;
         $target.lora_rank = w.lora_rank;
         $target.lora_targets = parse(Field::LoraTargets, &w.lora_targets)?;
         let (engine, release) = crate::engine_knobs::split_release(&w.engine)?;

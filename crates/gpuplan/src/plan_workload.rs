@@ -34,6 +34,8 @@ pub struct PlanQuery {
     pub packing: SequencePacking,
     /// Training: the step runs under `torch.compile`.
     pub compiled: bool,
+    /// Training: the optimizer steps inside the backward pass (no full set of gradients).
+    pub optimizer_in_backward: bool,
     pub engine: Option<Engine>,
     /// Training framework, whose defaults and loss the estimates follow.
     pub framework: Option<Framework>,
@@ -110,6 +112,7 @@ impl PlanQuery {
             offload: None,
             packing: SequencePacking::Packed,
             compiled: false,
+            optimizer_in_backward: false,
             engine: None,
             framework: None,
             framework_builds: Vec::new(),
@@ -371,6 +374,7 @@ fn template_for(
         zero: None,
         checkpointing: query.checkpointing,
         optimizer: query.optimizer.unwrap_or(Optimizer::AdamW),
+        optimizer_in_backward: query.optimizer_in_backward,
         lora_rank,
         lora_targets,
         offload: query.offload.unwrap_or_default(),

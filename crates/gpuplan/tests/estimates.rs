@@ -199,6 +199,8 @@ mod validation {
         /// The training framework the run used, where gpuplan has a profile for it.
         framework: Option<String>,
         optimizer: Option<String>,
+        /// The optimizer stepped inside the backward pass (torchtune's `optimizer_in_bwd`).
+        optimizer_in_backward: Option<bool>,
         lora_rank: Option<u64>,
         /// The layers the run adapted, where its framework's default does not say.
         lora_targets: Option<String>,
@@ -327,6 +329,7 @@ mod validation {
             .as_deref()
             .map(|c| c.parse::<Checkpointing>().unwrap());
         request.optimizer = case.optimizer.as_deref().map(|o| o.parse::<Optimizer>().unwrap());
+        request.optimizer_in_backward = case.optimizer_in_backward.unwrap_or(false);
         request.framework = case.framework.as_deref().map(|f| f.parse::<Framework>().unwrap());
         request.lora_rank = case.lora_rank;
         request.lora_targets = case.lora_targets.as_deref().map(|t| t.parse::<LoraTargets>().unwrap());

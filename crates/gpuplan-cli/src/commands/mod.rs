@@ -23,6 +23,7 @@ pub(crate) fn workload_options(
         mean_seq: args.step.mean_seq,
         kv_cache_dtype: args.kv_cache_dtype.clone(),
         optimizer: args.optimizer.clone(),
+        optimizer_in_backward: args.optimizer_in_backward,
         lora_rank: args.lora_rank,
         lora_targets: args.lora_targets.clone(),
         engine: args.engine.clone(),

@@ -138,6 +138,14 @@ pub fn estimate_report(e: &EstimateJson) -> String {
     for fit in &m.nearest_fit {
         let _ = writeln!(text, "  nearest fit: {fit}");
     }
+    if b.paged_optimizer > 0 {
+        let _ = writeln!(
+            text,
+            "  {:<18} {:>12}   paged, not in the total: on the GPU while it has room, else on the host",
+            "+ optimizer states",
+            Bytes(b.paged_optimizer).to_string()
+        );
+    }
 
     if let Some(t) = &e.training {
         let _ = writeln!(

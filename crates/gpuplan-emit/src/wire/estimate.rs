@@ -56,6 +56,8 @@ pub struct WorkloadJson {
     pub layout: LayoutJson,
     pub checkpointing: String,
     pub optimizer: String,
+    /// Training: the optimizer steps inside the backward pass (`--optimizer-in-backward`).
+    pub optimizer_in_backward: bool,
     pub lora_rank: u64,
     /// The layers LoRA adapts (`--lora-targets`).
     pub lora_targets: String,
@@ -119,6 +121,9 @@ pub struct BreakdownJson {
     pub activations: u64,
     pub kv_cache: u64,
     pub overhead: u64,
+    /// Optimizer states in managed memory (bitsandbytes' paged optimizers), not in
+    /// `per_gpu_bytes`: on the GPU while it has room, paged to the host otherwise.
+    pub paged_optimizer: u64,
 }
 
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
@@ -211,6 +216,7 @@ impl EstimateJson {
                 layout: workload.layout.into(),
                 checkpointing: workload.checkpointing.to_string(),
                 optimizer: workload.optimizer.to_string(),
+                optimizer_in_backward: workload.optimizer_in_backward,
                 lora_rank: workload.lora_rank,
                 lora_targets: workload.lora_targets.to_string(),
                 offload: workload.offload.to_string(),
@@ -238,6 +244,7 @@ impl EstimateJson {
                     activations: m.activations.as_u64(),
                     kv_cache: m.kv_cache.as_u64(),
                     overhead: m.overhead.as_u64(),
+                    paged_optimizer: m.paged_optimizer.as_u64(),
                 },
             },
             training: estimate.training.map(|t| TrainingJson {

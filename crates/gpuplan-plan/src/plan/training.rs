@@ -35,11 +35,12 @@ pub(super) fn evaluate_training(
         let configured = match evaluator.configured(offering, gpus, per_node, precision, None, request.template.ep) {
             Ok(Some(configured)) => configured,
             Ok(None) => {
-                outcomes.reject(Rejection::outright(
-                    label(),
-                    Constraint::Layout,
-                    format!("the batch cannot be spread over {gpus} GPUs"),
-                ));
+                let why = if request.template.optimizer_in_backward {
+                    format!("the batch is not one micro-batch per replica on {gpus} GPUs without pipeline stages")
+                } else {
+                    format!("the batch cannot be spread over {gpus} GPUs")
+                };
+                outcomes.reject(Rejection::outright(label(), Constraint::Layout, why));
                 continue;
             }
             Err(error) => {
