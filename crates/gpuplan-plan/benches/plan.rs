@@ -36,6 +36,7 @@ fn template(task: Task, batch: Option<u64>, seq: u64, output_tokens: u64, engine
         zero: None,
         checkpointing: None,
         optimizer: Optimizer::AdamW,
+        optimizer_in_backward: false,
         lora_rank: 16,
         flash_attention: true,
         engine,

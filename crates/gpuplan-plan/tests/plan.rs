@@ -86,6 +86,7 @@ fn template() -> WorkloadTemplate {
         zero: None,
         checkpointing: None,
         optimizer: Optimizer::AdamW,
+        optimizer_in_backward: false,
         lora_rank: 0,
         flash_attention: false,
         engine: Engine::Pytorch,

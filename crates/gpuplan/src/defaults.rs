@@ -160,11 +160,12 @@ pub fn check_optimizer_in_backward(
         return Ok(());
     }
     if !matches!(task, Task::Pretrain | Task::Finetune) {
-        return Err(
-            RequestError::not_applicable(Field::OptimizerInBackward, "full training ({task} pretrain or finetune)")
-                .with_hint("drop it; adapters' gradients are small")
-                .into(),
-        );
+        return Err(RequestError::not_applicable(
+            Field::OptimizerInBackward,
+            "full training ({task} pretrain or finetune)",
+        )
+        .with_hint("drop it; adapters' gradients are small")
+        .into());
     }
     if offload.is_some_and(|o| o.optimizer) {
         return Err(RequestError::conflict(

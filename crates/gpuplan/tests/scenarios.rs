@@ -603,6 +603,97 @@ mod training_step {
     }
 }
 
+mod optimizer_memory {
+    //! Where the optimizer keeps its states and when gradients are freed, as torchtune's
+    //! single-GPU full fine-tuning recipe runs it (paged 8-bit AdamW stepped in the backward
+    //! pass).
+    use super::*;
+    use gpuplan::model::{Checkpointing, Framework, Optimizer, Precision};
+
+    fn full_8b_on_a_4090(optimizer: Optimizer, in_backward: bool) -> gpuplan::EstimateAnswer {
+        let mut r = WorkloadRequest::new(ModelSource::BuiltIn("llama-3.1-8b".into()), Task::Finetune, "RTX-4090");
+        (r.gpus, r.seq, r.batch, r.micro_batch) = (Some(1), Some(2048), Some(2), Some(2));
+        r.precision = Some(Precision::Bf16);
+        r.framework = Some(Framework::Torchtune);
+        r.checkpointing = Some(Checkpointing::Full);
+        r.optimizer = Some(optimizer);
+        r.optimizer_in_backward = in_backward;
+        estimate_workload(catalog(), &r).unwrap()
+    }
+
+    fn fits(answer: &gpuplan::EstimateAnswer) -> bool {
+        let m = &answer.estimate.memory;
+        m.per_gpu.as_gib() <= 0.9 * m.capacity.as_gib()
+    }
+
+    /// An engineer who has run torchtune's recipe knows an 8B full fine-tune fits a 24 GB card
+    /// that way (its README: 18.9 GiB), and that plain AdamW keeping every gradient does not.
+    #[test]
+    fn torchtune_fits_an_8b_full_fine_tune_on_a_24_gb_card_with_paged_adam_stepped_in_backward() {
+        let recipe = full_8b_on_a_4090(Optimizer::PagedAdam8bit, true);
+        assert!(fits(&recipe), "{}", recipe.estimate.memory.per_gpu);
+        let gib = recipe.estimate.memory.per_gpu.as_gib();
+        assert!((17.0..21.0).contains(&gib), "{gib}");
+        // The paged states are reported, outside the total.
+        assert!(recipe.estimate.memory.paged_optimizer.as_gib() > 7.0);
+        assert!(!fits(&full_8b_on_a_4090(Optimizer::AdamW, false)));
+    }
+
+    /// Stepping in the backward pass frees the gradients; paging the states frees their memory
+    /// but pays for what does not fit by crossing PCIe every step.
+    #[test]
+    fn each_half_of_the_recipe_saves_its_own_part() {
+        let plain = full_8b_on_a_4090(Optimizer::Adam8bit, false);
+        let in_backward = full_8b_on_a_4090(Optimizer::Adam8bit, true);
+        let paged = full_8b_on_a_4090(Optimizer::PagedAdam8bit, false);
+        let (m, b, p) = (
+            &plain.estimate.memory,
+            &in_backward.estimate.memory,
+            &paged.estimate.memory,
+        );
+        assert!(b.gradients.as_gib() < 0.1 * m.gradients.as_gib());
+        assert_eq!(b.optimizer, m.optimizer);
+        assert_eq!(p.optimizer.as_u64(), 0);
+        assert_eq!(p.paged_optimizer, m.optimizer);
+        assert_eq!(p.gradients, m.gradients);
+        let step = |a: &gpuplan::EstimateAnswer| a.estimate.training.unwrap().step_seconds;
+        // Paged states that do not fit move over the host link each step.
+        assert!(step(&paged) > step(&plain));
+        assert!(
+            paged
+                .estimate
+                .assumptions
+                .iter()
+                .any(|a| a.contains("paged in and out every step"))
+        );
+    }
+
+    #[test]
+    fn the_optimizer_steps_in_the_backward_pass_only_in_full_training_without_accumulation() {
+        let mut r = WorkloadRequest::new(ModelSource::BuiltIn("llama-3.1-8b".into()), Task::Lora, "RTX-4090");
+        r.optimizer_in_backward = true;
+        let error = estimate_workload(catalog(), &r).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("--optimizer-in-backward applies to full training"),
+            "{error}"
+        );
+        assert_eq!(error.exit_status(), gpuplan::ExitStatus::Error);
+        let mut r = WorkloadRequest::new(ModelSource::BuiltIn("llama-3.1-8b".into()), Task::Finetune, "H100");
+        (r.gpus, r.batch, r.micro_batch) = (Some(8), Some(64), Some(2));
+        r.optimizer_in_backward = true;
+        let error = estimate_workload(catalog(), &r).unwrap_err();
+        assert!(error.to_string().contains("one micro-batch a step"), "{error}");
+        // Without a micro-batch it is the batch over the replicas.
+        r.micro_batch = None;
+        let answer = estimate_workload(catalog(), &r).unwrap();
+        let layout = answer.workload.layout;
+        assert_eq!(answer.workload.micro_batch * u64::from(layout.dp), 64);
+        assert_eq!(layout.pp, 1);
+    }
+}
+
 mod offload {
     //! Offloading to host memory, as DeepSpeed, FSDP and torchtune do it.
     use super::*;
