@@ -856,8 +856,9 @@ pub struct WorkloadArgs {
     #[arg(long, help_heading = "Workload")]
     pub output_tokens: Option<u64>,
 
-    /// Activation recomputation: none, selective (attention core), op (torchtitan's per-op)
-    /// or full (default: the least that fits).
+    /// Activation recomputation: none, selective (attention core), norms-activation (Megatron's
+    /// recompute modules layernorm and moe_act), op (torchtitan's per-op) or full (default: the
+    /// least that fits).
     #[arg(long, help_heading = "Workload")]
     pub checkpointing: Option<String>,
 

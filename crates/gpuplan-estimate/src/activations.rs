@@ -47,7 +47,11 @@ pub fn layer_bytes_per_token(
     let mask = if dropout { 1.0 } else { 0.0 };
 
     let norms = spec.norms_per_layer.min(2) as f64 * 2.0 * h;
-    let mut attention = 2.0 * h + 2.0 * q + 4.0 * kv + 2.0 * q + mask * h;
+    // Recomputed norms keep no output: the inputs of the QKV projection and of the
+    // feed-forward, which a norm produces in a pre-norm layer, are rebuilt in the backward pass.
+    let norm_outputs = checkpointing == Checkpointing::NormsAndActivation && spec.norms_per_layer > 0;
+    let linear_input = if norm_outputs { 0.0 } else { 2.0 * h };
+    let mut attention = linear_input + 2.0 * q + 4.0 * kv + 2.0 * q + mask * h;
     let quadratic = if dropout { 5.0 } else { 2.0 } * a * seq as f64;
     if !flash_attention && checkpointing == Checkpointing::None {
         attention += quadratic;
@@ -59,8 +63,15 @@ pub fn layer_bytes_per_token(
         ),
         None => (f, 1.0),
     };
-    let intermediate = if spec.gated_ffn { 8.0 } else { 4.0 } * ffn_width * routed;
-    let feed_forward = 2.0 * h + intermediate + mask * h;
+    let mut intermediate = if spec.gated_ffn { 8.0 } else { 4.0 } * ffn_width * routed;
+    if checkpointing == Checkpointing::NormsAndActivation {
+        if let Some(moe) = spec.moe {
+            // The routed experts keep their first projection's output (gate and up) and
+            // rebuild the activation and its product from it.
+            intermediate -= if spec.gated_ffn { 4.0 } else { 2.0 } * ffn_width * moe.experts_per_token as f64;
+        }
+    }
+    let feed_forward = linear_input + intermediate + mask * h;
     norms + attention + feed_forward
 }
 
@@ -96,7 +107,7 @@ pub fn stack_bytes_per_token(
     match checkpointing {
         Checkpointing::Full => layers as f64 * 2.0 * spec.hidden as f64 + per_layer,
         Checkpointing::Op => layers as f64 * per_layer + recomputed_layer() - per_layer,
-        Checkpointing::None | Checkpointing::Selective => layers as f64 * per_layer,
+        Checkpointing::None | Checkpointing::Selective | Checkpointing::NormsAndActivation => layers as f64 * per_layer,
     }
 }
 
@@ -147,6 +158,48 @@ mod tests {
     fn flash_attention_drops_the_quadratic_term() {
         let bytes = layer_bytes_per_token(&gpt(4096, 32), 2048, true, Checkpointing::None);
         assert_eq!(bytes, 34.0 * 4096.0);
+    }
+
+    /// Megatron's `--recompute-modules layernorm moe_act`: the two norms' outputs (the QKV and
+    /// feed-forward inputs, 2h bytes each) are not kept, and a gated expert keeps its first
+    /// projection (gate and up) but not the activation and its product (2 × 2f bytes each).
+    #[test]
+    fn recomputing_norms_and_the_expert_activation_drops_their_outputs() {
+        let dense = gpt(4096, 32);
+        let saved = |spec: &TransformerSpec| {
+            layer_bytes_per_token(spec, 2048, true, Checkpointing::None)
+                - layer_bytes_per_token(spec, 2048, true, Checkpointing::NormsAndActivation)
+        };
+        assert_eq!(saved(&dense), 4.0 * 4096.0);
+        let mut moe = gpt(2880, 64);
+        moe.gated_ffn = true;
+        moe.moe = Some(gpuplan_model::MoeSpec {
+            experts: 128,
+            experts_per_token: 4,
+            shared_experts: 0,
+            expert_ffn: 2880,
+            shared_ffn: 0,
+            dense_layers: 0,
+        });
+        assert_eq!(saved(&moe), 4.0 * 2880.0 + 4.0 * 2880.0 * 4.0);
+        assert_eq!(
+            crate::flops::training_per_token(
+                &moe,
+                &crate::parameters::count_parameters(&moe),
+                4096,
+                gpuplan_model::Task::Pretrain,
+                Checkpointing::NormsAndActivation
+            )
+            .hardware,
+            crate::flops::training_per_token(
+                &moe,
+                &crate::parameters::count_parameters(&moe),
+                4096,
+                gpuplan_model::Task::Pretrain,
+                Checkpointing::None
+            )
+            .hardware
+        );
     }
 
     #[test]

@@ -395,7 +395,8 @@ fn training(
     let optimizer = trainable as f64 * optimizer_bytes(task, workload.precision, workload.optimizer) / shards;
     let fused = workload.flash_attention;
     let saved_per_image = match workload.checkpointing {
-        Checkpointing::None => shape.denoiser.training_saved(fused),
+        // A denoiser's norms are counted with its blocks: nothing recomputed is claimed.
+        Checkpointing::None | Checkpointing::NormsAndActivation => shape.denoiser.training_saved(fused),
         Checkpointing::Selective | Checkpointing::Op => shape.denoiser.training_saved(true),
         // Only block inputs are kept; one block is recomputed at a time.
         Checkpointing::Full => shape.denoiser.skips * 2.0 + shape.denoiser.working,

@@ -55,7 +55,8 @@ pub fn training_per_token(
         Checkpointing::Full => forward,
         Checkpointing::Selective => attention,
         Checkpointing::Op => op_checkpointing::recomputed_flops_per_token(spec),
-        Checkpointing::None => 0.0,
+        // Norms and activation functions: element-wise work, no matmul FLOPs.
+        Checkpointing::None | Checkpointing::NormsAndActivation => 0.0,
     };
     TrainingFlops {
         model,

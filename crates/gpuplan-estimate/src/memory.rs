@@ -304,6 +304,8 @@ pub fn training(
     let mut per_token =
         activations::stack_bytes_per_token(spec, layers_here, seq, workload.flash_attention, workload.checkpointing);
     let eight_bit = precision.bits() <= 8 && task.is_training() && !matches!(task, Task::Qlora);
+    // (Recomputed norms keep no 16-bit linear inputs to halve; the rest of that mode's savings
+    // is not claimed.)
     if eight_bit && matches!(workload.checkpointing, Checkpointing::None | Checkpointing::Selective) {
         per_token -= layers_here as f64 * activations::eight_bit_linear_input_savings(spec);
     }

@@ -36,6 +36,11 @@ named_enum!(
         /// Recompute the attention core only (Korthikanti et al. 2022; Megatron-LM's
         /// `--recompute-granularity selective`).
         Selective => "selective",
+        /// Recompute the norms and the routed experts' activation function only (Megatron-Core's
+        /// `--recompute-modules layernorm moe_act`, as its MoE recipes run): each norm's output
+        /// and the experts' activation output are rebuilt from what is kept, element-wise work
+        /// with no matmul repeated. Applies to transformer layers.
+        NormsAndActivation => "norms-activation" | "layernorm,moe_act" | "layernorm+moe_act",
         /// Per-operator selective checkpointing (torchtitan's `selective_ac_option = "op"`):
         /// the outputs of every other matmul and of the attention kernel are kept, the rest
         /// is recomputed.

@@ -603,6 +603,49 @@ mod training_step {
     }
 }
 
+mod module_recomputation {
+    //! Megatron-Core's MoE recipes recompute chosen modules only (`--recompute-modules
+    //! layernorm moe_act`), the cheapest memory there is to win back.
+    use super::*;
+    use gpuplan::model::{Checkpointing, Framework, Precision};
+
+    fn gpt_oss_on_64_b200(checkpointing: Checkpointing) -> gpuplan::EstimateAnswer {
+        let mut r = WorkloadRequest::new(ModelSource::BuiltIn("gpt-oss-120b".into()), Task::Pretrain, "B200");
+        (r.gpus, r.gpus_per_node, r.tp, r.pp, r.ep) = (Some(64), Some(8), Some(1), Some(1), Some(8));
+        (r.seq, r.batch, r.micro_batch) = (Some(4096), Some(1280), Some(4));
+        r.precision = Some(Precision::Bf16);
+        r.framework = Some(Framework::Megatron);
+        r.checkpointing = Some(checkpointing);
+        estimate_workload(catalog(), &r).unwrap()
+    }
+
+    /// Megatron-Bridge's gpt-oss-120b recipe on 64 B200 (EP 8, micro-batch 4) recomputes its
+    /// layernorms and the experts' activation: without it the step does not fit in 180 GB,
+    /// with it it does, and it repeats no matmul, so it is as fast as keeping everything and
+    /// faster than recomputing whole layers.
+    #[test]
+    fn recomputing_norms_and_expert_activations_fits_gpt_oss_at_no_matmul_cost() {
+        let fits = |a: &gpuplan::EstimateAnswer| {
+            let m = &a.estimate.memory;
+            m.per_gpu.as_gib() <= 0.9 * m.capacity.as_gib()
+        };
+        let step = |a: &gpuplan::EstimateAnswer| a.estimate.training.unwrap().step_seconds;
+        let (none, modules, full) = (
+            gpt_oss_on_64_b200(Checkpointing::None),
+            gpt_oss_on_64_b200(Checkpointing::NormsAndActivation),
+            gpt_oss_on_64_b200(Checkpointing::Full),
+        );
+        assert!(!fits(&none), "{}", none.estimate.memory.per_gpu);
+        assert!(fits(&modules), "{}", modules.estimate.memory.per_gpu);
+        assert_eq!(step(&modules), step(&none));
+        assert!(step(&modules) < 0.85 * step(&full));
+        assert_eq!(
+            "layernorm,moe_act".parse::<Checkpointing>(),
+            Ok(Checkpointing::NormsAndActivation)
+        );
+    }
+}
+
 mod optimizer_memory {
     //! Where the optimizer keeps its states and when gradients are freed, as torchtune's
     //! single-GPU full fine-tuning recipe runs it (paged 8-bit AdamW stepped in the backward
