@@ -606,6 +606,40 @@ async fn errors_name_json_fields_not_flags() {
     );
 }
 
+/// The optimizer's knobs travel as JSON keys: torchtune's single-GPU recipe (paged 8-bit AdamW
+/// stepped in the backward pass) answers with its paged states outside the total, and the
+/// knob refused for LoRA is named as the key that was sent.
+#[tokio::test]
+async fn optimizer_knobs_are_keys_of_the_api() {
+    let answer = post(
+        "/api/v1/estimate",
+        json!({"model": "llama-3.1-8b", "task": "finetune", "gpu": "RTX-4090", "gpus": 1, "precision": "bf16",
+               "seq": 2048, "batch": 2, "micro_batch": 2, "framework": "torchtune", "checkpointing": "full",
+               "optimizer": "paged-adamw-8bit", "optimizer_in_backward": true})
+        .to_string(),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.text());
+    let body = answer.json();
+    assert_eq!(body["workload"]["optimizer_in_backward"], json!(true));
+    let memory = &body["memory"];
+    let paged = memory["breakdown"]["paged_optimizer"].as_u64().unwrap();
+    assert!(paged > 7 << 30, "{memory}");
+    assert!(memory["per_gpu_bytes"].as_u64().unwrap() < 22 << 30, "{memory}");
+    assert_eq!(memory["fits"], json!(true));
+    let problem = post(
+        "/api/v1/estimate",
+        json!({"model": "llama-3.1-8b", "task": "lora", "gpu": "H100", "optimizer_in_backward": true}).to_string(),
+    )
+    .await
+    .problem(StatusCode::BAD_REQUEST, 2);
+    let text = format!("{} {}", problem["detail"], problem["hint"]);
+    assert!(
+        text.contains("`optimizer_in_backward`") && !text.contains("--"),
+        "{problem}"
+    );
+}
+
 /// A route asked with a method it does not take answers 405 as problem+json, like every other
 /// refusal.
 #[tokio::test]
