@@ -182,23 +182,13 @@ mod tests {
             dense_layers: 0,
         });
         assert_eq!(saved(&moe), 4.0 * 2880.0 + 4.0 * 2880.0 * 4.0);
+        let hardware = |checkpointing| {
+            let counts = crate::parameters::count_parameters(&moe);
+            crate::flops::training_per_token(&moe, &counts, 4096, gpuplan_model::Task::Pretrain, checkpointing).hardware
+        };
         assert_eq!(
-            crate::flops::training_per_token(
-                &moe,
-                &crate::parameters::count_parameters(&moe),
-                4096,
-                gpuplan_model::Task::Pretrain,
-                Checkpointing::NormsAndActivation
-            )
-            .hardware,
-            crate::flops::training_per_token(
-                &moe,
-                &crate::parameters::count_parameters(&moe),
-                4096,
-                gpuplan_model::Task::Pretrain,
-                Checkpointing::None
-            )
-            .hardware
+            hardware(Checkpointing::NormsAndActivation),
+            hardware(Checkpointing::None)
         );
     }
 
