@@ -17,6 +17,11 @@ pub(crate) const BATCH_DEFAULT_WHY: &str = "sequences (samples) per optimizer st
      data-parallel replicas one per replica, up to 16 M tokens (Llama 3 405B's final batch); each answer shows the \
      batch it used";
 
+/// Why the global batch is what it is when none is given and the optimizer steps in the
+/// backward pass: nothing accumulates, so the batch is the micro-batch on every replica.
+pub(crate) const BATCH_IN_BACKWARD_WHY: &str = "one micro-batch per data-parallel replica: the optimizer steps in \
+     the backward pass, so nothing accumulates";
+
 /// Tokens per prompt and generated per request: as given, else a request log's means (named
 /// among the defaults: a log's lengths, not the generic ones, are what a single-request figure
 /// should use), else [`sequence`]'s and [`output_tokens`]'s defaults.

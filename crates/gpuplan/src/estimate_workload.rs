@@ -639,11 +639,12 @@ fn chosen_layout_defaults(
         ));
     }
     if request.batch.is_none() && task.is_training() {
-        defaults.push(Defaulted::new(
-            Field::Batch,
-            workload.batch,
-            defaults::BATCH_DEFAULT_WHY,
-        ));
+        let why = if workload.optimizer_in_backward {
+            defaults::BATCH_IN_BACKWARD_WHY
+        } else {
+            defaults::BATCH_DEFAULT_WHY
+        };
+        defaults.push(Defaulted::new(Field::Batch, workload.batch, why));
     }
     if request.micro_batch.is_none() && task.is_training() {
         let layout = workload.layout;

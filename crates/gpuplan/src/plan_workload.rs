@@ -349,6 +349,14 @@ fn template_for(
     let batch = match (query.batch, task) {
         (Some(batch), _) => Some(batch),
         (None, Task::Inference) => None,
+        (None, _) if query.optimizer_in_backward => {
+            defaults.push(Defaulted::new(
+                Field::Batch,
+                "the micro-batch × the replicas",
+                defaults::BATCH_IN_BACKWARD_WHY,
+            ));
+            None
+        }
         (None, _) => {
             defaults.push(Defaulted::new(
                 Field::Batch,
