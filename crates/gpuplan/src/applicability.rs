@@ -112,6 +112,7 @@ pub(crate) fn check_plan_query(query: &PlanQuery, model: &ModelSpec) -> Result<(
             "drop {lora_targets}",
         ));
     }
+    crate::defaults::check_optimizer_in_backward(query.optimizer_in_backward, task, query.offload, None)?;
     check_image_flags(query, model)?;
     check_input_flags(query, model)?;
     check_request_shape_flags(query, model)?;

@@ -730,6 +730,16 @@ mod optimizer_memory {
         let layout = answer.workload.layout;
         assert_eq!(answer.workload.micro_batch * u64::from(layout.dp), 64);
         assert_eq!(layout.pp, 1);
+        // `plan` refuses it where `estimate` does.
+        let mut q = query("llama-3.1-8b", Task::Lora);
+        q.optimizer_in_backward = true;
+        let error = plan_workload(catalog(), &q).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("--optimizer-in-backward applies to full training"),
+            "{error}"
+        );
     }
 }
 
