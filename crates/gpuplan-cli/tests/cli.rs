@@ -2153,21 +2153,22 @@ mod serving {
     /// replicas and what they serve together, so it is not read as the total `plan` takes.
     #[test]
     fn an_estimate_over_several_replicas_says_its_load_is_one_replicas() {
-        let run = gpuplan(&[
-            "estimate",
-            "--model",
-            "llama-3.1-8b",
-            "--task",
-            "inference",
-            "--gpu",
-            "H100",
-            "--gpus",
-            "8",
-            "--tp",
-            "1",
-            "--qps",
-            "2",
-        ]);
+        let estimate = |layout: &[&str]| {
+            let mut args = vec![
+                "estimate",
+                "--model",
+                "llama-3.1-8b",
+                "--task",
+                "inference",
+                "--gpu",
+                "H100",
+                "--qps",
+                "2",
+            ];
+            args.extend_from_slice(layout);
+            gpuplan(&args)
+        };
+        let run = estimate(&["--gpus", "8", "--tp", "1"]);
         assert_eq!(run.code, 0, "{}", run.stderr);
         assert!(
             run.stdout.contains(
@@ -2176,17 +2177,7 @@ mod serving {
             "{}",
             run.stdout
         );
-        let one = gpuplan(&[
-            "estimate",
-            "--model",
-            "llama-3.1-8b",
-            "--task",
-            "inference",
-            "--gpu",
-            "H100",
-            "--qps",
-            "2",
-        ]);
+        let one = estimate(&[]);
         assert!(!one.stdout.contains("replicas  "), "{}", one.stdout);
     }
 
