@@ -30,11 +30,21 @@ pub fn training_peak_fraction(accelerator: &Accelerator, precision: Precision) -
     (fraction, table.evidence.as_str())
 }
 
-/// How hard an architecture's tensor cores are to keep busy, relative to Hopper, on which the
-/// serving engines' GEMM fractions were set: the ratio of the training table's 16-bit
-/// fractions (A100 ≈ 1.3×, CDNA ≈ 0.66×), the only cross-architecture evidence in the data.
+/// How hard an architecture's tensor cores are to keep busy in serving, relative to Hopper, on
+/// which the serving engines' GEMM fractions were set: the architecture's own serving factor
+/// where serving measurements set one (CDNA), else the ratio of the training table's 16-bit
+/// fractions (A100 ≈ 1.3×), the only other cross-architecture evidence in the data.
 pub fn serving_architecture_factor(accelerator: &Accelerator) -> f64 {
     let table = &calibration().training_peak_fraction;
+    let architecture = accelerator.architecture.to_lowercase();
+    let own = table
+        .architectures
+        .iter()
+        .find(|entry| entry.covers(accelerator.id.as_str(), &architecture))
+        .and_then(|entry| entry.serving);
+    if let Some(factor) = own {
+        return factor;
+    }
     let hopper = table
         .architectures
         .iter()

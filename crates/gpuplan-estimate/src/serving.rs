@@ -27,7 +27,7 @@ use crate::decode_iterations::DecodeIterations;
 use crate::efficiency::{
     engine_profile, release_profile, serving_architecture_factor, serving_eager_seconds_per_layer,
     serving_eight_bit_gemm_factor, serving_expert_imbalance, serving_four_bit_gemm_factor, serving_gemm_half_tokens,
-    serving_moe_expert_seconds, serving_sort_seconds_per_logit,
+    serving_moe_expert_seconds, serving_roofline_knee, serving_sort_seconds_per_logit,
 };
 use crate::inference::InferenceShape;
 use crate::prompt_queue::PromptQueue;
@@ -428,7 +428,7 @@ impl StepCost {
         let touched = 1.0 - (1.0 - self.expert_share).powf(tokens.max(1.0));
         let single = if tokens <= 1.0 { self.batch1_weight_ratio } else { 1.0 };
         let weights = (self.dense_weight_seconds + self.expert_weight_seconds * touched) * single;
-        let gemms = weights.max((tokens + self.gemm_half_tokens) * self.gemm_seconds_per_token);
+        let gemms = rounded_roofline(weights, (tokens + self.gemm_half_tokens) * self.gemm_seconds_per_token);
         let decode_attention = decodes * context * self.kv_seconds_per_token.max(self.attention_seconds_per_context);
         let prefill_attention =
             prefill_tokens * (self.kv_seconds_per_token + self.attention_seconds_per_context * prompt / 2.0);
@@ -487,6 +487,19 @@ impl StepCost {
             (held, Saturation::KvCache)
         }
     }
+}
+
+/// The time of matrix multiplications that stream `weights` seconds of weights and need
+/// `compute` seconds of tensor-core work: the larger of the two far from the ridge, and more
+/// than either near it, where neither the loads nor the math keep the other hidden (a
+/// roofline with a rounded knee, `(wᵖ + cᵖ)^(1/p)`, p = `serving_roofline_knee`).
+fn rounded_roofline(weights: f64, compute: f64) -> f64 {
+    let top = weights.max(compute);
+    if top <= 0.0 {
+        return 0.0;
+    }
+    let knee = serving_roofline_knee();
+    top * ((weights / top).powf(knee) + (compute / top).powf(knee)).powf(1.0 / knee)
 }
 
 /// Prompt tokens the busiest of `ranks` attention data-parallel ranks runs beyond an even share

@@ -85,6 +85,7 @@ macro_rules! for_each_scalar_constant {
     serving_prefill_chunk_tokens: u64,
     low_precision_decode_factor: f64,
     serving_gemm_half_tokens: f64,
+    serving_roofline_knee: f64,
     serving_eight_bit_gemm_factor: f64,
     serving_four_bit_gemm_factor: f64,
     serving_moe_expert_seconds: f64,
@@ -150,6 +151,12 @@ pub struct ArchitectureFraction {
     pub eight_bit: f64,
     /// At 4-bit floating point, against the 4-bit peak, where the architecture trains in it.
     pub four_bit: Option<f64>,
+    /// The serving engines' GEMM fractions (set on Hopper) on this architecture, as a factor,
+    /// where serving measurements set it; otherwise the ratio of the 16-bit training fractions.
+    pub serving: Option<f64>,
+    /// The validation cases `serving` was set from.
+    #[serde(default)]
+    pub serving_calibrated_on: Vec<String>,
     /// How this entry was set, where the table's evidence does not say.
     pub note: Option<String>,
 }
@@ -497,6 +504,12 @@ impl Calibration {
             .all()
             .flat_map(|c| &c.calibrated_on)
             .chain(&self.training_peak_fraction.calibrated_on)
+            .chain(
+                self.training_peak_fraction
+                    .architectures
+                    .iter()
+                    .flat_map(|a| &a.serving_calibrated_on),
+            )
             .chain(self.engines.values().flat_map(|e| &e.calibrated_on))
             .chain(
                 self.engines
@@ -537,6 +550,10 @@ impl Calibration {
                 .chain(
                     a.four_bit
                         .map(|f| (format!("training_peak_fraction {:?} four_bit", a.matches), f)),
+                )
+                .chain(
+                    a.serving
+                        .map(|f| (format!("training_peak_fraction {:?} serving", a.matches), f)),
                 )
             })
             .collect();
