@@ -311,6 +311,8 @@ pub struct StepCost {
     /// dense layers for its own sequences, and every MoE layer waits for all of them.
     ranks: f64,
     gemm_half_tokens: f64,
+    /// The exponent of the roofline's rounded knee ([`rounded_roofline`]).
+    roofline_knee: f64,
     attention_seconds_per_context: f64,
     sync_seconds_per_token: f64,
     /// KV-cache bytes per token on each GPU (what a disaggregated prefill hands over).
@@ -393,6 +395,7 @@ impl StepCost {
             dense_gemm_seconds_per_token: dense_matmul / gemm_rate / stages,
             ranks,
             gemm_half_tokens: serving_gemm_half_tokens(),
+            roofline_knee: serving_roofline_knee(),
             attention_seconds_per_context: attention / attention_rate / stages,
             sync_seconds_per_token: sync_per_token / stages,
             kv_bytes_per_token: shape.kv_bytes_per_token_gpu,
@@ -428,7 +431,11 @@ impl StepCost {
         let touched = 1.0 - (1.0 - self.expert_share).powf(tokens.max(1.0));
         let single = if tokens <= 1.0 { self.batch1_weight_ratio } else { 1.0 };
         let weights = (self.dense_weight_seconds + self.expert_weight_seconds * touched) * single;
-        let gemms = rounded_roofline(weights, (tokens + self.gemm_half_tokens) * self.gemm_seconds_per_token);
+        let gemms = rounded_roofline(
+            weights,
+            (tokens + self.gemm_half_tokens) * self.gemm_seconds_per_token,
+            self.roofline_knee,
+        );
         let decode_attention = decodes * context * self.kv_seconds_per_token.max(self.attention_seconds_per_context);
         let prefill_attention =
             prefill_tokens * (self.kv_seconds_per_token + self.attention_seconds_per_context * prompt / 2.0);
@@ -492,14 +499,20 @@ impl StepCost {
 /// The time of matrix multiplications that stream `weights` seconds of weights and need
 /// `compute` seconds of tensor-core work: the larger of the two far from the ridge, and more
 /// than either near it, where neither the loads nor the math keep the other hidden (a
-/// roofline with a rounded knee, `(wᵖ + cᵖ)^(1/p)`, p = `serving_roofline_knee`).
-fn rounded_roofline(weights: f64, compute: f64) -> f64 {
-    let top = weights.max(compute);
-    if top <= 0.0 {
-        return 0.0;
+/// roofline with a rounded knee, `(wᵖ + cᵖ)^(1/p)`, p = `knee`, the `serving_roofline_knee`).
+fn rounded_roofline(weights: f64, compute: f64, knee: f64) -> f64 {
+    let (low, top) = (weights.min(compute), weights.max(compute));
+    let ratio = if top > 0.0 { low / top } else { 0.0 };
+    // Far from the ridge the rounding is below a millionth: skipped on the search's hot path.
+    if ratio < 0.01 {
+        return top;
     }
-    let knee = serving_roofline_knee();
-    top * ((weights / top).powf(knee) + (compute / top).powf(knee)).powf(1.0 / knee)
+    let rounded = if knee == 3.0 {
+        (1.0 + ratio * ratio * ratio).cbrt()
+    } else {
+        (1.0 + ratio.powf(knee)).powf(1.0 / knee)
+    };
+    top * rounded
 }
 
 /// Prompt tokens the busiest of `ranks` attention data-parallel ranks runs beyond an even share
@@ -1334,6 +1347,16 @@ mod tests {
         // Never more than a rank's budget, and nothing without ranks.
         assert!(busiest_rank_excess(8192.0, 20_000.0, 8.0, 8192.0) <= 8192.0 - 1024.0);
         assert_eq!(busiest_rank_excess(8192.0, 5000.0, 1.0, 8192.0), 0.0);
+    }
+
+    #[test]
+    fn the_roofline_rounds_only_near_its_knee() {
+        // Far from the ridge the larger term alone; where the two are equal, 2^(1/3) of it.
+        assert_eq!(rounded_roofline(10.0, 0.05, 3.0), 10.0);
+        assert!((rounded_roofline(4.0, 4.0, 3.0) - 4.0 * 2f64.cbrt()).abs() < 1e-12);
+        let (weights, halfway) = (10.0, rounded_roofline(10.0, 5.0, 3.0));
+        assert!(halfway > weights && halfway < rounded_roofline(10.0, 10.0, 3.0));
+        assert_eq!(rounded_roofline(0.0, 0.0, 3.0), 0.0);
     }
 
     #[test]
