@@ -53,6 +53,31 @@ pub fn serving_architecture_factor(accelerator: &Accelerator) -> f64 {
     training_peak_fraction(accelerator, Precision::Bf16).0 / hopper
 }
 
+/// The serving assumption the two factors above make for `accelerator`, in words.
+pub fn serving_gemm_note(accelerator: &Accelerator) -> String {
+    let table = &calibration().training_peak_fraction;
+    let architecture = accelerator.architecture.to_lowercase();
+    let measured = table
+        .architectures
+        .iter()
+        .find(|entry| entry.covers(accelerator.id.as_str(), &architecture))
+        .is_some_and(|entry| entry.serving.is_some());
+    let knee = crate::calibration::accessors::serving_roofline_knee();
+    format!(
+        "serving iterations: the engine's GEMM fraction (set on Hopper) × {:.2} on {} ({}); a step's weight \
+         stream and GEMMs combine as a roofline rounded at its ridge, (wᵖ + cᵖ)^(1/p) with p = {knee}, \
+         ×{:.2} where the two take as long",
+        serving_architecture_factor(accelerator),
+        accelerator.architecture,
+        if measured {
+            "set from serving runs on it"
+        } else {
+            "the ratio of the training fractions"
+        },
+        2f64.powf(1.0 / knee),
+    )
+}
+
 /// Effective PCIe bandwidth per GPU for collectives, GB/s per direction (Gen4 x16 is 32 GB/s
 /// on paper; nccl-tests on PCIe-only servers reach ≈ 20 GB/s; Gen5 ≈ 40).
 pub fn pcie_bandwidth_gb_per_s(generation: Option<u8>) -> f64 {

@@ -554,6 +554,9 @@ fn transformer(
                 &shape,
             )
         });
+        if serving_cost.is_some() {
+            assumptions.add(|| crate::efficiency::serving_gemm_note(request.accelerator));
+        }
         assumptions.add(|| {
             format!(
                 "KV cache in {}: {} per token on each GPU",

@@ -935,3 +935,37 @@ fn an_eager_vllm_is_slower_with_a_few_users_and_not_with_many() {
     );
     assert!(at(8.0, Some(true)).scheduler.contains("run eagerly"));
 }
+
+/// Llama-2-70B in fp8 on one H200 with TensorRT-LLM: at about 80 sequences a decode step's
+/// weight stream and GEMMs take about as long, and a real step then takes longer than either
+/// (NVIDIA's MLPerf Interactive run: 34 ms a token where each alone is ~18 ms). Far from that
+/// ridge, at one sequence or at 1,000, the step is what the larger of the two gives. The
+/// estimate says so among its assumptions, and an MI300X's says its serving GEMM factor was set
+/// from runs on that architecture.
+#[test]
+fn a_step_at_the_roofline_ridge_is_longer_than_either_side() {
+    let run = |gpu: &str| {
+        let mut r = WorkloadRequest::new(ModelSource::BuiltIn("llama-2-70b".into()), Task::Inference, gpu);
+        (r.gpus, r.tp, r.precision) = (Some(1), Some(1), Some(gpuplan::model::Precision::Fp8));
+        (r.seq, r.output_tokens, r.engine) = (Some(222), Some(294), Some(gpuplan::model::Engine::TensorrtLlm));
+        estimate_workload(catalog(), &r).unwrap().estimate
+    };
+    let h200 = run("H200-SXM-141GB");
+    let step = |n: f64| h200.serving_cost.unwrap().decode_step(n, 370.0);
+    // One sequence costs the weight stream; 1,000 cost the GEMMs, per sequence. At 80 the step
+    // is clearly above both, where a sharp roofline would put it at the larger.
+    let (weights, compute) = (step(1.0), step(1000.0) * 80.0 / 1000.0);
+    assert!(
+        step(80.0) > 1.15 * weights.max(compute),
+        "{} against {weights} and {compute}",
+        step(80.0)
+    );
+    assert!(h200.assumptions.iter().any(|a| a.contains("rounded at its ridge")));
+    let mi300x = run("MI300X");
+    assert!(
+        mi300x
+            .assumptions
+            .iter()
+            .any(|a| a.contains("set from serving runs on it"))
+    );
+}
