@@ -35,16 +35,10 @@ pub fn training_peak_fraction(accelerator: &Accelerator, precision: Precision) -
 /// where serving measurements set one (CDNA), else the ratio of the training table's 16-bit
 /// fractions (A100 ≈ 1.3×), the only other cross-architecture evidence in the data.
 pub fn serving_architecture_factor(accelerator: &Accelerator) -> f64 {
-    let table = &calibration().training_peak_fraction;
-    let architecture = accelerator.architecture.to_lowercase();
-    let own = table
-        .architectures
-        .iter()
-        .find(|entry| entry.covers(accelerator.id.as_str(), &architecture))
-        .and_then(|entry| entry.serving);
-    if let Some(factor) = own {
+    if let Some(factor) = measured_serving_factor(accelerator) {
         return factor;
     }
+    let table = &calibration().training_peak_fraction;
     let hopper = table
         .architectures
         .iter()
@@ -53,15 +47,19 @@ pub fn serving_architecture_factor(accelerator: &Accelerator) -> f64 {
     training_peak_fraction(accelerator, Precision::Bf16).0 / hopper
 }
 
-/// The serving assumption the two factors above make for `accelerator`, in words.
-pub fn serving_gemm_note(accelerator: &Accelerator) -> String {
-    let table = &calibration().training_peak_fraction;
+/// The architecture's own serving factor, where serving measurements set one.
+fn measured_serving_factor(accelerator: &Accelerator) -> Option<f64> {
     let architecture = accelerator.architecture.to_lowercase();
-    let measured = table
+    calibration()
+        .training_peak_fraction
         .architectures
         .iter()
         .find(|entry| entry.covers(accelerator.id.as_str(), &architecture))
-        .is_some_and(|entry| entry.serving.is_some());
+        .and_then(|entry| entry.serving)
+}
+
+/// The serving assumptions for `accelerator` in words: the factor above and the rounded roofline.
+pub fn serving_gemm_note(accelerator: &Accelerator) -> String {
     let knee = crate::calibration::accessors::serving_roofline_knee();
     format!(
         "serving iterations: the engine's GEMM fraction (set on Hopper) × {:.2} on {} ({}); a step's weight \
@@ -69,7 +67,7 @@ pub fn serving_gemm_note(accelerator: &Accelerator) -> String {
          ×{:.2} where the two take as long",
         serving_architecture_factor(accelerator),
         accelerator.architecture,
-        if measured {
+        if measured_serving_factor(accelerator).is_some() {
             "set from serving runs on it"
         } else {
             "the ratio of the training fractions"
