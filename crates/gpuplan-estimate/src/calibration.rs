@@ -124,6 +124,29 @@ mod tests {
         let mut wide: Calibration = toml::from_str(CALIBRATION_TOML).unwrap();
         wide.engines.get_mut("vllm").unwrap().decode_bandwidth_fraction = 1.3;
         assert!(wide.check().unwrap_err().to_string().contains("not a fraction"));
+        let mut sharp: Calibration = toml::from_str(CALIBRATION_TOML).unwrap();
+        sharp.constants.serving_roofline_knee.value = 0.5;
+        assert!(
+            sharp
+                .check()
+                .unwrap_err()
+                .to_string()
+                .contains("serving_roofline_knee is 0.5; it must be at least 1")
+        );
+        let mut cdna: Calibration = toml::from_str(CALIBRATION_TOML).unwrap();
+        let entry = cdna
+            .training_peak_fraction
+            .architectures
+            .iter_mut()
+            .find(|a| a.serving.is_some())
+            .unwrap();
+        entry.serving = Some(0.0);
+        assert!(
+            cdna.check()
+                .unwrap_err()
+                .to_string()
+                .contains("serving is 0; it must be above 0")
+        );
     }
 
     #[test]

@@ -474,6 +474,12 @@ pub enum CalibrationDataError {
     UnknownProfile { kind: &'static str, name: String },
     #[error("{what} is {value}, not a fraction between 0 and 1")]
     NotAFraction { what: String, value: f64 },
+    #[error("{what} is {value}; it must be {bound}")]
+    OutOfRange {
+        what: String,
+        value: f64,
+        bound: &'static str,
+    },
 }
 
 impl Calibration {
@@ -551,10 +557,6 @@ impl Calibration {
                     a.four_bit
                         .map(|f| (format!("training_peak_fraction {:?} four_bit", a.matches), f)),
                 )
-                .chain(
-                    a.serving
-                        .map(|f| (format!("training_peak_fraction {:?} serving", a.matches), f)),
-                )
             })
             .collect();
         for (name, profile) in &self.engines {
@@ -574,8 +576,33 @@ impl Calibration {
                 fractions.push((what, fraction));
             }
         }
-        match fractions.into_iter().find(|(_, v)| !(*v > 0.0 && *v < 1.0)) {
-            Some((what, value)) => Err(CalibrationDataError::NotAFraction { what, value }),
+        if let Some((what, value)) = fractions.into_iter().find(|(_, v)| !(*v > 0.0 && *v < 1.0)) {
+            return Err(CalibrationDataError::NotAFraction { what, value });
+        }
+        self.check_serving_factors()
+    }
+
+    /// The architectures' serving factors are positive and the roofline's knee at least 1 (a
+    /// smaller exponent would make a step longer than its two sides together).
+    fn check_serving_factors(&self) -> Result<(), CalibrationDataError> {
+        let knee = self.constants.serving_roofline_knee.value;
+        if knee.is_nan() || knee < 1.0 {
+            return Err(CalibrationDataError::OutOfRange {
+                what: "serving_roofline_knee".to_string(),
+                value: knee,
+                bound: "at least 1",
+            });
+        }
+        let architectures = &self.training_peak_fraction.architectures;
+        match architectures
+            .iter()
+            .find(|a| a.serving.is_some_and(|f| f.is_nan() || f <= 0.0))
+        {
+            Some(a) => Err(CalibrationDataError::OutOfRange {
+                what: format!("training_peak_fraction {:?} serving", a.matches),
+                value: a.serving.unwrap_or_default(),
+                bound: "above 0",
+            }),
             None => Ok(()),
         }
     }
