@@ -675,29 +675,23 @@ pub(crate) fn apply_amount(estimate: TrainingEstimate, request: &EstimateRequest
 
 fn push_memory_assumptions(assumptions: &mut Notes, request: &EstimateRequest) {
     let w = request.workload;
+    let master_copy = || {
+        if crate::memory::trains_purely_in_low_precision(w) {
+            "with no fp32 master copy (the framework trains purely in its low precision)"
+        } else {
+            "with an fp32 master copy under mixed precision"
+        }
+    };
     match w.task {
         Task::Pretrain | Task::Finetune if w.precision.bits() <= 8 => assumptions.add(|| format!(
             "16-bit weights and gradients with {} casts for the matmuls (Transformer Engine, torchao), {} optimizer \
-             with an fp32 master copy (ZeRO stage {} over {} data-parallel ranks)",
-            w.precision, w.optimizer, w.layout.zero, w.layout.dp
+             {} (ZeRO stage {} over {} data-parallel ranks)",
+            w.precision, w.optimizer, master_copy(), w.layout.zero, w.layout.dp
         )),
-        Task::Pretrain | Task::Finetune => assumptions.add(|| {
-            let pure = crate::precision_bytes::activation_bytes(w.precision) < 4.0
-                && w.framework.is_some_and(|f| crate::calibration::framework(f).pure_low_precision);
-            format!(
-                "{} weights, {} gradients, {} optimizer {} (ZeRO stage {} over {} data-parallel ranks)",
-                w.precision,
-                w.precision,
-                w.optimizer,
-                if pure {
-                    "with no fp32 master copy (the framework trains purely in 16 bits)"
-                } else {
-                    "with an fp32 master copy under mixed precision"
-                },
-                w.layout.zero,
-                w.layout.dp
-            )
-        }),
+        Task::Pretrain | Task::Finetune => assumptions.add(|| format!(
+            "{} weights, {} gradients, {} optimizer {} (ZeRO stage {} over {} data-parallel ranks)",
+            w.precision, w.precision, w.optimizer, master_copy(), w.layout.zero, w.layout.dp
+        )),
         Task::Lora => assumptions.add(|| format!(
             "LoRA rank {} on every linear layer of attention and MLP, adapters in fp32 with AdamW; frozen base in {}",
             w.lora_rank, w.precision

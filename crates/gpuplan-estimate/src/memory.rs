@@ -127,6 +127,16 @@ pub fn expert_parameters(spec: &TransformerSpec) -> f64 {
     })
 }
 
+/// Whether full training keeps no fp32 master copy: a framework that trains purely in its
+/// low precision (torchtune), at a precision below 32 bits.
+pub(crate) fn trains_purely_in_low_precision(workload: &Workload) -> bool {
+    !matches!(workload.task, Task::Lora | Task::Qlora)
+        && activation_bytes(workload.precision) < 4.0
+        && workload
+            .framework
+            .is_some_and(|f| calibration::framework(f).pure_low_precision)
+}
+
 /// Optimizer state per parameter when training runs purely in 16 bits: the moments in the
 /// parameters' dtype and no master copy (AdamW's two moments: 4 bytes, not 12).
 fn pure_optimizer_bytes(optimizer: gpuplan_model::Optimizer) -> f64 {
@@ -220,11 +230,7 @@ pub fn training(
         _ => counts.total as f64 - elsewhere,
     } / model_split;
     let mut gradients = trainable * gradient_bytes(task, precision);
-    let pure = !matches!(task, Task::Lora | Task::Qlora)
-        && activation_bytes(precision) < 4.0
-        && workload
-            .framework
-            .is_some_and(|f| calibration::framework(f).pure_low_precision);
+    let pure = trains_purely_in_low_precision(workload);
     let per_parameter = if pure {
         pure_optimizer_bytes(workload.optimizer)
     } else {
