@@ -711,14 +711,15 @@ mod optimizer_memory {
     fn the_optimizer_steps_in_the_backward_pass_only_in_full_training_without_accumulation() {
         let mut r = WorkloadRequest::new(ModelSource::BuiltIn("llama-3.1-8b".into()), Task::Lora, "RTX-4090");
         r.optimizer_in_backward = true;
-        let error = estimate_workload(catalog(), &r).unwrap_err();
-        assert!(
-            error
-                .to_string()
-                .contains("--optimizer-in-backward applies to full training"),
-            "{error}"
-        );
-        assert_eq!(error.exit_status(), gpuplan::ExitStatus::Error);
+        let only_full_training = |error: gpuplan::Error| {
+            let text = error.to_string();
+            assert!(
+                text.contains("--optimizer-in-backward applies to full training"),
+                "{text}"
+            );
+            assert_eq!(error.exit_status(), gpuplan::ExitStatus::Error);
+        };
+        only_full_training(estimate_workload(catalog(), &r).unwrap_err());
         let mut r = WorkloadRequest::new(ModelSource::BuiltIn("llama-3.1-8b".into()), Task::Finetune, "H100");
         (r.gpus, r.batch, r.micro_batch) = (Some(8), Some(64), Some(2));
         r.optimizer_in_backward = true;
@@ -733,13 +734,7 @@ mod optimizer_memory {
         // `plan` refuses it where `estimate` does.
         let mut q = query("llama-3.1-8b", Task::Lora);
         q.optimizer_in_backward = true;
-        let error = plan_workload(catalog(), &q).unwrap_err();
-        assert!(
-            error
-                .to_string()
-                .contains("--optimizer-in-backward applies to full training"),
-            "{error}"
-        );
+        only_full_training(plan_workload(catalog(), &q).unwrap_err());
     }
 }
 
