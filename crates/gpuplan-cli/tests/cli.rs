@@ -3331,6 +3331,21 @@ mod provider_facts {
             "{aws}"
         );
         assert_eq!(aws["storage"]["egress_tiers"][1][1], 0.09, "{aws}");
+        // A price within a continent and one between continents are shown apart.
+        let gcp = gpuplan(&["catalog", "--provider", "gcp"]);
+        assert!(
+            gcp.stdout.contains("$0.02/GB within the US and Canada")
+                && gcp.stdout.contains("$0.08/GB between continents"),
+            "{}",
+            gcp.stdout
+        );
+        for (provider, port) in [("oci", "$1.275"), ("alibaba", "$720"), ("tencent", "$746")] {
+            let facts = gpuplan(&["catalog", "--provider", provider, "--format", "json"]).json();
+            assert!(
+                facts["interconnect"].as_str().unwrap().contains(port),
+                "{provider}: {facts}"
+            );
+        }
     }
 }
 
