@@ -35,9 +35,11 @@ pub fn training_peak_fraction(accelerator: &Accelerator, precision: Precision) -
 /// where serving measurements set one (CDNA), else the ratio of the training table's 16-bit
 /// fractions (A100 ≈ 1.3×), the only other cross-architecture evidence in the data.
 pub fn serving_architecture_factor(accelerator: &Accelerator) -> f64 {
-    if let Some(factor) = measured_serving_factor(accelerator) {
-        return factor;
-    }
+    measured_serving_factor(accelerator).unwrap_or_else(|| training_ratio_factor(accelerator))
+}
+
+/// The ratio of the architecture's 16-bit training fraction to Hopper's.
+fn training_ratio_factor(accelerator: &Accelerator) -> f64 {
     let table = &calibration().training_peak_fraction;
     let hopper = table
         .architectures
@@ -61,17 +63,20 @@ fn measured_serving_factor(accelerator: &Accelerator) -> Option<f64> {
 /// The serving assumptions for `accelerator` in words: the factor above and the rounded roofline.
 pub fn serving_gemm_note(accelerator: &Accelerator) -> String {
     let knee = crate::calibration::accessors::serving_roofline_knee();
+    let (factor, origin) = match measured_serving_factor(accelerator) {
+        Some(factor) => (factor, "set from serving runs on it"),
+        None => (
+            training_ratio_factor(accelerator),
+            "the ratio of the training fractions",
+        ),
+    };
     format!(
         "serving iterations: the engine's GEMM fraction (set on Hopper) × {:.2} on {} ({}); a step's weight \
          stream and GEMMs combine as a roofline rounded at its ridge, (wᵖ + cᵖ)^(1/p) with p = {knee}, \
          ×{:.2} where the two take as long",
-        serving_architecture_factor(accelerator),
+        factor,
         accelerator.architecture,
-        if measured_serving_factor(accelerator).is_some() {
-            "set from serving runs on it"
-        } else {
-            "the ratio of the training fractions"
-        },
+        origin,
         2f64.powf(1.0 / knee),
     )
 }
