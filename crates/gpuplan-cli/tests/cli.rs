@@ -2181,6 +2181,55 @@ mod serving {
         assert!(!one.stdout.contains("replicas  "), "{}", one.stdout);
     }
 
+    /// A load a few per cent past the estimated capacity is inside the estimate's error: the
+    /// text says how far past it is and that it may hold, the JSON carries the same, and
+    /// neither calls it saturated; far past it, both do.
+    #[test]
+    fn an_estimate_just_past_capacity_says_it_may_hold() {
+        let estimate = |qps: &str, format: &str| {
+            gpuplan(&[
+                "estimate",
+                "--model",
+                "llama-3.1-8b",
+                "--task",
+                "inference",
+                "--gpu",
+                "H100",
+                "--seq",
+                "500",
+                "--output-tokens",
+                "200",
+                "--qps",
+                qps,
+                "--format",
+                format,
+            ])
+        };
+        let capacity = estimate("1", "json").json()["serving"]["capacity_requests_per_second"]
+            .as_f64()
+            .unwrap();
+        let near = estimate(&format!("{:.3}", capacity * 1.04), "table");
+        assert_eq!(near.code, 0, "{}", near.stderr);
+        assert!(
+            near.stdout.contains("the load is 4 % above the estimated capacity")
+                && near.stdout.contains("it may hold, at its limit")
+                && !near.stdout.contains("saturates"),
+            "{}",
+            near.stdout
+        );
+        let json = estimate(&format!("{:.3}", capacity * 1.04), "json").json();
+        assert!(json["serving"]["saturated"].is_null(), "{json}");
+        let high = json["serving"]["near_capacity"]["capacity_high_requests_per_second"]
+            .as_f64()
+            .unwrap();
+        assert!(high > capacity * 1.04, "{json}");
+        let far = estimate(&format!("{:.3}", capacity * 1.5), "json").json();
+        assert!(
+            far["serving"]["near_capacity"].is_null() && far["serving"]["saturated"].is_string(),
+            "{far}"
+        );
+    }
+
     #[test]
     fn a_plan_takes_percentile_targets_and_a_request_log() {
         let log = fixture("chat-requests.csv");
@@ -3339,7 +3388,12 @@ mod provider_facts {
             "{}",
             gcp.stdout
         );
-        for (provider, port) in [("oci", "$1.275"), ("alibaba", "$720"), ("tencent", "$746")] {
+        for (provider, port) in [
+            ("oci", "$1.275"),
+            ("alibaba", "$720"),
+            ("tencent", "$746"),
+            ("ibm", "$1,800"),
+        ] {
             let facts = gpuplan(&["catalog", "--provider", provider, "--format", "json"]).json();
             assert!(
                 facts["interconnect"].as_str().unwrap().contains(port),

@@ -1235,8 +1235,10 @@ pub struct LoadReport {
     pub goodput_limit: Option<GoodputLimit>,
     /// The offered load the figures below are at, requests/s.
     pub load_requests_per_second: Option<f64>,
-    /// What the load saturates, when it exceeds the replica.
+    /// What the load saturates, when it exceeds the replica beyond the capacity's error.
     pub saturated: Option<Saturation>,
+    /// A load past the estimated capacity but within its error: it may hold, at its limit.
+    pub near_capacity: Option<crate::serving_near_capacity::NearCapacity>,
     pub ttft: Option<Percentiles>,
     pub tpot: Option<Percentiles>,
     pub concurrent_sequences: Option<f64>,
@@ -1276,6 +1278,8 @@ pub fn report(
     let load = load.rate;
     let point = load.map(|rate| at_load(cost, rate, mix));
     let at = point.and_then(Result::ok);
+    let (saturated, near_capacity) =
+        crate::serving_near_capacity::classify(point.and_then(Result::err), load, capacity.requests_per_second);
     LoadReport {
         requests: mix.origin.clone(),
         mean_input_tokens: mix.mean_input(),
@@ -1286,7 +1290,8 @@ pub fn report(
         goodput_requests_per_second: found.map(|g| g.requests_per_second).or(targeted.then_some(0.0)),
         goodput_limit: found.map(|g| g.limit),
         load_requests_per_second: load,
-        saturated: point.and_then(Result::err),
+        saturated,
+        near_capacity,
         ttft: at.map(|p| p.ttft()),
         tpot: at.map(|p| p.tpot()),
         concurrent_sequences: at.map(|p| p.sequences),

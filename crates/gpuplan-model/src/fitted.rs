@@ -249,6 +249,9 @@ pub enum IntervalKind {
     MoeTraining,
     /// Inference speed (throughput; latencies are its inverse).
     Inference,
+    /// The load a continuous-batching replica takes: its capacity, or its goodput within
+    /// latency limits.
+    ServingCapacity,
 }
 
 /// How many GPUs a workload spans, as far as its error goes.

@@ -612,7 +612,7 @@ mod validation {
 
 /// The 80 % intervals every estimate states, learned from the held-out residuals (split
 /// conformal: quantiles set on one half of the cases, coverage checked on the other).
-mod intervals {
+pub(crate) mod intervals {
     use gpuplan::estimator::calibration::calibration;
     use gpuplan::model::fitted::{IntervalKind, Regime};
 
@@ -634,6 +634,7 @@ mod intervals {
                 "gpu_hours" => (IntervalKind::Training, 1.0 / ratio),
                 "inference_throughput" => (IntervalKind::Inference, ratio),
                 "inference_ttft" | "inference_tpot" | "inference_latency" => (IntervalKind::Inference, 1.0 / ratio),
+                "serving_capacity" => (IntervalKind::ServingCapacity, ratio),
                 _ => return None,
             };
             (ratio.is_finite() && ratio > 0.0).then(|| Residual {
@@ -667,17 +668,22 @@ mod intervals {
         (high - low) / (n + 1.0)
     }
 
-    /// Every interval in the calibration data is the 10th–90th percentile of its fit half, and
-    /// the intervals cover the other half as the bounds promise: within two binomial standard
-    /// deviations of the split-conformal coverage for these group sizes, and never under 75 %.
+    /// Every interval in the calibration data of a kind among `residuals` is the 10th–90th
+    /// percentile of its fit half, and the intervals cover the other half as the bounds
+    /// promise: within two binomial standard deviations of the split-conformal coverage for
+    /// these group sizes, and never under 75 %.
     pub fn check(residuals: &[Residual]) {
-        let data = &calibration().intervals;
+        let data: Vec<_> = calibration()
+            .intervals
+            .iter()
+            .filter(|d| residuals.iter().any(|r| r.kind == d.kind))
+            .collect();
         let mut covered = 0usize;
         let mut checked = 0usize;
         let mut promised = 0.0;
         let mut table = String::new();
         let mut stale = Vec::new();
-        for entry in data {
+        for entry in &data {
             // Each case in one group: its regime's own entry, else its kind's.
             let specific = |r: &Residual| data.iter().any(|d| d.kind == r.kind && d.regime == Some(r.regime));
             let mut group: Vec<&Residual> = residuals

@@ -369,6 +369,16 @@ fn serving_section(text: &mut String, s: &LoadReport, replicas: u32) {
             }
             _ => {}
         }
+        if let Some(near) = &s.near_capacity {
+            let _ = writeln!(
+                text,
+                "  at {} requests/s the load is {:.0} % above the estimated capacity (bounded by {}), inside the estimate's 80 % range (up to {} requests/s): it may hold, at its limit; no latencies are given this close to it",
+                rate(load),
+                (near.load_over_capacity - 1.0) * 100.0,
+                near.bound,
+                rate(near.capacity_high_requests_per_second)
+            );
+        }
     }
     let _ = writeln!(text, "  {:<18} {}", "scheduler", s.scheduler);
 }

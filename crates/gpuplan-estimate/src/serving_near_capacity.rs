@@ -1,0 +1,78 @@
+//! A load just past a replica's estimated capacity. The capacity is an estimate with an error
+//! the validation tables measure (the `serving_capacity` interval in the calibration data:
+//! measured over estimated capacity and MLPerf goodput, held-out runs). A load above the
+//! estimate but under the top of that range may well hold on the real system, close to its
+//! limit; calling it saturated would state a difference smaller than the model's own error.
+//! Such a load is reported as near capacity, with the bound the model reaches first; only a
+//! load beyond the range is reported as saturated.
+
+use crate::serving::Saturation;
+use gpuplan_model::fitted::{IntervalKind, Regime};
+use serde::Serialize;
+
+/// A load past the estimated capacity but within the capacity's 80 % range.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct NearCapacity {
+    /// What the load exhausts in the model.
+    pub bound: Saturation,
+    /// The load over the estimated capacity (1.04: 4 % above it).
+    pub load_over_capacity: f64,
+    /// The top of the capacity's 80 % range, requests/s: nine measured capacities in ten lie
+    /// under it.
+    pub capacity_high_requests_per_second: f64,
+}
+
+/// Splits a load the model finds saturating (`saturated`) at `rate` against the estimated
+/// `capacity` (requests/s) into one within the capacity's error (near capacity) or one beyond
+/// it (saturated). Without a measured capacity interval every such load is saturated.
+pub fn classify(
+    saturated: Option<Saturation>,
+    rate: Option<f64>,
+    capacity: f64,
+) -> (Option<Saturation>, Option<NearCapacity>) {
+    let high = crate::calibration::calibration()
+        .interval(IntervalKind::ServingCapacity, Regime::OneNode)
+        .map(|i| i.high);
+    split(saturated, rate, capacity, high)
+}
+
+fn split(
+    saturated: Option<Saturation>,
+    rate: Option<f64>,
+    capacity: f64,
+    high: Option<f64>,
+) -> (Option<Saturation>, Option<NearCapacity>) {
+    match (saturated, rate, high) {
+        (Some(bound), Some(rate), Some(high)) if capacity > 0.0 && rate <= capacity * high => (
+            None,
+            Some(NearCapacity {
+                bound,
+                load_over_capacity: rate / capacity,
+                capacity_high_requests_per_second: capacity * high,
+            }),
+        ),
+        _ => (saturated, None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_load_beyond_the_capacitys_range_saturates() {
+        let throughput = Some(Saturation::Throughput);
+        // 4 % over an estimated 100 requests/s whose range reaches 115: near capacity.
+        let (saturated, near) = split(throughput, Some(104.0), 100.0, Some(1.15));
+        assert_eq!(saturated, None);
+        let near = near.unwrap();
+        assert_eq!(near.bound, Saturation::Throughput);
+        assert!((near.load_over_capacity - 1.04).abs() < 1e-12);
+        assert!((near.capacity_high_requests_per_second - 115.0).abs() < 1e-9);
+        // Beyond the range, or with no measured range: saturated.
+        assert_eq!(split(throughput, Some(120.0), 100.0, Some(1.15)), (throughput, None));
+        assert_eq!(split(throughput, Some(104.0), 100.0, None), (throughput, None));
+        // A load the model holds stays as it is.
+        assert_eq!(split(None, Some(90.0), 100.0, Some(1.15)), (None, None));
+    }
+}
