@@ -2187,23 +2187,10 @@ mod serving {
     #[test]
     fn an_estimate_just_past_capacity_says_it_may_hold() {
         let estimate = |qps: &str, format: &str| {
-            gpuplan(&[
-                "estimate",
-                "--model",
-                "llama-3.1-8b",
-                "--task",
-                "inference",
-                "--gpu",
-                "H100",
-                "--seq",
-                "500",
-                "--output-tokens",
-                "200",
-                "--qps",
-                qps,
-                "--format",
-                format,
-            ])
+            let line = format!(
+                "estimate --model llama-3.1-8b --task inference --gpu H100 --seq 500 --output-tokens 200 --qps {qps} --format {format}"
+            );
+            gpuplan(&line.split_whitespace().collect::<Vec<_>>())
         };
         let capacity = estimate("1", "json").json()["serving"]["capacity_requests_per_second"]
             .as_f64()
