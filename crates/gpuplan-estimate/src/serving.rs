@@ -1278,8 +1278,10 @@ pub fn report(
     let load = load.rate;
     let point = load.map(|rate| at_load(cost, rate, mix));
     let at = point.and_then(Result::ok);
-    let (saturated, near_capacity) =
-        crate::serving_near_capacity::classify(point.and_then(Result::err), load, capacity.requests_per_second);
+    // A load the model finds saturating: within the capacity's error, or beyond it.
+    let past = load
+        .zip(point.and_then(Result::err))
+        .map(|(rate, bound)| crate::serving_near_capacity::classify(bound, rate, capacity.requests_per_second));
     LoadReport {
         requests: mix.origin.clone(),
         mean_input_tokens: mix.mean_input(),
@@ -1290,8 +1292,8 @@ pub fn report(
         goodput_requests_per_second: found.map(|g| g.requests_per_second).or(targeted.then_some(0.0)),
         goodput_limit: found.map(|g| g.limit),
         load_requests_per_second: load,
-        saturated,
-        near_capacity,
+        saturated: past.and_then(Result::err),
+        near_capacity: past.and_then(Result::ok),
         ttft: at.map(|p| p.ttft()),
         tpot: at.map(|p| p.tpot()),
         concurrent_sequences: at.map(|p| p.sequences),

@@ -22,36 +22,25 @@ pub struct NearCapacity {
     pub capacity_high_requests_per_second: f64,
 }
 
-/// Splits a load the model finds saturating (`saturated`) at `rate` against the estimated
-/// `capacity` (requests/s) into one within the capacity's error (near capacity) or one beyond
-/// it (saturated). Without a measured capacity interval every such load is saturated.
-pub fn classify(
-    saturated: Option<Saturation>,
-    rate: Option<f64>,
-    capacity: f64,
-) -> (Option<Saturation>, Option<NearCapacity>) {
+/// A load at `rate` that the model finds exhausting `bound`, against the estimated `capacity`
+/// (requests/s): near capacity where it lies within the capacity's 80 % range, else saturated
+/// (also where the calibration data holds no measured range).
+pub fn classify(bound: Saturation, rate: f64, capacity: f64) -> Result<NearCapacity, Saturation> {
+    // The range is one for every GPU count; the regime only selects among entries of a kind.
     let high = crate::calibration::calibration()
         .interval(IntervalKind::ServingCapacity, Regime::OneNode)
         .map(|i| i.high);
-    split(saturated, rate, capacity, high)
+    split(bound, rate, capacity, high)
 }
 
-fn split(
-    saturated: Option<Saturation>,
-    rate: Option<f64>,
-    capacity: f64,
-    high: Option<f64>,
-) -> (Option<Saturation>, Option<NearCapacity>) {
-    match (saturated, rate, high) {
-        (Some(bound), Some(rate), Some(high)) if capacity > 0.0 && rate <= capacity * high => (
-            None,
-            Some(NearCapacity {
-                bound,
-                load_over_capacity: rate / capacity,
-                capacity_high_requests_per_second: capacity * high,
-            }),
-        ),
-        _ => (saturated, None),
+fn split(bound: Saturation, rate: f64, capacity: f64, high: Option<f64>) -> Result<NearCapacity, Saturation> {
+    match high {
+        Some(high) if capacity > 0.0 && rate <= capacity * high => Ok(NearCapacity {
+            bound,
+            load_over_capacity: rate / capacity,
+            capacity_high_requests_per_second: capacity * high,
+        }),
+        _ => Err(bound),
     }
 }
 
@@ -61,18 +50,14 @@ mod tests {
 
     #[test]
     fn only_a_load_beyond_the_capacitys_range_saturates() {
-        let throughput = Some(Saturation::Throughput);
+        let throughput = Saturation::Throughput;
         // 4 % over an estimated 100 requests/s whose range reaches 115: near capacity.
-        let (saturated, near) = split(throughput, Some(104.0), 100.0, Some(1.15));
-        assert_eq!(saturated, None);
-        let near = near.unwrap();
+        let near = split(throughput, 104.0, 100.0, Some(1.15)).unwrap();
         assert_eq!(near.bound, Saturation::Throughput);
         assert!((near.load_over_capacity - 1.04).abs() < 1e-12);
         assert!((near.capacity_high_requests_per_second - 115.0).abs() < 1e-9);
         // Beyond the range, or with no measured range: saturated.
-        assert_eq!(split(throughput, Some(120.0), 100.0, Some(1.15)), (throughput, None));
-        assert_eq!(split(throughput, Some(104.0), 100.0, None), (throughput, None));
-        // A load the model holds stays as it is.
-        assert_eq!(split(None, Some(90.0), 100.0, Some(1.15)), (None, None));
+        assert_eq!(split(throughput, 120.0, 100.0, Some(1.15)), Err(throughput));
+        assert_eq!(split(throughput, 104.0, 100.0, None), Err(throughput));
     }
 }

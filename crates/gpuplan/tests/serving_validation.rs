@@ -378,13 +378,10 @@ fn predict(case: &Case) -> Result<f64, String> {
             (kind, _) => return Err(format!("unknown kind {kind}")),
         },
         Some(Err(saturation)) => {
-            let (saturated, near) = gpuplan::estimator::serving_near_capacity::classify(
-                Some(saturation),
-                per_replica_rate,
-                closed.requests_per_second,
-            );
-            return Err(match (saturated, near) {
-                (_, Some(near)) => format!(
+            use gpuplan::estimator::serving_near_capacity::classify;
+            let past = per_replica_rate.map(|rate| classify(saturation, rate, closed.requests_per_second));
+            return Err(match past {
+                Some(Ok(near)) => format!(
                     "near capacity: {:.0} % above it, {:?}",
                     (near.load_over_capacity - 1.0) * 100.0,
                     near.bound
