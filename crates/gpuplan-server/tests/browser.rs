@@ -275,7 +275,6 @@ fn the_page_plans_estimates_prices_and_forecasts() {
     if !browser_present() {
         return;
     }
-    let _alone = crate::memory_measured();
     let site = start_server();
     let (_driver, page) = start_session();
     plans_draws_and_shares(&site, &page);
