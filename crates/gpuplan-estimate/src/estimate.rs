@@ -444,7 +444,7 @@ fn transformer(
             (moe, one, spec.layers.saturating_sub(moe.dense_layers))
         });
         let expert_bytes = memory::routed_expert_parameters(spec) as f64
-            * weight_bytes(Task::Inference, workload.precision)
+            * crate::precision_bytes::served_weight_bytes(spec, request.accelerator, workload.precision)
             / f64::from(workload.layout.tp * workload.layout.pp);
         let reserved = memory.weights + memory.activations + memory.overhead;
         let kernel = weight_kernel(workload);
@@ -723,7 +723,20 @@ fn push_memory_assumptions(assumptions: &mut Notes, request: &EstimateRequest) {
                         }
                     )
                 }),
-                None => assumptions.add(|| format!("{} weights; embeddings and output layer kept in 16-bit", w.precision)),
+                None => assumptions.add(|| {
+                    let format = match &request.model.architecture {
+                        gpuplan_model::Architecture::Transformer(spec) if w.precision == Precision::Fp4 => {
+                            let bytes = crate::precision_bytes::served_weight_bytes(spec, request.accelerator, w.precision);
+                            if bytes == crate::precision_bytes::MXFP4_BYTES_PER_PARAMETER {
+                                " as MXFP4 (4.25 bits a weight: one 8-bit scale per 32)"
+                            } else {
+                                " as NVFP4 (4.5 bits a weight: one FP8 scale per 16)"
+                            }
+                        }
+                        _ => "",
+                    };
+                    format!("{} weights{format}; embeddings and output layer kept in 16-bit", w.precision)
+                }),
             }
         }
     }

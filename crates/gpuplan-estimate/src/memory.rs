@@ -13,7 +13,8 @@ use crate::efficiency::{
 };
 use crate::parameters::ParameterCount;
 use crate::precision_bytes::{
-    activation_bytes, embedding_bytes, gradient_bytes, optimizer_bytes, optimizer_state_bytes, weight_bytes,
+    activation_bytes, embedding_bytes, gradient_bytes, optimizer_bytes, optimizer_state_bytes, served_weight_bytes,
+    weight_bytes,
 };
 use gpuplan_model::{Accelerator, Bytes, Checkpointing, Engine, LoraTargets, Task, TransformerSpec, Workload};
 use serde::Serialize;
@@ -378,14 +379,15 @@ pub fn inference(
     let weights = match crate::precision_bytes::served_file_bytes(spec, workload) {
         Some(bytes) => counts.total as f64 * bytes / model_split,
         None => {
-            (body_params * weight_bytes(Task::Inference, workload.precision)
+            (body_params * served_weight_bytes(spec, accelerator, workload.precision)
                 + embedding_params * embedding_bytes(Task::Inference, workload.precision))
                 / model_split
         }
     };
     // Attention data parallelism keeps everything but the routed experts whole on every GPU.
     let weights = if layout.attention_dp && layout.tp > 1 {
-        let experts = routed_expert_parameters(spec) as f64 * weight_bytes(Task::Inference, workload.precision);
+        let experts =
+            routed_expert_parameters(spec) as f64 * served_weight_bytes(spec, accelerator, workload.precision);
         let tp = f64::from(layout.tp);
         // (dense + experts) / (tp·pp) per GPU before; dense / pp + experts / (tp·pp) now.
         weights * tp - experts * (tp - 1.0) / tp / f64::from(layout.pp)

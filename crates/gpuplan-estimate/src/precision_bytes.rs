@@ -1,6 +1,6 @@
 //! Bytes per value for weights, gradients and optimizer states.
 
-use gpuplan_model::{Engine, Optimizer, Precision, Task, TransformerSpec, Workload};
+use gpuplan_model::{Accelerator, Engine, Optimizer, Precision, Task, TransformerSpec, Workload};
 
 /// Bytes of one NF4 weight as bitsandbytes stores it by default (Dettmers et al. 2023,
 /// "QLoRA", §3): 4 bits plus a 32-bit absmax scale per block of 64, 4.5 bits. Hugging Face's
@@ -14,6 +14,33 @@ pub const NF4_DOUBLE_QUANT_BYTES_PER_PARAMETER: f64 = (4.0 + 8.0 / 64.0 + 32.0 /
 /// Bytes of one int4 weight with a 16-bit scale and zero point per group of 128 (GPTQ / AWQ
 /// defaults): 4 + 32/128 bits.
 pub const INT4_BYTES_PER_PARAMETER: f64 = (4.0 + 32.0 / 128.0) / 8.0;
+
+/// Bytes of one NVFP4 weight, NVIDIA's 4-bit format on Blackwell and what TensorRT-LLM and
+/// ModelOpt checkpoints store: an E2M1 value with one FP8 (E4M3) scale per block of 16 and an
+/// FP32 scale per tensor, 4 + 8/16 bits ("Introducing NVFP4 for Efficient and Accurate
+/// Low-Precision Inference", NVIDIA technical blog, June 2025; NeMo AutoModel's NVFP4 packing:
+/// "0.5625 bytes per parameter plus 4 bytes per row").
+pub const NVFP4_BYTES_PER_PARAMETER: f64 = (4.0 + 8.0 / 16.0) / 8.0;
+
+/// Bytes of one MXFP4 weight (OCP Microscaling Formats (MX) Specification v1.0, 2023): an E2M1
+/// value with one 8-bit power-of-two (E8M0) scale per block of 32, 4 + 8/32 bits. gpt-oss ships
+/// its experts in it, and it is the 4-bit format of AMD's CDNA 4 (MI350 series) matrix cores.
+pub const MXFP4_BYTES_PER_PARAMETER: f64 = (4.0 + 8.0 / 32.0) / 8.0;
+
+/// Bytes per weight of a served model's quantised layers on `accelerator`: [`weight_bytes`],
+/// with 4-bit floating point in the format it is stored in: MXFP4 where the checkpoint says so
+/// or the accelerator's own 4-bit format is MX (AMD), NVFP4 otherwise.
+pub fn served_weight_bytes(spec: &TransformerSpec, accelerator: &Accelerator, precision: Precision) -> f64 {
+    if precision != Precision::Fp4 {
+        return weight_bytes(Task::Inference, precision);
+    }
+    let checkpoint_mx = spec.quantization.as_ref().is_some_and(|q| q.method == "mxfp4");
+    if checkpoint_mx || accelerator.vendor == "AMD" {
+        MXFP4_BYTES_PER_PARAMETER
+    } else {
+        NVFP4_BYTES_PER_PARAMETER
+    }
+}
 
 /// Bytes of a value held in `precision` for compute.
 pub fn activation_bytes(precision: Precision) -> f64 {
@@ -34,7 +61,8 @@ pub fn weight_bytes(task: Task, precision: Precision) -> f64 {
             Precision::Fp16 | Precision::Bf16 => 2.0,
             Precision::Fp8 | Precision::Int8 => 1.0,
             Precision::Fp6 => 0.75 + 2.0 / 32.0,
-            Precision::Fp4 | Precision::Int4 => INT4_BYTES_PER_PARAMETER,
+            Precision::Fp4 => NVFP4_BYTES_PER_PARAMETER,
+            Precision::Int4 => INT4_BYTES_PER_PARAMETER,
         },
         // Training keeps 16-bit weights for every mixed-precision format, fp8 included
         // (Transformer Engine casts to fp8 per matmul).
@@ -146,5 +174,14 @@ mod tests {
         assert!((NF4_DOUBLE_QUANT_BYTES_PER_PARAMETER - 0.5159).abs() < 1e-4);
         assert_eq!(embedding_bytes(Task::Qlora, Precision::Bf16), 2.0);
         assert_eq!(weight_bytes(Task::Inference, Precision::Int8), 1.0);
+    }
+
+    #[test]
+    fn four_bit_floats_carry_their_block_scales() {
+        // NVFP4: 8 bytes of values and one scale byte per 16 weights; MXFP4: one per 32.
+        assert_eq!(NVFP4_BYTES_PER_PARAMETER * 16.0, 9.0);
+        assert_eq!(MXFP4_BYTES_PER_PARAMETER * 32.0, 17.0);
+        assert_eq!(weight_bytes(Task::Inference, Precision::Fp4), NVFP4_BYTES_PER_PARAMETER);
+        assert_eq!(weight_bytes(Task::Inference, Precision::Int4), 4.25 / 8.0);
     }
 }

@@ -992,3 +992,33 @@ fn a_step_at_the_roofline_ridge_is_longer_than_either_side() {
             .any(|a| a.contains("set from serving runs on it"))
     );
 }
+
+/// A 4-bit float is stored with its block scales: NVIDIA's NVFP4 (what TensorRT-LLM and
+/// ModelOpt checkpoints hold on Blackwell) keeps an FP8 scale per 16 weights, 4.5 bits; the OCP
+/// MXFP4 of gpt-oss's checkpoint and AMD's matrix cores an 8-bit scale per 32, 4.25 bits. So
+/// Llama 3.1 70B in fp4 weighs about 6 % more on a B200 than on an MI355X, and the estimate says
+/// which format it counted.
+#[test]
+fn four_bit_weights_are_counted_with_their_block_scales() {
+    use gpuplan::model::Precision;
+    let estimate = |model: &str, gpu: &str| {
+        let mut r = WorkloadRequest::new(ModelSource::BuiltIn(model.to_string()), Task::Inference, gpu);
+        (r.seq, r.output_tokens, r.precision) = (Some(1024), Some(128), Some(Precision::Fp4));
+        estimate_workload(catalog(), &r).unwrap()
+    };
+    let says =
+        |answer: &gpuplan::EstimateAnswer, words: &str| answer.estimate.assumptions.iter().any(|a| a.contains(words));
+    let nvidia = estimate("llama-3.1-70b", "B200");
+    let amd = estimate("llama-3.1-70b", "MI355X");
+    let ratio = nvidia.estimate.memory.weights.0 as f64 / amd.estimate.memory.weights.0 as f64;
+    // Weights outside the embeddings: 4.5 / 4.25 bits; the 16-bit embeddings dilute it.
+    assert!((1.04..1.06).contains(&ratio), "NVFP4 over MXFP4 weights: {ratio:.3}");
+    assert!(says(&nvidia, "as NVFP4 (4.5 bits"), "{:?}", nvidia.estimate.assumptions);
+    assert!(says(&amd, "as MXFP4 (4.25 bits"), "{:?}", amd.estimate.assumptions);
+    let gpt_oss = estimate("gpt-oss-120b", "B200");
+    assert!(
+        says(&gpt_oss, "as MXFP4"),
+        "the checkpoint's own format: {:?}",
+        gpt_oss.estimate.assumptions
+    );
+}
