@@ -3333,6 +3333,11 @@ mod provider_facts {
         assert!(facts["sla_instance_percent"].is_null(), "{facts}");
         assert!(facts["compliance"].as_array().is_some_and(|c| !c.is_empty()));
         assert!(facts["spot_share"].is_null(), "{facts}");
+        // IBM states its figures per deployment: one zone, and three zones of a region.
+        let ibm = gpuplan(&["catalog", "--provider", "ibm", "--format", "json"]).json();
+        assert_eq!(ibm["sla_instance_percent"], 99.9, "{ibm}");
+        assert_eq!(ibm["sla_multi_zone_percent"], 99.99, "{ibm}");
+        assert!(ibm["sla_credits"].is_null(), "credits not read are not given: {ibm}");
         // A provider that states spot only as a share of pay-as-you-go shows it and what is
         // priced from it.
         let tencent = gpuplan(&["catalog", "--provider", "tencent"]);
