@@ -726,14 +726,10 @@ fn push_memory_assumptions(assumptions: &mut Notes, request: &EstimateRequest) {
                 None => assumptions.add(|| {
                     let format = match &request.model.architecture {
                         gpuplan_model::Architecture::Transformer(spec) if w.precision == Precision::Fp4 => {
-                            let bytes = crate::precision_bytes::served_weight_bytes(spec, request.accelerator, w.precision);
-                            if bytes == crate::precision_bytes::MXFP4_BYTES_PER_PARAMETER {
-                                " as MXFP4 (4.25 bits a weight: one 8-bit scale per 32)"
-                            } else {
-                                " as NVFP4 (4.5 bits a weight: one FP8 scale per 16)"
-                            }
+                            let format = crate::precision_bytes::Fp4Format::of(spec, request.accelerator);
+                            format!(" as {}", format.describe())
                         }
-                        _ => "",
+                        _ => String::new(),
                     };
                     format!("{} weights{format}; embeddings and output layer kept in 16-bit", w.precision)
                 }),

@@ -27,18 +27,48 @@ pub const NVFP4_BYTES_PER_PARAMETER: f64 = (4.0 + 8.0 / 16.0) / 8.0;
 /// its experts in it, and it is the 4-bit format of AMD's CDNA 4 (MI350 series) matrix cores.
 pub const MXFP4_BYTES_PER_PARAMETER: f64 = (4.0 + 8.0 / 32.0) / 8.0;
 
-/// Bytes per weight of a served model's quantised layers on `accelerator`: [`weight_bytes`],
-/// with 4-bit floating point in the format it is stored in: MXFP4 where the checkpoint says so
-/// or the accelerator's own 4-bit format is MX (AMD), NVFP4 otherwise.
-pub fn served_weight_bytes(spec: &TransformerSpec, accelerator: &Accelerator, precision: Precision) -> f64 {
-    if precision != Precision::Fp4 {
-        return weight_bytes(Task::Inference, precision);
+/// How a 4-bit floating-point weight is stored, which sets its bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fp4Format {
+    Nvfp4,
+    Mxfp4,
+}
+
+impl Fp4Format {
+    /// MXFP4 where the checkpoint says so or the accelerator's own 4-bit format is MX (AMD),
+    /// NVFP4 otherwise.
+    pub fn of(spec: &TransformerSpec, accelerator: &Accelerator) -> Fp4Format {
+        let checkpoint_mx = spec.quantization.as_ref().is_some_and(|q| q.method == "mxfp4");
+        if checkpoint_mx || accelerator.vendor == "AMD" {
+            Fp4Format::Mxfp4
+        } else {
+            Fp4Format::Nvfp4
+        }
     }
-    let checkpoint_mx = spec.quantization.as_ref().is_some_and(|q| q.method == "mxfp4");
-    if checkpoint_mx || accelerator.vendor == "AMD" {
-        MXFP4_BYTES_PER_PARAMETER
+
+    pub fn bytes_per_parameter(self) -> f64 {
+        match self {
+            Fp4Format::Nvfp4 => NVFP4_BYTES_PER_PARAMETER,
+            Fp4Format::Mxfp4 => MXFP4_BYTES_PER_PARAMETER,
+        }
+    }
+
+    /// The format in words, for the estimate's assumptions.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Fp4Format::Nvfp4 => "NVFP4 (4.5 bits a weight: one FP8 scale per 16)",
+            Fp4Format::Mxfp4 => "MXFP4 (4.25 bits a weight: one 8-bit scale per 32)",
+        }
+    }
+}
+
+/// Bytes per weight of a served model's quantised layers on `accelerator`: [`weight_bytes`],
+/// with 4-bit floating point in the format it is stored in ([`Fp4Format::of`]).
+pub fn served_weight_bytes(spec: &TransformerSpec, accelerator: &Accelerator, precision: Precision) -> f64 {
+    if precision == Precision::Fp4 {
+        Fp4Format::of(spec, accelerator).bytes_per_parameter()
     } else {
-        NVFP4_BYTES_PER_PARAMETER
+        weight_bytes(Task::Inference, precision)
     }
 }
 
