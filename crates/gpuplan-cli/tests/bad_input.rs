@@ -621,6 +621,14 @@ fn plan() {
             "`next` is not a release line",
         ),
         (
+            "estimate --model llama-3.1-8b --task inference --gpu H100 --gpu-memory-fraction 1.5",
+            "--gpu-memory-fraction 1.5 is not a share of the GPU's memory above 0 and at most 1",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task inference --gpu H100 --engine llama.cpp --gpu-memory-fraction 0.9",
+            "--gpu-memory-fraction applies to generative models served by a continuous-batching engine",
+        ),
+        (
             "estimate --model llama-3.1-8b --task inference --gpu H100 --engine pytorch --max-num-seqs 8",
             "--max-num-seqs applies to generative models served by a continuous-batching engine",
         ),

@@ -94,6 +94,9 @@ impl Scheduler {
         if let Some(reserve) = given.reserve_full_context {
             self.reserves_full_context = reserve;
         }
+        if let Some(fraction) = given.gpu_memory_fraction {
+            self.memory_fraction = fraction;
+        }
         self.given = *given;
         self
     }
@@ -152,9 +155,10 @@ impl Scheduler {
             || self.given.scheduler_steps.is_some()
             || self.given.chunked_prefill.is_some()
             || self.given.reserve_full_context.is_some()
+            || self.given.gpu_memory_fraction.is_some()
         {
             text.push_str(&format!(
-                "; in force: {:.0} sequences, {:.0} tokens per iteration, {}, prompts {}, KV cache {}",
+                "; in force: {:.0} sequences, {:.0} tokens per iteration, {}, prompts {}, KV cache {}, {:.0} % of {}",
                 self.max_sequences,
                 self.token_budget,
                 gpuplan_model::counted(self.steps_per_schedule, "scheduler step", "scheduler steps"),
@@ -167,6 +171,12 @@ impl Scheduler {
                     "reserved for each request's whole length on admission"
                 } else {
                     "grown as requests generate"
+                },
+                self.memory_fraction * 100.0,
+                if self.memory_of_free {
+                    "the memory the weights leave free"
+                } else {
+                    "the GPU's memory"
                 }
             ));
         }

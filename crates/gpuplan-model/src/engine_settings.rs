@@ -103,6 +103,12 @@ pub struct EngineSettings {
     /// `None`: graphs captured, the engines' default.
     #[serde(default)]
     pub enforce_eager: Option<bool>,
+    /// The engine's share of GPU memory: of the whole GPU for vLLM
+    /// (`--gpu-memory-utilization`), SGLang (`--mem-fraction-static`) and TGI
+    /// (`--cuda-memory-fraction`), of the memory the weights leave free for TensorRT-LLM
+    /// (`free_gpu_memory_fraction`). `None`: the engine's default.
+    #[serde(default)]
+    pub gpu_memory_fraction: Option<f64>,
     /// llama.cpp's layers kept on the GPU (`-ngl`, `--n-gpu-layers`); the others run on the
     /// host's CPU from its memory. `None`: every layer on the GPU.
     #[serde(default)]
@@ -159,6 +165,7 @@ impl EngineSettings {
             (Field::ReserveFullContext, self.reserve_full_context.is_some()),
             (Field::Sampling, self.sampling.is_some()),
             (Field::EnforceEager, self.enforce_eager.is_some()),
+            (Field::GpuMemoryFraction, self.gpu_memory_fraction.is_some()),
             (Field::EngineBackend, self.backend.is_some()),
             (Field::Engine, self.release.is_some()),
         ]

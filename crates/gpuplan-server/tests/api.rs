@@ -209,13 +209,21 @@ async fn an_estimate_is_the_cli_estimate() {
     // The engine's release, scheduler knobs and a closed loop are the same fields the job files
     // take, and the answer says which were in force.
     let body = json!({"model": "llama-3.1-8b", "task": "inference", "gpu": "H100", "engine": "vllm@0.6",
-                      "max_num_seqs": 64, "concurrency": 32, "tpot": {"seconds": 0.05, "percentile": 90.0}});
+                      "max_num_seqs": 64, "concurrency": 32, "gpu_memory_fraction": 0.95,
+                      "tpot": {"seconds": 0.05, "percentile": 90.0}});
     let knobs = post("/api/v1/estimate", body.to_string()).await;
     assert_eq!(knobs.status, StatusCode::OK, "{}", knobs.text());
     let report = &knobs.json()["serving"];
     assert_eq!(report["max_concurrent_sequences"], 64.0);
     assert_eq!(report["closed_loop"]["users"], 32.0);
     assert!(report["scheduler"].as_str().unwrap().contains("vllm 0.6"), "{report}");
+    assert!(
+        report["scheduler"]
+            .as_str()
+            .unwrap()
+            .contains("95 % of the GPU's memory"),
+        "{report}"
+    );
     conforms(&body, "EstimateOptions").await;
     let typo = json!({"model": "llama-3.1-8b", "task": "inference", "gpu": "H100", "max_num_seq": 64});
     assert_eq!(

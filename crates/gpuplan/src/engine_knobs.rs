@@ -58,6 +58,13 @@ pub struct EngineKnobs {
     #[serde(default)]
     #[cfg_attr(feature = "cli", arg(long, help_heading = "Serving engine"))]
     pub enforce_eager: Option<bool>,
+    /// The engine's share of GPU memory for weights, activations and KV cache: of the whole
+    /// GPU for vLLM (--gpu-memory-utilization, default 0.9), SGLang (--mem-fraction-static) and
+    /// TGI (--cuda-memory-fraction); of the memory left free after the weights for
+    /// TensorRT-LLM (free_gpu_memory_fraction, default 0.9). More of it is more KV cache.
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long, help_heading = "Serving engine", value_name = "FRACTION"))]
+    pub gpu_memory_fraction: Option<f64>,
     /// llama.cpp: the transformer layers kept on the GPU (`-ngl`); the others run on the
     /// host's CPU, reading their weights from its memory at --host-bandwidth. Default: all.
     #[serde(default)]
@@ -138,6 +145,14 @@ impl EngineKnobs {
                 return Err(crate::defaults::at_least_one(field, 0));
             }
         }
+        if let Some(fraction) = self.gpu_memory_fraction.filter(|f| !(*f > 0.0 && *f <= 1.0)) {
+            return Err(RequestError::beyond(
+                Field::GpuMemoryFraction,
+                fraction,
+                "not a share of the GPU's memory above 0 and at most 1",
+            )
+            .into());
+        }
         if let Some(users) = self.concurrency {
             if !(1.0..=1e7).contains(&users) {
                 return Err(RequestError::beyond(
@@ -193,6 +208,7 @@ impl EngineKnobs {
             reserve_full_context: self.reserve_full_context,
             sampling: self.sampling,
             enforce_eager: self.enforce_eager,
+            gpu_memory_fraction: self.gpu_memory_fraction,
             gpu_layers: self.gpu_layers,
             host_bandwidth_gb_per_s: self.host_bandwidth,
         }

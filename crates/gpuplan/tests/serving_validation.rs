@@ -126,6 +126,9 @@ struct Case {
     /// Whether the engine ran without CUDA/HIP graphs, where its configuration says
     /// (AMD's MLPerf vLLM builds: enforce_eager True).
     enforce_eager: Option<bool>,
+    /// The engine's share of GPU memory, where its configuration says (AMD's MLPerf vLLM
+    /// builds: gpu_memory_utilization 1.0, 0.98 Offline).
+    gpu_memory_fraction: Option<f64>,
     /// MLPerf scenario: `server` and `interactive` runs passed their latency limits at
     /// `request_rate`, the highest load the submitter found to pass.
     scenario: Option<String>,
@@ -304,6 +307,7 @@ fn step_cost(case: &Case, input: u64, output: u64) -> Option<StepCost> {
         max_num_batched_tokens: case.max_num_batched_tokens,
         sampling: case.sampling.as_deref().map(|s| s.parse().unwrap()),
         enforce_eager: case.enforce_eager,
+        gpu_memory_fraction: case.gpu_memory_fraction,
         ..EngineSettings::default()
     };
     estimate_workload(catalog(), &request).ok()?.estimate.serving_cost
