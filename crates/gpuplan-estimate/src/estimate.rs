@@ -513,6 +513,20 @@ fn transformer(
                 )
             });
         }
+        if tp > 1 && !attention_dp {
+            assumptions.add(|| {
+                let (fixed, per_token) = shape.collective_seconds(f64::from(tp));
+                format!(
+                    "tensor parallelism over {tp} GPUs: two all-reduces of the hidden state a layer ({} a step), each {:.0} µs of latency (set from two light-load TP4 H100 runs) plus its bytes, a ring's 2(n − 1)/n of {} bytes a token, at {:.0} GB/s a GPU: {:.1} ms a step and {:.2} µs a token",
+                    2 * shape.layers,
+                    crate::efficiency::all_reduce_latency_seconds() * 1e6,
+                    shape.hidden * 2,
+                    shape.tensor_parallel_bandwidth / 1e9,
+                    fixed * 1e3,
+                    per_token * 1e6,
+                )
+            });
+        }
         if workload.layout.pp > 1 {
             assumptions.add(|| {
                 format!(

@@ -1062,3 +1062,29 @@ fn the_engines_memory_share_sets_how_many_sequences_its_kv_cache_holds() {
             .contains("95 % of the memory the weights leave free")
     );
 }
+
+/// A tensor-parallel replica says what its all-reduces cost: two a layer, each a fixed latency
+/// plus its bytes over the GPUs' link, which on PCIe cards (L40S) is a twentieth of NVLink's
+/// on an H100 board; one GPU has none to state.
+#[test]
+fn a_tensor_parallel_estimate_states_its_all_reduces_and_their_link() {
+    let assumptions = |gpu: &str, tp: u32| {
+        let mut r = WorkloadRequest::new(ModelSource::BuiltIn("llama-2-70b".into()), Task::Inference, gpu);
+        (r.gpus, r.tp, r.precision) = (Some(tp), Some(tp), Some(gpuplan::model::Precision::Fp8));
+        r.engine = Some(gpuplan::model::Engine::TensorrtLlm);
+        estimate_workload(catalog(), &r).unwrap().estimate.assumptions
+    };
+    let line = |gpu: &str, tp: u32| {
+        assumptions(gpu, tp)
+            .into_iter()
+            .find(|a| a.starts_with("tensor parallelism over"))
+    };
+    let l40s = line("L40S", 4).expect("a TP4 replica states its all-reduces");
+    assert!(
+        l40s.contains("(160 a step)") && l40s.contains("at 16 GB/s a GPU"),
+        "{l40s}"
+    );
+    let h100 = line("H100", 4).expect("so does one on NVLink");
+    assert!(h100.contains("at 360 GB/s a GPU"), "{h100}");
+    assert!(line("H200-SXM-141GB", 1).is_none());
+}
