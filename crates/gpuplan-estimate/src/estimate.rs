@@ -696,15 +696,29 @@ fn push_memory_assumptions(assumptions: &mut Notes, request: &EstimateRequest) {
             "with an fp32 master copy under mixed precision"
         }
     };
+    // Sharded states: the experts a GPU holds only over the ranks that hold the same ones.
+    let sharding = || {
+        let layout = w.layout;
+        let expert_dp = (f64::from(layout.dp) / layout.expert_split()).max(1.0);
+        let experts = if layout.ep > 1 && layout.zero >= 1 && expert_dp < f64::from(layout.dp) {
+            format!(", the experts a GPU holds over the {expert_dp:.0} that hold the same experts")
+        } else {
+            String::new()
+        };
+        format!(
+            "ZeRO stage {} over {} data-parallel ranks{experts}",
+            layout.zero, layout.dp
+        )
+    };
     match w.task {
         Task::Pretrain | Task::Finetune if w.precision.bits() <= 8 => assumptions.add(|| format!(
             "16-bit weights and gradients with {} casts for the matmuls (Transformer Engine, torchao), {} optimizer \
-             {} (ZeRO stage {} over {} data-parallel ranks)",
-            w.precision, w.optimizer, master_copy(), w.layout.zero, w.layout.dp
+             {} ({})",
+            w.precision, w.optimizer, master_copy(), sharding()
         )),
         Task::Pretrain | Task::Finetune => assumptions.add(|| format!(
-            "{} weights, {} gradients, {} optimizer {} (ZeRO stage {} over {} data-parallel ranks)",
-            w.precision, w.precision, w.optimizer, master_copy(), w.layout.zero, w.layout.dp
+            "{} weights, {} gradients, {} optimizer {} ({})",
+            w.precision, w.precision, w.optimizer, master_copy(), sharding()
         )),
         Task::Lora => assumptions.add(|| format!(
             "LoRA rank {} on every linear layer of attention and MLP, adapters in fp32 with AdamW; frozen base in {}",

@@ -260,18 +260,31 @@ pub fn training(
             weights += trainable * 4.0;
         }
         _ => {
+            // The experts this GPU holds are sharded only over the ranks that hold the same ones
+            // (the expert-data-parallel group), the rest of the model over every replica:
+            // Megatron-Core reduces and shards expert parameters over `expt_dp` and the rest over
+            // `dp_cp` (megatron/core/optimizer), as DeepSpeed-MoE and torchtitan's FSDP with
+            // expert parallelism do. Per GPU that is all the experts' states over all the ranks,
+            // not this GPU's experts over all of them.
+            let experts_here = ((expert_parameters(spec) - elsewhere) / model_split).clamp(0.0, trainable);
+            let expert_share = if trainable > 0.0 { experts_here / trainable } else { 0.0 };
+            let expert_dp = (dp / layout.expert_split()).clamp(1.0, dp);
+            let shard = |bytes: f64| bytes * (1.0 - expert_share) / dp + bytes * expert_share / expert_dp;
             if layout.zero >= 1 {
-                optimizer /= dp;
-                paged /= dp;
+                optimizer = shard(optimizer);
+                paged = shard(paged);
             }
             if layout.zero >= 2 {
-                gradients /= dp;
+                gradients = shard(gradients);
             }
             if layout.zero >= 3 {
                 // Sharded parameters, plus the layers gathered ahead of use (prefetch of about
                 // two layers, FSDP/DeepSpeed defaults).
                 let layer = counts.layers as f64 / (spec.layers + spec.decoder_layers).max(1) as f64;
-                weights = weights / dp + 2.0 * layer * weight_bytes(task, precision) / f64::from(layout.tp);
+                let expert_weights = experts_here * weight_bytes(task, precision);
+                weights = (weights - expert_weights) / dp
+                    + expert_weights / expert_dp
+                    + 2.0 * layer * weight_bytes(task, precision) / f64::from(layout.tp);
             }
         }
     }

@@ -630,6 +630,25 @@ mod module_recomputation {
         estimate_workload(catalog(), &r).unwrap()
     }
 
+    /// Megatron-Core's distributed optimizer shards a routed expert's states only over the
+    /// ranks that hold that expert (its expert-data-parallel group), the rest of the model over
+    /// every replica. On 64 GPUs with EP 8 each GPU holds an eighth of gpt-oss-120b's 114.6B
+    /// expert parameters and shares their 12 bytes of states (fp32 master copy and two
+    /// moments) with the 7 other GPUs that hold the same ones: about 21.5 GB a GPU, the same
+    /// as all experts' states over all 64 ranks, where sharding them over 64 would leave a
+    /// tenth of that and a plan that runs out of memory.
+    #[test]
+    fn an_experts_optimizer_states_are_sharded_only_over_the_ranks_that_hold_it() {
+        let answer = gpt_oss_on_64_b200(Checkpointing::NormsAndActivation);
+        let optimizer = answer.estimate.memory.optimizer.as_u64() as f64 / 1e9;
+        assert!((21.0..23.5).contains(&optimizer), "{optimizer} GB");
+        assert!(
+            assumes(&answer, "the experts a GPU holds over the 8 that hold the same experts"),
+            "{:?}",
+            answer.estimate.assumptions
+        );
+    }
+
     /// Megatron-Bridge's gpt-oss-120b recipe on 64 B200 (EP 8, micro-batch 4) recomputes its
     /// layernorms and the experts' activation: without it the step does not fit in 180 GB,
     /// with it it does, and it repeats no matmul, so it is as fast as keeping everything and
