@@ -1784,6 +1784,48 @@ mod estimate {
         assert!(run.stdout.contains("megatron: Megatron-Core"), "{}", run.stdout);
     }
 
+    /// Full recomputation repeats each forward pass: the hardware does a third more FLOPs
+    /// than the model needs, so HFU is printed beside MFU and is 4/3 of it; without
+    /// recomputation the two are one figure.
+    #[test]
+    fn full_recomputation_prints_hfu_beside_mfu() {
+        let run_with = |checkpointing: &str| {
+            gpuplan(&[
+                "estimate",
+                "--model",
+                "llama-3.1-8b",
+                "--task",
+                "pretrain",
+                "--gpu",
+                "H100",
+                "--gpus",
+                "8",
+                "--seq",
+                "4096",
+                "--micro-batch",
+                "1",
+                "--checkpointing",
+                checkpointing,
+            ])
+        };
+        let figure = |line: &str, label: &str| -> f64 {
+            let at = line.find(label).unwrap() + label.len();
+            line[at..].trim_start().split(' ').next().unwrap().parse().unwrap()
+        };
+        let full = run_with("full");
+        assert_eq!(full.code, 0, "{}", full.stderr);
+        let line = full.stdout.lines().find(|l| l.trim_start().starts_with("MFU")).unwrap();
+        let (mfu, hfu) = (figure(line, "MFU"), figure(line, "(HFU"));
+        assert!((hfu / mfu - 4.0 / 3.0).abs() < 0.02, "{line}");
+        let none = run_with("none");
+        assert_eq!(none.code, 0, "{}", none.stderr);
+        assert!(
+            none.stdout.contains("MFU") && !none.stdout.contains("HFU"),
+            "{}",
+            none.stdout
+        );
+    }
+
     #[test]
     fn an_unknown_framework_lists_the_known_ones_and_exits_2() {
         let run = gpuplan(&[

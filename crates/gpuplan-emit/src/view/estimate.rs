@@ -164,7 +164,13 @@ pub fn estimate_report(e: &EstimateJson) -> String {
             );
         }
         let _ = writeln!(text, "  {:<18} {} samples/s", "", rate(t.samples_per_second));
-        let _ = writeln!(text, "  {:<18} {:.1} %", "MFU", t.mfu * 100.0);
+        // Hardware FLOPs count the recomputed forward passes the model FLOPs leave out.
+        let hfu = if t.hfu > t.mfu * 1.001 {
+            format!(" (HFU {:.1} %, recomputation included)", t.hfu * 100.0)
+        } else {
+            String::new()
+        };
+        let _ = writeln!(text, "  {:<18} {:.1} %{hfu}", "MFU", t.mfu * 100.0);
         if e.gpus > 1 {
             let _ = writeln!(
                 text,
