@@ -21,18 +21,29 @@ pub const DEFAULT_GLOBAL_BATCH: u64 = 256;
 /// shorten training (McCandlish et al. 2018).
 pub const CRITICAL_BATCH_TOKENS: f64 = 16.0 * 1024.0 * 1024.0;
 
-/// The global batch when none is given for `dp` data-parallel replicas of sequences of `seq`
-/// tokens: [`DEFAULT_GLOBAL_BATCH`], or more on large clusters — `micro` sequences per replica
-/// — a multiple of `dp × micro` so that it splits evenly; `None` when even one step of
-/// `micro` per replica exceeds [`CRITICAL_BATCH_TOKENS`] (so many replicas waste tokens: the
-/// layout should split the model more instead).
-pub fn default_global_batch(dp: u64, micro: u64, seq: u64) -> Option<u64> {
+/// Micro-batches per pipeline stage a replica runs each step when the batch is left open: with
+/// `m = 4p` the 1F1B bubble, (p − 1)/m, stays under a quarter (Narayanan et al. 2021 run
+/// m ≫ p; Llama 3 405B ran 16 micro-batches through 16 interleaved stages).
+pub const MICRO_BATCHES_PER_STAGE: u64 = 4;
+
+/// The global batch when none is given for `dp` data-parallel replicas of `pp` pipeline stages
+/// and sequences of `seq` tokens: [`DEFAULT_GLOBAL_BATCH`], or more on large clusters — `micro`
+/// sequences per replica, and [`MICRO_BATCHES_PER_STAGE`] micro-batches per stage when the
+/// model is pipelined, up to [`CRITICAL_BATCH_TOKENS`] — a multiple of `dp × micro` so that it
+/// splits evenly; `None` when even one step of `micro` per replica exceeds the critical batch
+/// (so many replicas waste tokens: the layout should split the model more instead).
+pub fn default_global_batch(dp: u64, micro: u64, seq: u64, pp: u64) -> Option<u64> {
     let step = (dp * micro).max(1);
     let critical = ((CRITICAL_BATCH_TOKENS / seq.max(1) as f64).floor() as u64).max(1);
     if step > critical && dp > 1 {
         return None;
     }
-    let wanted = DEFAULT_GLOBAL_BATCH.min(critical).max(step);
+    let pipelined = if pp > 1 {
+        (step * MICRO_BATCHES_PER_STAGE * pp).min(critical)
+    } else {
+        0
+    };
+    let wanted = DEFAULT_GLOBAL_BATCH.min(critical).max(pipelined).max(step);
     Some(wanted.div_ceil(step) * step)
 }
 
@@ -160,21 +171,21 @@ fn batch_and_micro_batches(
     task: Task,
     batch: Option<u64>,
     micro: Option<u64>,
-    dp: u32,
+    (dp, pp): (u32, u32),
     seq: u64,
 ) -> Option<(u64, Vec<u64>)> {
-    let dp = u64::from(dp);
+    let (dp, pp) = (u64::from(dp), u64::from(pp));
     match (task, batch, micro) {
         (Task::Inference, batch, _) => Some((batch.unwrap_or(1), vec![batch.unwrap_or(1)])),
         (_, Some(batch), Some(micro)) => {
             let per_step = micro.checked_mul(dp).filter(|n| *n > 0)?;
             (batch % per_step == 0).then(|| (batch, vec![micro]))
         }
-        (_, None, Some(micro)) => Some((default_global_batch(dp, micro, seq)?, vec![micro])),
+        (_, None, Some(micro)) => Some((default_global_batch(dp, micro, seq, pp)?, vec![micro])),
         (_, batch, None) => {
             let batch = match batch {
                 Some(batch) => batch,
-                None => default_global_batch(dp, 1, seq)?,
+                None => default_global_batch(dp, 1, seq, pp)?,
             };
             if batch % dp != 0 {
                 return None;
@@ -247,6 +258,25 @@ pub fn layout_candidates(
     layouts
 }
 
+/// Scaling efficiency below which a layout that fits without pipeline stages is not taken as
+/// the answer before pipelined layouts are weighed: where ZeRO-3 or plain data parallelism
+/// over thousands of GPUs spends half or more of each step communicating, the stages' smaller
+/// data-parallel groups are the usual way out (Llama 3 405B: TP 8 × PP 16 on 16,384 GPUs; a
+/// single-stage 405B layout there runs at 17 %). Between a half and one a pipeline can still
+/// win a little (Llama 3.1 70B on 16,384 H100 at a 16 M-token batch: PP 2 at 75 % against
+/// 65 % without), which the greedy search leaves on the table to stay fast over thousands of
+/// offerings.
+const PIPELINE_WORTH_TRYING_BELOW: f64 = 0.5;
+
+/// Whether a fitting training configuration communicates enough of its step that pipelined
+/// layouts are worth estimating too.
+fn worth_pipelining(estimate: &Estimate) -> bool {
+    estimate
+        .training
+        .as_ref()
+        .is_some_and(|t| t.scaling_efficiency < PIPELINE_WORTH_TRYING_BELOW)
+}
+
 /// Chooses the open settings for `cluster`: the fastest configuration that fits within
 /// `memory_margin`, or the one needing the least memory when none fits. `Ok(None)` when no
 /// layout can use the GPUs, `Err` when the estimators refused every layout.
@@ -254,7 +284,8 @@ pub fn layout_candidates(
 /// The search is greedy where experience allows, to stay fast over thousands of offerings:
 /// per layout, the lowest ZeRO stage and the least recomputation that fit, with the largest
 /// micro-batch that fits (each step down costs speed); pipeline parallelism is tried only
-/// when no single-stage layout fits. Among the fitting layouts the fastest wins.
+/// when no single-stage layout fits, or when the best one spends half its step or more
+/// communicating ([`PIPELINE_WORTH_TRYING_BELOW`]). Among the fitting layouts the fastest wins.
 pub fn configure(
     model: &ModelSpec,
     accelerator: &Accelerator,
@@ -313,7 +344,7 @@ pub fn configure(
         for (tp, pp) in phase {
             let dp = gpus / (tp * pp * template.cp.max(1));
             let Some((batch, mut micro_batches)) =
-                batch_and_micro_batches(task, template.batch, template.micro_batch, dp, template.seq)
+                batch_and_micro_batches(task, template.batch, template.micro_batch, (dp, pp), template.seq)
             else {
                 continue;
             };
@@ -399,7 +430,10 @@ pub fn configure(
                 }
             }
         }
-        if best.as_ref().is_some_and(|b| fits(&b.estimate)) {
+        if best
+            .as_ref()
+            .is_some_and(|b| fits(&b.estimate) && !worth_pipelining(&b.estimate))
+        {
             break;
         }
     }
@@ -424,5 +458,24 @@ pub fn configure(
         }
         (None, Some(error)) => Err(error),
         (None, None) => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Without stages the default batch is 256 sequences until the replicas need more; with
+    /// stages each replica gets four micro-batches per stage, up to the 16 M-token critical
+    /// batch (Llama 3 405B's 2,048 sequences of 8,192 tokens on 128 replicas of 16 stages).
+    #[test]
+    fn a_pipelined_default_batch_gives_each_stage_several_micro_batches() {
+        assert_eq!(default_global_batch(8, 1, 2048, 1), Some(256));
+        assert_eq!(default_global_batch(1024, 1, 2048, 1), Some(1024));
+        assert_eq!(default_global_batch(8, 1, 2048, 4), Some(256));
+        assert_eq!(default_global_batch(64, 1, 2048, 4), Some(1024));
+        assert_eq!(default_global_batch(128, 1, 8192, 16), Some(2048));
+        assert_eq!(default_global_batch(1024, 1, 2048, 4), Some(8192));
+        assert_eq!(default_global_batch(16384, 1, 2048, 1), None);
     }
 }

@@ -14,8 +14,8 @@ pub const DEFAULT_SEQUENCE: u64 = 2048;
 
 /// Why the global batch is what it is when none is given (plan and estimate).
 pub(crate) const BATCH_DEFAULT_WHY: &str = "sequences (samples) per optimizer step; on clusters of more than 256 \
-     data-parallel replicas one per replica, up to 16 M tokens (Llama 3 405B's final batch); each answer shows the \
-     batch it used";
+     data-parallel replicas one per replica, and with pipeline stages four micro-batches per stage and replica, up \
+     to 16 M tokens (Llama 3 405B's final batch); each answer shows the batch it used";
 
 /// Why the global batch is what it is when none is given and the optimizer steps in the
 /// backward pass: nothing accumulates, so the batch is the micro-batch on every replica.

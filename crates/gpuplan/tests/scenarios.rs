@@ -1152,6 +1152,27 @@ fn a_405b_pretraining_run_with_16k_h100_allowed_uses_thousands_of_them() {
     );
 }
 
+/// The same run with the sequence length left at its default: a layout without pipeline
+/// stages over thousands of GPUs spends most of each step communicating (ZeRO-3 over 4,096
+/// replicas: 17 % scaling efficiency, a year), so the search weighs pipelined layouts too,
+/// whose smaller data-parallel groups and batch of four micro-batches per stage and replica
+/// bring it back to months at several times the MFU.
+#[test]
+fn at_thousands_of_gpus_the_plan_weighs_pipeline_stages() {
+    let mut q = aws(query("llama-3.1-405b", Task::Pretrain));
+    q.tokens = Some(15.6e12);
+    q.gpus = vec!["H100".to_string()];
+    q.max_gpus = Some(16384);
+    q.objective = Objective::Time;
+    let p = plan(&q);
+    let fastest = best(&p);
+    let days = fastest["time_seconds"].as_f64().unwrap() / 86400.0;
+    assert!(days < 120.0, "{days} days on {}", label(fastest));
+    assert!(fastest["layout"]["pp"].as_u64().unwrap() > 1, "{}", fastest["layout"]);
+    // Without stages the same GPUs ran at 8 % MFU.
+    assert!(fastest["mfu"].as_f64().unwrap() > 0.2, "{}", label(fastest));
+}
+
 /// Allowing 16 K GPUs is enough to use them: the node bound the user did not set follows the
 /// GPU bound (2,048 nodes of eight), the answer names that default, and a 120-day deadline is
 /// met. With the node bound set low, the infeasible answer says that bound stopped it.
