@@ -4,7 +4,7 @@
 //! estimated at the precision it is served in rather than at 16 bits.
 
 use crate::hf_config::ModelConfigError;
-use gpuplan_model::{CheckpointQuantization, Precision, WeightKernel};
+use gpuplan_model::{CheckpointQuantization, Fp4Format, Precision, WeightKernel};
 use serde_json::{Map, Value};
 
 /// The checkpoint's weight format, or `None` when the config has no `quantization_config`.
@@ -45,12 +45,36 @@ pub(crate) fn checkpoint_quantization(
         .get("bits_per_weight")
         .and_then(Value::as_f64)
         .filter(|bits| (1.0..=32.0).contains(bits));
+    let fp4_format = (precision == Some(Precision::Fp4))
+        .then(|| fp4_format(&method, q))
+        .flatten();
     Ok(Some(CheckpointQuantization {
         method,
         precision,
         kernel,
         bits_per_weight,
+        fp4_format,
     }))
+}
+
+/// How a 4-bit float checkpoint stores its weights, where the config says: the `mxfp4` method
+/// (gpt-oss), ModelOpt's `quant_algo` (NVFP4 or MXFP4), or compressed-tensors' weight group
+/// size (16 with FP8 scales is NVFP4, 32 is MXFP4).
+fn fp4_format(method: &str, q: &Map<String, Value>) -> Option<Fp4Format> {
+    match method {
+        "mxfp4" => Some(Fp4Format::Mxfp4),
+        "modelopt" => match modelopt_algo(q)?.as_str() {
+            "NVFP4" => Some(Fp4Format::Nvfp4),
+            "MXFP4" => Some(Fp4Format::Mxfp4),
+            _ => None,
+        },
+        "compressed-tensors" => match compressed_weights(q)?.get("group_size").and_then(Value::as_u64)? {
+            16 => Some(Fp4Format::Nvfp4),
+            32 => Some(Fp4Format::Mxfp4),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 fn invalid(field: &str, message: &str) -> ModelConfigError {
@@ -90,12 +114,7 @@ fn bitsandbytes(q: &Map<String, Value>) -> Result<(Option<Precision>, Option<Wei
 
 /// NVIDIA ModelOpt's `quant_algo`: FP8, NVFP4, W4A16 AWQ, W8A8 SmoothQuant.
 fn modelopt(q: &Map<String, Value>) -> Option<Precision> {
-    let algo = q
-        .get("quant_algo")
-        .or_else(|| q.get("quantization").and_then(|inner| inner.get("quant_algo")))
-        .and_then(Value::as_str)?
-        .to_uppercase();
-    match algo.as_str() {
+    match modelopt_algo(q)?.as_str() {
         "FP8" | "FP8_PER_CHANNEL_PER_TOKEN" | "FP8_BLOCK_SCALES" => Some(Precision::Fp8),
         "NVFP4" | "MXFP4" => Some(Precision::Fp4),
         "W4A16_AWQ" | "W4A8_AWQ" | "INT4_AWQ" => Some(Precision::Int4),
@@ -104,11 +123,26 @@ fn modelopt(q: &Map<String, Value>) -> Option<Precision> {
     }
 }
 
+/// ModelOpt's `quant_algo`, upper-cased, at the top of the config or under `quantization`.
+fn modelopt_algo(q: &Map<String, Value>) -> Option<String> {
+    Some(
+        q.get("quant_algo")
+            .or_else(|| q.get("quantization").and_then(|inner| inner.get("quant_algo")))
+            .and_then(Value::as_str)?
+            .to_uppercase(),
+    )
+}
+
+/// The weights' scheme of compressed-tensors' first scheme group.
+fn compressed_weights(q: &Map<String, Value>) -> Option<&Value> {
+    let groups = q.get("config_groups")?.as_object()?;
+    groups.values().find_map(|group| group.get("weights"))
+}
+
 /// compressed-tensors (llm-compressor): the weights' `num_bits` and `type` of its first
 /// scheme group.
 fn compressed_tensors(q: &Map<String, Value>) -> Option<Precision> {
-    let groups = q.get("config_groups")?.as_object()?;
-    let weights = groups.values().find_map(|group| group.get("weights"))?;
+    let weights = compressed_weights(q)?;
     let bits = weights.get("num_bits").and_then(Value::as_u64)?;
     let float = weights.get("type").and_then(Value::as_str) == Some("float");
     match (bits, float) {
@@ -180,5 +214,33 @@ mod tests {
         assert!(error(r#"{"quantization_config": {"quant_method": "gptq", "bits": 3}}"#).contains("3-bit"));
         assert!(error(r#"{"quantization_config": {"bits": 4}}"#).contains("quant_method"));
         assert!(error(r#"{"quantization_config": {"quant_method": "bitsandbytes"}}"#).contains("load_in_4bit"));
+    }
+
+    /// A 4-bit float checkpoint keeps the format its config names, which sets its bytes:
+    /// ModelOpt's NVFP4 and MXFP4, the `mxfp4` method, compressed-tensors' group of 16 or 32;
+    /// a config that does not say leaves it to the GPU.
+    #[test]
+    fn four_bit_float_checkpoints_name_their_format() {
+        let format = |json: &str| read(json).unwrap().fp4_format;
+        let modelopt = |algo: &str| {
+            format(&format!(
+                r#"{{"quantization_config": {{"quant_method": "modelopt", "quant_algo": "{algo}"}}}}"#
+            ))
+        };
+        assert_eq!(modelopt("NVFP4"), Some(Fp4Format::Nvfp4));
+        assert_eq!(modelopt("MXFP4"), Some(Fp4Format::Mxfp4));
+        assert_eq!(modelopt("FP8"), None);
+        assert_eq!(
+            format(r#"{"quantization_config": {"quant_method": "mxfp4"}}"#),
+            Some(Fp4Format::Mxfp4)
+        );
+        let compressed = |group: u64| {
+            format(&format!(
+                r#"{{"quantization_config": {{"quant_method": "compressed-tensors", "config_groups": {{"group_0": {{"weights": {{"num_bits": 4, "type": "float", "group_size": {group}}}}}}}}}}}"#
+            ))
+        };
+        assert_eq!(compressed(16), Some(Fp4Format::Nvfp4));
+        assert_eq!(compressed(32), Some(Fp4Format::Mxfp4));
+        assert_eq!(compressed(128), None);
     }
 }

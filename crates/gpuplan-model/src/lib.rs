@@ -28,6 +28,7 @@ mod export_kind;
 mod fabric;
 pub mod field;
 pub mod fitted;
+mod fp4_format;
 mod framework;
 mod gpu_calibration;
 mod instance_family;
@@ -65,6 +66,7 @@ pub use diffusion_spec::{DitFamily, DitSpec, UnetBlockKind, UnetSpec, VaeDecoder
 pub use engine_settings::{EngineBackend, EngineRelease, EngineSettings, Sampling};
 pub use export_kind::{ExportTarget, TrainingFlavour};
 pub use fabric::{FabricKind, FabricRule, FabricSource, NodeFabric};
+pub use fp4_format::{Fp4Format, MXFP4_BYTES_PER_PARAMETER, NVFP4_BYTES_PER_PARAMETER};
 pub use framework::Framework;
 pub use gpu_calibration::{CalibrationProfile, GpuCalibration};
 pub use instance_family::{family_key, instance_families};

@@ -222,6 +222,10 @@ pub struct CheckpointQuantization {
     /// mix of block types, the wider embeddings and output layer included).
     #[serde(default)]
     pub bits_per_weight: Option<f64>,
+    /// How 4-bit float weights are stored, where the config names it (ModelOpt's `quant_algo`,
+    /// the `mxfp4` method, compressed-tensors' group size).
+    #[serde(default)]
+    pub fp4_format: Option<crate::Fp4Format>,
 }
 
 impl TransformerSpec {
