@@ -64,7 +64,8 @@ impl Cluster {
             _ => 1,
         };
         let bridge_gb = link.map_or(intra_gb, |link| link.as_gb_per_s() / 2.0);
-        let network_gb = node_network_gbps.unwrap_or_else(|| default_node_network_gbps(accelerator)) / 8.0;
+        let network_gb =
+            node_network_gbps.unwrap_or_else(|| default_node_network_gbps(accelerator, gpus_per_node)) / 8.0;
         Cluster {
             gpus: gpus.max(1),
             gpus_per_node,

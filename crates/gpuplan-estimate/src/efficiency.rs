@@ -91,17 +91,19 @@ pub fn pcie_bandwidth_gb_per_s(generation: Option<u8>) -> f64 {
     }
 }
 
-/// Network bandwidth assumed between nodes when no offering states one, Gbit/s per node:
-/// the reference designs of each GPU generation's training servers (DGX H100/H200/B200:
-/// 8 × 400 Gb/s ConnectX-7; DGX A100: 8 × 200 Gb/s ConnectX-6), and plain 100 Gb/s Ethernet
-/// for everything else.
-pub fn default_node_network_gbps(accelerator: &gpuplan_model::Accelerator) -> f64 {
+/// Network bandwidth assumed between nodes of `gpus_per_node` GPUs when no offering states
+/// one, Gbit/s per node: the reference designs of each GPU generation's training servers, one
+/// NIC per GPU (DGX H100/H200/B200: 400 Gb/s ConnectX-7 a GPU, 3,200 a node of eight; a GB200
+/// NVL72 compute tray: four of them for its four GPUs; DGX A100: 200 Gb/s ConnectX-6 a GPU),
+/// and plain 100 Gb/s Ethernet a node for everything else.
+pub fn default_node_network_gbps(accelerator: &gpuplan_model::Accelerator, gpus_per_node: u32) -> f64 {
     let architecture = accelerator.architecture.to_lowercase();
     let sxm = accelerator.on_nvlink_board();
+    let gpus = f64::from(gpus_per_node.max(1));
     if sxm && (architecture.contains("hopper") || architecture.contains("blackwell")) {
-        3200.0
+        400.0 * gpus
     } else if sxm && architecture.contains("ampere") {
-        1600.0
+        200.0 * gpus
     } else {
         100.0
     }

@@ -873,6 +873,24 @@ mod parallelism {
         assert_eq!(optimizer(Some(4)), optimizer(None));
     }
 
+    /// Without an offering's network, a Hopper or Blackwell node has one 400 Gb/s NIC a GPU
+    /// (DGX: eight; a GB200 NVL72 compute tray: four), so 256 GB200s spread over trays of four
+    /// or counted eight to a node reach each other at the same rate, and plain data parallelism
+    /// of an 8B model over them spends the same time communicating.
+    #[test]
+    fn the_default_network_is_a_nic_per_gpu_whatever_the_node_size() {
+        let step = |per_node: u32| {
+            let mut r = request("llama-3.1-8b", "pretrain", "GB200");
+            (r.gpus, r.gpus_per_node, r.tp, r.pp) = (Some(256), Some(per_node), Some(1), Some(1));
+            (r.seq, r.batch, r.micro_batch) = (Some(4096), Some(256), Some(1));
+            let training = estimate_workload(catalog(), &r).unwrap().estimate.training.unwrap();
+            (training.step_seconds, training.communication_seconds)
+        };
+        let ((four, communication), (eight, _)) = (step(4), step(8));
+        assert!(communication > 0.1 * four, "{communication} s of a {four} s step");
+        assert!((four / eight - 1.0).abs() < 1e-6, "{four} s against {eight} s");
+    }
+
     /// Expert parallelism takes 7/8 of the experts' weights and gradients off each of 8 GPUs.
     /// Their optimizer states were already sharded 8 ways by ZeRO-1: with EP 8 each GPU keeps
     /// the whole states of its own experts (no other rank holds them) and an eighth of the
