@@ -1173,6 +1173,24 @@ fn at_thousands_of_gpus_the_plan_weighs_pipeline_stages() {
     assert!(fastest["mfu"].as_f64().unwrap() > 0.2, "{}", label(fastest));
 }
 
+/// A mixture of experts is planned with its experts spread (expert parallelism) where that is
+/// faster: DeepSeek-V3 on up to 2,048 H100 holds whole experts per GPU group and finishes in
+/// about three months, where keeping every expert on each pipeline stage took 220 days
+/// (DeepSeek trained it on 2,048 H800 in fp8 in under two months).
+#[test]
+fn a_mixture_of_experts_plan_spreads_its_experts() {
+    let mut q = aws(query("deepseek-v3", Task::Pretrain));
+    q.tokens = Some(14.8e12);
+    q.gpus = vec!["H100".to_string()];
+    q.max_gpus = Some(2048);
+    q.objective = Objective::Time;
+    let p = plan(&q);
+    let fastest = best(&p);
+    assert!(fastest["layout"]["ep"].as_u64().unwrap() > 1, "{}", fastest["layout"]);
+    let days = fastest["time_seconds"].as_f64().unwrap() / 86400.0;
+    assert!(days < 120.0, "{days} days on {}", label(fastest));
+}
+
 /// Allowing 16 K GPUs is enough to use them: the node bound the user did not set follows the
 /// GPU bound (2,048 nodes of eight), the answer names that default, and a 120-day deadline is
 /// met. With the node bound set low, the infeasible answer says that bound stopped it.

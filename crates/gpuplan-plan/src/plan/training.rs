@@ -32,7 +32,7 @@ pub(super) fn evaluate_training(
                 break;
             }
         }
-        let configured = match evaluator.configured(offering, gpus, per_node, precision, None, request.template.ep) {
+        let configured = match evaluator.configured_over_experts(offering, gpus, per_node, precision) {
             Ok(Some(configured)) => configured,
             Ok(None) => {
                 let why = if request.template.optimizer_in_backward {
@@ -313,5 +313,98 @@ pub(super) fn job_run(
         slowdown,
         interruptions: estimate.map(|e| e.expected_interruptions),
         note: Some(note),
+    }
+}
+
+/// Expert-parallel degrees worth trying for a mixture of experts on `gpus`: none, and the
+/// powers of two from a node's worth up to the experts a layer has (each GPU then holds whole
+/// experts of its own), where they divide the experts and fit in the cluster.
+fn expert_parallel_degrees(experts: u64, gpus: u32, per_node: u32) -> Vec<u32> {
+    let mut degrees = vec![1];
+    let mut ep = per_node.max(2);
+    while u64::from(ep) <= experts && ep <= gpus {
+        if experts % u64::from(ep) == 0 {
+            degrees.push(ep);
+        }
+        ep *= 2;
+    }
+    degrees
+}
+
+impl<S: OfferingSource> Evaluator<'_, S> {
+    /// The configuration of `gpus` for the request, over the expert-parallel degrees worth
+    /// trying when the model is a mixture of experts and the request left the degree open:
+    /// the fastest that fits, else the one needing the least memory.
+    fn configured_over_experts(
+        &mut self,
+        offering: &Offering,
+        gpus: u32,
+        per_node: u32,
+        precision: Precision,
+    ) -> Result<Option<Configured>, EstimateError> {
+        let experts = self
+            .request
+            .model
+            .transformer()
+            .and_then(|t| t.moe)
+            .map(|moe| moe.experts);
+        let degrees = match experts {
+            Some(experts) if self.request.template.ep == 1 => expert_parallel_degrees(experts, gpus, per_node),
+            _ => vec![self.request.template.ep],
+        };
+        let margin = self.request.constraints.memory_margin;
+        let mut best: Option<Configured> = None;
+        let mut first = None;
+        for ep in degrees {
+            match self.configured(offering, gpus, per_node, precision, None, ep) {
+                Ok(Some(configured)) => {
+                    if best.as_ref().is_none_or(|b| faster_or_smaller(&configured, b, margin)) {
+                        best = Some(configured);
+                    }
+                }
+                Ok(None) => {}
+                Err(error) => {
+                    first.get_or_insert(error);
+                }
+            }
+        }
+        match (best, first) {
+            (Some(best), _) => Ok(Some(best)),
+            (None, Some(error)) => Err(error),
+            (None, None) => Ok(None),
+        }
+    }
+}
+
+/// Whether `candidate` beats `current`: fitting beats not fitting, then the faster training,
+/// and between two that do not fit the one needing less memory.
+fn faster_or_smaller(candidate: &Configured, current: &Configured, margin: f64) -> bool {
+    let fits = |c: &Configured| {
+        c.estimate.memory.per_gpu.as_u64() as f64 <= c.estimate.memory.capacity.as_u64() as f64 * (1.0 - margin)
+    };
+    let speed = |c: &Configured| {
+        c.estimate
+            .training
+            .map_or(0.0, |t| t.tokens_per_second.max(t.samples_per_second))
+    };
+    match (fits(candidate), fits(current)) {
+        (true, false) => true,
+        (false, true) => false,
+        (false, false) => candidate.estimate.memory.per_gpu < current.estimate.memory.per_gpu,
+        (true, true) => speed(candidate) > speed(current) * 1.0001,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expert_parallel_degrees_run_from_a_node_to_the_experts() {
+        assert_eq!(expert_parallel_degrees(256, 2048, 8), vec![1, 8, 16, 32, 64, 128, 256]);
+        assert_eq!(expert_parallel_degrees(8, 16, 8), vec![1, 8]);
+        assert_eq!(expert_parallel_degrees(128, 4, 4), vec![1, 4]);
+        assert_eq!(expert_parallel_degrees(60, 64, 8), vec![1]);
+        assert_eq!(expert_parallel_degrees(8, 1, 1), vec![1]);
     }
 }
