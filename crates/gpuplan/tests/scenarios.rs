@@ -1159,18 +1159,24 @@ fn a_405b_pretraining_run_with_16k_h100_allowed_uses_thousands_of_them() {
 /// bring it back to months at several times the MFU.
 #[test]
 fn at_thousands_of_gpus_the_plan_weighs_pipeline_stages() {
-    let mut q = aws(query("llama-3.1-405b", Task::Pretrain));
-    q.tokens = Some(15.6e12);
-    q.gpus = vec!["H100".to_string()];
-    q.max_gpus = Some(16384);
-    q.objective = Objective::Time;
-    let p = plan(&q);
-    let fastest = best(&p);
-    let days = fastest["time_seconds"].as_f64().unwrap() / 86400.0;
-    assert!(days < 120.0, "{days} days on {}", label(fastest));
+    let (fastest, days) = pretraining_on_aws_h100_by_time("llama-3.1-405b", 15.6e12, 16384);
+    assert!(days < 120.0, "{days} days on {}", label(&fastest));
     assert!(fastest["layout"]["pp"].as_u64().unwrap() > 1, "{}", fastest["layout"]);
     // Without stages the same GPUs ran at 8 % MFU.
-    assert!(fastest["mfu"].as_f64().unwrap() > 0.2, "{}", label(fastest));
+    assert!(fastest["mfu"].as_f64().unwrap() > 0.2, "{}", label(&fastest));
+}
+
+/// The fastest plan to pre-train `model` on `tokens` with up to `max_gpus` H100 on AWS, and
+/// its days.
+fn pretraining_on_aws_h100_by_time(model: &str, tokens: f64, max_gpus: u32) -> (Value, f64) {
+    let mut q = aws(query(model, Task::Pretrain));
+    q.tokens = Some(tokens);
+    q.gpus = vec!["H100".to_string()];
+    q.max_gpus = Some(max_gpus);
+    q.objective = Objective::Time;
+    let fastest = best(&plan(&q)).clone();
+    let days = fastest["time_seconds"].as_f64().unwrap() / 86400.0;
+    (fastest, days)
 }
 
 /// A mixture of experts is planned with its experts spread (expert parallelism) where that is
@@ -1179,16 +1185,9 @@ fn at_thousands_of_gpus_the_plan_weighs_pipeline_stages() {
 /// (DeepSeek trained it on 2,048 H800 in fp8 in under two months).
 #[test]
 fn a_mixture_of_experts_plan_spreads_its_experts() {
-    let mut q = aws(query("deepseek-v3", Task::Pretrain));
-    q.tokens = Some(14.8e12);
-    q.gpus = vec!["H100".to_string()];
-    q.max_gpus = Some(2048);
-    q.objective = Objective::Time;
-    let p = plan(&q);
-    let fastest = best(&p);
+    let (fastest, days) = pretraining_on_aws_h100_by_time("deepseek-v3", 14.8e12, 2048);
     assert!(fastest["layout"]["ep"].as_u64().unwrap() > 1, "{}", fastest["layout"]);
-    let days = fastest["time_seconds"].as_f64().unwrap() / 86400.0;
-    assert!(days < 120.0, "{days} days on {}", label(fastest));
+    assert!(days < 120.0, "{days} days on {}", label(&fastest));
 }
 
 /// Allowing 16 K GPUs is enough to use them: the node bound the user did not set follows the
