@@ -143,7 +143,7 @@ impl Configured {
 
 /// Whether `candidate` beats `current`: fitting beats not fitting; among fitting estimates the
 /// faster wins (training throughput, or serving latency); among the rest, less memory wins.
-fn better(candidate: &Estimate, current: &Estimate, memory_margin: f64) -> bool {
+pub(crate) fn better(candidate: &Estimate, current: &Estimate, memory_margin: f64) -> bool {
     let fits =
         |e: &Estimate| e.memory.per_gpu.as_u64() as f64 <= e.memory.capacity.as_u64() as f64 * (1.0 - memory_margin);
     match (fits(candidate), fits(current)) {

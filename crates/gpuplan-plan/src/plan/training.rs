@@ -358,7 +358,10 @@ impl<S: OfferingSource> Evaluator<'_, S> {
         for ep in degrees {
             match self.configured(offering, gpus, per_node, precision, None, ep) {
                 Ok(Some(configured)) => {
-                    if best.as_ref().is_none_or(|b| faster_or_smaller(&configured, b, margin)) {
+                    if best
+                        .as_ref()
+                        .is_none_or(|b| crate::configure::better(&configured.estimate, &b.estimate, margin))
+                    {
                         best = Some(configured);
                     }
                 }
@@ -373,25 +376,6 @@ impl<S: OfferingSource> Evaluator<'_, S> {
             (None, Some(error)) => Err(error),
             (None, None) => Ok(None),
         }
-    }
-}
-
-/// Whether `candidate` beats `current`: fitting beats not fitting, then the faster training,
-/// and between two that do not fit the one needing less memory.
-fn faster_or_smaller(candidate: &Configured, current: &Configured, margin: f64) -> bool {
-    let fits = |c: &Configured| {
-        c.estimate.memory.per_gpu.as_u64() as f64 <= c.estimate.memory.capacity.as_u64() as f64 * (1.0 - margin)
-    };
-    let speed = |c: &Configured| {
-        c.estimate
-            .training
-            .map_or(0.0, |t| t.tokens_per_second.max(t.samples_per_second))
-    };
-    match (fits(candidate), fits(current)) {
-        (true, false) => true,
-        (false, true) => false,
-        (false, false) => candidate.estimate.memory.per_gpu < current.estimate.memory.per_gpu,
-        (true, true) => speed(candidate) > speed(current) * 1.0001,
     }
 }
 
