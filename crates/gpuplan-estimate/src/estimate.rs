@@ -699,7 +699,7 @@ fn push_memory_assumptions(assumptions: &mut Notes, request: &EstimateRequest) {
     // Sharded states: the experts a GPU holds only over the ranks that hold the same ones.
     let sharding = || {
         let layout = w.layout;
-        let expert_dp = (f64::from(layout.dp) / layout.expert_split()).max(1.0);
+        let expert_dp = layout.expert_replicas(f64::from(layout.dp));
         let experts = if layout.ep > 1 && layout.zero >= 1 && expert_dp < f64::from(layout.dp) {
             format!(", the experts a GPU holds over the {expert_dp:.0} that hold the same experts")
         } else {

@@ -268,7 +268,7 @@ pub fn training(
             // not this GPU's experts over all of them.
             let experts_here = ((expert_parameters(spec) - elsewhere) / model_split).clamp(0.0, trainable);
             let expert_share = if trainable > 0.0 { experts_here / trainable } else { 0.0 };
-            let expert_dp = (dp / layout.expert_split()).clamp(1.0, dp);
+            let expert_dp = layout.expert_replicas(dp);
             let shard = |bytes: f64| bytes * (1.0 - expert_share) / dp + bytes * expert_share / expert_dp;
             if layout.zero >= 1 {
                 optimizer = shard(optimizer);

@@ -137,7 +137,7 @@ impl StepOf<'_> {
             // Dense parameters reduced over every data-parallel rank; each GPU's share of the
             // experts over the ranks that hold the same ones.
             let experts = shape.expert_parameters.min(shape.trainable_parameters);
-            let expert_dp = (dp / layout.expert_split()).max(1.0);
+            let expert_dp = layout.expert_replicas(dp);
             (share * (shape.trainable_parameters - experts)
                 + 2.0 * (expert_dp - 1.0) / expert_dp * experts / layout.expert_split())
                 / split

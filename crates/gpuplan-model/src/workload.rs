@@ -257,6 +257,13 @@ impl ParallelLayout {
         }
     }
 
+    /// Of `replicas` ranks that hold the same weights (data parallelism, with its context-
+    /// parallel ranks), those that hold the same experts: the group an expert's gradients are
+    /// reduced and its states sharded over (Megatron-Core's expert data parallelism).
+    pub fn expert_replicas(&self, replicas: f64) -> f64 {
+        (replicas / self.expert_split()).clamp(1.0, replicas.max(1.0))
+    }
+
     pub fn single() -> Self {
         ParallelLayout {
             dp: 1,
