@@ -517,9 +517,10 @@ fn transformer(
             assumptions.add(|| {
                 let (fixed, per_token) = shape.collective_seconds(f64::from(tp));
                 format!(
-                    "tensor parallelism over {tp} GPUs: two all-reduces of the hidden state a layer ({} a step), each {:.0} µs of latency (set from two light-load TP4 H100 runs) plus its bytes, a ring's 2(n − 1)/n of {} bytes a token, at {:.0} GB/s a GPU: {:.1} ms a step and {:.2} µs a token",
+                    "tensor parallelism over {tp} GPUs: two all-reduces of the hidden state a layer ({} a step), each {:.0} µs of latency (1 + log₂ {tp} rounds of {:.1} µs, set from two light-load TP4 H100 runs) plus its bytes, a ring's 2(n − 1)/n of {} bytes a token, at {:.0} GB/s a GPU: {:.1} ms a step and {:.2} µs a token",
                     2 * shape.layers,
-                    crate::efficiency::all_reduce_latency_seconds() * 1e6,
+                    crate::inference::all_reduce_latency(f64::from(tp)) * 1e6,
+                    crate::efficiency::all_reduce_round_seconds() * 1e6,
                     shape.hidden * 2,
                     shape.tensor_parallel_bandwidth / 1e9,
                     fixed * 1e3,

@@ -9,7 +9,7 @@
 //!   the number of concurrent sequences is bounded by the memory left for the KV cache.
 
 use crate::efficiency::{
-    all_reduce_latency_seconds, engine_profile, hidden_size_at_half_efficiency, low_precision_decode_factor,
+    all_reduce_round_seconds, engine_profile, hidden_size_at_half_efficiency, low_precision_decode_factor,
     serving_moe_expert_seconds, training_peak_fraction,
 };
 use crate::notes::Notes;
@@ -144,11 +144,11 @@ impl InferenceShape {
                 / tp
                 / tp
                 / self.tensor_parallel_bandwidth;
-            return (2.0 * layers * all_reduce_latency_seconds(), per_token);
+            return (2.0 * layers * all_reduce_latency(tp), per_token);
         }
         let layers = self.layers as f64;
         (
-            2.0 * layers * all_reduce_latency_seconds(),
+            2.0 * layers * all_reduce_latency(tp),
             2.0 * layers * 2.0 * (tp - 1.0) / tp * hidden * 2.0 / self.tensor_parallel_bandwidth,
         )
     }
@@ -288,4 +288,11 @@ fn encoder_fraction(accelerator: &Accelerator, workload: &Workload, tokens: f64,
         )
     });
     fraction
+}
+
+/// One all-reduce's latency beyond its bytes in a group of `n` GPUs: a launch and
+/// synchronisation round, then the log₂ n exchanges of a latency-bound tree or recursive
+/// doubling, each a round of the fitted constant.
+pub fn all_reduce_latency(n: f64) -> f64 {
+    all_reduce_round_seconds() * (1.0 + n.max(1.0).log2())
 }

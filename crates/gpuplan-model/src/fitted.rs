@@ -77,7 +77,7 @@ macro_rules! for_each_scalar_constant {
     data_parallel_overlap: f64,
     collective_bandwidth_fraction: f64,
     pipeline_virtual_stages: u64,
-    all_reduce_latency_seconds: f64,
+    all_reduce_round_seconds: f64,
     cuda_context_gib: f64,
     nccl_buffers_gib: f64,
     allocator_fragmentation: f64,
