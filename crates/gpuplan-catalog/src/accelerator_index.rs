@@ -203,6 +203,7 @@ mod tests {
             interconnect: None,
             peer_link: None,
             scale_up_domain: None,
+            gpus_per_node: None,
             cores_per_device: None,
             aliases: aliases.iter().map(|a| a.to_string()).collect(),
             dense: PeakTable::default(),

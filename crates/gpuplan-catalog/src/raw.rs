@@ -41,7 +41,7 @@ pub(crate) const NATIVE_PRICE_COLUMNS: [&str; 3] = ["currency", "on_demand_nativ
 const MIN_SPARSE_TO_DENSE_RATIO: f64 = 1.25;
 
 /// The keys an accelerator source may say it covers.
-const COVERABLE_FIELDS: [&str; 14] = [
+const COVERABLE_FIELDS: [&str; 15] = [
     "memory_gib",
     "reported_memory_mib",
     "memory_bandwidth_gb_per_s",
@@ -51,6 +51,7 @@ const COVERABLE_FIELDS: [&str; 14] = [
     "nvlink_gb_per_s",
     "peer_link_gb_per_s",
     "scale_up_domain_gpus",
+    "gpus_per_node",
     "cores_per_device",
     "pcie_generation",
     "release_year",
@@ -93,6 +94,7 @@ struct RawAccelerator {
     nvlink_gb_per_s: Option<f64>,
     peer_link_gb_per_s: Option<f64>,
     scale_up_domain_gpus: Option<u32>,
+    gpus_per_node: Option<u32>,
     cores_per_device: Option<u32>,
     interconnect: Option<String>,
     #[serde(default)]
@@ -237,6 +239,9 @@ impl RawAccelerator {
             }
             _ => {}
         }
+        if self.gpus_per_node == Some(0) {
+            return Err(field_error("gpus_per_node", "must be at least 1"));
+        }
         if self.cores_per_device == Some(0) {
             return Err(field_error("cores_per_device", "must be at least 1"));
         }
@@ -293,6 +298,7 @@ impl RawAccelerator {
             ("nvlink_gb_per_s", nvlink.is_some()),
             ("peer_link_gb_per_s", peer_link.is_some()),
             ("scale_up_domain_gpus", self.scale_up_domain_gpus.is_some()),
+            ("gpus_per_node", self.gpus_per_node.is_some()),
             ("cores_per_device", self.cores_per_device.is_some()),
         ];
         for (field, is_present) in present {
@@ -318,6 +324,7 @@ impl RawAccelerator {
             interconnect: self.interconnect,
             peer_link,
             scale_up_domain: self.scale_up_domain_gpus,
+            gpus_per_node: self.gpus_per_node,
             cores_per_device: self.cores_per_device,
             aliases: self.aliases,
             dense,

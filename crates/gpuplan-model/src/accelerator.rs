@@ -61,6 +61,10 @@ pub struct Accelerator {
     /// groups within it talk over the scale-up link, larger ones over the network.
     #[serde(default)]
     pub scale_up_domain: Option<u32>,
+    /// GPUs one node holds in the systems the part ships in, where that is not the usual
+    /// server's 8: a GB200 or GB300 compute tray's 4, a GH200 node's 1.
+    #[serde(default)]
+    pub gpus_per_node: Option<u32>,
     /// Compute cores the software runs as separate ranks on one device, where that is more
     /// than one: a Trainium or Inferentia2 chip is two NeuronCores, each a worker process of
     /// a training job and a tensor-parallel rank of a served model; a Trainium2 chip four

@@ -351,7 +351,9 @@ pub fn check_node_shape(gpus: u32, per_node: u32) -> Result<(), Error> {
     if gpus > per_node && gpus % per_node != 0 {
         return Err(Error::invalid(
             format!("{gpus} GPUs do not fill whole nodes of {per_node}"),
-            Some(format!("use a multiple of {per_node} GPUs, or fewer than one node")),
+            Some(format!(
+                "use a multiple of {per_node} GPUs or fewer than one node, or give another {{gpus_per_node}}"
+            )),
         ));
     }
     Ok(())

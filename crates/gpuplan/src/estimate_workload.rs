@@ -237,10 +237,13 @@ fn estimate_workload_in(catalog: &Catalog, request: &WorkloadRequest) -> Result<
 
 fn estimate_on(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateAnswer, Error> {
     let model = crate::resolve::model(catalog, &request.model)?;
-    let (gpus, gpus_per_node) = check_estimate_request(request, &model)?;
+    let gpus = check_estimate_request(request, &model)?;
     let mut notes = Vec::new();
     let resolved = catalog.accelerators().resolve_one(&request.gpu)?;
     let accelerator = resolved.accelerator.clone();
+    let usual_node = accelerator.gpus_per_node.unwrap_or(USUAL_GPUS_PER_NODE);
+    let gpus_per_node = request.gpus_per_node.unwrap_or(gpus.min(usual_node));
+    defaults::check_node_shape(gpus, gpus_per_node)?;
     if resolved.note.is_some() {
         notes.push(format!("`{}` means {}", request.gpu, accelerator.id));
     }
@@ -250,7 +253,11 @@ fn estimate_on(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateA
         defaults.push(Defaulted::new(
             Field::GpusPerNode,
             gpus_per_node,
-            "up to 8 per node, as most GPU servers have",
+            match accelerator.gpus_per_node {
+                None => format!("up to {USUAL_GPUS_PER_NODE} per node, as most GPU servers have"),
+                Some(1) => format!("one per node, as {} systems have", accelerator.id),
+                Some(n) => format!("up to {n} per node, as {} systems have", accelerator.id),
+            },
         ));
     }
     check_software(catalog, request, &accelerator, &mut defaults)?;
@@ -322,9 +329,13 @@ fn estimate_on(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateA
     })
 }
 
-/// The checks an estimate request must pass before anything is looked up; the GPUs and GPUs
-/// per node it asks for.
-fn check_estimate_request(request: &WorkloadRequest, model: &ModelSpec) -> Result<(u32, u32), Error> {
+/// GPUs a node holds where the part's systems do not say otherwise (an HGX board, an MI300X
+/// platform).
+const USUAL_GPUS_PER_NODE: u32 = 8;
+
+/// The checks an estimate request must pass before anything is looked up; the GPUs it asks
+/// for.
+fn check_estimate_request(request: &WorkloadRequest, model: &ModelSpec) -> Result<u32, Error> {
     let task = request.task;
     if request.tokens.is_some() && matches!(model.architecture, Architecture::Cited(_)) {
         return Err(
@@ -337,8 +348,6 @@ fn check_estimate_request(request: &WorkloadRequest, model: &ModelSpec) -> Resul
     if gpus == 0 {
         return Err(crate::defaults::at_least_one(crate::Field::Gpus, 0));
     }
-    let gpus_per_node = request.gpus_per_node.unwrap_or(gpus.min(8));
-    defaults::check_node_shape(gpus, gpus_per_node)?;
     defaults::check_counts(&[
         (crate::Field::Seq, request.seq),
         (crate::Field::Batch, request.batch),
@@ -432,7 +441,7 @@ fn check_estimate_request(request: &WorkloadRequest, model: &ModelSpec) -> Resul
             crate::RequestError::out_of_range(crate::Field::MemoryMargin, memory_margin, "between 0 and 0.9").into(),
         );
     }
-    Ok((gpus, gpus_per_node))
+    Ok(gpus)
 }
 
 /// Attention data parallelism serves a mixture of experts on a replica of two or more GPUs,
@@ -740,7 +749,7 @@ impl FitSearch<'_> {
         open.zero = None;
         open.checkpointing = None;
         if let Some(more) = NEAREST_FIT_GPUS.iter().copied().filter(|g| *g > gpus).find_map(|g| {
-            let per_node = per_node.max(g.min(8));
+            let per_node = per_node.max(g.min(self.accelerator.gpus_per_node.unwrap_or(USUAL_GPUS_PER_NODE)));
             self.fits(&open, g, per_node).map(|w| (g, w))
         }) {
             let (count, workload) = more;

@@ -923,6 +923,40 @@ fn a_72_gpu_nvl72_rack_keeps_expert_parallelism_inside_nvlink() {
     assert_eq!(gb200.scale_up_domain, Some(72));
 }
 
+/// A node is what the part ships in: a GB200 compute tray holds four GPUs (eighteen to an NVL72
+/// rack), a GH200 node one superchip. Asked for eight of each without a node size, `estimate`
+/// takes those, says why, and keeps a TP8 group of GB200s on the rack's NVLink while the eight
+/// GH200s, in eight nodes, all-reduce over the network, far more slowly.
+#[test]
+fn superchips_are_laid_out_in_the_nodes_their_systems_have() {
+    let answer = |gpu: &str| {
+        let mut r = WorkloadRequest::new(ModelSource::BuiltIn("llama-3.1-8b".into()), Task::Pretrain, gpu);
+        (r.gpus, r.tp, r.pp, r.seq, r.batch) = (Some(8), Some(8), Some(1), Some(4096), Some(64));
+        estimate_workload(catalog(), &r).unwrap()
+    };
+    let (rack, superchips) = (answer("GB200"), answer("GH200"));
+    assert_eq!((rack.gpus_per_node, superchips.gpus_per_node), (4, 1));
+    let why = |a: &gpuplan::EstimateAnswer| {
+        a.defaults
+            .iter()
+            .find(|d| d.field == gpuplan::Field::GpusPerNode)
+            .map(|d| d.why.clone())
+            .unwrap_or_default()
+    };
+    assert!(why(&rack).contains("as GB200 systems have"), "{}", why(&rack));
+    assert!(why(&superchips).contains("one per node"), "{}", why(&superchips));
+    let communication = |a: &gpuplan::EstimateAnswer| a.estimate.training.as_ref().unwrap().communication_seconds;
+    assert!(
+        communication(&superchips) > 5.0 * communication(&rack),
+        "GH200 {} s against GB200 {} s",
+        communication(&superchips),
+        communication(&rack)
+    );
+    let mut hgx = WorkloadRequest::new(ModelSource::BuiltIn("llama-3.1-8b".into()), Task::Pretrain, "H100");
+    hgx.gpus = Some(16);
+    assert_eq!(estimate_workload(catalog(), &hgx).unwrap().gpus_per_node, 8);
+}
+
 /// A ConvNeXt's config.json (Hugging Face's facebook/convnext-tiny-224 fields) is read as a
 /// convolutional network walked layer by layer: ConvNeXt-T's 28.6M parameters, and, as timm's
 /// RTX 4090 table measures (4,797 against 4,218 images/s at 224 pixels), a little faster than

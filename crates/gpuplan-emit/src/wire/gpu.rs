@@ -30,6 +30,9 @@ pub struct GpuJson {
     /// GPUs one scale-up domain joins in the systems the part ships in (8 on HGX boards, 72
     /// in a GB200 NVL72 rack).
     pub scale_up_domain_gpus: Option<u32>,
+    /// GPUs one node holds in the systems the part ships in, where not the usual 8 (a GB200
+    /// compute tray's 4, a GH200 node's 1); `estimate` takes it for `gpus_per_node`.
+    pub gpus_per_node: Option<u32>,
     /// Cores the software runs as separate ranks on one device (NeuronCores), where more
     /// than one.
     pub cores_per_device: Option<u32>,
@@ -76,6 +79,7 @@ impl From<&Accelerator> for GpuJson {
             }),
             peer_link_bytes_per_second: a.peer_link.map(|b| b.0),
             scale_up_domain_gpus: a.scale_up_domain,
+            gpus_per_node: a.gpus_per_node,
             cores_per_device: a.cores_per_device,
             interconnect: a.interconnect.clone(),
             sources: a.sources.clone(),
