@@ -80,6 +80,29 @@ mod gpus {
     }
 
     #[test]
+    fn a_rack_scale_part_shows_its_nvlink_domain_and_node() {
+        let run = gpuplan(&["gpus", "GB200"]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(
+            run.stdout.contains("scale-up domain        72 GPUs on that link"),
+            "{}",
+            run.stdout
+        );
+        assert!(
+            run.stdout
+                .contains("node                   4 GPUs, as its systems hold"),
+            "{}",
+            run.stdout
+        );
+        let hgx = gpuplan(&["gpus", "H100-SXM5-80GB"]);
+        assert!(
+            !hgx.stdout.contains("node   "),
+            "an 8-GPU server is the usual node: {}",
+            hgx.stdout
+        );
+    }
+
+    #[test]
     fn an_alias_resolves_with_a_visible_note() {
         let run = gpuplan(&["gpus", "h100"]);
         assert_eq!(run.code, 0);

@@ -106,6 +106,13 @@ pub fn gpu_detail(a: &Accelerator) -> String {
             (None, None) => "none known".to_string(),
         },
     );
+    if let Some(domain) = a.scale_up_domain {
+        line("scale-up domain", format!("{domain} GPUs on that link"));
+    }
+    if let Some(node) = a.gpus_per_node {
+        let gpus = if node == 1 { "GPU" } else { "GPUs" };
+        line("node", format!("{node} {gpus}, as its systems hold"));
+    }
     if !a.aliases.is_empty() {
         line("aliases", a.aliases.join(", "));
     }
