@@ -238,6 +238,18 @@ fn estimate() {
             "--gpus must be at least 1",
         ),
         (
+            "estimate --model llama-3.1-8b --task lora --gpu Inferentia2",
+            "--gpu Inferentia2 cannot run this workload: neuron does not support training here",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task inference --gpu MI300X --engine tensorrt-llm",
+            "--gpu MI300X cannot run this workload: tensorrt-llm does not run on rocm",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task lora --gpu GB200 --gpus 6",
+            "6 GPUs do not fill whole nodes of 4",
+        ),
+        (
             "estimate --model llama-3.1-8b --task finetune --gpu H100-SXM5-80GB --seq 2048 --mean-seq 0",
             "--mean-seq must be a positive number, found 0",
         ),

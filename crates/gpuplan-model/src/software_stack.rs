@@ -91,6 +91,24 @@ impl StackSupport {
         }
     }
 
+    /// What the stack runs, in words: "neuron: inference; engines pytorch, vllm; models
+    /// llama, mistral".
+    pub fn summary(&self) -> String {
+        let purposes = match (self.training, self.inference) {
+            (true, true) => "training and inference",
+            (true, false) => "training",
+            (false, true) => "inference",
+            (false, false) => "nothing recorded",
+        };
+        let engines: Vec<String> = self.engines.iter().map(ToString::to_string).collect();
+        let models = self
+            .model_types
+            .as_ref()
+            .map(|types| format!("; models {}", types.join(", ")))
+            .unwrap_or_default();
+        format!("{}: {purposes}; engines {}{models}", self.stack, engines.join(", "))
+    }
+
     /// Whether the stack runs `task` for a model of `model_type` (`None`: not a transformer
     /// from a config, such as a CNN or a diffusion pipeline) with `engine`. The reason when
     /// it does not.
@@ -121,6 +139,14 @@ impl StackSupport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_summary_says_what_the_stack_runs() {
+        assert_eq!(
+            inferentia().summary(),
+            "neuron: inference; engines vllm, pytorch; models llama, mistral"
+        );
+    }
 
     fn inferentia() -> StackSupport {
         StackSupport {

@@ -230,6 +230,16 @@ async fn an_estimate_is_the_cli_estimate() {
         post("/api/v1/estimate", typo.to_string()).await.status,
         StatusCode::BAD_REQUEST
     );
+    // A chip whose software does not train is refused in the API's words (its JSON field).
+    let inference_only = json!({"model": "llama-3.1-8b", "task": "lora", "gpu": "Inferentia2"});
+    let problem = post("/api/v1/estimate", inference_only.to_string())
+        .await
+        .problem(StatusCode::BAD_REQUEST, 2);
+    let detail = problem["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("`gpu` Inferentia2 cannot run this workload") && !detail.contains("--gpu"),
+        "{problem}"
+    );
 }
 
 #[tokio::test]

@@ -262,6 +262,7 @@ fn estimate_on(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateA
     }
     check_software(catalog, request, &accelerator, &mut defaults)?;
     let template = estimate_template(request, &model, &accelerator, &mut defaults)?;
+    check_stack(&accelerator, &model, &template)?;
     let cluster = Cluster::new(
         &accelerator,
         gpus,
@@ -509,6 +510,39 @@ fn check_software(
         }
     }
     Ok(())
+}
+
+/// A part whose recorded software stacks do not run the workload (training on an
+/// inference-only chip, a model its compiler does not take, an engine it lacks) is refused, as
+/// `plan` refuses its offerings; a part with no stack recorded is not.
+fn check_stack(
+    accelerator: &gpuplan_model::Accelerator,
+    model: &ModelSpec,
+    template: &WorkloadTemplate,
+) -> Result<(), Error> {
+    if accelerator.stacks.is_empty() {
+        return Ok(());
+    }
+    let model_type = model.transformer().map(|spec| spec.model_type.as_str());
+    match accelerator.stack_for(&[], template.task, model_type, template.engine) {
+        Ok(_) => Ok(()),
+        Err(reason) => Err(crate::RequestError::unsuitable(
+            crate::Field::Gpu,
+            &accelerator.id,
+            format!("cannot run this workload: {reason}"),
+        )
+        .with_hint(format!(
+            "{} runs {}; ask for what it runs, or choose another {{gpu}}",
+            accelerator.id,
+            accelerator
+                .stacks
+                .iter()
+                .map(gpuplan_model::StackSupport::summary)
+                .collect::<Vec<_>>()
+                .join(" | ")
+        ))
+        .into()),
+    }
 }
 
 /// The workload estimated, with the defaults chosen for it.

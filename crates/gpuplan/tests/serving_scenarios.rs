@@ -964,17 +964,17 @@ fn an_eager_vllm_is_slower_with_a_few_users_and_not_with_many() {
 /// weight stream and GEMMs take about as long, and a real step then takes longer than either
 /// (NVIDIA's MLPerf Interactive run: 34 ms a token where each alone is ~18 ms). Far from that
 /// ridge, at one sequence or at 1,000, the step is what the larger of the two gives. The
-/// estimate says so among its assumptions, and an MI300X's says its serving GEMM factor was set
-/// from runs on that architecture.
+/// estimate says so among its assumptions, and an MI300X's (with vLLM: TensorRT-LLM does not
+/// run on ROCm) says its serving GEMM factor was set from runs on that architecture.
 #[test]
 fn a_step_at_the_roofline_ridge_is_longer_than_either_side() {
-    let run = |gpu: &str| {
+    let run = |gpu: &str, engine: gpuplan::model::Engine| {
         let mut r = WorkloadRequest::new(ModelSource::BuiltIn("llama-2-70b".into()), Task::Inference, gpu);
         (r.gpus, r.tp, r.precision) = (Some(1), Some(1), Some(gpuplan::model::Precision::Fp8));
-        (r.seq, r.output_tokens, r.engine) = (Some(222), Some(294), Some(gpuplan::model::Engine::TensorrtLlm));
+        (r.seq, r.output_tokens, r.engine) = (Some(222), Some(294), Some(engine));
         estimate_workload(catalog(), &r).unwrap().estimate
     };
-    let h200 = run("H200-SXM-141GB");
+    let h200 = run("H200-SXM-141GB", gpuplan::model::Engine::TensorrtLlm);
     let step = |n: f64| h200.serving_cost.unwrap().decode_step(n, 370.0);
     // One sequence costs the weight stream; 1,000 cost the GEMMs, per sequence. At 80 the step
     // is clearly above both, where a sharp roofline would put it at the larger.
@@ -985,7 +985,7 @@ fn a_step_at_the_roofline_ridge_is_longer_than_either_side() {
         step(80.0)
     );
     assert!(h200.assumptions.iter().any(|a| a.contains("rounded at its ridge")));
-    let mi300x = run("MI300X");
+    let mi300x = run("MI300X", gpuplan::model::Engine::Vllm);
     assert!(
         mi300x
             .assumptions
