@@ -32,6 +32,10 @@ pub struct NvLink {
     pub bandwidth: BytesPerSecond,
 }
 
+/// GPUs a node holds where a part's systems do not say otherwise (an HGX board, an MI300X
+/// platform).
+pub const USUAL_GPUS_PER_NODE: u32 = 8;
+
 /// One accelerator model (a GPU, TPU chip or Neuron device) with its datasheet figures.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Accelerator {
@@ -114,6 +118,12 @@ impl Accelerator {
         }
         reasons.dedup();
         Err(reasons.join("; "))
+    }
+
+    /// GPUs one node of the part's systems holds: the recorded figure, else
+    /// [`USUAL_GPUS_PER_NODE`].
+    pub fn node_gpus(&self) -> u32 {
+        self.gpus_per_node.unwrap_or(USUAL_GPUS_PER_NODE)
     }
 
     /// Ranks (worker processes, tensor-parallel ranks) one device hosts: its cores where the

@@ -54,7 +54,7 @@ mod units;
 mod workload;
 mod yolo_spec;
 
-pub use accelerator::{Accelerator, NvLink, PeakTable};
+pub use accelerator::{Accelerator, NvLink, PeakTable, USUAL_GPUS_PER_NODE};
 pub use accelerator_id::AcceleratorId;
 pub use billing::{BillingGranularity, BillingMeter, BillingMode, CommitmentTerm, ReservedDiscount};
 pub use cancel::Cancel;

@@ -241,8 +241,7 @@ fn estimate_on(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateA
     let mut notes = Vec::new();
     let resolved = catalog.accelerators().resolve_one(&request.gpu)?;
     let accelerator = resolved.accelerator.clone();
-    let usual_node = accelerator.gpus_per_node.unwrap_or(USUAL_GPUS_PER_NODE);
-    let gpus_per_node = request.gpus_per_node.unwrap_or(gpus.min(usual_node));
+    let gpus_per_node = request.gpus_per_node.unwrap_or(gpus.min(accelerator.node_gpus()));
     defaults::check_node_shape(gpus, gpus_per_node)?;
     if resolved.note.is_some() {
         notes.push(format!("`{}` means {}", request.gpu, accelerator.id));
@@ -254,7 +253,10 @@ fn estimate_on(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateA
             Field::GpusPerNode,
             gpus_per_node,
             match accelerator.gpus_per_node {
-                None => format!("up to {USUAL_GPUS_PER_NODE} per node, as most GPU servers have"),
+                None => format!(
+                    "up to {} per node, as most GPU servers have",
+                    gpuplan_model::USUAL_GPUS_PER_NODE
+                ),
                 Some(1) => format!("one per node, as {} systems have", accelerator.id),
                 Some(n) => format!("up to {n} per node, as {} systems have", accelerator.id),
             },
@@ -329,10 +331,6 @@ fn estimate_on(catalog: &Catalog, request: &WorkloadRequest) -> Result<EstimateA
         serving,
     })
 }
-
-/// GPUs a node holds where the part's systems do not say otherwise (an HGX board, an MI300X
-/// platform).
-const USUAL_GPUS_PER_NODE: u32 = 8;
 
 /// The checks an estimate request must pass before anything is looked up; the GPUs it asks
 /// for.
@@ -783,7 +781,7 @@ impl FitSearch<'_> {
         open.zero = None;
         open.checkpointing = None;
         if let Some(more) = NEAREST_FIT_GPUS.iter().copied().filter(|g| *g > gpus).find_map(|g| {
-            let per_node = per_node.max(g.min(self.accelerator.gpus_per_node.unwrap_or(USUAL_GPUS_PER_NODE)));
+            let per_node = per_node.max(g.min(self.accelerator.node_gpus()));
             self.fits(&open, g, per_node).map(|w| (g, w))
         }) {
             let (count, workload) = more;
