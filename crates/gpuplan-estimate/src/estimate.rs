@@ -491,6 +491,7 @@ fn transformer(
                 moe.expert_ffn as f64 * f64::from(expert_parallel.clamp(1, tp)) / f64::from(tp)
             }),
             dispatch_bytes: if workload.precision.bits() <= 8 { 1.0 } else { 2.0 },
+            expert_rows_copied: workload.engine == Engine::TensorrtLlm,
         };
         if shape.expert_width > 0.0 {
             assumptions.add(|| {
@@ -500,6 +501,18 @@ fn transformer(
                     shape.expert_width,
                     shape.hidden,
                     crate::efficiency::hidden_size_at_half_efficiency()
+                )
+            });
+            assumptions.add(|| {
+                format!(
+                    "routed experts' rows through memory beyond their weights: each of a token's {} rows per MoE layer is read back by the weighted combine after the second GEMM{}, {} a token on each GPU, at its memory bandwidth, in kernels of their own",
+                    shape.experts_per_token,
+                    if shape.expert_rows_copied {
+                        " and, with TensorRT-LLM, first copied into expert order"
+                    } else {
+                        ""
+                    },
+                    Bytes(shape.expert_row_bytes_per_token() as u64),
                 )
             });
         }

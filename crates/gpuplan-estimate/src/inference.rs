@@ -103,6 +103,9 @@ pub struct InferenceShape {
     /// Bytes per value a token's hidden state is sent to its experts in (the engines quantise
     /// the dispatch to 8 bits with 8-bit or 4-bit weights); it comes back in 16 bits.
     pub dispatch_bytes: f64,
+    /// Whether the engine's MoE kernel copies each expert row into expert order before the
+    /// first GEMM (TensorRT-LLM) rather than gathering it inside the GEMM.
+    pub expert_rows_copied: bool,
 }
 
 impl InferenceShape {
@@ -125,6 +128,30 @@ impl InferenceShape {
     pub fn matmul_parameters_at_dense_rate(&self, expert_imbalance: f64) -> f64 {
         let experts = self.expert_matmul_parameters;
         (self.matmul_parameters - experts).max(0.0) + experts * expert_imbalance / self.expert_gemm_efficiency()
+    }
+
+    /// Bytes one GPU moves through its memory per token to route it through its experts,
+    /// beyond the expert GEMMs' own traffic: a fused MoE layer handles each of a token's `k`
+    /// expert rows apart, and the weighted combine reads the second GEMM's 16-bit output rows
+    /// back (2 bytes a value). TensorRT-LLM's CUTLASS MoE also copies each row from the token's
+    /// 16-bit hidden state into expert order at the dispatch precision before the first GEMM
+    /// (`2 + d` bytes, its expandInputRows kernel); the Triton fused_moe of vLLM and SGLang
+    /// gathers the rows inside the GEMM instead. So `(d + 4)·h` or `2h` bytes a row and MoE
+    /// layer. What the GEMMs read and write is in their efficiency (narrow experts' GEMMs are
+    /// bound by those bytes, as [`Self::expert_gemm_efficiency`] says). Every GPU that splits
+    /// the experts handles all the rows (tensor-parallel experts); experts placed whole spread
+    /// them over their GPUs.
+    pub fn expert_row_bytes_per_token(&self) -> f64 {
+        if self.moe_layers == 0 || self.experts_per_token == 0 {
+            return 0.0;
+        }
+        let per_value = if self.expert_rows_copied {
+            self.dispatch_bytes + 4.0
+        } else {
+            2.0
+        };
+        self.moe_layers as f64 * self.experts_per_token as f64 * per_value * self.hidden as f64
+            / f64::from(self.expert_parallel.max(1))
     }
 
     /// The replica's collectives per iteration with `tp` GPUs: seconds whatever the tokens
@@ -202,7 +229,13 @@ pub fn estimate(
     let prefill_memory = stages * shape.weight_bytes_gpu * shape.weight_factor(batch * seq)
         / (bandwidth * profile.decode_bandwidth_fraction_on(accelerator));
     let host_prefill = shape.host.map_or(0.0, |h| h.prefill_seconds(batch * seq));
+    // The routed experts' rows pass through memory in kernels of their own, after the whole
+    // model's stages, one after another.
+    let expert_rows = |tokens: f64| {
+        tokens * shape.expert_row_bytes_per_token() / (bandwidth * profile.decode_bandwidth_fraction_on(accelerator))
+    };
     let ttft = prefill_compute.max(prefill_memory)
+        + expert_rows(batch * seq)
         + profile.step_overhead_seconds
         + profile.prefill_per_layer_overhead_seconds * layers
         + tp_sync(batch * seq)
@@ -237,7 +270,7 @@ pub fn estimate(
     // The host's layers run after the GPU's, each token waiting for both.
     let host_decode = shape.host.map_or(0.0, |h| h.decode_seconds(batch, context));
     let tpot = if shape.generates && out > 0.0 {
-        decode_core + fixed + tp_sync(batch) + host_decode
+        decode_core + expert_rows(batch) + fixed + tp_sync(batch) + host_decode
     } else {
         0.0
     };

@@ -325,6 +325,9 @@ pub struct StepCost {
     roofline_knee: f64,
     attention_seconds_per_context: f64,
     sync_seconds_per_token: f64,
+    /// The routed experts' rows through memory beyond their weights, per token
+    /// ([`InferenceShape::expert_row_bytes_per_token`]), on the busiest GPU.
+    expert_rows_seconds_per_token: f64,
     /// KV-cache bytes per token on each GPU (what a disaggregated prefill hands over).
     pub kv_bytes_per_token: f64,
     /// Bandwidth between GPUs of one node, bytes/s (NVLink or PCIe).
@@ -408,6 +411,7 @@ impl StepCost {
             roofline_knee: serving_roofline_knee(),
             attention_seconds_per_context: attention / attention_rate / stages,
             sync_seconds_per_token: sync_per_token / stages,
+            expert_rows_seconds_per_token: shape.expert_row_bytes_per_token() * imbalance / bandwidth / stages,
             kv_bytes_per_token: shape.kv_bytes_per_token_gpu,
             link_bytes_per_second: shape.tensor_parallel_bandwidth,
             kv_capacity_tokens: if shape.kv_bytes_per_token_gpu > 0.0 {
@@ -454,7 +458,11 @@ impl StepCost {
             * (self.dense_gemm_seconds_per_token
                 + self.kv_seconds_per_token
                 + self.attention_seconds_per_context * prompt / 2.0);
-        let device = self.sync_seconds_per_token * tokens + gemms + decode_attention + prefill_attention + busiest;
+        let device = (self.sync_seconds_per_token + self.expert_rows_seconds_per_token) * tokens
+            + gemms
+            + decode_attention
+            + prefill_attention
+            + busiest;
         self.fixed_seconds
             + self.seconds_per_sequence * decodes
             + self.prefill_fixed_seconds * prefill_share.min(1.0)

@@ -1089,3 +1089,32 @@ fn a_tensor_parallel_estimate_states_its_all_reduces_and_their_link() {
     assert!(h100.contains("at 360 GB/s a GPU"), "{h100}");
     assert!(line("H200-SXM-141GB", 1).is_none());
 }
+
+/// A mixture of experts moves each token's expert rows through memory apart from the GEMMs:
+/// Qwen3-235B sends every token to 8 experts in each of its 94 MoE layers. TensorRT-LLM's
+/// CUTLASS MoE copies each 4,096-wide row into expert order (16-bit in, 8-bit out) and its
+/// combine reads the 16-bit output back, 5 bytes a value: 94 · 8 · 5 · 4,096 = 14.7 MiB a token
+/// on each GPU of a TP8 replica whose experts are split eight ways. vLLM's fused_moe gathers
+/// the rows inside the GEMM and pays only the combine's 2 bytes (5.9 MiB); a dense model none.
+#[test]
+fn a_mixture_of_experts_states_the_bytes_its_routing_moves_a_token() {
+    let line = |model: &str, engine: gpuplan::model::Engine| {
+        let mut r = WorkloadRequest::new(ModelSource::BuiltIn(model.into()), Task::Inference, "H200-SXM-141GB");
+        (r.gpus, r.tp, r.precision) = (Some(8), Some(8), Some(gpuplan::model::Precision::Fp8));
+        (r.seq, r.output_tokens, r.engine) = (Some(2048), Some(128), Some(engine));
+        estimate_workload(catalog(), &r)
+            .unwrap()
+            .estimate
+            .assumptions
+            .into_iter()
+            .find(|a| a.starts_with("routed experts' rows through memory"))
+    };
+    let trtllm = line("qwen3-235b-a22b", gpuplan::model::Engine::TensorrtLlm).expect("a MoE states its rows");
+    assert!(
+        trtllm.contains("14.7 MiB a token") && trtllm.contains("copied into expert order"),
+        "{trtllm}"
+    );
+    let vllm = line("qwen3-235b-a22b", gpuplan::model::Engine::Vllm).expect("with any engine");
+    assert!(vllm.contains("5.9 MiB a token") && !vllm.contains("copied"), "{vllm}");
+    assert!(line("llama-3.1-70b", gpuplan::model::Engine::Vllm).is_none());
+}
