@@ -18,8 +18,8 @@ const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
 
 /// How often and how many times a condition is looked for before the test gives up: the page
 /// plans in well under a second; a minute allows for a loaded CI machine.
-const POLL: Duration = Duration::from_millis(100);
-const POLLS: usize = 600;
+const POLL: Duration = Duration::from_millis(20);
+const POLLS: usize = 3000;
 
 /// The API on a free port, served from a background thread for the life of the test.
 fn start_server() -> String {
