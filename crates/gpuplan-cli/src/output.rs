@@ -13,6 +13,15 @@ pub fn text(text: &str) {
     }
 }
 
+/// A report for a person: on a terminal, its lines longer than the terminal wrapped at spaces
+/// (its tables are fitted to the width already); as it is in a pipe or a file.
+pub fn report(report: &str) {
+    match terminal().width {
+        Some(width) => text(&gpuplan::emit::wrap_report(report, usize::from(width))),
+        None => text(report),
+    }
+}
+
 /// The answer as JSON; an error instead when a number in it is NaN or infinite, which JSON
 /// would print as `null`.
 pub fn json<T: Serialize>(value: &T) -> Result<(), Error> {

@@ -50,9 +50,6 @@ impl TerminalExporter {
         let Some(width) = self.width.map(|w| w.max(MIN_WIDTH)) else {
             return std::borrow::Cow::Borrowed(table);
         };
-        let needed = |t: &Table| -> u32 {
-            (0..t.headers.len()).map(|i| u32::from(longest_word(t, i))).sum::<u32>() + t.headers.len() as u32 + 1
-        };
         if needed(table) <= u32::from(width) {
             return std::borrow::Cow::Borrowed(table);
         }
@@ -80,9 +77,157 @@ impl TerminalExporter {
     }
 }
 
+/// The columns a boxed table needs to show its words unbroken: each column's longest word with
+/// its padding, and the rules between and around them.
+fn needed(table: &Table) -> u32 {
+    (0..table.headers.len())
+        .map(|i| u32::from(longest_word(table, i)))
+        .sum::<u32>()
+        + table.headers.len() as u32
+        + 1
+}
+
+/// The narrowest the values of a record are wrapped to, whatever the terminal.
+const MIN_VALUE_WIDTH: usize = 20;
+
+impl TerminalExporter {
+    /// Each row as a block of `header  value` lines, for a terminal too narrow for the table's
+    /// columns side by side even without its optional ones: every cell shown, long values
+    /// wrapped at spaces, a blank line between rows.
+    fn records(&self, table: &Table, width: usize) -> String {
+        let key_width = table.headers.iter().map(|h| h.chars().count()).max().unwrap_or(0);
+        let value_width = width.saturating_sub(key_width + 2).max(MIN_VALUE_WIDTH);
+        let mut out = String::new();
+        for (index, row) in table.rows.iter().enumerate() {
+            if index > 0 {
+                out.push('\n');
+            }
+            // A column without a header (the plan's labels) joins the row's first value.
+            let (named, unnamed): (Vec<_>, Vec<_>) = table
+                .headers
+                .iter()
+                .zip(row)
+                .filter(|(_, cell)| !cell.trim().is_empty())
+                .partition(|(header, _)| !header.trim().is_empty());
+            let labels: Vec<&str> = unnamed.iter().map(|(_, cell)| cell.as_str()).collect();
+            for (field, (header, cell)) in named.into_iter().enumerate() {
+                let cell = match field {
+                    0 if !labels.is_empty() => format!("{cell} · {}", labels.join(" · ")),
+                    _ => cell.clone(),
+                };
+                let chosen = self.colour && marks_chosen(&cell);
+                for (line, text) in wrap_words(&cell, value_width).into_iter().enumerate() {
+                    let key = format!("{:<key_width$}", if line == 0 { header.as_str() } else { "" });
+                    let key = if self.colour {
+                        format!("\u{1b}[1m{key}\u{1b}[22m")
+                    } else {
+                        key
+                    };
+                    let text = if chosen {
+                        format!("\u{1b}[38;5;10m{text}\u{1b}[39m")
+                    } else {
+                        text
+                    };
+                    out.push_str(&format!("{key}  {text}\n"));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// A report for a terminal `width` columns wide: every line longer than that broken at spaces,
+/// its continuations indented two beyond the line's own indentation; the lines that fit (a
+/// table fitted to the width among them) unchanged.
+pub fn wrap_report(text: &str, width: usize) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end_matches('\n');
+        if visible_width(body) <= width {
+            out.push_str(line);
+            continue;
+        }
+        let indent = body.chars().take_while(|c| *c == ' ').count();
+        let first = width.saturating_sub(indent).max(MIN_VALUE_WIDTH);
+        let rest = width.saturating_sub(indent + 2).max(MIN_VALUE_WIDTH);
+        let mut lines = wrap_words(body, first).into_iter();
+        if let Some(head) = lines.next() {
+            out.push_str(&format!("{:indent$}{head}\n", ""));
+        }
+        // The rest rewrapped at the continuation's narrower width.
+        let tail: Vec<String> = lines.collect();
+        for part in wrap_words(&tail.join(" "), rest).into_iter().filter(|p| !p.is_empty()) {
+            out.push_str(&format!("{:width$}{part}\n", "", width = indent + 2));
+        }
+        if !line.ends_with('\n') {
+            out.pop();
+        }
+    }
+    out
+}
+
+/// The characters of `line` a terminal shows: its ANSI escape sequences (colour) left out.
+fn visible_width(line: &str) -> usize {
+    let mut count = 0;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            // ESC [ parameters, ended by a letter.
+            for d in chars.by_ref() {
+                if d.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            count += 1;
+        }
+    }
+    count
+}
+
+/// `text` in lines of at most `width` characters, broken at spaces only (a longer word keeps
+/// a line of its own, so it can still be copied whole).
+fn wrap_words(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        let length = line.chars().count();
+        if length > 0 && length + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
 impl Exporter for TerminalExporter {
+    /// Footer lines wrapped at spaces within the terminal's width, where there is one.
+    fn footer(&self, table: &Table) -> String {
+        let width = self.width.map_or(usize::MAX, usize::from);
+        table
+            .footer
+            .iter()
+            .flat_map(|line| wrap_words(line, width))
+            .map(|line| format!("{line}\n"))
+            .collect()
+    }
+
     fn export(&self, table: &Table) -> String {
         let fitted = self.fitted(table);
+        if let Some(width) = self.width
+            && !table.rows.is_empty()
+            && needed(&fitted) > u32::from(width)
+        {
+            let footer = self.footer(table);
+            let gap = if footer.is_empty() { "" } else { "\n" };
+            return format!("{}{gap}{footer}", self.records(table, usize::from(width)));
+        }
         let table = fitted.as_ref();
         let mut out = comfy_table::Table::new();
         out.load_preset(presets::UTF8_FULL_CONDENSED);
@@ -150,11 +295,15 @@ pub fn terminal_width() -> Option<u16> {
     comfy_table::Table::new().width()
 }
 
+/// Whether a cell carries a label that marks a chosen row.
+fn marks_chosen(cell: &str) -> bool {
+    cell.split_whitespace()
+        .any(|word| matches!(word, "cheapest" | "fastest" | "best" | "chosen"))
+}
+
 /// A cell in colour: the labels of chosen rows in green.
 fn styled(cell: &str) -> Cell {
-    let chosen = cell
-        .split_whitespace()
-        .any(|word| matches!(word, "cheapest" | "fastest" | "best" | "chosen"));
+    let chosen = marks_chosen(cell);
     if chosen {
         Cell::new(cell).fg(Color::Green)
     } else {
@@ -300,6 +449,76 @@ mod tests {
             middle.contains("120/179") && middle.contains("layout left out"),
             "{middle}"
         );
+    }
+
+    #[test]
+    fn a_table_whose_words_cannot_sit_side_by_side_becomes_records_within_the_terminal() {
+        let mut table =
+            Table::new(["#", "provider", "instance", "region", "GPUs", "total", "why", ""]).optional(&["why"]);
+        for (n, instance) in [
+            (1, "gpu-b200-sxm-a_8gpu-160vcpu-1792gb"),
+            (2, "sapphire-rapids-h100_8x64v128gb"),
+        ] {
+            table.push_row([
+                n.to_string().as_str(),
+                "nebius",
+                instance,
+                "no-kristiansand-1",
+                "8× H100-SXM5-80GB",
+                "$23.80",
+                "best by cost: within 10 % of the lowest cost and faster than the rest of those",
+                if n == 1 { "cheapest pareto" } else { "" },
+            ]);
+        }
+        table.footer.push(
+            "Prices are on-demand list prices as of the catalog's date; spot and reserved lines need --spot or --reserved."
+                .to_string(),
+        );
+        let text = TerminalExporter {
+            colour: false,
+            width: Some(60),
+        }
+        .export(&table);
+        assert!(text.lines().all(|l| l.chars().count() <= 60), "{text}");
+        assert!(!text.contains('┆') && !text.contains("left out"), "{text}");
+        // Every cell, the optional ones too, each word whole, under its header.
+        for word in [
+            "gpu-b200-sxm-a_8gpu-160vcpu-1792gb",
+            "sapphire-rapids-h100_8x64v128gb",
+            "H100-SXM5-80GB",
+        ] {
+            assert!(text.contains(word), "{word}: {text}");
+        }
+        assert!(text.contains("why       best by cost"), "{text}");
+        assert_eq!(text.matches("provider  nebius").count(), 2, "{text}");
+        // The column without a header joins the row's first line.
+        assert!(text.starts_with("#         1 · cheapest pareto\n"), "{text}");
+        assert!(text.contains("\n#         2\n"), "{text}");
+        // The footer is wrapped at spaces too (the width check above covers its lines).
+        assert!(text.contains("--reserved."), "{text}");
+        // In a pipe (no width) it stays a table.
+        assert!(TerminalExporter::PLAIN.export(&table).contains('┆'));
+    }
+
+    #[test]
+    fn a_report_is_wrapped_at_spaces_with_its_continuations_indented() {
+        let report = "title\n  rejected aws g4dn.16xlarge (ap-northeast-1) 1× T4 ×2: 14.8 GiB per GPU needed, 14.4 GiB available\nshort\n";
+        let wrapped = wrap_report(report, 40);
+        assert!(wrapped.lines().all(|l| l.chars().count() <= 40), "{wrapped}");
+        assert!(
+            wrapped.starts_with("title\n  rejected aws g4dn.16xlarge\n    (ap-northeast-1)"),
+            "{wrapped}"
+        );
+        assert!(wrapped.ends_with("available\nshort\n"), "{wrapped}");
+        // Lines that fit, and the words of those that do not, are kept.
+        assert_eq!(
+            wrapped.split_whitespace().collect::<Vec<_>>(),
+            report.split_whitespace().collect::<Vec<_>>()
+        );
+        assert_eq!(wrap_report("no newline at the end", 40), "no newline at the end");
+        // Colour escapes take no columns: a bold header that fits stays whole.
+        let bold = format!("│\u{1b}[1m{}\u{1b}[0m│\n", "x".repeat(38));
+        assert_eq!(wrap_report(&bold, 40), bold);
     }
 
     #[test]

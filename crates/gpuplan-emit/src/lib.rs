@@ -23,7 +23,7 @@ mod view;
 pub mod wire;
 
 pub use data_csv::data_csv;
-pub use export::{CsvExporter, Exporter, MarkdownExporter, TerminalExporter, terminal_width};
+pub use export::{CsvExporter, Exporter, MarkdownExporter, TerminalExporter, terminal_width, wrap_report};
 pub use finite::first_non_finite;
 pub use format::OutputFormat;
 pub use money::Money;

@@ -14,7 +14,9 @@ pub fn run(catalog: &Catalog, args: &CatalogArgs, format: OutputFormat) -> Resul
         let report = gpuplan::provider_facts(catalog, name)?;
         match format {
             OutputFormat::Json => output::json(&report)?,
-            OutputFormat::Table => output::text(&provider_facts_text(report.facts, report.spot_share, report.storage)),
+            OutputFormat::Table => {
+                output::report(&provider_facts_text(report.facts, report.spot_share, report.storage))
+            }
             other => {
                 return Err(Error::invalid(
                     format!("--provider is shown as text or JSON, not {other:?}"),

@@ -59,7 +59,7 @@ pub fn run(catalog: &Catalog, args: &CompatArgs, format: OutputFormat) -> Result
                     "not compatible: see the fixes above"
                 }
             );
-            output::text(&text);
+            output::report(&text);
         }
         other => {
             return Err(Error::invalid(

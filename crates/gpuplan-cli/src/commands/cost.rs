@@ -109,7 +109,7 @@ pub fn run(catalog: &Catalog, args: &CostArgs, format: OutputFormat, money: &Mon
             if let Some(note) = money.footnote() {
                 let _ = writeln!(text, "{note}");
             }
-            output::text(&text);
+            output::report(&text);
         }
         _ => output::listing(format, &table, &answer)?,
     }

@@ -188,7 +188,7 @@ pub fn run(args: &DiffArgs, format: OutputFormat) -> Result<ExitStatus, Error> {
     let diff = compare(&read(&args.before)?, &read(&args.after)?);
     match format {
         OutputFormat::Json => output::json(&diff)?,
-        OutputFormat::Table => output::text(&report(&diff)),
+        OutputFormat::Table => output::report(&report(&diff)),
         other => {
             return Err(Error::invalid(
                 format!("--format {other:?} does not apply to diff"),

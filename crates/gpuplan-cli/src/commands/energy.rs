@@ -60,6 +60,6 @@ pub fn run(catalog: &Catalog, args: &EnergyArgs, format: OutputFormat, money: &M
         }
     }
     let _ = writeln!(text, "assumptions: {}", answer.assumptions.join("; "));
-    output::text(&text);
+    output::report(&text);
     Ok(ExitStatus::Success)
 }

@@ -146,7 +146,7 @@ pub fn run(catalog: &Catalog, args: &EstimateArgs, format: OutputFormat) -> Resu
     }
     let wire = answer.wire(gpuplan::Naming::Flags);
     match format {
-        OutputFormat::Table => output::text(&estimate_report(&wire)),
+        OutputFormat::Table => output::report(&estimate_report(&wire)),
         OutputFormat::Json => output::json(&wire)?,
         _ => output::listing(format, &summary_table(&wire), &wire)?,
     }

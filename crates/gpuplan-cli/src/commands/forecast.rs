@@ -76,7 +76,7 @@ pub fn run(catalog: &Catalog, args: &ForecastArgs, format: OutputFormat, money: 
                 let _ = writeln!(text, "chart written to {}", path.display());
             }
             let _ = writeln!(text, "assumptions: {}", answer.assumptions.join("; "));
-            output::text(&text);
+            output::report(&text);
         }
         _ => output::listing(format, &table, &answer)?,
     }

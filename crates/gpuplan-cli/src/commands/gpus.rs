@@ -18,7 +18,7 @@ pub fn run(catalog: &Catalog, args: &GpusArgs, format: OutputFormat) -> Result<E
                 output::eprintln_note(&note);
             }
             match format {
-                OutputFormat::Table => output::text(&gpu_detail(accelerator)),
+                OutputFormat::Table => output::report(&gpu_detail(accelerator)),
                 OutputFormat::Json => output::json(&GpuJson::from(accelerator))?,
                 _ => output::listing(format, &gpu_table([accelerator]), &())?,
             }

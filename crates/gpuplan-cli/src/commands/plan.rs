@@ -26,7 +26,7 @@ fn run_tabular(
         };
         match format {
             OutputFormat::Json => output::json(&wire)?,
-            _ => output::text(&infeasible_report(&wire)),
+            _ => output::report(&infeasible_report(&wire)),
         }
         return Ok(ExitStatus::Infeasible);
     }
@@ -37,7 +37,7 @@ fn run_tabular(
             let objective = if query.by_time { "time" } else { "cost" };
             let header = format!("tabular · {rows:.0} rows × {features:.0} features · best by {objective}\n");
             let body = crate::output::terminal().export_table(&plan_table(&wire, false, money));
-            output::text(&format!(
+            output::report(&format!(
                 "{header}{body}{}",
                 plan_explanation(&wire, args.explain, money)
             ));
@@ -157,7 +157,7 @@ pub fn run(catalog: &Catalog, args: &PlanArgs, format: OutputFormat, money: &Mon
                         query.objective
                     );
                     let body = crate::output::terminal().export_table(&table);
-                    output::text(&format!(
+                    output::report(&format!(
                         "{header}{body}{}",
                         plan_explanation(&wire, args.explain, money)
                     ));
@@ -170,7 +170,7 @@ pub fn run(catalog: &Catalog, args: &PlanArgs, format: OutputFormat, money: &Mon
             let wire = InfeasibleJson::new(infeasible.as_ref(), gpuplan::Naming::Flags);
             match format {
                 OutputFormat::Json => output::json(&wire)?,
-                _ => output::text(&infeasible_report(&wire)),
+                _ => output::report(&infeasible_report(&wire)),
             }
             Ok(ExitStatus::Infeasible)
         }

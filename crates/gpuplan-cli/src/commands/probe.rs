@@ -129,7 +129,7 @@ pub fn run(catalog: &Catalog, args: &ProbeArgs, format: OutputFormat) -> Result<
             if !answer.not_measured.is_empty() {
                 let _ = writeln!(text, "not measured: {}", answer.not_measured.join("; "));
             }
-            output::text(&text);
+            output::report(&text);
         }
         _ => output::listing(format, &table, &answer)?,
     }
@@ -247,7 +247,7 @@ pub fn run_poc(catalog: &Catalog, args: &ProbeArgs, format: OutputFormat) -> Res
             if let Some(path) = &args.out {
                 let _ = writeln!(text, "report written to {}", path.display());
             }
-            output::text(&text);
+            output::report(&text);
         }
         _ => output::listing(format, &table, &answer)?,
     }

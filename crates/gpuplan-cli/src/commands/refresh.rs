@@ -127,7 +127,7 @@ pub fn run(base: Vec<CatalogFile>, args: &RefreshArgs) -> Result<ExitStatus, Err
         "written to {}; use it with --catalog {0} (or GPUPLAN_CATALOG)\n",
         target.path().display()
     ));
-    output::text(&text);
+    output::report(&text);
     Ok(ExitStatus::Success)
 }
 

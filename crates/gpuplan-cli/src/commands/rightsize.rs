@@ -159,7 +159,7 @@ pub fn run(catalog: &Catalog, args: &RightsizeArgs, format: OutputFormat, money:
                 let _ = writeln!(text, "hourly history written to {}", path.display());
             }
             let _ = writeln!(text, "assumptions: {}", answer.assumptions.join("; "));
-            output::text(&text);
+            output::report(&text);
         }
         _ => output::listing(format, &table, &answer)?,
     }
