@@ -491,7 +491,15 @@ fn transformer(
                 moe.expert_ffn as f64 * f64::from(expert_parallel.clamp(1, tp)) / f64::from(tp)
             }),
             dispatch_bytes: if workload.precision.bits() <= 8 { 1.0 } else { 2.0 },
-            expert_rows_copied: workload.engine == Engine::TensorrtLlm,
+            expert_row_copy_bytes: if workload.engine == Engine::TensorrtLlm {
+                2.0 * match workload.precision {
+                    Precision::Fp4 => crate::precision_bytes::NVFP4_BYTES_PER_PARAMETER,
+                    p if p.bits() <= 8 => 1.0,
+                    _ => 2.0,
+                }
+            } else {
+                0.0
+            },
         };
         if shape.expert_width > 0.0 {
             assumptions.add(|| {
@@ -507,7 +515,7 @@ fn transformer(
                 format!(
                     "routed experts' rows through memory beyond their weights: each of a token's {} rows per MoE layer is read back by the weighted combine after the second GEMM{}, {} a token on each GPU, at its memory bandwidth, in kernels of their own",
                     shape.experts_per_token,
-                    if shape.expert_rows_copied {
+                    if shape.expert_row_copy_bytes > 0.0 {
                         " and, with TensorRT-LLM, first copied into expert order"
                     } else {
                         ""

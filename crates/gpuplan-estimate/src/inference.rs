@@ -103,9 +103,11 @@ pub struct InferenceShape {
     /// Bytes per value a token's hidden state is sent to its experts in (the engines quantise
     /// the dispatch to 8 bits with 8-bit or 4-bit weights); it comes back in 16 bits.
     pub dispatch_bytes: f64,
-    /// Whether the engine's MoE kernel copies each expert row into expert order before the
-    /// first GEMM (TensorRT-LLM) rather than gathering it inside the GEMM.
-    pub expert_rows_copied: bool,
+    /// Bytes a value the engine's MoE kernel reads and writes to copy each expert row into
+    /// expert order before the first GEMM: twice the activations' size, which TensorRT-LLM
+    /// quantises per token before the layer (16-bit, 8-bit, or NVFP4's 4 bits with an 8-bit
+    /// scale per 16); 0 where the rows are gathered inside the GEMM (vLLM, SGLang).
+    pub expert_row_copy_bytes: f64,
 }
 
 impl InferenceShape {
@@ -133,23 +135,18 @@ impl InferenceShape {
     /// Bytes one GPU moves through its memory per token to route it through its experts,
     /// beyond the expert GEMMs' own traffic: a fused MoE layer handles each of a token's `k`
     /// expert rows apart, and the weighted combine reads the second GEMM's 16-bit output rows
-    /// back (2 bytes a value). TensorRT-LLM's CUTLASS MoE also copies each row from the token's
-    /// 16-bit hidden state into expert order at the dispatch precision before the first GEMM
-    /// (`2 + d` bytes, its expandInputRows kernel); the Triton fused_moe of vLLM and SGLang
-    /// gathers the rows inside the GEMM instead. So `(d + 4)·h` or `2h` bytes a row and MoE
-    /// layer. What the GEMMs read and write is in their efficiency (narrow experts' GEMMs are
-    /// bound by those bytes, as [`Self::expert_gemm_efficiency`] says). Every GPU that splits
-    /// the experts handles all the rows (tensor-parallel experts); experts placed whole spread
-    /// them over their GPUs.
+    /// back (2 bytes a value). TensorRT-LLM's CUTLASS MoE also copies each row into expert
+    /// order before the first GEMM (its expandInputRows kernel reads and writes it:
+    /// [`Self::expert_row_copy_bytes`]); the Triton fused_moe of vLLM and SGLang gathers the
+    /// rows inside the GEMM instead. So `(c + 2)·h` bytes a row and MoE layer. What the GEMMs
+    /// read and write is in their efficiency (narrow experts' GEMMs are bound by those bytes,
+    /// as [`Self::expert_gemm_efficiency`] says). Every GPU that splits the experts handles all
+    /// the rows (tensor-parallel experts); experts placed whole spread them over their GPUs.
     pub fn expert_row_bytes_per_token(&self) -> f64 {
         if self.moe_layers == 0 || self.experts_per_token == 0 {
             return 0.0;
         }
-        let per_value = if self.expert_rows_copied {
-            self.dispatch_bytes + 4.0
-        } else {
-            2.0
-        };
+        let per_value = self.expert_row_copy_bytes + 2.0;
         self.moe_layers as f64 * self.experts_per_token as f64 * per_value * self.hidden as f64
             / f64::from(self.expert_parallel.max(1))
     }

@@ -1092,10 +1092,11 @@ fn a_tensor_parallel_estimate_states_its_all_reduces_and_their_link() {
 
 /// A mixture of experts moves each token's expert rows through memory apart from the GEMMs:
 /// Qwen3-235B sends every token to 8 experts in each of its 94 MoE layers. TensorRT-LLM's
-/// CUTLASS MoE copies each 4,096-wide row into expert order (16-bit in, 8-bit out) and its
-/// combine reads the 16-bit output back, 5 bytes a value: 94 · 8 · 5 · 4,096 = 14.7 MiB a token
-/// on each GPU of a TP8 replica whose experts are split eight ways. vLLM's fused_moe gathers
-/// the rows inside the GEMM and pays only the combine's 2 bytes (5.9 MiB); a dense model none.
+/// CUTLASS MoE copies each 4,096-wide fp8 row into expert order (1 byte read, 1 written) and
+/// its combine reads the 16-bit output back, 4 bytes a value: 94 · 8 · 4 · 4,096 = 11.8 MiB a
+/// token on each GPU of a TP8 replica whose experts are split eight ways. vLLM's fused_moe
+/// gathers the rows inside the GEMM and pays only the combine's 2 bytes (5.9 MiB); a dense
+/// model none.
 #[test]
 fn a_mixture_of_experts_states_the_bytes_its_routing_moves_a_token() {
     let line = |model: &str, engine: gpuplan::model::Engine| {
@@ -1111,7 +1112,7 @@ fn a_mixture_of_experts_states_the_bytes_its_routing_moves_a_token() {
     };
     let trtllm = line("qwen3-235b-a22b", gpuplan::model::Engine::TensorrtLlm).expect("a MoE states its rows");
     assert!(
-        trtllm.contains("14.7 MiB a token") && trtllm.contains("copied into expert order"),
+        trtllm.contains("11.8 MiB a token") && trtllm.contains("copied into expert order"),
         "{trtllm}"
     );
     let vllm = line("qwen3-235b-a22b", gpuplan::model::Engine::Vllm).expect("with any engine");
