@@ -142,13 +142,22 @@ impl InferenceShape {
     /// read and write is in their efficiency (narrow experts' GEMMs are bound by those bytes,
     /// as [`Self::expert_gemm_efficiency`] says). Every GPU that splits the experts handles all
     /// the rows (tensor-parallel experts); experts placed whole spread them over their GPUs.
+    /// With attention data parallelism TensorRT-LLM gathers every rank's tokens onto each GPU
+    /// before the layer and reduce-scatters after it, so its combine writes a 16-bit partial
+    /// output for every gathered token (`2h` a token and MoE layer).
     pub fn expert_row_bytes_per_token(&self) -> f64 {
         if self.moe_layers == 0 || self.experts_per_token == 0 {
             return 0.0;
         }
         let per_value = self.expert_row_copy_bytes + 2.0;
-        self.moe_layers as f64 * self.experts_per_token as f64 * per_value * self.hidden as f64
-            / f64::from(self.expert_parallel.max(1))
+        let rows = self.moe_layers as f64 * self.experts_per_token as f64 * per_value * self.hidden as f64
+            / f64::from(self.expert_parallel.max(1));
+        let gathered = if self.attention_data_parallel && self.expert_row_copy_bytes > 0.0 {
+            self.moe_layers as f64 * 2.0 * self.hidden as f64
+        } else {
+            0.0
+        };
+        rows + gathered
     }
 
     /// The replica's collectives per iteration with `tp` GPUs: seconds whatever the tokens
