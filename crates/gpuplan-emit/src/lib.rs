@@ -21,9 +21,10 @@ mod money;
 mod table;
 mod view;
 pub mod wire;
+mod wrap;
 
 pub use data_csv::data_csv;
-pub use export::{CsvExporter, Exporter, MarkdownExporter, TerminalExporter, terminal_width, wrap_report};
+pub use export::{CsvExporter, Exporter, MarkdownExporter, TerminalExporter, terminal_width};
 pub use finite::first_non_finite;
 pub use format::OutputFormat;
 pub use money::Money;
@@ -32,3 +33,4 @@ pub use view::{
     FlaggedPriceJson, catalog_table, estimate_report, gpu_detail, gpu_table, infeasible_report, instance_table,
     model_table, parameter_count, plan_explanation, plan_table, price_check_table, provider_facts_text,
 };
+pub use wrap::wrap_report;

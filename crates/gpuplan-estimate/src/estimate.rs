@@ -491,15 +491,7 @@ fn transformer(
                 moe.expert_ffn as f64 * f64::from(expert_parallel.clamp(1, tp)) / f64::from(tp)
             }),
             dispatch_bytes: if workload.precision.bits() <= 8 { 1.0 } else { 2.0 },
-            expert_row_copy_bytes: if workload.engine == Engine::TensorrtLlm {
-                2.0 * match workload.precision {
-                    Precision::Fp4 => crate::precision_bytes::NVFP4_BYTES_PER_PARAMETER,
-                    p if p.bits() <= 8 => 1.0,
-                    _ => 2.0,
-                }
-            } else {
-                0.0
-            },
+            expert_row_copy_bytes: crate::inference::expert_row_copy_bytes(workload.engine, workload.precision),
         };
         if shape.expert_width > 0.0 {
             assumptions.add(|| {

@@ -13,7 +13,7 @@ use crate::efficiency::{
     serving_moe_expert_seconds, training_peak_fraction,
 };
 use crate::notes::Notes;
-use gpuplan_model::{Accelerator, Engine, FlopsPerSecond, Workload};
+use gpuplan_model::{Accelerator, Engine, FlopsPerSecond, Precision, Workload};
 use serde::Serialize;
 
 /// What bounds a decode step.
@@ -257,10 +257,7 @@ pub fn estimate(
     let decode_flops = batch
         * (2.0 * shape.matmul_parameters_at_dense_rate(1.0) + shape.attention_flops_per_token_per_context * context)
         / tp;
-    let low_precision = matches!(
-        workload.precision,
-        gpuplan_model::Precision::Fp8 | gpuplan_model::Precision::Int8
-    );
+    let low_precision = matches!(workload.precision, Precision::Fp8 | Precision::Int8);
     let decode_fraction = profile.decode_peak_fraction
         * if low_precision {
             low_precision_decode_factor()
@@ -327,6 +324,21 @@ fn encoder_fraction(accelerator: &Accelerator, workload: &Workload, tokens: f64,
         )
     });
     fraction
+}
+
+/// Bytes a value an engine's MoE kernel reads and writes to copy an expert row into expert
+/// order ([`InferenceShape::expert_row_copy_bytes`]): TensorRT-LLM quantises a token's
+/// activations before the layer (fp8, or NVFP4's 4 bits with an 8-bit scale per 16) and copies
+/// them at that size; vLLM and SGLang gather the rows inside the GEMM.
+pub fn expert_row_copy_bytes(engine: Engine, precision: Precision) -> f64 {
+    if engine != Engine::TensorrtLlm {
+        return 0.0;
+    }
+    2.0 * match precision {
+        Precision::Fp4 => crate::precision_bytes::NVFP4_BYTES_PER_PARAMETER,
+        p if p.bits() <= 8 => 1.0,
+        _ => 2.0,
+    }
 }
 
 /// One all-reduce's latency beyond its bytes in a group of `n` GPUs: a launch and
