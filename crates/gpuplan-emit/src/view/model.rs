@@ -27,7 +27,8 @@ pub fn model_table(models: &[ModelSummaryJson]) -> Table {
         "hidden",
         "context",
     ])
-    .right_aligned(&["parameters", "active", "layers", "hidden", "context"]);
+    .right_aligned(&["parameters", "active", "layers", "hidden", "context"])
+    .optional(&["hidden", "layers", "context", "kind"]);
     for m in models {
         let optional = |value: Option<u64>| value.map_or("-".to_string(), |v| v.to_string());
         table.push_row([
