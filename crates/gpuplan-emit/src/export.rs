@@ -1,6 +1,6 @@
 //! One exporter per text format, behind one trait.
 
-use crate::wrap::{MIN_VALUE_WIDTH, wrap_words};
+use crate::wrap::{MIN_VALUE_WIDTH, wrap_report, wrap_words};
 use crate::{Align, Table};
 use comfy_table::{Attribute, Cell, CellAlignment, Color, ColumnConstraint, ContentArrangement, Width, presets};
 
@@ -113,37 +113,44 @@ impl TerminalExporter {
                     0 if !labels.is_empty() => format!("{cell} · {}", labels.join(" · ")),
                     _ => cell.clone(),
                 };
-                let chosen = self.colour && marks_chosen(&cell);
-                for (line, text) in wrap_words(&cell, value_width).into_iter().enumerate() {
-                    let key = format!("{:<key_width$}", if line == 0 { header.as_str() } else { "" });
-                    let key = if self.colour {
-                        format!("\u{1b}[1m{key}\u{1b}[22m")
-                    } else {
-                        key
-                    };
-                    let text = if chosen {
-                        format!("\u{1b}[38;5;10m{text}\u{1b}[39m")
-                    } else {
-                        text
-                    };
-                    out.push_str(&format!("{key}  {text}\n"));
-                }
+                out.push_str(&self.record_field(header, &cell, key_width, value_width));
             }
+        }
+        out
+    }
+
+    /// One field of a record: the header padded to `key_width` (bold in colour), then the
+    /// value wrapped at `value_width`, its continuations under the first line (green where it
+    /// marks a chosen row).
+    fn record_field(&self, header: &str, value: &str, key_width: usize, value_width: usize) -> String {
+        let chosen = self.colour && marks_chosen(value);
+        let mut out = String::new();
+        for (line, text) in wrap_words(value, value_width).into_iter().enumerate() {
+            let key = format!("{:<key_width$}", if line == 0 { header } else { "" });
+            let key = if self.colour {
+                format!("\u{1b}[1m{key}\u{1b}[22m")
+            } else {
+                key
+            };
+            let text = if chosen {
+                format!("\u{1b}[38;5;10m{text}\u{1b}[39m")
+            } else {
+                text
+            };
+            out.push_str(&format!("{key}  {text}\n"));
         }
         out
     }
 }
 
 impl Exporter for TerminalExporter {
-    /// Footer lines wrapped at spaces within the terminal's width, where there is one.
+    /// The footer lines, those longer than the terminal wrapped at spaces where there is one.
     fn footer(&self, table: &Table) -> String {
-        let width = self.width.map_or(usize::MAX, usize::from);
-        table
-            .footer
-            .iter()
-            .flat_map(|line| wrap_words(line, width))
-            .map(|line| format!("{line}\n"))
-            .collect()
+        let lines: String = table.footer.iter().map(|line| format!("{line}\n")).collect();
+        match self.width {
+            Some(width) => wrap_report(&lines, usize::from(width)),
+            None => lines,
+        }
     }
 
     fn export(&self, table: &Table) -> String {

@@ -211,7 +211,9 @@ pub fn estimate(
     let batch = workload.batch as f64;
     let seq = workload.seq as f64;
     let out = workload.output_tokens as f64;
-    let bandwidth = accelerator.memory_bandwidth.map_or(f64::INFINITY, |b| b.0);
+    // The memory bandwidth the engine's kernels reach on this part.
+    let bandwidth =
+        accelerator.memory_bandwidth.map_or(f64::INFINITY, |b| b.0) * profile.decode_bandwidth_fraction_on(accelerator);
     let layers = shape.layers as f64;
     let (sync_fixed, sync_per_token) = shape.collective_seconds(tp);
     let tp_sync = |tokens: f64| sync_fixed + sync_per_token * tokens;
@@ -232,14 +234,12 @@ pub fn estimate(
         encoder_fraction(accelerator, workload, batch * seq, notes)
     };
     let prefill_compute = prefill_flops / (peak.0 * prefill_fraction * shape.gemm_factor);
-    let prefill_memory = stages * shape.weight_bytes_gpu * shape.weight_factor(batch * seq)
-        / (bandwidth * profile.decode_bandwidth_fraction_on(accelerator));
+    let prefill_memory = stages * shape.weight_bytes_gpu * shape.weight_factor(batch * seq) / bandwidth;
     let host_prefill = shape.host.map_or(0.0, |h| h.prefill_seconds(batch * seq));
     // The routed experts' rows pass through memory in kernels of their own, after the whole
     // model's stages, one after another.
-    let expert_rows = |tokens: f64| {
-        tokens * shape.expert_row_bytes_per_token() / (bandwidth * profile.decode_bandwidth_fraction_on(accelerator))
-    };
+    let expert_row_bytes = shape.expert_row_bytes_per_token();
+    let expert_rows = |tokens: f64| tokens * expert_row_bytes / bandwidth;
     let ttft = prefill_compute.max(prefill_memory)
         + expert_rows(batch * seq)
         + profile.step_overhead_seconds
@@ -253,7 +253,7 @@ pub fn estimate(
     let weight_bytes =
         (shape.weight_bytes_gpu - shape.expert_bytes_gpu * (1.0 - experts_touched)) * shape.weight_factor(batch);
     let traffic = stages * (weight_bytes + batch * context * shape.kv_bytes_per_token_gpu);
-    let decode_memory = traffic / (bandwidth * profile.decode_bandwidth_fraction_on(accelerator));
+    let decode_memory = traffic / bandwidth;
     let decode_flops = batch
         * (2.0 * shape.matmul_parameters_at_dense_rate(1.0) + shape.attention_flops_per_token_per_context * context)
         / tp;
