@@ -72,26 +72,79 @@ impl PromptQueue {
         }
     }
 
+    /// The probability that a prompt waits at most `t` seconds, the running iteration (of
+    /// `step` seconds) included: that residual is uniform over the step, the queue's wait as
+    /// above.
+    fn wait_cdf(&self, step: f64, t: f64) -> f64 {
+        if t <= 0.0 {
+            return 0.0;
+        }
+        let (c, m) = (self.tail_probability, self.tail_mean);
+        let u = t.min(step);
+        let waited = if m > 0.0 {
+            c * m * ((-(t - u) / m).exp() - (-t / m).exp())
+        } else {
+            0.0
+        };
+        (u - waited) / step
+    }
+
     /// The wait at quantile `q` of a prompt that also waits for the running iteration (of
-    /// `step` seconds) to end: that residual is uniform over the step, the queue's wait as above.
+    /// `step` seconds) to end.
     pub(crate) fn wait_quantile(&self, step: f64, q: f64) -> f64 {
         let (c, m) = (self.tail_probability, self.tail_mean);
-        let cdf = |t: f64| {
-            let u = t.min(step);
-            let waited = if m > 0.0 {
-                c * m * ((-(t - u) / m).exp() - (-t / m).exp())
-            } else {
-                0.0
-            };
-            (u - waited) / step
-        };
         let mut high = step + m * (c / (1.0 - q).max(1e-9)).max(1.0).ln() + step;
+        while self.wait_cdf(step, high) < q && high < 1e6 {
+            high *= 2.0;
+        }
+        crate::serving::bisect(0.0, high, crate::serving::STEP_TOLERANCE, |t| {
+            self.wait_cdf(step, t) < q
+        })
+        .1
+    }
+
+    /// The time from arrival to the end of its prefill at quantile `q`: the wait above plus
+    /// the prompt's own prefill, `own` at the [`OWN_SHARES`] of prompt lengths. Prompts are
+    /// served first come, first served, so a prompt's wait does not depend on its own length
+    /// and the two are summed as independent variables (the quantile of the sum, not the sum
+    /// of the quantiles, which errs long where both spread).
+    pub(crate) fn sojourn_quantile(&self, step: f64, own: &[f64; OWN_POINTS], q: f64) -> f64 {
+        // Prompts all of one length (a fixed request): the wait shifted by their prefill.
+        if own.iter().all(|&s| s == own[0]) {
+            return self.wait_quantile(step, q) + own[0];
+        }
+        let cdf = |t: f64| {
+            OWN_SHARES
+                .iter()
+                .zip(own)
+                .map(|(&(_, weight), &s)| weight * self.wait_cdf(step, t - s))
+                .sum::<f64>()
+        };
+        let longest = own.iter().copied().fold(0.0, f64::max);
+        let mut high = self.wait_quantile(step, q) + longest;
         while cdf(high) < q && high < 1e6 {
             high *= 2.0;
         }
         crate::serving::bisect(0.0, high, crate::serving::STEP_TOLERANCE, |t| cdf(t) < q).1
     }
 }
+
+/// Points of the prompt-length distribution a prompt's own prefill is known at: each a
+/// quantile (the middle of its band of requests) and the band's share of the requests, finer
+/// towards the tail that the 90th and 99th percentiles read.
+pub(crate) const OWN_POINTS: usize = 17;
+pub(crate) const OWN_SHARES: [(f64, f64); OWN_POINTS] = {
+    const EDGES: [f64; OWN_POINTS + 1] = [
+        0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.925, 0.95, 0.97, 0.98, 0.99, 0.995, 0.999, 1.0,
+    ];
+    let mut shares = [(0.0, 0.0); OWN_POINTS];
+    let mut j = 0;
+    while j < OWN_POINTS {
+        shares[j] = ((EDGES[j] + EDGES[j + 1]) / 2.0, EDGES[j + 1] - EDGES[j]);
+        j += 1;
+    }
+    shares
+};
 
 fn mean_of(points: &[f64], f: impl Fn(f64) -> f64) -> f64 {
     points.iter().map(|&s| f(s)).sum::<f64>() / points.len() as f64
@@ -186,6 +239,49 @@ mod tests {
         let heavy = PromptQueue::new(0.9 / 1.01, 1e-3, &mix).unwrap();
         let (light, heavy) = (light.wait_quantile(0.02, 0.99), heavy.wait_quantile(0.02, 0.99));
         assert!(heavy > light * 5.0, "{light} {heavy}");
+    }
+
+    #[test]
+    fn the_sojourn_is_the_quantile_of_the_sum_not_the_sum_of_the_quantiles() {
+        let mix = RequestMix::from_shapes(
+            (1..=100)
+                .map(|j| gpuplan_model::RequestShape {
+                    input_tokens: 200 * j,
+                    output_tokens: 100,
+                })
+                .collect(),
+            "test",
+        )
+        .unwrap();
+        let seconds_per_token = 1e-4;
+        let queue = PromptQueue::new(0.6 / (mix.mean_prefill() * seconds_per_token), seconds_per_token, &mix).unwrap();
+        let own = OWN_SHARES.map(|(q, _)| mix.prefill_quantile(q) * seconds_per_token);
+        let step = 0.05;
+        let sojourn = queue.sojourn_quantile(step, &own, 0.99);
+        let own_p99 = own[OWN_SHARES.iter().position(|&(q, _)| q > 0.99).unwrap()];
+        let added = queue.wait_quantile(step, 0.99) + own_p99;
+        // Longer than either part alone, shorter than both parts' 99th percentiles added.
+        assert!(
+            sojourn > queue.wait_quantile(step, 0.99) && sojourn > own_p99,
+            "{sojourn}"
+        );
+        assert!(sojourn < 0.95 * added, "{sojourn} against {added}");
+        // Prompts of (nearly) one length: the sum is the wait shifted by it, as the shortcut
+        // for a single length takes it.
+        let mut alike = [1.0; OWN_POINTS];
+        alike[0] = 1.0 - 1e-9;
+        let shifted = queue.sojourn_quantile(step, &alike, 0.9);
+        assert!(
+            (shifted - 1.0 - queue.wait_quantile(step, 0.9)).abs() < 1e-3,
+            "{shifted}"
+        );
+    }
+
+    #[test]
+    fn the_own_prefill_points_cover_every_request_once() {
+        let total: f64 = OWN_SHARES.iter().map(|&(_, w)| w).sum();
+        assert!((total - 1.0).abs() < 1e-12);
+        assert!(OWN_SHARES.windows(2).all(|w| w[0].0 < w[1].0));
     }
 
     #[test]
