@@ -277,6 +277,40 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        /// Whatever the load and the spread of prompt lengths, the sum's quantile lies between
+        /// the wait's quantile plus the shortest prefill and the wait's plus the longest, and
+        /// never falls as the quantile rises.
+        #[test]
+        fn the_sojourn_lies_between_its_parts_and_rises_with_the_quantile(
+            utilisation in 0.05f64..0.95,
+            longest in 1u64..40,
+            q in 0.5f64..0.995,
+        ) {
+            let mix = RequestMix::from_shapes(
+                (1..=longest)
+                    .map(|j| gpuplan_model::RequestShape { input_tokens: 250 * j, output_tokens: 100 })
+                    .collect(),
+                "test",
+            )
+            .unwrap();
+            let seconds_per_token = 2e-4;
+            let rate = utilisation / (mix.mean_prefill() * seconds_per_token);
+            let queue = PromptQueue::new(rate, seconds_per_token, &mix).unwrap();
+            let own = OWN_SHARES.map(|(p, _)| mix.prefill_quantile(p) * seconds_per_token);
+            let (shortest, longest) = (own[0], own[OWN_POINTS - 1]);
+            let step = 0.03;
+            let wait = queue.wait_quantile(step, q);
+            let sojourn = queue.sojourn_quantile(step, &own, q);
+            // Both quantiles are found by bisection to a relative 1e-5.
+            let slack = 1e-4 * (1.0 + sojourn);
+            proptest::prop_assert!(sojourn >= wait + shortest - slack, "{sojourn} {wait} {shortest}");
+            proptest::prop_assert!(sojourn <= wait + longest + slack, "{sojourn} {wait} {longest}");
+            let higher = queue.sojourn_quantile(step, &own, (q + 0.004).min(0.999));
+            proptest::prop_assert!(higher >= sojourn - slack, "{higher} {sojourn}");
+        }
+    }
+
     #[test]
     fn the_own_prefill_points_cover_every_request_once() {
         let total: f64 = OWN_SHARES.iter().map(|&(_, w)| w).sum();
