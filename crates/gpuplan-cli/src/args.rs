@@ -944,7 +944,8 @@ pub struct WorkloadArgs {
     pub tpot: Option<LatencyTarget>,
 
     /// Prompt and output lengths of the traffic from a request log: CSV with columns
-    /// input_tokens,output_tokens, or JSON Lines with those keys.
+    /// input_tokens,output_tokens, or JSON Lines with those keys. With --seq or
+    /// --output-tokens beside it, the log's prompts or outputs are scaled to that mean.
     #[arg(long, value_name = "FILE", help_heading = "Serving")]
     pub requests: Option<PathBuf>,
 

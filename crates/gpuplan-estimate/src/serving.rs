@@ -1240,6 +1240,8 @@ pub fn disaggregated(
 pub struct LoadReport {
     /// Where the request shapes came from (`fixed`, a file) and their means.
     pub requests: String,
+    /// How the log's lengths were scaled to the prompt and output lengths given beside it.
+    pub requests_scaled: Option<String>,
     pub mean_input_tokens: f64,
     pub mean_output_tokens: f64,
     /// Highest throughput with the engine's full concurrency, requests/s (saturation).
@@ -1302,6 +1304,7 @@ pub fn report(
         .map(|(rate, bound)| crate::serving_near_capacity::classify(bound, rate, capacity.requests_per_second));
     LoadReport {
         requests: mix.origin.clone(),
+        requests_scaled: mix.scaling.clone(),
         mean_input_tokens: mix.mean_input(),
         mean_output_tokens: mix.mean_output(),
         capacity_requests_per_second: capacity.requests_per_second,

@@ -160,6 +160,27 @@ pub struct RequestMix {
     /// Share of prompt tokens found in the engine's prefix cache (a shared system prompt,
     /// multi-turn history), which are not computed again; 0 without prefix caching.
     pub prefix_cache_hit: f64,
+    /// How a log's lengths were scaled to the means given beside it, in words; `None` as read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scaling: Option<String>,
+    /// The requests no other one outgrows in both prompt and output: the longest context
+    /// after any scaling of the two is one of theirs.
+    #[serde(skip)]
+    frontier: Vec<(u64, u64)>,
+}
+
+/// The requests not outgrown in both prompt and output by another (the Pareto front of the
+/// shapes): a positive combination of the two lengths is largest at one of them.
+fn longest_frontier(shapes: &[RequestShape]) -> Vec<(u64, u64)> {
+    let mut by_prompt: Vec<(u64, u64)> = shapes.iter().map(|s| (s.input_tokens, s.output_tokens)).collect();
+    by_prompt.sort_unstable_by(|a, b| b.cmp(a));
+    let mut frontier: Vec<(u64, u64)> = Vec::new();
+    for shape in by_prompt {
+        if frontier.last().is_none_or(|last| shape.1 > last.1) {
+            frontier.push(shape);
+        }
+    }
+    frontier
 }
 
 impl RequestMix {
@@ -177,6 +198,8 @@ impl RequestMix {
             requests: 1,
             origin: "fixed".to_string(),
             prefix_cache_hit: 0.0,
+            scaling: None,
+            frontier: vec![(input_tokens, output_tokens)],
         }
     }
 
@@ -208,7 +231,64 @@ impl RequestMix {
             requests: shapes.len(),
             origin: origin.into(),
             prefix_cache_hit: 0.0,
+            scaling: None,
+            frontier: longest_frontier(&shapes),
         })
+    }
+
+    /// The same requests with their prompts scaled to a mean of `input` tokens and their
+    /// outputs to a mean of `output` (each where given): a log's spread of lengths at another
+    /// size, as a benchmark that keeps a dataset's prompts but caps or stretches its outputs
+    /// runs. Every length is scaled by one factor, rounded, and kept at one token or more.
+    /// `scaling` says how.
+    pub fn scaled_to(&self, input: Option<u64>, output: Option<u64>) -> RequestMix {
+        let factor = |given: Option<u64>, mean: f64| match given {
+            Some(tokens) if mean > 0.0 && (tokens as f64 - mean).abs() >= 0.5 => tokens as f64 / mean,
+            _ => 1.0,
+        };
+        let (a, b) = (factor(input, self.mean_input), factor(output, self.mean_output));
+        if a == 1.0 && b == 1.0 {
+            return self.clone();
+        }
+        let scale = |values: &[u64], by: f64| -> Vec<u64> {
+            values
+                .iter()
+                .map(|&v| ((v as f64 * by).round() as u64).max(1))
+                .collect()
+        };
+        let (inputs, outputs) = (scale(&self.inputs, a), scale(&self.outputs, b));
+        let frontier: Vec<(u64, u64)> = self
+            .frontier
+            .iter()
+            .map(|&(i, o)| {
+                (
+                    ((i as f64 * a).round() as u64).max(1),
+                    ((o as f64 * b).round() as u64).max(1),
+                )
+            })
+            .collect();
+        let mut said = Vec::new();
+        if a != 1.0 {
+            said.push(format!("prompts ×{a:.3} to a mean of {}", input.unwrap_or(0)));
+        }
+        if b != 1.0 {
+            said.push(format!("outputs ×{b:.3} to a mean of {}", output.unwrap_or(0)));
+        }
+        RequestMix {
+            inputs,
+            outputs,
+            mean_input: self.mean_input * a,
+            mean_output: self.mean_output * b,
+            mean_input_squared: self.mean_input_squared * a * a,
+            mean_output_squared: self.mean_output_squared * b * b,
+            mean_input_output: self.mean_input_output * a * b,
+            max_context: frontier.iter().map(|(i, o)| i + o).max().unwrap_or(0),
+            requests: self.requests,
+            origin: self.origin.clone(),
+            prefix_cache_hit: self.prefix_cache_hit,
+            scaling: Some(said.join(" and ")),
+            frontier,
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -316,6 +396,55 @@ fn sketch_quantile(sorted: &[u64], q: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_log_scaled_to_given_means_keeps_its_spread() {
+        let shapes = (1..=10)
+            .map(|j| RequestShape {
+                input_tokens: 100 * j,
+                output_tokens: 20 * j,
+            })
+            .collect();
+        let log = RequestMix::from_shapes(shapes, "log.csv").unwrap();
+        assert_eq!((log.mean_input(), log.mean_output()), (550.0, 110.0));
+        let scaled = log.scaled_to(None, Some(220));
+        assert_eq!(scaled.mean_input(), 550.0);
+        assert!((scaled.mean_output() - 220.0).abs() < 1e-9);
+        assert_eq!(scaled.output_quantile(1.0), 400.0);
+        assert_eq!(scaled.output_quantile(0.0), 40.0);
+        // The spread relative to the mean is the log's.
+        assert!((scaled.output_variation() - log.output_variation()).abs() < 1e-9);
+        assert_eq!(scaled.max_context(), 1000 + 400);
+        assert_eq!(scaled.scaling.as_deref(), Some("outputs ×2.000 to a mean of 220"));
+        // Means already as given: the log itself.
+        assert_eq!(log.scaled_to(Some(550), Some(110)), log);
+        // Prompts shrunk: every length stays at a token or more.
+        let tiny = log.scaled_to(Some(1), None);
+        assert_eq!(tiny.input_quantile(0.0), 1.0);
+        // The longest prompt and the longest output are different requests': the longest
+        // context is still one request's.
+        let apart = RequestMix::from_shapes(
+            vec![
+                RequestShape {
+                    input_tokens: 1000,
+                    output_tokens: 10,
+                },
+                RequestShape {
+                    input_tokens: 500,
+                    output_tokens: 500,
+                },
+                RequestShape {
+                    input_tokens: 10,
+                    output_tokens: 990,
+                },
+            ],
+            "apart",
+        )
+        .unwrap();
+        assert_eq!(apart.max_context(), 1010);
+        let doubled = apart.scaled_to(None, Some(1000));
+        assert_eq!(doubled.max_context(), 10 + 1980);
+    }
 
     #[test]
     fn a_target_reads_as_text_or_fields_and_is_checked() {

@@ -47,6 +47,16 @@ pub fn lengths(
     )
 }
 
+/// The traffic's request log with its prompts and outputs scaled to the lengths given beside
+/// it: the single-request figures and the serving model then answer for the same requests,
+/// and the log keeps its spread.
+pub fn request_mix(
+    log: Option<&gpuplan_model::RequestMix>,
+    given: (Option<u64>, Option<u64>),
+) -> Option<gpuplan_model::RequestMix> {
+    log.map(|log| log.scaled_to(given.0, given.1))
+}
+
 /// Tokens per sequence: as given, else 2048 capped by the model's context; a vision
 /// transformer sees its patches; models described by cited totals take 1.
 pub fn sequence(given: Option<u64>, transformer: Option<&TransformerSpec>, defaults: &mut Vec<Defaulted>) -> u64 {

@@ -533,10 +533,10 @@ fn shared_storage_note(shared: &gpuplan_model::SharedStorage, what: &str) -> Str
 /// The longest request the plan was sized for, prompt and output: the request mix's longest,
 /// or the prompt and output lengths the plan used (its defaults where none were given).
 fn longest_request(query: &crate::PlanQuery, model: &ModelSpec) -> u64 {
-    if let Some(mix) = &query.serving.requests {
+    let given = (query.seq, query.output_tokens);
+    if let Some(mix) = crate::defaults::request_mix(query.serving.requests.as_ref(), given) {
         return mix.max_context();
     }
-    let given = (query.seq, query.output_tokens);
     let (seq, output) = crate::defaults::lengths(given, None, query.task, model.transformer(), &mut Vec::new());
     seq + output
 }

@@ -176,6 +176,8 @@ fn long_prompts_need_more_replicas_than_short_ones_at_the_same_load() {
             })
             .collect();
         q.serving.requests = RequestMix::from_shapes(shapes, "log");
+        // The log's own lengths: a length given beside it would scale it.
+        (q.seq, q.output_tokens) = (None, None);
         f(&best(&plan(&q))["gpus"])
     };
     assert!(with_log(6000) > with_log(300));
@@ -848,6 +850,47 @@ fn a_request_log_sets_the_single_request_lengths() {
         !defaults.iter().any(|d| d.contains("2048") || d.contains("256")),
         "{defaults:?}"
     );
+}
+
+/// A request log with an output length beside it is that log with its outputs scaled to the
+/// given mean, as a benchmark that keeps a dataset's prompts but stretches its outputs runs:
+/// the serving figures are those of the stretched log, the single-request figures use the same
+/// length, and the answer says how the log was scaled. Before, the log's own outputs were
+/// served while the single-request figures used the given length.
+#[test]
+fn a_request_log_with_an_output_length_is_scaled_to_it() {
+    let log = |stretch: u64| {
+        let shapes = (0..10)
+            .map(|i| RequestShape {
+                input_tokens: 300 + i * 20,
+                output_tokens: (100 + i * 10) * stretch,
+            })
+            .collect();
+        RequestMix::from_shapes(shapes, "log")
+    };
+    let answer = |requests: Option<RequestMix>, output_tokens: Option<u64>| {
+        let mut r = WorkloadRequest::new(
+            ModelSource::BuiltIn("llama-3.1-8b".to_string()),
+            Task::Inference,
+            "H100-SXM5-80GB",
+        );
+        r.output_tokens = output_tokens;
+        r.serving = ServingQuestion {
+            qps: Some(5.0),
+            requests,
+            ..ServingQuestion::default()
+        };
+        estimate_workload(catalog(), &r).unwrap()
+    };
+    let scaled = answer(log(1), Some(290));
+    let stretched = answer(log(2), None);
+    let (a, b) = (scaled.serving.clone().unwrap(), stretched.serving.clone().unwrap());
+    assert_eq!(a.mean_output_tokens, 290.0);
+    assert_eq!(a.requests_scaled.as_deref(), Some("outputs ×2.000 to a mean of 290"));
+    assert_eq!(b.requests_scaled, None);
+    let (ta, tb) = (a.tpot.unwrap().p99, b.tpot.unwrap().p99);
+    assert!((ta - tb).abs() <= 1e-6 * tb, "{ta} against {tb}");
+    assert_eq!(scaled.workload.output_tokens, 290);
 }
 
 /// Pipeline stages in serving (TensorRT-LLM and vLLM run one micro-batch per stage at once):

@@ -301,8 +301,14 @@ fn percentiles(p: &Percentiles) -> String {
 fn serving_section(text: &mut String, s: &LoadReport, replicas: u32) {
     let _ = writeln!(
         text,
-        "\nserving, one replica with continuous batching ({} requests, {:.0} in / {:.0} out tokens)",
-        s.requests, s.mean_input_tokens, s.mean_output_tokens
+        "\nserving, one replica with continuous batching ({} requests{}, {:.0} in / {:.0} out tokens)",
+        s.requests,
+        s.requests_scaled
+            .as_ref()
+            .map(|how| format!(", {how}"))
+            .unwrap_or_default(),
+        s.mean_input_tokens,
+        s.mean_output_tokens
     );
     // `--qps` is one replica's load here and the total in `plan`: with several replicas, say so.
     if replicas > 1 {

@@ -232,6 +232,11 @@ pub(super) fn rank(
             "each replica planned at its goodput (the highest load within the latency targets) less {:.0} % headroom; cost is per month of {HOURS_PER_MONTH} h",
             request.constraints.serving.headroom() * 100.0
         ));
+        if let Some(mix) = &request.constraints.serving.requests {
+            if let Some(how) = &mix.scaling {
+                assumptions.push(format!("request lengths from {}, {how}", mix.origin));
+            }
+        }
     }
     if let Some(TrainingAmount::Tokens(tokens)) = request.amount {
         assumptions.push(format!("{tokens:.3e} training tokens"));
