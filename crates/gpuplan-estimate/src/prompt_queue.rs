@@ -194,6 +194,17 @@ fn lundberg_decay(rate: f64, services: &[f64], guess: f64) -> Option<f64> {
 mod tests {
     use super::*;
 
+    /// `count` requests whose prompts are `step`, 2·`step`, … tokens long.
+    fn prompts(step: u64, count: u64) -> RequestMix {
+        let shapes = (1..=count)
+            .map(|j| gpuplan_model::RequestShape {
+                input_tokens: step * j,
+                output_tokens: 100,
+            })
+            .collect();
+        RequestMix::from_shapes(shapes, "test").unwrap()
+    }
+
     #[test]
     fn exponential_services_give_the_m_m_1_tail() {
         // Many points of an exponential service (mean 1 s) at ρ = 0.5: θ = μ − λ = 0.5 and
@@ -225,16 +236,7 @@ mod tests {
 
     #[test]
     fn waiting_grows_with_utilisation() {
-        let mix = RequestMix::from_shapes(
-            (1..=100)
-                .map(|j| gpuplan_model::RequestShape {
-                    input_tokens: 20 * j,
-                    output_tokens: 100,
-                })
-                .collect(),
-            "test",
-        )
-        .unwrap();
+        let mix = prompts(20, 100);
         let light = PromptQueue::new(0.3 / 1.01, 1e-3, &mix).unwrap();
         let heavy = PromptQueue::new(0.9 / 1.01, 1e-3, &mix).unwrap();
         let (light, heavy) = (light.wait_quantile(0.02, 0.99), heavy.wait_quantile(0.02, 0.99));
@@ -243,16 +245,7 @@ mod tests {
 
     #[test]
     fn the_sojourn_is_the_quantile_of_the_sum_not_the_sum_of_the_quantiles() {
-        let mix = RequestMix::from_shapes(
-            (1..=100)
-                .map(|j| gpuplan_model::RequestShape {
-                    input_tokens: 200 * j,
-                    output_tokens: 100,
-                })
-                .collect(),
-            "test",
-        )
-        .unwrap();
+        let mix = prompts(200, 100);
         let seconds_per_token = 1e-4;
         let queue = PromptQueue::new(0.6 / (mix.mean_prefill() * seconds_per_token), seconds_per_token, &mix).unwrap();
         let own = OWN_SHARES.map(|(q, _)| mix.prefill_quantile(q) * seconds_per_token);
@@ -287,13 +280,7 @@ mod tests {
             longest in 1u64..40,
             q in 0.5f64..0.995,
         ) {
-            let mix = RequestMix::from_shapes(
-                (1..=longest)
-                    .map(|j| gpuplan_model::RequestShape { input_tokens: 250 * j, output_tokens: 100 })
-                    .collect(),
-                "test",
-            )
-            .unwrap();
+            let mix = prompts(250, longest);
             let seconds_per_token = 2e-4;
             let rate = utilisation / (mix.mean_prefill() * seconds_per_token);
             let queue = PromptQueue::new(rate, seconds_per_token, &mix).unwrap();
