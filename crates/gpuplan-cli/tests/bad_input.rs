@@ -1,4 +1,4 @@
-//! Bad input, as a hostile or careless user gives it, to every command (227 cases): each must end
+//! Bad input, as a hostile or careless user gives it, to every command (265 cases): each must end
 //! with exit 2, a message on standard error naming what was wrong, and no panic. The cases
 //! cover every row of the reliability reports that found them (integer wraps, NaN, negative
 //! numbers, impossible shapes, flags that do not apply, unreadable files).
@@ -18,6 +18,7 @@ fn scratch() -> &'static PathBuf {
         let files = [
             ("short.csv", "timestamp,value\n2024-01-01,1\n"),
             ("junk.csv", "not,a,history\n"),
+            ("requests.csv", "input_tokens,output_tokens\n1000,100\n3000,300\n"),
             ("badcfg.json", "{\"hidden_size\": -5}"),
             ("zero_layers.json", "{\"model_type\":\"llama\",\"hidden_size\":4096,\"num_hidden_layers\":0,\"num_attention_heads\":32,\"intermediate_size\":11008,\"vocab_size\":32000}"),
             ("badprices.toml", "[[price]]\nprovider=\"aws\"\n"),
@@ -790,6 +791,10 @@ fn plan() {
         (
             "plan --model llama-3.1-8b --task inference --qps 10 --requests {tmp}/junk.csv",
             "--requests {tmp}/junk.csv, line 1: no request",
+        ),
+        (
+            "plan --model llama-3.1-8b --task inference --qps 10 --requests {tmp}/requests.csv --output-tokens 0",
+            "--output-tokens 0: would scale the request log'",
         ),
         (
             "plan --model llama-3.1-8b --task inference --qps 10 --prefix-cache-hit 1.5",

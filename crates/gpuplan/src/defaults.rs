@@ -49,12 +49,24 @@ pub fn lengths(
 
 /// The traffic's request log with its prompts and outputs scaled to the lengths given beside
 /// it: the single-request figures and the serving model then answer for the same requests,
-/// and the log keeps its spread.
+/// and the log keeps its spread. A log's outputs are not scaled to nothing.
 pub fn request_mix(
     log: Option<&gpuplan_model::RequestMix>,
     given: (Option<u64>, Option<u64>),
-) -> Option<gpuplan_model::RequestMix> {
-    log.map(|log| log.scaled_to(given.0, given.1))
+) -> Result<Option<gpuplan_model::RequestMix>, Error> {
+    let Some(log) = log else {
+        return Ok(None);
+    };
+    if given.1 == Some(0) {
+        return Err(RequestError::invalid(
+            Field::OutputTokens,
+            0,
+            "would scale the request log's outputs to nothing",
+        )
+        .with_hint("leave out {output_tokens} to serve the log's own outputs, or give a mean of 1 or more")
+        .into());
+    }
+    Ok(Some(log.scaled_to(given.0, given.1)))
 }
 
 /// Tokens per sequence: as given, else 2048 capped by the model's context; a vision

@@ -863,7 +863,7 @@ fn serving_report(
         return Ok(None);
     };
     let given = (request.seq, request.output_tokens);
-    let mut mix = crate::defaults::request_mix(question.requests.as_ref(), given)
+    let mut mix = crate::defaults::request_mix(question.requests.as_ref(), given)?
         .unwrap_or_else(|| RequestMix::fixed(workload.seq, workload.output_tokens));
     if let Some(hit) = question.prefix_cache_hit {
         mix = mix

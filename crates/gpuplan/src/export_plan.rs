@@ -279,7 +279,7 @@ fn export_plan_in(
             max_replicas: serving.max_replicas,
             target_qps_per_replica: serving.requests_per_second_per_replica,
             ttft_target_seconds: query.serving.ttft.map(|t| t.seconds),
-            max_model_len: longest_request(&query, &model),
+            max_model_len: longest_request(&query, &model)?,
             // The sequence limit the plan assumed: the one asked for, else the engine's default.
             max_num_seqs: query.engine_settings.max_num_seqs.map(u64::from),
             gpu_memory_utilization: 1.0 - query.memory_margin.unwrap_or(gpuplan_plan::DEFAULT_MEMORY_MARGIN),
@@ -532,13 +532,13 @@ fn shared_storage_note(shared: &gpuplan_model::SharedStorage, what: &str) -> Str
 
 /// The longest request the plan was sized for, prompt and output: the request mix's longest,
 /// or the prompt and output lengths the plan used (its defaults where none were given).
-fn longest_request(query: &crate::PlanQuery, model: &ModelSpec) -> u64 {
+fn longest_request(query: &crate::PlanQuery, model: &ModelSpec) -> Result<u64, Error> {
     let given = (query.seq, query.output_tokens);
-    if let Some(mix) = crate::defaults::request_mix(query.serving.requests.as_ref(), given) {
-        return mix.max_context();
+    if let Some(mix) = crate::defaults::request_mix(query.serving.requests.as_ref(), given)? {
+        return Ok(mix.max_context());
     }
     let (seq, output) = crate::defaults::lengths(given, None, query.task, model.transformer(), &mut Vec::new());
-    seq + output
+    Ok(seq + output)
 }
 
 /// One configuration's placement, its accelerator's facts from the catalog.

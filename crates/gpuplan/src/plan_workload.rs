@@ -664,7 +664,7 @@ fn check_pipeline(catalog: &Catalog, pipeline: Option<&str>) -> Result<(), Error
 fn serving_targets(query: &PlanQuery, seq: u64, output_tokens: u64) -> Result<ServingTargets, Error> {
     let mut targets = query.serving.clone();
     let given = (query.seq, query.output_tokens);
-    targets.requests = crate::defaults::request_mix(query.serving.requests.as_ref(), given);
+    targets.requests = crate::defaults::request_mix(query.serving.requests.as_ref(), given)?;
     if let Some(hit) = query.prefix_cache_hit {
         let mix = targets
             .requests
