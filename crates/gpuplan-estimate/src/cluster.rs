@@ -50,9 +50,13 @@ impl Cluster {
             // Without an offering, SXM parts and superchips are assumed on their NVLink board.
             None => accelerator.on_nvlink_board(),
         };
+        // NVLink's figure is its line rate, of which ring collectives reach a fraction; PCIe's
+        // is already what nccl-tests reach over it.
+        let fraction = collective_bandwidth_fraction();
+        let pcie = pcie_bandwidth_gb_per_s(accelerator.pcie_generation);
         let intra_gb = match link {
-            Some(link) if linked => link.as_gb_per_s() / 2.0,
-            _ => pcie_bandwidth_gb_per_s(accelerator.pcie_generation),
+            Some(link) if linked => link.as_gb_per_s() / 2.0 * fraction,
+            _ => pcie,
         };
         let scale_up_domain = match accelerator.scale_up_domain {
             Some(domain) if linked => domain.max(gpus_per_node),
@@ -63,21 +67,19 @@ impl Cluster {
             (Some(_), Some(domain)) if !linked => domain.clamp(1, gpus_per_node),
             _ => 1,
         };
-        let bridge_gb = link.map_or(intra_gb, |link| link.as_gb_per_s() / 2.0);
+        let bridge_gb = link.map_or(intra_gb, |link| link.as_gb_per_s() / 2.0 * fraction);
         let network_gb =
             node_network_gbps.unwrap_or_else(|| default_node_network_gbps(accelerator, gpus_per_node)) / 8.0;
         Cluster {
             gpus: gpus.max(1),
             gpus_per_node,
             scale_up_domain,
-            intra_node: BytesPerSecond::from_gb_per_s(intra_gb * collective_bandwidth_fraction()),
-            inter_node: BytesPerSecond::from_gb_per_s(
-                network_gb / f64::from(gpus_per_node) * collective_bandwidth_fraction(),
-            ),
+            intra_node: BytesPerSecond::from_gb_per_s(intra_gb),
+            inter_node: BytesPerSecond::from_gb_per_s(network_gb / f64::from(gpus_per_node) * fraction),
             scale_up_linked: linked,
             bridged_gpus,
-            bridge: BytesPerSecond::from_gb_per_s(bridge_gb * collective_bandwidth_fraction()),
-            host_link: BytesPerSecond::from_gb_per_s(pcie_bandwidth_gb_per_s(accelerator.pcie_generation)),
+            bridge: BytesPerSecond::from_gb_per_s(bridge_gb),
+            host_link: BytesPerSecond::from_gb_per_s(pcie),
         }
     }
 

@@ -478,10 +478,9 @@ fn plans_at_mlperf_loads_use_about_the_gpus_the_submissions_used() {
     // Llama-2 Server loads come out 9 for 8 since the fp4 GEMM factor answers to the public
     // TensorRT-LLM tables as well as to NVIDIA's tuned MLPerf engines.
     assert!(median <= 1.15, "median {median:.2}×");
-    // Not yet every run: AMD's v5.1 MI325X Server runs (whose patched scheduler holds the
-    // decode batch at a target size) and whole-replica steps of L40S ask for 1.25–2×; so does
-    // the Llama-3.1-8B Interactive run on H200.
-    assert!(over.len() <= 5, "plans above 1.15× the submission's GPUs: {over:?}");
+    // Not yet every run: the Llama-3.1-8B Interactive run on H200 asks for 1.25× (its time per
+    // token near the 30 ms limit comes out half again as long as measured).
+    assert!(over.len() <= 1, "plans above 1.15× the submission's GPUs: {over:?}");
     assert!(ratios.last().is_some_and(|r| r.0 <= 2.0), "{:?}", ratios.last());
 }
 
