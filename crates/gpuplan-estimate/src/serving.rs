@@ -860,9 +860,9 @@ pub fn at_load(cost: &StepCost, rate: f64, mix: &RequestMix) -> Result<LoadPoint
     }
     // A prompt's service is its share of the per-step budget, tokens·s/left. (Serving the
     // queue at the pace of full-budget iterations instead, as a backlog would run, makes the
-    // Llama-3.1-405B MLPerf runs' p99 TTFT 24–379 % too long at their passed loads, and 13 of
-    // 55 MLPerf plans more than 1.15× the submissions' GPUs: the iterations that carry long
-    // prompts cost the model more than these runs show.)
+    // Llama-3.1-405B MLPerf runs' p99 TTFT 24–379 % too long at their passed loads, and four
+    // times as many MLPerf plans more than 1.15× the submissions' GPUs: the iterations that
+    // carry long prompts cost the model more than these runs show.)
     let seconds_per_token = step / left;
     let queue = PromptQueue::new(rate, seconds_per_token, mix).ok_or(Saturation::PrefillBudget)?;
     let decode_step = cost.decode_step(sequences, context).min(step);
