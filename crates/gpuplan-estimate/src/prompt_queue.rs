@@ -92,15 +92,21 @@ impl PromptQueue {
     /// The wait at quantile `q` of a prompt that also waits for the running iteration (of
     /// `step` seconds) to end.
     pub(crate) fn wait_quantile(&self, step: f64, q: f64) -> f64 {
+        crate::serving::bisect(0.0, self.wait_above(step, q), crate::serving::STEP_TOLERANCE, |t| {
+            self.wait_cdf(step, t) < q
+        })
+        .1
+    }
+
+    /// A wait no shorter than the one at quantile `q`: the exponential tail's estimate, doubled
+    /// until it is.
+    fn wait_above(&self, step: f64, q: f64) -> f64 {
         let (c, m) = (self.tail_probability, self.tail_mean);
         let mut high = step + m * (c / (1.0 - q).max(1e-9)).max(1.0).ln() + step;
         while self.wait_cdf(step, high) < q && high < 1e6 {
             high *= 2.0;
         }
-        crate::serving::bisect(0.0, high, crate::serving::STEP_TOLERANCE, |t| {
-            self.wait_cdf(step, t) < q
-        })
-        .1
+        high
     }
 
     /// The time from arrival to the end of its prefill at quantile `q`: the wait above plus
@@ -120,8 +126,9 @@ impl PromptQueue {
                 .map(|(&(_, weight), &s)| weight * self.wait_cdf(step, t - s))
                 .sum::<f64>()
         };
+        // Every prompt has waited its `q` quantile by then and finished its own prefill too.
         let longest = own.iter().copied().fold(0.0, f64::max);
-        let mut high = self.wait_quantile(step, q) + longest;
+        let mut high = self.wait_above(step, q) + longest;
         while cdf(high) < q && high < 1e6 {
             high *= 2.0;
         }

@@ -1137,8 +1137,9 @@ pub struct Disaggregated {
 /// cache then sent to a decode replica.
 struct PrefillPool<'a> {
     mix: &'a RequestMix,
-    budget: f64,
     step: f64,
+    /// A prompt's own prefill at the [`OWN_SHARES`] of prompt lengths: whole iterations.
+    own: [f64; OWN_POINTS],
     /// Mean prompt's share of the replica's time, seconds.
     service: f64,
     seconds_per_token: f64,
@@ -1155,8 +1156,8 @@ impl<'a> PrefillPool<'a> {
         let tokens_per_second = chunk / step;
         PrefillPool {
             mix,
-            budget,
             step,
+            own: OWN_SHARES.map(|(p, _)| (mix.prefill_quantile(p) / budget).ceil().max(1.0) * step),
             service: computed / tokens_per_second,
             seconds_per_token: 1.0 / tokens_per_second,
             transfer: input * cost.kv_bytes_per_token / transfer_bytes_per_second.max(1.0),
@@ -1171,8 +1172,7 @@ impl<'a> PrefillPool<'a> {
         let Some(queue) = PromptQueue::new(rate, self.seconds_per_token, self.mix) else {
             return f64::INFINITY;
         };
-        let own = OWN_SHARES.map(|(p, _)| (self.mix.prefill_quantile(p) / self.budget).ceil().max(1.0) * self.step);
-        queue.sojourn_quantile(self.step, &own, q) + self.transfer
+        queue.sojourn_quantile(self.step, &self.own, q) + self.transfer
     }
 }
 
