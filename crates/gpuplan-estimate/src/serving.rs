@@ -425,8 +425,10 @@ impl StepCost {
     }
 
     /// One iteration with `decodes` sequences at mean context `context` and
-    /// `prefill_tokens` prompt tokens at mean prompt length `prompt`; `prefill_share` of
-    /// the iterations carry a prompt chunk.
+    /// `prefill_tokens` prompt tokens of prompts `prompt` long (for a mix of lengths, the
+    /// size-biased mean [`RequestMix::size_biased_input`]: the prompt an average prompt token
+    /// belongs to, whose half its attention spans); `prefill_share` of the iterations carry a
+    /// prompt chunk.
     pub(crate) fn step(&self, decodes: f64, context: f64, prefill_tokens: f64, prompt: f64, prefill_share: f64) -> f64 {
         let stages = self.stages;
         stages
@@ -488,7 +490,7 @@ impl StepCost {
             return (0.0, 0.0);
         }
         let tokens = rate * interval * mix.mean_prefill() / share;
-        (share, self.step(0.0, 0.0, tokens, mix.mean_input(), 1.0))
+        (share, self.step(0.0, 0.0, tokens, mix.size_biased_input(), 1.0))
     }
 
     /// The decode-only iteration with `decodes` sequences at context `context`.
@@ -791,7 +793,7 @@ impl PromptChunks {
 /// The mean iteration time at `rate` requests/s: the fixed point of the step cost with
 /// N = rate·O·s decodes and rate·I·s prompt tokens per step; `None` when none exists.
 fn steady_state_step(cost: &StepCost, rate: f64, mix: &RequestMix) -> Option<f64> {
-    let (input, output) = (mix.mean_input(), mix.mean_output().max(1.0));
+    let (input, output) = (mix.size_biased_input(), mix.mean_output().max(1.0));
     let computed = mix.mean_prefill();
     let context = mix.mean_context_in_flight();
     let budget = cost.scheduler.token_budget;
@@ -842,7 +844,7 @@ pub(crate) fn bisect(mut low: f64, mut high: f64, tolerance: f64, mut holds: imp
 
 /// The replica at `rate` requests/s of `mix`, or why it saturates.
 pub fn at_load(cost: &StepCost, rate: f64, mix: &RequestMix) -> Result<LoadPoint, Saturation> {
-    let (input, output) = (mix.mean_input(), mix.mean_output().max(1.0));
+    let output = mix.mean_output().max(1.0);
     let context = mix.mean_context_in_flight();
     let step = steady_state_step(cost, rate, mix).ok_or(Saturation::Throughput)?;
     let sequences = rate * output * step;
@@ -883,12 +885,20 @@ pub fn at_load(cost: &StepCost, rate: f64, mix: &RequestMix) -> Result<LoadPoint
             Some(batch),
         )
     };
+    // The iterations carry the prompt's own chunks or, where those are fewer, the other prompts'
+    // tokens; whichever fills them sets the span their attention covers.
+    let biased = mix.size_biased_input();
     let own = |tokens: f64| match separate_batch {
         None => {
             let steps = (tokens / left).ceil().max(1.0);
-            steps * cost.step(sequences, context, prefill_tokens.max(tokens.min(left)), input, 1.0)
+            let chunk = tokens.min(left);
+            let prompt = if chunk >= prefill_tokens { tokens } else { biased };
+            steps * cost.step(sequences, context, prefill_tokens.max(chunk), prompt, 1.0)
         }
-        Some(batch) => cost.step(0.0, 0.0, batch.max(tokens), input, 1.0),
+        Some(batch) => {
+            let prompt = if tokens >= batch { tokens } else { biased };
+            cost.step(0.0, 0.0, batch.max(tokens), prompt, 1.0)
+        }
     };
     // Neighbouring points often share a length (a fixed request has one): each is timed once.
     let mut timed = (f64::NAN, 0.0);
@@ -1000,7 +1010,7 @@ pub struct ClosedLoop {
 /// Throughput with `concurrency` sequences in flight (`None`: as many as the engine and KV
 /// cache allow).
 pub fn closed_loop(cost: &StepCost, mix: &RequestMix, concurrency: Option<f64>) -> ClosedLoop {
-    let (input, output) = (mix.mean_input(), mix.mean_output().max(1.0));
+    let (input, output) = (mix.size_biased_input(), mix.mean_output().max(1.0));
     let computed = mix.mean_prefill();
     let context = mix.mean_context_in_flight();
     let cap = cost.max_sequences(mix).max(1.0);
@@ -1152,7 +1162,7 @@ impl<'a> PrefillPool<'a> {
         let computed = mix.mean_prefill();
         let budget = cost.scheduler.token_budget;
         let chunk = budget.min(computed.max(1.0));
-        let step = cost.step(0.0, 0.0, chunk, input, 1.0);
+        let step = cost.step(0.0, 0.0, chunk, mix.size_biased_input(), 1.0);
         let tokens_per_second = chunk / step;
         PrefillPool {
             mix,

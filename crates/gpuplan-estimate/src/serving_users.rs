@@ -108,6 +108,6 @@ pub fn burst_ttft(cost: &StepCost, mix: &RequestMix, requests: f64) -> f64 {
     let budget = cost.scheduler.token_budget.max(1.0);
     let iterations = (tokens / budget).ceil().max(1.0);
     let chunk = tokens / iterations;
-    let iteration = cost.step(0.0, 0.0, chunk, mix.mean_input(), 1.0);
+    let iteration = cost.step(0.0, 0.0, chunk, mix.size_biased_input(), 1.0);
     iteration * (iterations + 1.0) / 2.0
 }

@@ -316,6 +316,18 @@ impl RequestMix {
         self.mean_input_squared
     }
 
+    /// The prompt length of the request an average prompt token belongs to, E[I²]/E[I]: long
+    /// prompts hold a larger share of the tokens than of the requests (the size-biased mean;
+    /// the mean itself when every prompt is alike). An iteration's prompt tokens attend to half
+    /// of it on average, and arrive in units of it.
+    pub fn size_biased_input(&self) -> f64 {
+        if self.mean_input > 0.0 {
+            self.mean_input_squared / self.mean_input
+        } else {
+            0.0
+        }
+    }
+
     /// The same traffic with `hit` of its prompt tokens served from a prefix cache.
     pub fn with_prefix_cache_hit(mut self, hit: f64) -> Result<RequestMix, String> {
         if !(0.0..1.0).contains(&hit) {
@@ -396,6 +408,20 @@ fn sketch_quantile(sorted: &[u64], q: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_prompt_token_belongs_to_a_longer_prompt_than_the_mean_one() {
+        let shape = |input_tokens| RequestShape {
+            input_tokens,
+            output_tokens: 100,
+        };
+        // One prompt of 1,000 tokens and one of 3,000: three quarters of the tokens are the
+        // long one's, so a token's prompt is 2,500 long on average, not 2,000.
+        let log = RequestMix::from_shapes(vec![shape(1_000), shape(3_000)], "two").unwrap();
+        assert_eq!(log.mean_input(), 2_000.0);
+        assert_eq!(log.size_biased_input(), 2_500.0);
+        assert_eq!(RequestMix::fixed(2_000, 100).size_biased_input(), 2_000.0);
+    }
 
     #[test]
     fn a_log_scaled_to_given_means_keeps_its_spread() {

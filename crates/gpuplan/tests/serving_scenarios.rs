@@ -626,6 +626,36 @@ fn short_outputs_widen_the_tpot_tail() {
     assert!(b.tpot_at(0.5) < b.tpot_at(0.99));
 }
 
+/// Most of a log's prompt tokens belong to its long prompts, and a prompt token's attention
+/// spans half of its own prompt. Half the prompts at 2,000 tokens and half at 62,000 so cost
+/// more than prompts all of their mean 32,000: the average prompt token attends to 30,000
+/// earlier tokens, not 16,000, and the replica takes fewer requests.
+#[test]
+fn long_prompts_in_a_log_weigh_by_their_tokens_not_their_count() {
+    use gpuplan::estimator::serving::goodput;
+    use gpuplan::model::{RequestMix, RequestShape};
+    let mut r = WorkloadRequest::new(
+        ModelSource::BuiltIn("llama-3.1-8b".into()),
+        Task::Inference,
+        "H200-SXM-141GB",
+    );
+    (r.seq, r.output_tokens, r.engine) = (Some(32_000), Some(100), Some(gpuplan::model::Engine::Vllm));
+    let cost = estimate_workload(catalog(), &r).unwrap().estimate.serving_cost.unwrap();
+    let fixed = RequestMix::fixed(32_000, 100);
+    let shapes = [2_000, 62_000]
+        .iter()
+        .map(|&input_tokens| RequestShape {
+            input_tokens,
+            output_tokens: 100,
+        })
+        .collect();
+    let log = RequestMix::from_shapes(shapes, "two kinds").unwrap();
+    assert_eq!(log.mean_input(), fixed.mean_input());
+    let capacity = |mix: &RequestMix| goodput(&cost, mix, None, None).unwrap().requests_per_second;
+    let (even, spread) = (capacity(&fixed), capacity(&log));
+    assert!(spread < 0.9 * even, "{spread} requests/s against {even}");
+}
+
 /// When the engine's sequence limit is what bounds a replica, requests beyond it wait for a
 /// free slot rather than the iterations growing: close to the limit the time to first token
 /// climbs steeply (a queue for slots) while the time per output token stays where the full
