@@ -493,6 +493,15 @@ impl StepCost {
         (share, self.step(0.0, 0.0, tokens, mix.size_biased_input(), 1.0))
     }
 
+    /// The time a prompt token adds to an iteration of `decodes` sequences that carries a
+    /// chunk of `chunk` prompt tokens of prompts `prompt` long: the iteration with the chunk,
+    /// less the iteration without it, per token (the chunk's GEMMs and attention, and the
+    /// per-layer work of an iteration that runs a prompt).
+    pub(crate) fn prompt_token_seconds(&self, decodes: f64, context: f64, chunk: f64, prompt: f64) -> f64 {
+        let chunk = chunk.max(1.0);
+        (self.step(decodes, context, chunk, prompt, 1.0) - self.step(decodes, context, 0.0, prompt, 0.0)) / chunk
+    }
+
     /// The decode-only iteration with `decodes` sequences at context `context`.
     pub fn decode_step(&self, decodes: f64, context: f64) -> f64 {
         self.step(decodes, context, 0.0, 0.0, 0.0)
@@ -860,13 +869,23 @@ pub fn at_load(cost: &StepCost, rate: f64, mix: &RequestMix) -> Result<LoadPoint
     if left <= 0.0 || prefill_tokens >= left {
         return Err(Saturation::PrefillBudget);
     }
-    // A prompt's service is its share of the per-step budget, tokens·s/left. (Serving the
-    // queue at the pace of full-budget iterations instead, as a backlog would run, makes the
-    // Llama-3.1-405B MLPerf runs' p99 TTFT 24–379 % too long at their passed loads, and four
-    // times as many MLPerf plans more than 1.15× the submissions' GPUs: the iterations that
-    // carry long prompts cost the model more than these runs show.)
-    let seconds_per_token = step / left;
-    let queue = PromptQueue::new(rate, seconds_per_token, mix).ok_or(Saturation::PrefillBudget)?;
+    // The prompt queue drains at the slower of two paces. The budget's: an iteration of the
+    // mean length takes in at most `left` prompt tokens. The GPU's: each prompt token lengthens
+    // the iteration that carries it, by the time a full chunk beside the running decodes adds
+    // over a decode-only iteration, per token. Short prompts (many to a chunk) meet the budget
+    // first; long ones, whose chunks fill iterations several times the decode-only length,
+    // the GPU time. (The mean step alone let a Llama-3.1-405B prompt server that is busy three
+    // quarters of the time look a third busy. The full chunk's whole iteration, decodes
+    // included, over-counts: the decodes run whether a prompt waits or not.)
+    let budget_pace = step / left;
+    let gpu_pace = cost.prompt_token_seconds(sequences, context, left, mix.size_biased_input());
+    let seconds_per_token = budget_pace.max(gpu_pace);
+    let saturation = if gpu_pace > budget_pace {
+        Saturation::Throughput
+    } else {
+        Saturation::PrefillBudget
+    };
+    let queue = PromptQueue::new(rate, seconds_per_token, mix).ok_or(saturation)?;
     let decode_step = cost.decode_step(sequences, context).min(step);
     // A prompt of `tokens` is prefilled in chunks inside the running steps (mixed), or in a
     // prefill-only iteration with the other prompts that arrived meanwhile.

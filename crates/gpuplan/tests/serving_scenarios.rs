@@ -656,6 +656,33 @@ fn long_prompts_in_a_log_weigh_by_their_tokens_not_their_count() {
     assert!(spread < 0.9 * even, "{spread} requests/s against {even}");
 }
 
+/// Prompts longer than an iteration's token budget are prefilled chunk after chunk, and each
+/// chunk makes its iteration several times as long as a decode-only one: at half the replica's
+/// capacity the iterations carrying chunks take most of the time, though they are a minority
+/// of the iterations, and a prompt that arrives behind another waits for its chunks. So the
+/// tail of the time to first token is well above a lone prompt's prefill, not a few percent.
+#[test]
+fn long_prompts_queue_for_the_gpu_time_their_chunks_take() {
+    use gpuplan::estimator::serving::{at_load, goodput};
+    let mut r = WorkloadRequest::new(
+        ModelSource::BuiltIn("llama-3.1-70b".into()),
+        Task::Inference,
+        "H100-SXM5-80GB",
+    );
+    (r.seq, r.output_tokens, r.engine) = (Some(8_000), Some(200), Some(gpuplan::model::Engine::Vllm));
+    (r.gpus, r.tp) = (Some(4), Some(4));
+    r.engine_settings.max_num_batched_tokens = Some(2048);
+    let cost = estimate_workload(catalog(), &r).unwrap().estimate.serving_cost.unwrap();
+    let mix = gpuplan::model::RequestMix::fixed(8_000, 200);
+    let capacity = goodput(&cost, &mix, None, None).unwrap().requests_per_second;
+    let lone = at_load(&cost, 0.01 * capacity, &mix).unwrap().ttft_at(0.99);
+    let half = at_load(&cost, 0.5 * capacity, &mix).unwrap().ttft_at(0.99);
+    assert!(
+        half > 1.5 * lone,
+        "p99 {half:.2} s at half the capacity, {lone:.2} s alone"
+    );
+}
+
 /// When the engine's sequence limit is what bounds a replica, requests beyond it wait for a
 /// free slot rather than the iterations growing: close to the limit the time to first token
 /// climbs steeply (a queue for slots) while the time per output token stays where the full
