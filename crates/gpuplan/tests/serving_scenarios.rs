@@ -421,6 +421,18 @@ fn serving_of(r: &WorkloadRequest) -> gpuplan::estimator::serving::LoadReport {
     estimate_workload(catalog(), r).unwrap().serving.unwrap()
 }
 
+/// `model` on one `gpu` with vLLM, `seq` tokens in and `output` out, as `estimate` asks it.
+fn vllm_request(model: &str, gpu: &str, seq: u64, output: u64) -> WorkloadRequest {
+    let mut r = WorkloadRequest::new(ModelSource::BuiltIn(model.into()), Task::Inference, gpu);
+    (r.seq, r.output_tokens, r.engine) = (Some(seq), Some(output), Some(gpuplan::model::Engine::Vllm));
+    r
+}
+
+/// The iteration cost of the replica `r` describes.
+fn step_cost_of(r: &WorkloadRequest) -> gpuplan::estimator::serving::StepCost {
+    estimate_workload(catalog(), r).unwrap().estimate.serving_cost.unwrap()
+}
+
 /// vLLM 0.5's V0 engine spent most of each decode iteration on the CPU (the v0.6.0 release
 /// post: 38 % GPU time on Llama 3 8B on an H100), so at the same load its time per token is
 /// longer, and its capacity lower, than the current engine's; the answer names the release.
@@ -593,13 +605,7 @@ fn growing_the_kv_cache_holds_more_sequences_than_reserving_it() {
 /// mean lengths at the same load, while the mean step is about the same.
 #[test]
 fn short_outputs_widen_the_tpot_tail() {
-    let mut r = WorkloadRequest::new(
-        ModelSource::BuiltIn("llama-3.1-8b".into()),
-        Task::Inference,
-        "H100-SXM5-80GB",
-    );
-    (r.seq, r.output_tokens, r.engine) = (Some(500), Some(200), Some(gpuplan::model::Engine::Vllm));
-    let cost = estimate_workload(catalog(), &r).unwrap().estimate.serving_cost.unwrap();
+    let cost = step_cost_of(&vllm_request("llama-3.1-8b", "H100-SXM5-80GB", 500, 200));
     let fixed = gpuplan::model::RequestMix::fixed(500, 200);
     let shapes = [10, 390]
         .iter()
@@ -634,13 +640,7 @@ fn short_outputs_widen_the_tpot_tail() {
 fn long_prompts_in_a_log_weigh_by_their_tokens_not_their_count() {
     use gpuplan::estimator::serving::goodput;
     use gpuplan::model::{RequestMix, RequestShape};
-    let mut r = WorkloadRequest::new(
-        ModelSource::BuiltIn("llama-3.1-8b".into()),
-        Task::Inference,
-        "H200-SXM-141GB",
-    );
-    (r.seq, r.output_tokens, r.engine) = (Some(32_000), Some(100), Some(gpuplan::model::Engine::Vllm));
-    let cost = estimate_workload(catalog(), &r).unwrap().estimate.serving_cost.unwrap();
+    let cost = step_cost_of(&vllm_request("llama-3.1-8b", "H200-SXM-141GB", 32_000, 100));
     let fixed = RequestMix::fixed(32_000, 100);
     let shapes = [2_000, 62_000]
         .iter()
@@ -664,15 +664,10 @@ fn long_prompts_in_a_log_weigh_by_their_tokens_not_their_count() {
 #[test]
 fn long_prompts_queue_for_the_gpu_time_their_chunks_take() {
     use gpuplan::estimator::serving::{at_load, goodput};
-    let mut r = WorkloadRequest::new(
-        ModelSource::BuiltIn("llama-3.1-70b".into()),
-        Task::Inference,
-        "H100-SXM5-80GB",
-    );
-    (r.seq, r.output_tokens, r.engine) = (Some(8_000), Some(200), Some(gpuplan::model::Engine::Vllm));
+    let mut r = vllm_request("llama-3.1-70b", "H100-SXM5-80GB", 8_000, 200);
     (r.gpus, r.tp) = (Some(4), Some(4));
     r.engine_settings.max_num_batched_tokens = Some(2048);
-    let cost = estimate_workload(catalog(), &r).unwrap().estimate.serving_cost.unwrap();
+    let cost = step_cost_of(&r);
     let mix = gpuplan::model::RequestMix::fixed(8_000, 200);
     let capacity = goodput(&cost, &mix, None, None).unwrap().requests_per_second;
     let lone = at_load(&cost, 0.01 * capacity, &mix).unwrap().ttft_at(0.99);
