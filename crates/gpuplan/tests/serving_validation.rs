@@ -204,6 +204,14 @@ fn table() -> Table {
     table
 }
 
+/// A second set of MLPerf Inference v5.1 Llama-3.1 runs, gathered after the model and its
+/// serving-capacity interval were set: other submitters, GPUs and engines (Red Hat's vLLM on
+/// one L40S and one H100, H200 NVL, RTX PRO 6000, GB300 NVL72). It is reported apart, as a
+/// check of both on runs neither has seen.
+fn second_table() -> Table {
+    toml::from_str(include_str!("validation/serving-mlperf-llama3-more.toml")).unwrap()
+}
+
 /// The per-request lengths of a dataset the table names (`dataset:openorca-mlperf` …), read
 /// once from the files beside the table.
 fn dataset(name: &str) -> Option<&'static [RequestShape]> {
@@ -487,6 +495,84 @@ fn plans_at_mlperf_loads_use_about_the_gpus_the_submissions_used() {
     // out disaggregated serving).
     assert!(over.len() <= 5, "plans above 1.15× the submission's GPUs: {over:?}");
     assert!(ratios.last().is_some_and(|r| r.0 <= 2.0), "{:?}", ratios.last());
+}
+
+/// The second set of MLPerf runs against the model as it stands: Offline capacities,
+/// goodputs within each scenario's limits and the p99s at the loads passed, with what the
+/// serving capacity's 80 % interval (learned from the first tables) covers of them. Held to
+/// today's figures as bars against regressions; the targets (10 % and 15 %) are not
+/// yet met on this set.
+#[test]
+fn a_second_set_of_mlperf_runs_is_reported_against_the_same_model() {
+    let table = second_table();
+    let interval = gpuplan::estimator::calibration::calibration()
+        .intervals
+        .iter()
+        .find(|i| i.kind == gpuplan::model::fitted::IntervalKind::ServingCapacity)
+        .map(|i| (i.low, i.high))
+        .unwrap();
+    let (mut offline, mut goodput, mut percentiles) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut inside, mut ratios, mut not_evaluated) = (0usize, 0usize, 0usize);
+    for case in &table.case {
+        match predict(case) {
+            Ok(predicted) => {
+                let error = (predicted - case.measured) / case.measured;
+                let short = short_of_limits(case, &table);
+                println!(
+                    "{:<64} {:>10.1} {:>10.1} {:>+7.1}%  {}",
+                    case.id,
+                    case.measured,
+                    predicted,
+                    error * 100.0,
+                    if short {
+                        "second set, short of its limits: a lower bound"
+                    } else {
+                        "second set"
+                    }
+                );
+                if short {
+                    continue;
+                }
+                if is_throughput(case) {
+                    let ratio = case.measured / predicted;
+                    ratios += 1;
+                    inside += usize::from((interval.0..=interval.1).contains(&ratio));
+                }
+                match (is_throughput(case), case.limits().is_some()) {
+                    (true, true) => goodput.push(error.abs()),
+                    (true, false) => offline.push(error.abs()),
+                    (false, _) => percentiles.push(error.abs()),
+                }
+            }
+            Err(why) => {
+                println!("{:<64} {:>10.1} {:>10} ({why})", case.id, case.measured, "-");
+                not_evaluated += 1;
+            }
+        }
+    }
+    let (o, g, p) = (
+        median(offline.clone()),
+        median(goodput.clone()),
+        median(percentiles.clone()),
+    );
+    println!(
+        "second set: Offline capacity {:.1} % over {}, goodput {:.1} % over {}, p99 TTFT/TPOT at the passed load {:.1} % over {}; {not_evaluated} not evaluated (saturated or near capacity); the serving capacity's 80 % interval {:.3}–{:.3} holds {inside} of {ratios} runs",
+        o * 100.0,
+        offline.len(),
+        g * 100.0,
+        goodput.len(),
+        p * 100.0,
+        percentiles.len(),
+        interval.0,
+        interval.1
+    );
+    // Today: Offline 12.6 %, goodput 15.2 %, p99s 45.4 %, ten rows past the estimated capacity,
+    // and the interval holds three of 16 runs. Most of the set is under-estimated: the
+    // Llama-3.1-8B runs whose iterations hold 1,536 tokens (Quanta's and Cisco's H200 and H200
+    // NVL) come out 12–16 % slow Offline, where a replica's fixed iteration time weighs most.
+    assert!(table.case.len() >= 40, "{}", table.case.len());
+    assert!(o <= 0.13 && g <= 0.16 && p <= 0.46, "{o:.3} {g:.3} {p:.3}");
+    assert!(not_evaluated <= 10, "{not_evaluated}");
 }
 
 fn median(mut values: Vec<f64>) -> f64 {
