@@ -50,10 +50,6 @@ const LIMIT_PERCENTILE_BAR: f64 = 0.24;
 /// public TensorRT-LLM tables the fp4 GEMM factor also answers to, and at the model's lower
 /// goodput their p99 TPOT reaches the 200 ms limit where the runs stopped near 150 ms.
 const OWN_LIMIT_PERCENTILE_BAR: f64 = 0.19;
-/// Held-out MLPerf Server and Interactive percentile rows (two per run) whose published load
-/// the model finds beyond even the top of its capacity's 80 % range (the target is none): one
-/// run, Cisco's 16 H100, whose load the model's KV cache cannot hold.
-const SATURATED_BAR: usize = 2;
 /// The same rows whose load is past the estimated capacity but inside that range, reported as
 /// near capacity without latencies: three runs, 3–8 % above the estimate (AMD's and MiTAC's
 /// v5.1 MI325X, Red Hat's TP4 L40S with vLLM).
@@ -514,22 +510,15 @@ fn a_second_set_of_mlperf_runs_is_reported_against_the_same_model() {
     let (mut offline, mut goodput, mut percentiles) = (Vec::new(), Vec::new(), Vec::new());
     let (mut inside, mut ratios, mut not_evaluated) = (0usize, 0usize, 0usize);
     for case in &table.case {
-        match predict(case) {
-            Ok(predicted) => {
-                let error = (predicted - case.measured) / case.measured;
-                let short = short_of_limits(case, &table);
-                println!(
-                    "{:<64} {:>10.1} {:>10.1} {:>+7.1}%  {}",
-                    case.id,
-                    case.measured,
-                    predicted,
-                    error * 100.0,
-                    if short {
-                        "second set, short of its limits: a lower bound"
-                    } else {
-                        "second set"
-                    }
-                );
+        let role = |short: bool| {
+            if short {
+                "second set, short of its limits: a lower bound"
+            } else {
+                "second set"
+            }
+        };
+        match evaluate(case, &table, role) {
+            Ok((predicted, error, short)) => {
                 if short {
                     continue;
                 }
@@ -573,6 +562,24 @@ fn a_second_set_of_mlperf_runs_is_reported_against_the_same_model() {
     assert!(table.case.len() >= 40, "{}", table.case.len());
     assert!(o <= 0.13 && g <= 0.16 && p <= 0.46, "{o:.3} {g:.3} {p:.3}");
     assert!(not_evaluated <= 10, "{not_evaluated}");
+}
+
+/// The model's figure for a case of `table`, printed as a line of the table (measured, model,
+/// error, and the role `role` gives it from whether the run stopped short of its limits):
+/// the figure, its relative error and that flag.
+fn evaluate(case: &Case, table: &Table, role: impl Fn(bool) -> &'static str) -> Result<(f64, f64, bool), String> {
+    let predicted = predict(case)?;
+    let short = short_of_limits(case, table);
+    let error = (predicted - case.measured) / case.measured;
+    println!(
+        "{:<64} {:>10.1} {:>10.1} {:>+7.1}%  {}",
+        case.id,
+        case.measured,
+        predicted,
+        error * 100.0,
+        role(short)
+    );
+    Ok((predicted, error, short))
 }
 
 fn median(mut values: Vec<f64>) -> f64 {
@@ -625,22 +632,13 @@ fn held_out_serving_errors_meet_the_targets() {
     let table = table();
     for case in &table.case {
         let calibration = calibrated.contains(case.id.as_str());
-        match predict(case) {
-            Ok(predicted) => {
-                let error = (predicted - case.measured) / case.measured;
-                let short = short_of_limits(case, &table);
-                println!(
-                    "{:<64} {:>10.1} {:>10.1} {:>+7.1}%  {}",
-                    case.id,
-                    case.measured,
-                    predicted,
-                    error * 100.0,
-                    match (calibration, short) {
-                        (true, _) => "calibration",
-                        (false, true) => "held out, short of its limits: a lower bound",
-                        (false, false) => "held out",
-                    }
-                );
+        let role = |short: bool| match (calibration, short) {
+            (true, _) => "calibration",
+            (false, true) => "held out, short of its limits: a lower bound",
+            (false, false) => "held out",
+        };
+        match evaluate(case, &table, role) {
+            Ok((predicted, error, short)) => {
                 if !short && !calibration && is_throughput(case) && case.id.starts_with("mlperf-") {
                     capacities.extend(crate::estimates::intervals::Residual::of(
                         &case.id,
@@ -778,10 +776,11 @@ fn held_out_serving_errors_meet_the_targets() {
         "MLPerf p99 at own goodput {:.1} %",
         o * 100.0
     );
-    assert!(
-        saturated <= SATURATED_BAR,
-        "{saturated} published loads found saturated"
-    );
+    // Held-out MLPerf Server and Interactive percentile rows (two per run) whose published
+    // load the model finds beyond even the top of its capacity's 80 % range: none, the issue's
+    // target. Cisco's 16 H100, whose load is 9 % above what the model's KV cache holds, reads
+    // as near capacity since that range's top rose to 1.119.
+    assert_eq!(saturated, 0, "{saturated} published loads found saturated");
     assert!(
         near_capacity <= NEAR_CAPACITY_BAR,
         "{near_capacity} published loads found near capacity"
