@@ -126,12 +126,10 @@ impl PromptQueue {
                 .map(|(&(_, weight), &s)| weight * self.wait_cdf(step, t - s))
                 .sum::<f64>()
         };
-        // Every prompt has waited its `q` quantile by then and finished its own prefill too.
+        // Every prompt has waited its `q` quantile by then and finished its own prefill too, so
+        // the sum's quantile lies below.
         let longest = own.iter().copied().fold(0.0, f64::max);
-        let mut high = self.wait_above(step, q) + longest;
-        while cdf(high) < q && high < 1e6 {
-            high *= 2.0;
-        }
+        let high = self.wait_above(step, q) + longest;
         crate::serving::bisect(0.0, high, crate::serving::STEP_TOLERANCE, |t| cdf(t) < q).1
     }
 }

@@ -877,8 +877,9 @@ pub fn at_load(cost: &StepCost, rate: f64, mix: &RequestMix) -> Result<LoadPoint
     // the GPU time. (The mean step alone let a Llama-3.1-405B prompt server that is busy three
     // quarters of the time look a third busy. The full chunk's whole iteration, decodes
     // included, over-counts: the decodes run whether a prompt waits or not.)
+    let biased = mix.size_biased_input();
     let budget_pace = step / left;
-    let gpu_pace = cost.prompt_token_seconds(sequences, context, left, mix.size_biased_input());
+    let gpu_pace = cost.prompt_token_seconds(sequences, context, left, biased);
     let seconds_per_token = budget_pace.max(gpu_pace);
     let saturation = if gpu_pace > budget_pace {
         Saturation::Throughput
@@ -906,7 +907,6 @@ pub fn at_load(cost: &StepCost, rate: f64, mix: &RequestMix) -> Result<LoadPoint
     };
     // The iterations carry the prompt's own chunks or, where those are fewer, the other prompts'
     // tokens; whichever fills them sets the span their attention covers.
-    let biased = mix.size_biased_input();
     let own = |tokens: f64| match separate_batch {
         None => {
             let steps = (tokens / left).ceil().max(1.0);

@@ -242,37 +242,31 @@ impl RequestMix {
     /// runs. Every length is scaled by one factor, rounded, and kept at one token or more.
     /// `scaling` says how.
     pub fn scaled_to(&self, input: Option<u64>, output: Option<u64>) -> RequestMix {
-        let factor = |given: Option<u64>, mean: f64| match given {
-            Some(tokens) if mean > 0.0 && (tokens as f64 - mean).abs() >= 0.5 => tokens as f64 / mean,
-            _ => 1.0,
+        // A mean given and not already the log's: the tokens it asks for and the factor.
+        let factor = |given: Option<u64>, mean: f64| {
+            given
+                .filter(|&tokens| mean > 0.0 && (tokens as f64 - mean).abs() >= 0.5)
+                .map(|tokens| (tokens, tokens as f64 / mean))
         };
-        let (a, b) = (factor(input, self.mean_input), factor(output, self.mean_output));
-        if a == 1.0 && b == 1.0 {
+        let (prompts, answers) = (factor(input, self.mean_input), factor(output, self.mean_output));
+        if prompts.is_none() && answers.is_none() {
             return self.clone();
         }
-        let scale = |values: &[u64], by: f64| -> Vec<u64> {
-            values
-                .iter()
-                .map(|&v| ((v as f64 * by).round() as u64).max(1))
-                .collect()
-        };
+        let (a, b) = (prompts.map_or(1.0, |p| p.1), answers.map_or(1.0, |o| o.1));
+        let length = |tokens: u64, by: f64| ((tokens as f64 * by).round() as u64).max(1);
+        let scale = |values: &[u64], by: f64| -> Vec<u64> { values.iter().map(|&v| length(v, by)).collect() };
         let (inputs, outputs) = (scale(&self.inputs, a), scale(&self.outputs, b));
         let frontier: Vec<(u64, u64)> = self
             .frontier
             .iter()
-            .map(|&(i, o)| {
-                (
-                    ((i as f64 * a).round() as u64).max(1),
-                    ((o as f64 * b).round() as u64).max(1),
-                )
-            })
+            .map(|&(i, o)| (length(i, a), length(o, b)))
             .collect();
         let mut said = Vec::new();
-        if a != 1.0 {
-            said.push(format!("prompts ×{a:.3} to a mean of {}", input.unwrap_or(0)));
+        if let Some((tokens, by)) = prompts {
+            said.push(format!("prompts ×{by:.3} to a mean of {tokens}"));
         }
-        if b != 1.0 {
-            said.push(format!("outputs ×{b:.3} to a mean of {}", output.unwrap_or(0)));
+        if let Some((tokens, by)) = answers {
+            said.push(format!("outputs ×{by:.3} to a mean of {tokens}"));
         }
         RequestMix {
             inputs,
