@@ -103,11 +103,13 @@ impl Scheduler {
 
     /// The replica's limits where attention data parallelism gives each of `ranks` ranks its
     /// own scheduler: TensorRT-LLM's `max_batch_size` and `max_num_tokens` are per rank
-    /// (NVIDIA's DeepSeek-R1 guide runs 384 × 8 = 3,072 requests at once on eight ranks).
-    fn per_rank(mut self, engine: Engine, ranks: f64) -> Scheduler {
-        if ranks > 1.0 && engine == Engine::TensorrtLlm {
-            self.token_budget *= ranks;
-            self.max_sequences *= ranks;
+    /// (NVIDIA's DeepSeek-R1 guide runs 384 × 8 = 3,072 requests at once on eight ranks), and
+    /// per pipeline micro-batch ([`micro_batches`]).
+    fn per_rank(mut self, engine: Engine, ranks: f64, stages: f64) -> Scheduler {
+        if engine == Engine::TensorrtLlm {
+            let schedulers = ranks * micro_batches(engine, stages);
+            self.token_budget *= schedulers;
+            self.max_sequences *= schedulers;
         }
         self
     }
@@ -280,6 +282,20 @@ fn default_scheduler(engine: Engine, accelerator: &Accelerator) -> Scheduler {
     }
 }
 
+/// Micro-batches one iteration of a pipeline of `stages` schedules, each up to the engine's
+/// limits per micro-batch. TensorRT-LLM runs one micro-batch per stage and schedules each up
+/// to `max_batch_size` and `max_num_tokens`: its capacity scheduler admits `max_batch_size` ×
+/// the micro-batches (`TrtGptModelInflightBatching`'s constructor,
+/// `CapacityScheduler(getMaxBatchSize() * mNumMicroBatches, …)`). The other engines' limits
+/// are taken as the whole replica's.
+fn micro_batches(engine: Engine, stages: f64) -> f64 {
+    if engine == Engine::TensorrtLlm {
+        stages.max(1.0)
+    } else {
+        1.0
+    }
+}
+
 /// The cost of one iteration on one replica, from the model's shape and the hardware.
 ///
 /// An iteration runs its kernels one after another, so their times add: the GEMMs (each at
@@ -419,7 +435,7 @@ impl StepCost {
             } else {
                 0.0
             },
-            scheduler: scheduler(engine, accelerator, settings).per_rank(engine, ranks),
+            scheduler: scheduler(engine, accelerator, settings).per_rank(engine, ranks, stages),
             engine,
         }
     }
@@ -477,7 +493,7 @@ impl StepCost {
             prefill_tokens,
             prompt,
             self.ranks,
-            self.scheduler.token_budget / self.ranks,
+            self.scheduler.token_budget / self.ranks / micro_batches(self.engine, self.stages),
         )
     }
 

@@ -492,6 +492,32 @@ fn scheduler_knobs_move_the_answer_in_the_documented_direction() {
     assert!(separate.tpot.unwrap().p90 > default.tpot.unwrap().p90);
 }
 
+/// TensorRT-LLM runs a pipeline of two stages as two micro-batches, and schedules each up to
+/// `max_batch_size` and `max_num_tokens` (its capacity scheduler admits the batch size times
+/// the micro-batches): a replica of two stages held to 64 sequences runs 128 at once, and takes
+/// more load than a single micro-batch's limits would let it. vLLM's limits are the replica's.
+#[test]
+fn a_tensorrt_llm_pipeline_schedules_each_micro_batch_up_to_the_limits() {
+    use gpuplan::model::EngineSettings;
+    let at = |engine: &str, stages: u32| {
+        let mut r = llama_8b_h100(
+            engine,
+            EngineSettings {
+                max_num_seqs: Some(64),
+                ..EngineSettings::default()
+            },
+        );
+        (r.gpus, r.tp, r.pp) = (Some(stages), Some(1), Some(stages));
+        r.serving.qps = Some(1.0);
+        serving_of(&r)
+    };
+    let (trtllm, single) = (at("tensorrt-llm", 2), at("tensorrt-llm", 1));
+    assert_eq!(trtllm.max_concurrent_sequences, 128.0);
+    assert_eq!(single.max_concurrent_sequences, 64.0);
+    assert!(trtllm.capacity_requests_per_second > single.capacity_requests_per_second * 1.3);
+    assert_eq!(at("vllm", 2).max_concurrent_sequences, 64.0);
+}
+
 /// A closed loop of users, as `vllm bench serve --max-concurrency` runs: more users give more
 /// throughput and longer tokens until the engine is full; the users one replica takes within
 /// the targets is a number an engineer can check against such a sweep; and a plan for twice
