@@ -64,6 +64,10 @@ pub struct Scheduler {
     /// without chunked prefill).
     pub mixes_prefill: bool,
     pub evidence: &'static str,
+    /// Schedulers whose limits add up to the replica's: `token_budget` and `max_sequences` are
+    /// the sum over them (TensorRT-LLM's attention data-parallel ranks and pipeline
+    /// micro-batches each schedule up to the limits given; 1 otherwise).
+    pub schedulers: f64,
     /// The release and knobs the user gave, applied over the defaults above.
     pub given: EngineSettings,
 }
@@ -107,9 +111,9 @@ impl Scheduler {
     /// per pipeline micro-batch ([`micro_batches`]).
     fn per_rank(mut self, engine: Engine, ranks: f64, stages: f64) -> Scheduler {
         if engine == Engine::TensorrtLlm {
-            let schedulers = ranks * micro_batches(engine, stages);
-            self.token_budget *= schedulers;
-            self.max_sequences *= schedulers;
+            self.schedulers = ranks * micro_batches(engine, stages);
+            self.token_budget *= self.schedulers;
+            self.max_sequences *= self.schedulers;
         }
         self
     }
@@ -158,11 +162,26 @@ impl Scheduler {
             || self.given.chunked_prefill.is_some()
             || self.given.reserve_full_context.is_some()
             || self.given.gpu_memory_fraction.is_some()
+            || self.schedulers > 1.0
         {
+            let per_scheduler = if self.schedulers > 1.0 {
+                format!(
+                    "{:.0} sequences and {:.0} tokens an iteration ({:.0} and {:.0} for each of the {:.0} \
+                     pipeline micro-batches and attention data-parallel ranks, scheduled apart)",
+                    self.max_sequences,
+                    self.token_budget,
+                    self.max_sequences / self.schedulers,
+                    self.token_budget / self.schedulers,
+                    self.schedulers
+                )
+            } else {
+                format!(
+                    "{:.0} sequences, {:.0} tokens per iteration",
+                    self.max_sequences, self.token_budget
+                )
+            };
             text.push_str(&format!(
-                "; in force: {:.0} sequences, {:.0} tokens per iteration, {}, prompts {}, KV cache {}, {:.0} % of {}",
-                self.max_sequences,
-                self.token_budget,
+                "; in force: {per_scheduler}, {}, prompts {}, KV cache {}, {:.0} % of {}",
                 gpuplan_model::counted(self.steps_per_schedule, "scheduler step", "scheduler steps"),
                 if self.mixes_prefill {
                     "chunked into the decode iterations"
@@ -236,6 +255,7 @@ fn default_scheduler(engine: Engine, accelerator: &Accelerator) -> Scheduler {
             reserves_full_context: false,
             batch_wait: None,
             steps_per_schedule: 1.0,
+            schedulers: 1.0,
             mixes_prefill: false,
             given: EngineSettings::default(),
             evidence: "SGLang defaults: chunked prefill 2048–16384 tokens by GPU memory in prefill-only iterations (mixed chunks off), up to 4096 running requests, ≥ 10 GB kept out of the pool on large GPUs",
@@ -248,6 +268,7 @@ fn default_scheduler(engine: Engine, accelerator: &Accelerator) -> Scheduler {
             reserves_full_context: true,
             batch_wait: None,
             steps_per_schedule: 1.0,
+            schedulers: 1.0,
             mixes_prefill: true,
             given: EngineSettings::default(),
             evidence: "TensorRT-LLM defaults: max_num_tokens 8192, max_batch_size 2048, KV cache in 90 % of the memory free after the weights, reserved per sequence (GUARANTEED_NO_EVICT)",
@@ -260,6 +281,7 @@ fn default_scheduler(engine: Engine, accelerator: &Accelerator) -> Scheduler {
             reserves_full_context: false,
             batch_wait: Some((0.3, 20.0)),
             steps_per_schedule: 1.0,
+            schedulers: 1.0,
             mixes_prefill: false,
             given: EngineSettings::default(),
             evidence: "TGI defaults: max_batch_prefill_tokens 4096 in prefill-only iterations, max_concurrent_requests 128, new prompts join when 30 % of the running batch or after 20 steps",
@@ -274,6 +296,7 @@ fn default_scheduler(engine: Engine, accelerator: &Accelerator) -> Scheduler {
                 reserves_full_context: false,
                 batch_wait: None,
                 steps_per_schedule: 1.0,
+                schedulers: 1.0,
                 mixes_prefill: true,
                 given: EngineSettings::default(),
                 evidence: "vLLM defaults: max_num_batched_tokens 8192 and max_num_seqs 1024 on ≥ 70 GiB GPUs other than A100 (2048 and 256 otherwise), gpu_memory_utilization 0.9",

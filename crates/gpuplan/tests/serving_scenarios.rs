@@ -514,6 +514,11 @@ fn a_tensorrt_llm_pipeline_schedules_each_micro_batch_up_to_the_limits() {
     let (trtllm, single) = (at("tensorrt-llm", 2), at("tensorrt-llm", 1));
     assert_eq!(trtllm.max_concurrent_sequences, 128.0);
     assert_eq!(single.max_concurrent_sequences, 64.0);
+    assert!(
+        trtllm.scheduler.contains("64 and 8192 for each of the 2 pipeline micro-batches"),
+        "{}",
+        trtllm.scheduler
+    );
     assert!(trtllm.capacity_requests_per_second > single.capacity_requests_per_second * 1.3);
     assert_eq!(at("vllm", 2).max_concurrent_sequences, 64.0);
 }
