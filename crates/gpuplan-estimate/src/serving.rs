@@ -105,16 +105,15 @@ impl Scheduler {
         self
     }
 
-    /// The replica's limits where attention data parallelism gives each of `ranks` ranks its
-    /// own scheduler: TensorRT-LLM's `max_batch_size` and `max_num_tokens` are per rank
-    /// (NVIDIA's DeepSeek-R1 guide runs 384 × 8 = 3,072 requests at once on eight ranks), and
-    /// per pipeline micro-batch ([`micro_batches`]).
-    fn per_rank(mut self, engine: Engine, ranks: f64, stages: f64) -> Scheduler {
-        if engine == Engine::TensorrtLlm {
-            self.schedulers = ranks * micro_batches(engine, stages);
-            self.token_budget *= self.schedulers;
-            self.max_sequences *= self.schedulers;
-        }
+    /// The replica's limits where it schedules in parts, each up to the limits given: with
+    /// TensorRT-LLM, each of `ranks` attention data-parallel ranks (its `max_batch_size` and
+    /// `max_num_tokens` are per rank: NVIDIA's DeepSeek-R1 guide runs 384 × 8 = 3,072 requests
+    /// at once on eight ranks), and each pipeline micro-batch ([`micro_batches`]).
+    fn per_scheduler(mut self, engine: Engine, ranks: f64, stages: f64) -> Scheduler {
+        let ranks = if engine == Engine::TensorrtLlm { ranks } else { 1.0 };
+        self.schedulers = ranks * micro_batches(engine, stages);
+        self.token_budget *= self.schedulers;
+        self.max_sequences *= self.schedulers;
         self
     }
 
@@ -458,7 +457,7 @@ impl StepCost {
             } else {
                 0.0
             },
-            scheduler: scheduler(engine, accelerator, settings).per_rank(engine, ranks, stages),
+            scheduler: scheduler(engine, accelerator, settings).per_scheduler(engine, ranks, stages),
             engine,
         }
     }

@@ -515,7 +515,9 @@ fn a_tensorrt_llm_pipeline_schedules_each_micro_batch_up_to_the_limits() {
     assert_eq!(trtllm.max_concurrent_sequences, 128.0);
     assert_eq!(single.max_concurrent_sequences, 64.0);
     assert!(
-        trtllm.scheduler.contains("64 and 8192 for each of the 2 pipeline micro-batches"),
+        trtllm
+            .scheduler
+            .contains("64 and 8192 for each of the 2 pipeline micro-batches"),
         "{}",
         trtllm.scheduler
     );
