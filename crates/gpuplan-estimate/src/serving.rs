@@ -32,7 +32,8 @@ use crate::efficiency::{
 use crate::inference::InferenceShape;
 use crate::prompt_queue::{OWN_POINTS, OWN_SHARES, PromptQueue};
 use gpuplan_model::{
-    Accelerator, Engine, EngineSettings, FlopsPerSecond, LatencyTarget, ParallelLayout, Precision, RequestMix, Sampling,
+    Accelerator, Engine, EngineSettings, FlopsPerSecond, LatencyTarget, ParallelLayout, PipelineLimits, Precision,
+    RequestMix, Sampling,
 };
 use serde::Serialize;
 
@@ -64,10 +65,13 @@ pub struct Scheduler {
     /// without chunked prefill).
     pub mixes_prefill: bool,
     pub evidence: &'static str,
-    /// Schedulers whose limits add up to the replica's: `token_budget` and `max_sequences` are
-    /// the sum over them (TensorRT-LLM's attention data-parallel ranks and pipeline
-    /// micro-batches each schedule up to the limits given; 1 otherwise).
-    pub schedulers: f64,
+    /// How a pipeline's micro-batches share the limits (the release's, where it differs).
+    pub pipeline_limits: PipelineLimits,
+    /// Parts that each take up to the token budget given (pipeline micro-batches, and
+    /// TensorRT-LLM's attention data-parallel ranks): `token_budget` is their sum.
+    pub token_parts: f64,
+    /// Parts that each run up to the sequences given: `max_sequences` is their sum.
+    pub sequence_parts: f64,
     /// The release and knobs the user gave, applied over the defaults above.
     pub given: EngineSettings,
 }
@@ -81,6 +85,9 @@ impl Scheduler {
             }
             if let Some(seqs) = profile.max_num_seqs {
                 self.max_sequences = seqs;
+            }
+            if let Some(limits) = profile.pipeline_limits {
+                self.pipeline_limits = limits;
             }
         }
         if let Some(seqs) = given.max_num_seqs {
@@ -108,13 +115,42 @@ impl Scheduler {
     /// The replica's limits where it schedules in parts, each up to the limits given: with
     /// TensorRT-LLM, each of `ranks` attention data-parallel ranks (its `max_batch_size` and
     /// `max_num_tokens` are per rank: NVIDIA's DeepSeek-R1 guide runs 384 × 8 = 3,072 requests
-    /// at once on eight ranks), and each pipeline micro-batch ([`micro_batches`]).
+    /// at once on eight ranks), and with a pipeline of `stages`, its micro-batches as the
+    /// engine takes them apart ([`PipelineLimits`]).
     fn per_scheduler(mut self, engine: Engine, ranks: f64, stages: f64) -> Scheduler {
         let ranks = if engine == Engine::TensorrtLlm { ranks } else { 1.0 };
-        self.schedulers = ranks * micro_batches(engine, stages);
-        self.token_budget *= self.schedulers;
-        self.max_sequences *= self.schedulers;
+        let (tokens, sequences) = self.pipeline_limits.multiples(stages);
+        self.token_parts = ranks * tokens;
+        self.sequence_parts = ranks * sequences;
+        self.token_budget *= self.token_parts;
+        self.max_sequences *= self.sequence_parts;
         self
+    }
+
+    /// The sequences and tokens an iteration runs, and where the replica schedules in parts
+    /// (pipeline micro-batches, TensorRT-LLM's attention data-parallel ranks), each part's.
+    fn limits_in_parts(&self) -> String {
+        let whole = format!(
+            "{:.0} sequences and {:.0} tokens an iteration",
+            self.max_sequences, self.token_budget
+        );
+        let parts = "pipeline micro-batches and attention data-parallel ranks, scheduled apart";
+        if self.token_parts <= 1.0 {
+            whole
+        } else if self.sequence_parts == self.token_parts {
+            format!(
+                "{whole} ({:.0} and {:.0} for each of the {:.0} {parts})",
+                self.max_sequences / self.sequence_parts,
+                self.token_budget / self.token_parts,
+                self.token_parts
+            )
+        } else {
+            format!(
+                "{whole} ({:.0} tokens for each of the {:.0} {parts}; the sequences are the replica's)",
+                self.token_budget / self.token_parts,
+                self.token_parts
+            )
+        }
     }
 
     /// What the scheduler runs with, for the answer: the defaults' evidence, the release's, and
@@ -161,24 +197,9 @@ impl Scheduler {
             || self.given.chunked_prefill.is_some()
             || self.given.reserve_full_context.is_some()
             || self.given.gpu_memory_fraction.is_some()
-            || self.schedulers > 1.0
+            || self.token_parts > 1.0
         {
-            let per_scheduler = if self.schedulers > 1.0 {
-                format!(
-                    "{:.0} sequences and {:.0} tokens an iteration ({:.0} and {:.0} for each of the {:.0} \
-                     pipeline micro-batches and attention data-parallel ranks, scheduled apart)",
-                    self.max_sequences,
-                    self.token_budget,
-                    self.max_sequences / self.schedulers,
-                    self.token_budget / self.schedulers,
-                    self.schedulers
-                )
-            } else {
-                format!(
-                    "{:.0} sequences, {:.0} tokens per iteration",
-                    self.max_sequences, self.token_budget
-                )
-            };
+            let per_scheduler = self.limits_in_parts();
             text.push_str(&format!(
                 "; in force: {per_scheduler}, {}, prompts {}, KV cache {}, {:.0} % of {}",
                 gpuplan_model::counted(self.steps_per_schedule, "scheduler step", "scheduler steps"),
@@ -228,6 +249,16 @@ const SGLANG_RESERVED_GIB: f64 = 10.0;
 /// - TGI 3.3 `launcher/src/main.rs`: `max_concurrent_requests` 128, `max_batch_prefill_tokens`
 ///   4096 (when no compute estimate), `waiting_served_ratio` 0.3, `max_waiting_tokens` 20,
 ///   KV cache in 90 % of free memory.
+///
+/// With pipeline stages ([`PipelineLimits`]): TensorRT-LLM schedules each micro-batch up to
+/// both limits (`TrtGptModelInflightBatching`'s constructor builds
+/// `CapacityScheduler(getMaxBatchSize() * mNumMicroBatches, …)`, a micro-batch per stage).
+/// vLLM's V1 engine keeps a batch queue as deep as the pipeline (`v1/engine/core.py`,
+/// `step_with_batch_queue`) and fills each batch up to `max_num_batched_tokens`; a decoding
+/// request waits for its sampled token, so it runs in one micro-batch at a time, and the
+/// running requests stay bounded by one `max_num_seqs` (`v1/core/sched/scheduler.py`). Its V0
+/// engine (0.7 and earlier, the release profiles') ran a scheduler per stage, each with both
+/// limits. SGLang's and TGI's limits are taken as the replica's.
 pub fn scheduler(engine: Engine, accelerator: &Accelerator, given: &EngineSettings) -> Scheduler {
     default_scheduler(engine, accelerator).with(engine, given)
 }
@@ -254,7 +285,9 @@ fn default_scheduler(engine: Engine, accelerator: &Accelerator) -> Scheduler {
             reserves_full_context: false,
             batch_wait: None,
             steps_per_schedule: 1.0,
-            schedulers: 1.0,
+            token_parts: 1.0,
+            sequence_parts: 1.0,
+            pipeline_limits: PipelineLimits::Replica,
             mixes_prefill: false,
             given: EngineSettings::default(),
             evidence: "SGLang defaults: chunked prefill 2048–16384 tokens by GPU memory in prefill-only iterations (mixed chunks off), up to 4096 running requests, ≥ 10 GB kept out of the pool on large GPUs",
@@ -267,7 +300,9 @@ fn default_scheduler(engine: Engine, accelerator: &Accelerator) -> Scheduler {
             reserves_full_context: true,
             batch_wait: None,
             steps_per_schedule: 1.0,
-            schedulers: 1.0,
+            token_parts: 1.0,
+            sequence_parts: 1.0,
+            pipeline_limits: PipelineLimits::PerMicroBatch,
             mixes_prefill: true,
             given: EngineSettings::default(),
             evidence: "TensorRT-LLM defaults: max_num_tokens 8192, max_batch_size 2048, KV cache in 90 % of the memory free after the weights, reserved per sequence (GUARANTEED_NO_EVICT)",
@@ -280,7 +315,9 @@ fn default_scheduler(engine: Engine, accelerator: &Accelerator) -> Scheduler {
             reserves_full_context: false,
             batch_wait: Some((0.3, 20.0)),
             steps_per_schedule: 1.0,
-            schedulers: 1.0,
+            token_parts: 1.0,
+            sequence_parts: 1.0,
+            pipeline_limits: PipelineLimits::Replica,
             mixes_prefill: false,
             given: EngineSettings::default(),
             evidence: "TGI defaults: max_batch_prefill_tokens 4096 in prefill-only iterations, max_concurrent_requests 128, new prompts join when 30 % of the running batch or after 20 steps",
@@ -295,26 +332,14 @@ fn default_scheduler(engine: Engine, accelerator: &Accelerator) -> Scheduler {
                 reserves_full_context: false,
                 batch_wait: None,
                 steps_per_schedule: 1.0,
-                schedulers: 1.0,
+                token_parts: 1.0,
+                sequence_parts: 1.0,
+                pipeline_limits: PipelineLimits::TokensPerMicroBatch,
                 mixes_prefill: true,
                 given: EngineSettings::default(),
                 evidence: "vLLM defaults: max_num_batched_tokens 8192 and max_num_seqs 1024 on ≥ 70 GiB GPUs other than A100 (2048 and 256 otherwise), gpu_memory_utilization 0.9",
             }
         }
-    }
-}
-
-/// Micro-batches one iteration of a pipeline of `stages` schedules, each up to the engine's
-/// limits per micro-batch. TensorRT-LLM runs one micro-batch per stage and schedules each up
-/// to `max_batch_size` and `max_num_tokens`: its capacity scheduler admits `max_batch_size` ×
-/// the micro-batches (`TrtGptModelInflightBatching`'s constructor,
-/// `CapacityScheduler(getMaxBatchSize() * mNumMicroBatches, …)`). The other engines' limits
-/// are taken as the whole replica's.
-fn micro_batches(engine: Engine, stages: f64) -> f64 {
-    if engine == Engine::TensorrtLlm {
-        stages.max(1.0)
-    } else {
-        1.0
     }
 }
 
@@ -515,7 +540,7 @@ impl StepCost {
             prefill_tokens,
             prompt,
             self.ranks,
-            self.scheduler.token_budget / self.ranks / micro_batches(self.engine, self.stages),
+            self.scheduler.token_budget / self.ranks / self.scheduler.pipeline_limits.multiples(self.stages).0,
         )
     }
 

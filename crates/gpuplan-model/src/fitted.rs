@@ -421,6 +421,10 @@ pub struct ReleaseProfile {
     pub chunked_prefill: Option<bool>,
     #[serde(default)]
     pub max_num_seqs: Option<f64>,
+    /// How the releases apply their limits to a pipeline's micro-batches, where they differ
+    /// from the current release.
+    #[serde(default)]
+    pub pipeline_limits: Option<crate::PipelineLimits>,
     pub evidence: String,
     pub sources: Vec<String>,
     #[serde(default)]

@@ -39,6 +39,7 @@ mod offering;
 mod offload;
 mod operations;
 mod packing;
+mod pipeline_limits;
 mod precision;
 mod provider;
 mod provider_facts;
@@ -84,6 +85,7 @@ pub use operations::{
     UsageTiers,
 };
 pub use packing::SequencePacking;
+pub use pipeline_limits::PipelineLimits;
 pub use precision::{Precision, UnknownPrecision};
 pub use provider::ProviderId;
 pub use provider_facts::{COMPLIANCE_PROGRAMMES, ProviderFacts, RegionLatency, programme_key};

@@ -492,18 +492,22 @@ fn scheduler_knobs_move_the_answer_in_the_documented_direction() {
     assert!(separate.tpot.unwrap().p90 > default.tpot.unwrap().p90);
 }
 
-/// TensorRT-LLM runs a pipeline of two stages as two micro-batches, and schedules each up to
-/// `max_batch_size` and `max_num_tokens` (its capacity scheduler admits the batch size times
-/// the micro-batches): a replica of two stages held to 64 sequences runs 128 at once, and takes
-/// more load than a single micro-batch's limits would let it. vLLM's limits are the replica's.
+/// A pipeline of two stages runs two micro-batches, and the engines take their limits apart
+/// in their own ways. TensorRT-LLM schedules each micro-batch up to `max_batch_size` and
+/// `max_num_tokens` (its capacity scheduler admits the batch size times the micro-batches): a
+/// replica of two stages held to 64 sequences runs 128 at once, and takes more load than a
+/// single micro-batch's limits would let it. vLLM's V1 engine fills each micro-batch up to
+/// its token budget but runs one `max_num_seqs` of requests; its V0 engine (0.6) ran a
+/// scheduler per stage, each up to both.
 #[test]
-fn a_tensorrt_llm_pipeline_schedules_each_micro_batch_up_to_the_limits() {
-    use gpuplan::model::EngineSettings;
-    let at = |engine: &str, stages: u32| {
+fn a_pipeline_schedules_its_micro_batches_as_each_engine_does() {
+    use gpuplan::model::{EngineRelease, EngineSettings};
+    let at = |engine: &str, release: Option<EngineRelease>, stages: u32| {
         let mut r = llama_8b_h100(
             engine,
             EngineSettings {
                 max_num_seqs: Some(64),
+                release,
                 ..EngineSettings::default()
             },
         );
@@ -511,18 +515,25 @@ fn a_tensorrt_llm_pipeline_schedules_each_micro_batch_up_to_the_limits() {
         r.serving.qps = Some(1.0);
         serving_of(&r)
     };
-    let (trtllm, single) = (at("tensorrt-llm", 2), at("tensorrt-llm", 1));
+    let (trtllm, single) = (at("tensorrt-llm", None, 2), at("tensorrt-llm", None, 1));
     assert_eq!(trtllm.max_concurrent_sequences, 128.0);
     assert_eq!(single.max_concurrent_sequences, 64.0);
+    assert!(trtllm.capacity_requests_per_second > single.capacity_requests_per_second * 1.3);
     assert!(
-        trtllm
-            .scheduler
-            .contains("64 and 8192 for each of the 2 pipeline micro-batches"),
+        trtllm.scheduler.contains("64 and 8192 for each of the 2 pipeline micro-batches"),
         "{}",
         trtllm.scheduler
     );
-    assert!(trtllm.capacity_requests_per_second > single.capacity_requests_per_second * 1.3);
-    assert_eq!(at("vllm", 2).max_concurrent_sequences, 64.0);
+    let vllm = at("vllm", None, 2);
+    assert_eq!(vllm.max_concurrent_sequences, 64.0);
+    assert!(
+        vllm.scheduler.contains("16384 tokens an iteration (8192 tokens for each of the 2")
+            && vllm.scheduler.contains("the sequences are the replica's"),
+        "{}",
+        vllm.scheduler
+    );
+    assert_eq!(at("vllm", Some(EngineRelease::new(0, 6)), 2).max_concurrent_sequences, 128.0);
+    assert_eq!(at("sglang", None, 2).max_concurrent_sequences, 64.0);
 }
 
 /// A closed loop of users, as `vllm bench serve --max-concurrency` runs: more users give more
