@@ -520,19 +520,25 @@ fn a_pipeline_schedules_its_micro_batches_as_each_engine_does() {
     assert_eq!(single.max_concurrent_sequences, 64.0);
     assert!(trtllm.capacity_requests_per_second > single.capacity_requests_per_second * 1.3);
     assert!(
-        trtllm.scheduler.contains("64 and 8192 for each of the 2 pipeline micro-batches"),
+        trtllm
+            .scheduler
+            .contains("64 and 8192 for each of the 2 pipeline micro-batches"),
         "{}",
         trtllm.scheduler
     );
     let vllm = at("vllm", None, 2);
     assert_eq!(vllm.max_concurrent_sequences, 64.0);
     assert!(
-        vllm.scheduler.contains("16384 tokens an iteration (8192 tokens for each of the 2")
+        vllm.scheduler
+            .contains("16384 tokens an iteration (8192 tokens for each of the 2")
             && vllm.scheduler.contains("the sequences are the replica's"),
         "{}",
         vllm.scheduler
     );
-    assert_eq!(at("vllm", Some(EngineRelease::new(0, 6)), 2).max_concurrent_sequences, 128.0);
+    assert_eq!(
+        at("vllm", Some(EngineRelease::new(0, 6)), 2).max_concurrent_sequences,
+        128.0
+    );
     assert_eq!(at("sglang", None, 2).max_concurrent_sequences, 64.0);
 }
 
