@@ -825,6 +825,14 @@ pub struct EstimateArgs {
     #[arg(long, help_heading = "GPUs and layout")]
     pub attention_dp: bool,
 
+    /// Train a mixture of experts with the expert-parallel all-to-alls overlapped: each
+    /// micro-batch's dispatch and combine run beside the adjacent micro-batch's forward or
+    /// backward compute (Megatron-Core's combined 1F1B, --overlap-moe-expert-parallel-comm;
+    /// Megatron-Bridge's moe_a2a_overlap). Default: exposed, as Megatron-Core runs them
+    /// unless asked.
+    #[arg(long, help_heading = "GPUs and layout")]
+    pub ep_overlap: bool,
+
     /// ZeRO stage 0–3 (FSDP full sharding = 3; default: the lowest that fits).
     #[arg(long, help_heading = "GPUs and layout")]
     pub zero: Option<u8>,

@@ -1,4 +1,4 @@
-//! Bad input, as a hostile or careless user gives it, to every command (265 cases): each must end
+//! Bad input, as a hostile or careless user gives it, to every command (267 cases): each must end
 //! with exit 2, a message on standard error naming what was wrong, and no panic. The cases
 //! cover every row of the reliability reports that found them (integer wraps, NaN, negative
 //! numbers, impossible shapes, flags that do not apply, unreadable files).
@@ -345,6 +345,14 @@ fn estimate() {
         (
             "estimate --model llama-3.1-8b --task inference --gpu H100-SXM5-80GB --kv-cache-dtype fp4",
             "--kv-cache-dtype: unknown KV-cache type `fp4` (did you mean `fp8`? e",
+        ),
+        (
+            "estimate --model llama-3.1-8b --task pretrain --gpu H100-SXM5-80GB --gpus 8 --ep-overlap",
+            "--ep-overlap applies to training a mixture-of-experts model with expert parallelism (--ep 2",
+        ),
+        (
+            "estimate --model qwen3-30b-a3b --task pretrain --gpu H100-SXM5-80GB --gpus 8 --ep 8 --ep-overlap --framework torchtitan",
+            "--ep-overlap and --framework disagree",
         ),
         (
             "estimate --model llama-3.1-8b --task pretrain --gpu H100-SXM5-80GB --lora-targets q,v",

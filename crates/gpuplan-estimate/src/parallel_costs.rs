@@ -46,9 +46,9 @@ impl StepOf<'_> {
         activation_bytes(self.workload.precision)
     }
 
-    /// The pipeline bubble as a share of the ideal compute, with the schedule's virtual stages:
-    /// given, else the framework's default, else the generic.
-    pub fn pipeline_bubble(&self, notes: &mut Notes) -> f64 {
+    /// The schedule's virtual stages per GPU: given, else the framework's default, else the
+    /// generic, at most one per layer of the stage.
+    fn interleave(&self) -> f64 {
         let layout = self.workload.layout;
         let layers_per_stage = (self.shape.layers / u64::from(layout.pp.max(1))).max(1);
         let framework_stages = self
@@ -59,7 +59,13 @@ impl StepOf<'_> {
             .vp
             .or(framework_stages)
             .map_or(pipeline_virtual_stages(), u64::from);
-        let interleave = virtual_stages.clamp(1, layers_per_stage) as f64;
+        virtual_stages.clamp(1, layers_per_stage) as f64
+    }
+
+    /// The pipeline bubble as a share of the ideal compute, with the schedule's virtual stages.
+    pub fn pipeline_bubble(&self, notes: &mut Notes) -> f64 {
+        let layout = self.workload.layout;
+        let interleave = self.interleave();
         let micro_batches = self.micro_batches;
         let bubble = (f64::from(layout.pp) - 1.0) / (micro_batches * interleave);
         if layout.pp > 1 {
@@ -179,6 +185,30 @@ impl StepOf<'_> {
             layout.tp * layout.cp
         };
         self.micro_batches * self.moe_layers_here() * 4.0 * self.cluster.all_to_all_seconds(bytes, layout.ep, stride)
+    }
+
+    /// The expert-parallel exchanges a step waits for, of `exchanges` seconds of them beside
+    /// `compute` seconds of compute. All of them, unless the all-to-alls are overlapped
+    /// (Megatron-Core's combined 1F1B): then a micro-batch's dispatch and combine run beside the
+    /// adjacent micro-batch's forward or backward pass, and the step waits only for the passes
+    /// that have no partner and for what the partner's compute does not cover. The passes
+    /// without a partner are the first rank's warm-up forwards, the first steady forward and
+    /// their mirror in the cool-down: Megatron-Core's warm-up count, `p − 1` for 1F1B and
+    /// `2(p − 1) + (v − 1)·p` interleaved, out of `m·v` (one of `m` without a pipeline).
+    pub fn exposed_expert_parallel_seconds(&self, exchanges: f64, compute: f64) -> (f64, f64) {
+        if !self.workload.layout.ep_overlap || exchanges <= 0.0 {
+            return (exchanges, 1.0);
+        }
+        let (stages, interleave) = (self.stages(), self.interleave());
+        let warm_up = if interleave > 1.0 {
+            2.0 * (stages - 1.0) + (interleave - 1.0) * stages
+        } else {
+            stages - 1.0
+        };
+        let unpaired = ((warm_up + 1.0) / (self.micro_batches * interleave)).min(1.0);
+        let paired = 1.0 - unpaired;
+        let exposed = exchanges * unpaired + (exchanges - compute).max(0.0) * paired;
+        (exposed, unpaired)
     }
 
     /// Each routed expert a GPU holds costs launches of its own in every MoE layer and

@@ -159,16 +159,32 @@ pub fn estimate(
     let tp_seconds = step_of.tensor_parallel_seconds();
     let exposed_dp = step_of.exposed_data_parallel_seconds(ideal, notes);
     let cp_seconds = step_of.context_parallel_seconds();
-    let ep_seconds = step_of.expert_parallel_seconds();
+    let exchanges = step_of.expert_parallel_seconds();
+    let (ep_seconds, unpaired) = step_of.exposed_expert_parallel_seconds(exchanges, ideal);
     if layout.cp > 1 || layout.ep > 1 {
         notes.add(|| {
+            let counted = if layout.ep_overlap {
+                "context- and expert-parallel exchanges (the expert ones overlapped, below):"
+            } else {
+                "context- and expert-parallel exchanges are counted as exposed communication:"
+            };
             format!(
-                "context- and expert-parallel exchanges are counted as exposed communication: {:.2} s (context) and \
-                 {:.2} s (expert all-to-all, top-{} dispatch and combine over {} MoE layers per stage) per step",
+                "{counted} {:.2} s (context) and {:.2} s (expert all-to-all, top-{} dispatch and combine over {} MoE \
+                 layers per stage) per step",
                 cp_seconds,
-                ep_seconds,
+                exchanges,
                 shape.experts_per_token,
                 step_of.moe_layers_here()
+            )
+        });
+    }
+    if layout.ep_overlap && exchanges > 0.0 {
+        notes.add(|| {
+            format!(
+                "expert all-to-alls overlapped with the adjacent micro-batch's compute (Megatron-Core's combined \
+                 1F1B): {ep_seconds:.2} s of the {exchanges:.2} s exposed, those of the {:.1} % of passes without a \
+                 partner in the pipeline's warm-up and cool-down and what the {ideal:.2} s of compute does not cover",
+                unpaired * 100.0
             )
         });
     }

@@ -112,6 +112,7 @@ fields! {
     Ep = "ep";
     Vp = "vp";
     AttentionDp = "attention_dp";
+    EpOverlap = "ep_overlap";
     Zero = "zero";
     FlashAttention = "flash_attention";
     // The search (plan).

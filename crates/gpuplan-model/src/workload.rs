@@ -225,6 +225,12 @@ pub struct ParallelLayout {
     /// `--data-parallel-size` with `--enable-expert-parallel`).
     #[serde(default)]
     pub attention_dp: bool,
+    /// Training a mixture of experts with its expert-parallel all-to-alls overlapped: the
+    /// dispatch and combine of one micro-batch run beside the forward or backward compute of
+    /// the next (Megatron-Core's combined 1F1B, `--overlap-moe-expert-parallel-comm`, which
+    /// Megatron-Bridge's recipes call `moe_a2a_overlap`).
+    #[serde(default)]
+    pub ep_overlap: bool,
 }
 
 fn one() -> u32 {
@@ -274,6 +280,7 @@ impl ParallelLayout {
             vp: None,
             zero: 0,
             attention_dp: false,
+            ep_overlap: false,
         }
     }
 
@@ -294,6 +301,9 @@ impl fmt::Display for ParallelLayout {
         }
         if self.ep > 1 {
             write!(f, " EP{}", self.ep)?;
+            if self.ep_overlap {
+                write!(f, " overlapped")?;
+            }
         }
         if self.attention_dp {
             write!(f, " attention-DP")?;

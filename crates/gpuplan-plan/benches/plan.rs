@@ -33,6 +33,7 @@ fn template(task: Task, batch: Option<u64>, seq: u64, output_tokens: u64, engine
         ep: 1,
         vp: None,
         attention_dp: false,
+        ep_overlap: false,
         zero: None,
         checkpointing: None,
         optimizer: Optimizer::AdamW,

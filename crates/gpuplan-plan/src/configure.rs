@@ -66,6 +66,8 @@ pub struct WorkloadTemplate {
     pub vp: Option<u32>,
     /// Attention data parallelism across a serving replica (mixture of experts).
     pub attention_dp: bool,
+    /// Expert-parallel all-to-alls overlapped with the adjacent micro-batch's compute.
+    pub ep_overlap: bool,
     pub zero: Option<u8>,
     pub checkpointing: Option<Checkpointing>,
     pub optimizer: Optimizer,
@@ -387,6 +389,7 @@ pub fn configure(
                             vp: template.vp,
                             zero,
                             attention_dp: template.attention_dp,
+                            ep_overlap: template.ep_overlap,
                         };
                         let batch = if template.optimizer_in_backward && template.batch.is_none() {
                             micro_batch * u64::from(dp)

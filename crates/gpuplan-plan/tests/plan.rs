@@ -83,6 +83,7 @@ fn template() -> WorkloadTemplate {
         ep: 1,
         vp: None,
         attention_dp: false,
+        ep_overlap: false,
         zero: None,
         checkpointing: None,
         optimizer: Optimizer::AdamW,

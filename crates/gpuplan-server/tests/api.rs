@@ -242,6 +242,36 @@ async fn an_estimate_is_the_cli_estimate() {
     );
 }
 
+/// Overlapping a mixture of experts' all-to-alls is the same knob in the API as on the command
+/// line: the answer's layout carries it, and a request it does not apply to is refused in the
+/// API's words.
+#[tokio::test]
+async fn the_expert_overlap_is_a_field_of_the_layout() {
+    let body = json!({"model": "qwen3-235b-a22b", "task": "pretrain", "gpu": "H100", "gpus": 256,
+                      "tp": 2, "pp": 8, "vp": 4, "ep": 32, "seq": 4096, "batch": 2048, "micro_batch": 1,
+                      "precision": "fp8", "framework": "megatron", "ep_overlap": true});
+    let answer = post("/api/v1/estimate", body.to_string()).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.text());
+    let estimate = answer.json();
+    assert_eq!(estimate["workload"]["layout"]["ep_overlap"], true);
+    assert_eq!(estimate["workload"]["layout"]["vp"], 4);
+    conforms(&estimate, "EstimateJson").await;
+    conforms(&body, "EstimateOptions").await;
+    let dense = json!({"model": "llama-3.1-8b", "task": "pretrain", "gpu": "H100", "gpus": 8, "ep_overlap": true});
+    let problem = post("/api/v1/estimate", dense.to_string())
+        .await
+        .problem(StatusCode::BAD_REQUEST, 2);
+    assert_eq!(
+        (&problem["code"], &problem["field"]),
+        (&json!("not_applicable"), &json!("ep_overlap"))
+    );
+    let text = format!("{} {}", problem["detail"], problem["hint"]);
+    assert!(
+        text.contains("`ep_overlap`") && text.contains("`ep`") && !text.contains("--"),
+        "{problem}"
+    );
+}
+
 #[tokio::test]
 async fn a_plan_ranks_offerings_and_an_impossible_one_says_why() {
     let body = json!({"model": "llama-3.1-8b", "task": "lora", "tokens": 5e8, "seq": 4096, "batch": 32, "top": 3});

@@ -49,6 +49,9 @@ pub struct WorkloadRequest {
     pub ep: Option<u32>,
     /// Attention data parallelism across a serving replica (mixture-of-experts models).
     pub attention_dp: Option<bool>,
+    /// Training: the expert-parallel all-to-alls overlapped with the adjacent micro-batch's
+    /// compute (Megatron-Core's combined 1F1B).
+    pub ep_overlap: Option<bool>,
     pub zero: Option<u8>,
     pub checkpointing: Option<Checkpointing>,
     pub optimizer: Option<Optimizer>,
@@ -153,6 +156,7 @@ impl WorkloadRequest {
             vp: None,
             ep: None,
             attention_dp: None,
+            ep_overlap: None,
             zero: None,
             checkpointing: None,
             optimizer: None,
@@ -482,6 +486,37 @@ fn check_attention_dp(
     Ok(())
 }
 
+/// Overlapping the expert-parallel all-to-alls is a schedule of Megatron-Core's for training a
+/// mixture of experts whose experts are spread over two or more ranks.
+fn check_ep_overlap(
+    request: &WorkloadRequest,
+    transformer: Option<&gpuplan_model::TransformerSpec>,
+) -> Result<(), Error> {
+    use crate::RequestError;
+    if request.ep_overlap != Some(true) {
+        return Ok(());
+    }
+    let moe = transformer.and_then(|spec| spec.moe).is_some();
+    if !request.task.is_training() || !moe || request.ep.is_none_or(|ep| ep < 2) {
+        return Err(RequestError::not_applicable(
+            Field::EpOverlap,
+            "training a mixture-of-experts model with expert parallelism ({ep} 2 or more)",
+        )
+        .with_hint("drop it, or give {ep}")
+        .into());
+    }
+    if request.framework.is_some_and(|f| f != Framework::Megatron) {
+        return Err(RequestError::conflict(
+            Field::EpOverlap,
+            Field::Framework,
+            "disagree: overlapping the all-to-alls is Megatron-Core's combined 1F1B schedule",
+        )
+        .with_hint("drop it, or give {framework} megatron")
+        .into());
+    }
+    Ok(())
+}
+
 /// The framework builds the job needs run on the GPU asked for.
 fn check_software(
     catalog: &Catalog,
@@ -577,6 +612,7 @@ fn estimate_template(
     let (seq, output_tokens) = defaults::lengths(given, log, task, transformer, defaults);
     applicability::check_training_step(task, model, request.packing, request.compiled, seq)?;
     check_attention_dp(request, transformer)?;
+    check_ep_overlap(request, transformer)?;
     let flash_attention = request.flash_attention.unwrap_or_else(|| {
         if crate::defaults::is_diffusion(model) {
             defaults.push(Defaulted::new(
@@ -619,6 +655,7 @@ fn estimate_template(
         ep: request.ep.unwrap_or(1),
         vp: request.vp,
         attention_dp: request.attention_dp.unwrap_or(false),
+        ep_overlap: request.ep_overlap.unwrap_or(false),
         zero: request.zero,
         checkpointing: request.checkpointing,
         optimizer,

@@ -166,6 +166,10 @@ pub struct EstimateOptions {
     /// Attention data parallelism for a mixture of experts (see `--attention-dp`).
     #[serde(default)]
     pub attention_dp: Option<bool>,
+    /// Training a mixture of experts: the expert-parallel all-to-alls overlapped with the
+    /// adjacent micro-batch's compute (see `--ep-overlap`).
+    #[serde(default)]
+    pub ep_overlap: Option<bool>,
     #[serde(default)]
     pub zero: Option<u8>,
     #[serde(default)]
@@ -662,6 +666,7 @@ impl EstimateOptions {
         request.ep = self.ep;
         request.vp = self.vp;
         request.attention_dp = self.attention_dp;
+        request.ep_overlap = self.ep_overlap;
         request.zero = self.zero;
         request.flash_attention = self.flash_attention;
         self.knobs.check_task(request.task)?;

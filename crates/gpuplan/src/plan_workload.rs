@@ -379,6 +379,7 @@ fn template_for(
         ep: 1,
         vp: None,
         attention_dp: false,
+        ep_overlap: false,
         zero: None,
         checkpointing: query.checkpointing,
         optimizer: query.optimizer.unwrap_or(Optimizer::AdamW),

@@ -923,6 +923,70 @@ fn a_72_gpu_nvl72_rack_keeps_expert_parallelism_inside_nvlink() {
     assert_eq!(gb200.scale_up_domain, Some(72));
 }
 
+/// Megatron-Bridge trains Qwen3-235B-A22B on 256 H100 with 32-way expert parallelism, the
+/// all-to-alls crossing four nodes, and overlaps them with the adjacent micro-batch's compute
+/// (combined 1F1B). Overlapped, the step waits for less of them, but never for less than the
+/// passes without a partner, nor for less than what the compute cannot cover; the step is still
+/// its compute plus the communication it reports. The overlap is a Megatron schedule for
+/// training experts spread over ranks: asked for elsewhere, it is refused.
+#[test]
+fn overlapping_the_expert_all_to_alls_hides_what_the_compute_covers() {
+    let request = |overlap: Option<bool>| {
+        let mut r = WorkloadRequest::new(ModelSource::BuiltIn("qwen3-235b-a22b".into()), Task::Pretrain, "H100");
+        (r.gpus, r.tp, r.pp, r.vp, r.ep) = (Some(256), Some(2), Some(8), Some(4), Some(32));
+        (r.batch, r.micro_batch, r.seq) = (Some(2048), Some(1), Some(4096));
+        r.precision = Some(gpuplan::model::Precision::Fp8);
+        r.framework = Some(gpuplan::model::Framework::Megatron);
+        r.ep_overlap = overlap;
+        r
+    };
+    let training = |overlap| {
+        let answer = estimate_workload(catalog(), &request(overlap)).unwrap();
+        assert_eq!(answer.workload.layout.ep_overlap, overlap == Some(true));
+        answer.estimate.training.unwrap()
+    };
+    let (exposed, overlapped) = (training(None), training(Some(true)));
+    let saved = exposed.step_seconds - overlapped.step_seconds;
+    assert!(
+        saved > 0.3 * exposed.communication_seconds,
+        "overlapping saves {saved:.2} s of {:.2} s of communication",
+        exposed.communication_seconds
+    );
+    // No more hides than the compute lasts: the all-to-alls take longer than the compute here.
+    assert!(
+        saved < overlapped.compute_seconds,
+        "{saved:.2} s hidden behind {:.2} s of compute",
+        overlapped.compute_seconds
+    );
+    let explained = overlapped.compute_seconds + overlapped.communication_seconds;
+    assert!((overlapped.step_seconds - explained).abs() < 1e-6 * overlapped.step_seconds);
+    // Published: 1,575 tokens/s per GPU (Megatron-Bridge 25.11).
+    let per_gpu = overlapped.tokens_per_second / 256.0;
+    assert!((1400.0..1750.0).contains(&per_gpu), "{per_gpu} tokens/s per GPU");
+    let refused = |edit: fn(&mut WorkloadRequest)| {
+        let mut r = request(Some(true));
+        edit(&mut r);
+        match estimate_workload(catalog(), &r) {
+            Err(error) => Some((error.code(), error.field())),
+            Ok(_) => None,
+        }
+    };
+    let not_applicable = Some((gpuplan::ErrorCode::NotApplicable, Some(gpuplan::Field::EpOverlap)));
+    assert_eq!(refused(|r| r.ep = None), not_applicable, "without expert parallelism");
+    let serving = |r: &mut WorkloadRequest| (r.task, r.vp, r.pp, r.framework) = (Task::Inference, None, None, None);
+    assert_eq!(refused(serving), not_applicable, "serving");
+    assert_eq!(
+        refused(|r| r.model = ModelSource::BuiltIn("llama-3.1-70b".into())),
+        not_applicable,
+        "a dense model"
+    );
+    assert_eq!(
+        refused(|r| r.framework = Some(gpuplan::model::Framework::Deepspeed)),
+        Some((gpuplan::ErrorCode::ConflictingFields, Some(gpuplan::Field::EpOverlap))),
+        "under DeepSpeed"
+    );
+}
+
 /// A node is what the part ships in: a GB200 compute tray holds four GPUs (eighteen to an NVL72
 /// rack), a GH200 node one superchip. Asked for eight of each without a node size, `estimate`
 /// takes those, says why, and keeps a TP8 group of GB200s on the rack's NVLink while the eight

@@ -133,6 +133,7 @@ fn options(catalog: &Catalog, args: &EstimateArgs) -> Result<EstimateOptions, Er
         ep: args.ep,
         vp: args.vp,
         attention_dp: args.attention_dp.then_some(true),
+        ep_overlap: args.ep_overlap.then_some(true),
         zero: args.zero,
         flash_attention: args.flash_attention,
     })

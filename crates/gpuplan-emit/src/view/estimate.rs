@@ -58,6 +58,9 @@ pub fn estimate_report(e: &EstimateJson) -> String {
     // Experts are split over EP ranks of the data-parallel (and context-parallel) ones.
     if w.layout.ep > 1 {
         layout.push_str(&format!(", EP {}", w.layout.ep));
+        if w.layout.ep_overlap {
+            layout.push_str(" overlapped");
+        }
     }
     if w.layout.zero > 0 {
         layout.push_str(&format!(", ZeRO-{}", w.layout.zero));

@@ -82,6 +82,14 @@ pub struct LayoutJson {
     pub pp: u32,
     pub cp: u32,
     pub ep: u32,
+    /// Virtual pipeline stages per GPU where given; `null`: the framework's schedule.
+    pub vp: Option<u32>,
+    /// Serving a mixture of experts with attention data parallelism.
+    pub attention_dp: bool,
+    /// The expert-parallel all-to-alls overlapped with the adjacent micro-batch's compute
+    /// (training; present only when asked for).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub ep_overlap: bool,
     pub zero: u8,
 }
 
@@ -93,6 +101,9 @@ impl From<ParallelLayout> for LayoutJson {
             pp: l.pp,
             cp: l.cp,
             ep: l.ep,
+            vp: l.vp,
+            attention_dp: l.attention_dp,
+            ep_overlap: l.ep_overlap,
             zero: l.zero,
         }
     }
