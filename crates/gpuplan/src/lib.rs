@@ -25,6 +25,7 @@ mod defaults;
 mod engine_knobs;
 mod error;
 mod estimate_workload;
+mod expert_placement;
 mod export_options;
 mod export_plan;
 
