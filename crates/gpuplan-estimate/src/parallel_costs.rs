@@ -199,13 +199,7 @@ impl StepOf<'_> {
         if !self.workload.layout.ep_overlap || exchanges <= 0.0 {
             return (exchanges, 1.0);
         }
-        let (stages, interleave) = (self.stages(), self.interleave());
-        let warm_up = if interleave > 1.0 {
-            2.0 * (stages - 1.0) + (interleave - 1.0) * stages
-        } else {
-            stages - 1.0
-        };
-        let unpaired = ((warm_up + 1.0) / (self.micro_batches * interleave)).min(1.0);
+        let unpaired = unpaired_share(self.stages(), self.interleave(), self.micro_batches);
         let paired = 1.0 - unpaired;
         let exposed = exchanges * unpaired + (exchanges - compute).max(0.0) * paired;
         (exposed, unpaired)
@@ -226,5 +220,44 @@ impl StepOf<'_> {
             )
         });
         seconds
+    }
+}
+
+/// Of a combined 1F1B schedule's passes, the share that has no partner to overlap with: the
+/// first rank's warm-up forwards (Megatron-Core's count, `p − 1` for 1F1B and
+/// `2(p − 1) + (v − 1)·p` interleaved), the first steady forward, and their mirror in the
+/// cool-down, out of `m·v` (one of `m` without a pipeline).
+fn unpaired_share(stages: f64, interleave: f64, micro_batches: f64) -> f64 {
+    let warm_up = if interleave > 1.0 {
+        2.0 * (stages - 1.0) + (interleave - 1.0) * stages
+    } else {
+        stages - 1.0
+    };
+    ((warm_up + 1.0) / (micro_batches * interleave)).min(1.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unpaired_share;
+
+    #[test]
+    fn without_a_pipeline_only_the_first_forward_and_last_backward_go_unpaired() {
+        assert!((unpaired_share(1.0, 1.0, 5.0) - 0.2).abs() < 1e-12);
+        assert_eq!(
+            unpaired_share(1.0, 1.0, 1.0),
+            1.0,
+            "one micro-batch has nothing to pair with"
+        );
+    }
+
+    #[test]
+    fn an_interleaved_pipeline_warms_up_over_its_virtual_stages() {
+        // Qwen3-235B on H100 in Megatron-Bridge: PP 8, VP 4, 128 micro-batches.
+        let share = unpaired_share(8.0, 4.0, 128.0);
+        assert!((share - 39.0 / 512.0).abs() < 1e-12, "{share}");
+        // Plain 1F1B with the same stages warms up over fewer passes.
+        assert!((unpaired_share(8.0, 1.0, 128.0) - 8.0 / 128.0).abs() < 1e-12);
+        // Too few micro-batches to reach a steady state: nothing overlaps.
+        assert_eq!(unpaired_share(8.0, 4.0, 4.0), 1.0);
     }
 }
