@@ -191,10 +191,8 @@ impl StepOf<'_> {
     /// `compute` seconds of compute. All of them, unless the all-to-alls are overlapped
     /// (Megatron-Core's combined 1F1B): then a micro-batch's dispatch and combine run beside the
     /// adjacent micro-batch's forward or backward pass, and the step waits only for the passes
-    /// that have no partner and for what the partner's compute does not cover. The passes
-    /// without a partner are the first rank's warm-up forwards, the first steady forward and
-    /// their mirror in the cool-down: Megatron-Core's warm-up count, `p − 1` for 1F1B and
-    /// `2(p − 1) + (v − 1)·p` interleaved, out of `m·v` (one of `m` without a pipeline).
+    /// that have no partner ([`unpaired_share`]) and for what the partner's compute does not
+    /// cover. Returns the exposed seconds and the unpaired share.
     pub fn exposed_expert_parallel_seconds(&self, exchanges: f64, compute: f64) -> (f64, f64) {
         if !self.workload.layout.ep_overlap || exchanges <= 0.0 {
             return (exchanges, 1.0);
