@@ -1,4 +1,4 @@
-//! Bad input, as a hostile or careless user gives it, to every command (267 cases): each must end
+//! Bad input, as a hostile or careless user gives it, to every command (268 cases): each must end
 //! with exit 2, a message on standard error naming what was wrong, and no panic. The cases
 //! cover every row of the reliability reports that found them (integer wraps, NaN, negative
 //! numbers, impossible shapes, flags that do not apply, unreadable files).
@@ -353,6 +353,10 @@ fn estimate() {
         (
             "estimate --model qwen3-30b-a3b --task pretrain --gpu H100-SXM5-80GB --gpus 8 --ep 8 --ep-overlap --framework torchtitan",
             "--ep-overlap and --framework disagree",
+        ),
+        (
+            "estimate --model qwen3-30b-a3b --task pretrain --gpu H100-SXM5-80GB --gpus 16 --pp 2 --ep 8 --ep-overlap",
+            "--ep-overlap needs --vp with pipeline stages",
         ),
         (
             "estimate --model llama-3.1-8b --task pretrain --gpu H100-SXM5-80GB --lora-targets q,v",

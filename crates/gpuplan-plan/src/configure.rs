@@ -309,7 +309,7 @@ pub fn configure(
         }
         None => vec![0],
     };
-    let checkpointings: Vec<Checkpointing> = match template.checkpointing {
+    let mut checkpointings: Vec<Checkpointing> = match template.checkpointing {
         Some(mode) => vec![mode],
         None if task.is_training() => profile.map_or_else(
             || vec![Checkpointing::None, Checkpointing::Full],
@@ -317,6 +317,11 @@ pub fn configure(
         ),
         None => vec![Checkpointing::None],
     };
+    // Megatron-Core refuses full recomputation beside overlapped expert all-to-alls (a whole
+    // layer's checkpoint leaves the schedule nothing to interleave).
+    if template.ep_overlap && template.checkpointing.is_none() {
+        checkpointings.retain(|&mode| mode != Checkpointing::Full);
+    }
     let fits =
         |e: &Estimate| e.memory.per_gpu.as_u64() as f64 <= e.memory.capacity.as_u64() as f64 * (1.0 - memory_margin);
     let mut best: Option<Configured> = None;

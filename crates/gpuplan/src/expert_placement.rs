@@ -2,7 +2,7 @@
 //! parallelism for serving and overlapped all-to-alls for training.
 
 use crate::{Error, Field, RequestError, WorkloadRequest};
-use gpuplan_model::{Framework, Task};
+use gpuplan_model::{Checkpointing, Framework, Task};
 
 /// Attention data parallelism serves a mixture of experts on a replica of two or more GPUs,
 /// whose experts it spreads over all of them (an expert-parallel degree, if given, must be
@@ -58,6 +58,24 @@ pub(crate) fn check_ep_overlap(
             "training a mixture-of-experts model with expert parallelism ({ep} 2 or more)",
         )
         .with_hint("drop it, or give {ep}")
+        .into());
+    }
+    if request.checkpointing == Some(Checkpointing::Full) {
+        return Err(RequestError::conflict(
+            Field::EpOverlap,
+            Field::Checkpointing,
+            "full disagree: Megatron-Core overlaps no all-to-all of a layer it recomputes whole",
+        )
+        .with_hint("drop one, or give {checkpointing} selective")
+        .into());
+    }
+    if request.pp.is_some_and(|pp| pp > 1) && request.vp.is_none() {
+        return Err(RequestError::needs(
+            Field::EpOverlap,
+            Field::Vp,
+            " with pipeline stages: Megatron-Core overlaps the all-to-alls only in its interleaved schedule",
+        )
+        .with_hint("give {vp}, as the run sets it")
         .into());
     }
     if request.framework.is_some_and(|f| f != Framework::Megatron) {

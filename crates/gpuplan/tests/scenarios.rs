@@ -980,10 +980,24 @@ fn overlapping_the_expert_all_to_alls_hides_what_the_compute_covers() {
         not_applicable,
         "a dense model"
     );
+    let conflict = Some((gpuplan::ErrorCode::ConflictingFields, Some(gpuplan::Field::EpOverlap)));
     assert_eq!(
         refused(|r| r.framework = Some(gpuplan::model::Framework::Deepspeed)),
-        Some((gpuplan::ErrorCode::ConflictingFields, Some(gpuplan::Field::EpOverlap))),
+        conflict,
         "under DeepSpeed"
+    );
+    // Megatron-Core's own conditions: no full recomputation, and with pipeline stages an
+    // interleaved schedule whose virtual stages are given.
+    assert_eq!(
+        refused(|r| r.checkpointing = Some(gpuplan::model::Checkpointing::Full)),
+        conflict,
+        "with full recomputation"
+    );
+    let needs = refused(|r| r.vp = None);
+    assert_eq!(
+        needs.map(|(_, field)| field),
+        Some(Some(gpuplan::Field::EpOverlap)),
+        "without --vp"
     );
 }
 
