@@ -541,8 +541,9 @@ fn estimate_template(
     let log = request.serving.requests.as_ref();
     let (seq, output_tokens) = defaults::lengths(given, log, task, transformer, defaults);
     applicability::check_training_step(task, model, request.packing, request.compiled, seq)?;
-    crate::expert_placement::check_attention_dp(request, transformer)?;
-    crate::expert_placement::check_ep_overlap(request, transformer)?;
+    let moe = transformer.is_some_and(|spec| spec.moe.is_some());
+    crate::expert_placement::check_attention_dp(request, moe)?;
+    crate::expert_placement::check_ep_overlap(request, moe)?;
     let flash_attention = request.flash_attention.unwrap_or_else(|| {
         if crate::defaults::is_diffusion(model) {
             defaults.push(Defaulted::new(

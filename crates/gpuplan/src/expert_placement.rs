@@ -1,5 +1,6 @@
 //! The knobs that place a mixture of experts' work, checked against the request: attention data
-//! parallelism for serving and overlapped all-to-alls for training.
+//! parallelism for serving and overlapped all-to-alls for training. `moe` says whether the
+//! model routes its tokens to experts.
 
 use crate::{Error, Field, RequestError, WorkloadRequest};
 use gpuplan_model::{Checkpointing, Framework, Task};
@@ -7,14 +8,10 @@ use gpuplan_model::{Checkpointing, Framework, Task};
 /// Attention data parallelism serves a mixture of experts on a replica of two or more GPUs,
 /// whose experts it spreads over all of them (an expert-parallel degree, if given, must be
 /// the replica's).
-pub(crate) fn check_attention_dp(
-    request: &WorkloadRequest,
-    transformer: Option<&gpuplan_model::TransformerSpec>,
-) -> Result<(), Error> {
+pub(crate) fn check_attention_dp(request: &WorkloadRequest, moe: bool) -> Result<(), Error> {
     if request.attention_dp != Some(true) {
         return Ok(());
     }
-    let moe = transformer.and_then(|spec| spec.moe).is_some();
     if request.task != Task::Inference || !moe {
         return Err(
             RequestError::not_applicable(Field::AttentionDp, "serving a mixture-of-experts model")
@@ -44,14 +41,10 @@ pub(crate) fn check_attention_dp(
 
 /// Overlapping the expert-parallel all-to-alls is a schedule of Megatron-Core's for training a
 /// mixture of experts whose experts are spread over two or more ranks.
-pub(crate) fn check_ep_overlap(
-    request: &WorkloadRequest,
-    transformer: Option<&gpuplan_model::TransformerSpec>,
-) -> Result<(), Error> {
+pub(crate) fn check_ep_overlap(request: &WorkloadRequest, moe: bool) -> Result<(), Error> {
     if request.ep_overlap != Some(true) {
         return Ok(());
     }
-    let moe = transformer.and_then(|spec| spec.moe).is_some();
     if !request.task.is_training() || !moe || request.ep.is_none_or(|ep| ep < 2) {
         return Err(RequestError::not_applicable(
             Field::EpOverlap,
