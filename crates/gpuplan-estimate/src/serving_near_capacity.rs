@@ -26,11 +26,16 @@ pub struct NearCapacity {
 /// (requests/s): near capacity where it lies within the capacity's 80 % range, else saturated
 /// (also where the calibration data holds no measured range).
 pub fn classify(bound: Saturation, rate: f64, capacity: f64) -> Result<NearCapacity, Saturation> {
+    split(bound, rate, capacity, capacity_range().map(|(_, high)| high))
+}
+
+/// The capacity's 80 % range as multiples of the estimate (measured over estimated), low and
+/// high; `None` where the calibration data holds none.
+pub fn capacity_range() -> Option<(f64, f64)> {
     // The range is one for every GPU count; the regime only selects among entries of a kind.
-    let high = crate::calibration::calibration()
+    crate::calibration::calibration()
         .interval(IntervalKind::ServingCapacity, Regime::OneNode)
-        .map(|i| i.high);
-    split(bound, rate, capacity, high)
+        .map(|i| (i.low, i.high))
 }
 
 fn split(bound: Saturation, rate: f64, capacity: f64, high: Option<f64>) -> Result<NearCapacity, Saturation> {

@@ -65,6 +65,8 @@ pub struct Serving {
     pub fleet: Option<Fleet>,
     /// One replica at a light load: what taking it to zero when idle would do.
     pub scale_to_zero: Option<crate::ScaleToZero>,
+    /// More than one instance at a given load: what each replica would carry with one fewer.
+    pub one_fewer: Option<crate::OneFewer>,
 }
 
 /// A serving fleet whose instances are billed under two modes: a floor of reserved or

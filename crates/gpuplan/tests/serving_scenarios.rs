@@ -1265,3 +1265,42 @@ fn a_mixture_of_experts_states_the_bytes_its_routing_moves_a_token() {
     assert!(vllm.contains("5.9 MiB a token") && !vllm.contains("copied"), "{vllm}");
     assert!(line("llama-3.1-70b", gpuplan::model::Engine::Vllm).is_none());
 }
+
+/// A replica is eight H200s for Llama-3.1-405B: a load a fifth past one replica's estimated
+/// goodput takes a second instance, doubling the bill. The goodput is an estimate with a
+/// measured error, so the plan says what the last instance buys: what each replica would
+/// carry without it, as a multiple of its goodput, beside the range measured goodputs fall in.
+#[test]
+fn a_plan_rounded_up_to_a_second_eight_gpu_instance_says_what_one_would_carry() {
+    let mut q = serving("llama-3.1-405b", 0.45, 9429, 654, "p99:6s", "p99:175ms");
+    q.gpus = vec!["H200-SXM-141GB".to_string()];
+    q.precisions = vec![gpuplan::model::Precision::Fp8];
+    q.engine = Some(gpuplan::model::Engine::TensorrtLlm);
+    let p = plan(&q);
+    let r = best(&p);
+    let serving = &r["serving"];
+    assert_eq!(f(&r["nodes"]), 2.0, "{}", r["nodes"]);
+    let fewer = &serving["one_fewer"];
+    assert_eq!((f(&fewer["instances"]), f(&fewer["replicas"])), (1.0, 1.0), "{fewer}");
+    // One replica would carry the whole load, past its goodput: the second instance is not
+    // the headroom's doing.
+    assert!((f(&fewer["load_per_replica"]) - 0.45).abs() < 1e-9, "{fewer}");
+    let over = f(&fewer["load_over_goodput"]);
+    assert!(
+        (over - 0.45 / f(&serving["goodput_per_replica"])).abs() < 1e-9,
+        "{fewer}"
+    );
+    assert!(over > 1.0, "{over}");
+    let range = fewer["goodput_range"].as_array().unwrap();
+    assert!(f(&range[0]) < 1.0 && f(&range[1]) > 1.0, "{range:?}");
+    // Every multi-instance recommendation says it; a single instance has nothing to drop.
+    for r in recommendations(&p) {
+        assert_eq!(
+            r["serving"]["one_fewer"].is_null(),
+            f(&r["nodes"]) == 1.0,
+            "{} nodes: {}",
+            r["nodes"],
+            r["serving"]["one_fewer"]
+        );
+    }
+}

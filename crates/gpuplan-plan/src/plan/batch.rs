@@ -128,6 +128,7 @@ pub(super) fn evaluate_batch(
                 disaggregated: None,
                 fleet: None,
                 scale_to_zero: None,
+                one_fewer: None,
             }),
             cost_metric: total,
             time_metric: seconds,

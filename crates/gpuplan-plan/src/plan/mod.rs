@@ -24,6 +24,8 @@ use std::collections::{BTreeMap, HashMap};
 mod batch;
 mod checks;
 mod fleet;
+mod one_fewer;
+pub use one_fewer::OneFewer;
 mod price;
 mod rank;
 mod scale_to_zero;

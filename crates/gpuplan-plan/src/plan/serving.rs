@@ -425,6 +425,13 @@ pub(super) fn evaluate_serving(
         latency.kv_cache_utilisation = None;
         latency.request_latency_seconds = split.ttft.mean + split.tpot.mean * (mix.mean_output() - 1.0).max(0.0);
     }
+    // What the last instance buys, where the replicas carry a given rate.
+    let fewer = match (asked, latency.goodput_per_replica, &split, users, latency.batching) {
+        (Some(rate), Some(goodput), None, None, Batching::Continuous) => {
+            super::one_fewer::one_fewer(instances, replicas_per_instance, rate, goodput)
+        }
+        _ => None,
+    };
     // The autoscaling range: a quarter of the load at least, the peak (or every replica the
     // instances hold) at most.
     let max_replicas = targets
@@ -556,6 +563,7 @@ pub(super) fn evaluate_serving(
                 disaggregated: split,
                 fleet,
                 scale_to_zero: idle,
+                one_fewer: fewer,
             }),
             cost_metric: hourly,
             time_metric: latency.request_latency_seconds,
