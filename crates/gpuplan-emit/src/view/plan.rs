@@ -177,7 +177,7 @@ fn percentiles_ms(p: &Percentiles) -> String {
     )
 }
 
-/// What the last instance buys: `one instance fewer (1, 1 replica): 0.45 requests/s each,
+/// What the last instance buys: `one instance fewer (1 instance, 1 replica): 0.45 requests/s each,
 /// 1.14× the estimated goodput, beyond the range measured goodputs fall in (0.79–1.12× the
 /// estimate, 8 runs in 10)`.
 fn one_fewer_line(fewer: &OneFewer) -> String {
