@@ -50,10 +50,11 @@ pub struct Sarima {
     pub aicc: f64,
 }
 
-/// Multiplies two polynomials given by their coefficients from lag 0.
+/// Multiplies two polynomials given by their coefficients from lag 0 (a seasonal one is mostly
+/// zeros, which are skipped).
 fn multiply(a: &[f64], b: &[f64]) -> Vec<f64> {
     let mut out = vec![0.0; a.len() + b.len() - 1];
-    for (i, x) in a.iter().enumerate() {
+    for (i, x) in a.iter().enumerate().filter(|(_, x)| **x != 0.0) {
         for (j, y) in b.iter().enumerate() {
             out[i + j] += x * y;
         }
@@ -98,23 +99,36 @@ fn operators(orders: &Orders, params: &[f64]) -> (Vec<f64>, Vec<f64>) {
 }
 
 /// Conditional sum of squares of `y` under `params`: residuals before the AR lags are
-/// available are conditioned to zero.
+/// available are conditioned to zero. A seasonal model's lag polynomials are mostly zeros
+/// (one coefficient at lag 168 of an hourly-weekly model, none between), so only the lags
+/// that carry a coefficient are visited.
 fn residuals(y: &[f64], mean: f64, ar: &[f64], ma: &[f64]) -> (Vec<f64>, usize) {
     let start = ar.len();
+    let (ar, ma) = (nonzero_lags(ar), nonzero_lags(ma));
     let mut e = vec![0.0; y.len()];
     for t in start..y.len() {
         let mut predicted = mean;
-        for (i, c) in ar.iter().enumerate() {
-            predicted += c * (y[t - 1 - i] - mean);
+        for &(lag, c) in &ar {
+            predicted += c * (y[t - lag] - mean);
         }
-        for (j, c) in ma.iter().enumerate() {
-            if t > j {
-                predicted += c * e[t - 1 - j];
+        for &(lag, c) in &ma {
+            if lag <= t {
+                predicted += c * e[t - lag];
             }
         }
         e[t] = y[t] - predicted;
     }
     (e, start)
+}
+
+/// The (lag, coefficient) pairs of a lag polynomial given from lag 1, zeros left out.
+fn nonzero_lags(coefficients: &[f64]) -> Vec<(usize, f64)> {
+    coefficients
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| **c != 0.0)
+        .map(|(i, c)| (i + 1, *c))
+        .collect()
 }
 
 /// Fits one order set; `None` when the series is too short for it.
