@@ -400,6 +400,23 @@ fn plans_draws_and_shares(site: &str, page: &Session) {
     );
     let header = page.text(&page.wait_for("#plan-table thead tr")[0]);
     assert!(header.contains("replicas") && header.contains("$/M tokens"), "{header}");
+    // A row of more than one instance says what one instance fewer would ask of each replica,
+    // against the goodput's measured range, as the command line's line does; a row of one
+    // instance says nothing of it.
+    let fewer = page.post(
+        "/execute/sync",
+        json!({"script": "return [[...document.querySelectorAll('#plan-table .fewer')].map(e => [e.textContent, e.title]), lastPlan.recommendations.filter(r => r.serving.one_fewer).length];", "args": []}),
+    );
+    let (notes, expected) = (fewer[0].as_array().unwrap(), fewer[1].as_u64().unwrap());
+    assert!(expected >= 1 && notes.len() as u64 == expected, "{fewer}");
+    for note in notes {
+        let (text, title) = (note[0].as_str().unwrap(), note[1].as_str().unwrap());
+        assert!(text.starts_with("1 fewer: ") && text.contains('×'), "{text}");
+        assert!(
+            title.starts_with("One instance fewer (") && title.contains("× the estimated goodput"),
+            "{title}"
+        );
+    }
 
     // Axis ticks are round numbers (1, 2 or 5 times a power of ten apart), not fifths of the
     // range ($23, $45, $68).
