@@ -418,6 +418,30 @@ fn plans_draws_and_shares(site: &str, page: &Session) {
         );
     }
 
+    // The serving engine and the headroom are form fields: a shared address restores them, the
+    // API plans with them (headroom 0 plans each replica at its goodput), and a headroom out of
+    // range is named by the field's label.
+    page.open(&format!(
+        "{site}/?model=llama-3.1-8b&task=inference&qps=5&seq=1024&output_tokens=200&engine=tensorrt-llm&headroom=0"
+    ));
+    page.wait_for("#plan-table tbody tr");
+    let asked = page.post(
+        "/execute/sync",
+        json!({"script": "const s = lastPlan.recommendations[0].serving; return [document.getElementById('engine').value, document.getElementById('headroom').value, lastPlan.request.engine, lastPlan.request.headroom, s.requests_per_second_per_replica / s.goodput_per_replica];", "args": []}),
+    );
+    let asked = asked.as_array().unwrap();
+    assert_eq!(
+        asked[..4],
+        json!(["tensorrt-llm", "0", "tensorrt-llm", 0]).as_array().unwrap()[..],
+        "{asked:?}"
+    );
+    assert!((asked[4].as_f64().unwrap() - 1.0).abs() < 1e-9, "{asked:?}");
+    page.open(&format!(
+        "{site}/?model=llama-3.1-8b&task=inference&qps=5&seq=1024&headroom=2"
+    ));
+    let error = page.wait_for_text("#status", |t| t.contains("“Headroom”"));
+    assert!(error.contains("outside 0 to 0.9"), "{error}");
+
     // Axis ticks are round numbers (1, 2 or 5 times a power of ten apart), not fifths of the
     // range ($23, $45, $68).
     let labels = page.post(
