@@ -400,6 +400,20 @@ fn plans_draws_and_shares(site: &str, page: &Session) {
     );
     let header = page.text(&page.wait_for("#plan-table thead tr")[0]);
     assert!(header.contains("replicas") && header.contains("$/M tokens"), "{header}");
+    // The replicas cell gives the autoscaling range only where there is one: never "(1–1)".
+    let ranges = page.post(
+        "/execute/sync",
+        json!({"script": "const cells = [...document.querySelectorAll('#plan-table tbody tr')].map(r => r.cells[8].firstChild.textContent); return lastPlan.recommendations.map((r, i) => [r.serving.min_replicas === r.serving.max_replicas, cells[i]]);", "args": []}),
+    );
+    let rows = ranges.as_array().unwrap();
+    assert!(
+        rows.iter().any(|r| r[0] == json!(true)) && rows.iter().any(|r| r[0] == json!(false)),
+        "{ranges}"
+    );
+    for row in rows {
+        let (fixed, cell) = (row[0].as_bool().unwrap(), row[1].as_str().unwrap());
+        assert_eq!(fixed, !cell.contains('–'), "{ranges}");
+    }
     // A row of more than one instance says what one instance fewer would ask of each replica,
     // against the goodput's measured range, as the command line's line does; a row of one
     // instance says nothing of it.

@@ -206,6 +206,18 @@ fn one_fewer_line(fewer: &OneFewer) -> String {
     line
 }
 
+/// The replicas an autoscaler moves between, or that there is no range to move over.
+fn autoscale_range(min: u32, max: u32) -> String {
+    if min == max {
+        format!(
+            "{} at every load (no autoscaling range)",
+            gpuplan_model::counted(max, "replica", "replicas")
+        )
+    } else {
+        format!("autoscale {min}–{max} replicas")
+    }
+}
+
 /// The serving lines under the best recommendation.
 fn serving_summary(serving: &Serving, money: &Money) -> String {
     let latency = &serving.latency;
@@ -265,9 +277,8 @@ fn serving_summary(serving: &Serving, money: &Money) -> String {
     }
     let _ = write!(
         text,
-        "\n  autoscale {}–{} replicas{}{}",
-        serving.min_replicas,
-        serving.max_replicas,
+        "\n  {}{}{}",
+        autoscale_range(serving.min_replicas, serving.max_replicas),
         serving.usd_per_million_output_tokens.map_or(String::new(), |v| format!(
             "; {} per million output tokens",
             money.format(v, 3)
@@ -283,6 +294,13 @@ fn serving_summary(serving: &Serving, money: &Money) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_range_of_one_replica_count_is_no_autoscaling_range() {
+        assert_eq!(autoscale_range(1, 3), "autoscale 1–3 replicas");
+        assert_eq!(autoscale_range(1, 1), "1 replica at every load (no autoscaling range)");
+        assert_eq!(autoscale_range(4, 4), "4 replicas at every load (no autoscaling range)");
+    }
 
     #[test]
     fn one_instance_fewer_reads_against_the_goodputs_measured_range() {
