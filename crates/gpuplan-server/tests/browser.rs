@@ -450,6 +450,27 @@ fn plans_draws_and_shares(site: &str, page: &Session) {
         "{asked:?}"
     );
     assert!((asked[4].as_f64().unwrap() - 1.0).abs() < 1e-9, "{asked:?}");
+    // A closed loop of users in place of a request rate: the request carries `concurrency` and
+    // no `qps`, and each row says how many users a replica takes within the targets.
+    page.open(&format!(
+        "{site}/?model=llama-3.1-8b&task=inference&concurrency=64&seq=1024&output_tokens=200&tpot=p90:60ms"
+    ));
+    page.wait_for("#plan-table tbody tr");
+    let closed = page.post(
+        "/execute/sync",
+        json!({"script": "const s = lastPlan.recommendations[0].serving; return [document.getElementById('concurrency').value, lastPlan.request.concurrency, lastPlan.request.qps, s.users_within_targets_per_replica, document.querySelectorAll('#latency .latency-bar').length, document.querySelector('#plan-table tbody tr').textContent];", "args": []}),
+    );
+    let closed = closed.as_array().unwrap();
+    assert_eq!(
+        closed[..3],
+        json!(["64", 64, null]).as_array().unwrap()[..],
+        "{closed:?}"
+    );
+    assert!(
+        closed[3].as_f64().unwrap() >= 64.0 && closed[4].as_u64().unwrap() >= 3,
+        "{closed:?}"
+    );
+    assert!(closed[5].as_str().unwrap().contains("users"), "{closed:?}");
     page.open(&format!(
         "{site}/?model=llama-3.1-8b&task=inference&qps=5&seq=1024&headroom=2"
     ));
