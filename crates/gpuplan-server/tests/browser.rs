@@ -1,7 +1,8 @@
 //! The page as a person uses it, in a real browser: headless Chromium driven over WebDriver
 //! (Debian's `chromium` and `chromium-driver`). Fill the plan form, submit, see the table and
 //! both charts, follow the link the page gives and get the same plan; a bad value shows the
-//! API's message. A screenshot is kept at `target/page.png`.
+//! API's message. Screenshots are kept in `target/` (`page.png`, `page-serving.png`,
+//! `page-infeasible.png`, `page-forecast.png`).
 //!
 //! In CI (`CI` set) a missing browser fails the test; elsewhere the test says it is skipped.
 
@@ -400,6 +401,11 @@ fn plans_draws_and_shares(site: &str, page: &Session) {
     );
     let header = page.text(&page.wait_for("#plan-table thead tr")[0]);
     assert!(header.contains("replicas") && header.contains("$/M tokens"), "{header}");
+    page.post(
+        "/execute/sync",
+        json!({"script": "document.getElementById('plan-table').scrollIntoView();", "args": []}),
+    );
+    page.screenshot(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/page-serving.png"));
     // The replicas cell gives the autoscaling range only where there is one: never "(1–1)".
     let ranges = page.post(
         "/execute/sync",
