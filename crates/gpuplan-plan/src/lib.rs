@@ -42,7 +42,7 @@ pub use listing::Listing;
 pub use offering_source::OfferingSource;
 pub use pareto::pareto_front;
 pub use plan::{HOURS_PER_MONTH, Infeasible, Plan, PlanError, plan};
-pub use plan::{OneFewer, SCALE_TO_ZERO_IDLE_SECONDS, ScaleToZero};
+pub use plan::{OneFewer, OneFewerReading, SCALE_TO_ZERO_IDLE_SECONDS, ScaleToZero};
 pub use rate::{Derivation, Rate, rate, reserved_rate};
 pub use recommendation::{Batching, Percentiles, Recommendation, Serving, ServingLatency, candidate_label};
 pub use rejection::{Constraint, Rejection};

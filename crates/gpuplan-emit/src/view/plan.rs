@@ -1,7 +1,7 @@
 use crate::wire::{InfeasibleJson, PlanJson};
 use crate::{Money, Table};
 use gpuplan_model::Bytes;
-use gpuplan_plan::{Batching, OneFewer, Percentiles, Serving};
+use gpuplan_plan::{Batching, OneFewer, OneFewerReading, Percentiles, Serving};
 use std::fmt::Write as _;
 
 fn hours(seconds: Option<f64>) -> String {
@@ -181,27 +181,25 @@ fn percentiles_ms(p: &Percentiles) -> String {
 /// 1.14× the estimated goodput, beyond the range measured goodputs fall in (0.79–1.12× the
 /// estimate, 8 runs in 10)`.
 fn one_fewer_line(fewer: &OneFewer) -> String {
-    let instances = if fewer.instances == 1 { "instance" } else { "instances" };
-    let replicas = if fewer.replicas == 1 { "replica" } else { "replicas" };
     let mut line = format!(
-        "one instance fewer ({} {instances}, {} {replicas}): {:.2} requests/s each, {:.2}× the estimated goodput",
-        fewer.instances, fewer.replicas, fewer.load_per_replica, fewer.load_over_goodput
+        "one instance fewer ({}, {}): {:.2} requests/s each, {:.2}× the estimated goodput",
+        gpuplan_model::counted(fewer.instances, "instance", "instances"),
+        gpuplan_model::counted(fewer.replicas, "replica", "replicas"),
+        fewer.load_per_replica,
+        fewer.load_over_goodput
     );
-    match fewer.goodput_range {
-        _ if fewer.load_over_goodput <= 1.0 => line.push_str(": only the headroom asks for the last instance"),
-        Some([low, high]) if fewer.within_range() => {
-            let _ = write!(
-                line,
-                ", inside the range measured goodputs fall in ({low:.2}–{high:.2}× the estimate, 8 runs in 10): it may hold; a load test decides"
-            );
+    let range = fewer.goodput_range.map_or(String::new(), |[low, high]| {
+        format!(" the range measured goodputs fall in ({low:.2}–{high:.2}× the estimate, 8 runs in 10)")
+    });
+    match fewer.reading {
+        OneFewerReading::HeadroomOnly => line.push_str(": only the headroom asks for the last instance"),
+        OneFewerReading::WithinRange => {
+            let _ = write!(line, ", inside{range}: it may hold; a load test decides");
         }
-        Some([low, high]) => {
-            let _ = write!(
-                line,
-                ", beyond the range measured goodputs fall in ({low:.2}–{high:.2}× the estimate, 8 runs in 10)"
-            );
+        OneFewerReading::BeyondRange => {
+            let _ = write!(line, ", beyond{range}");
         }
-        None => {}
+        OneFewerReading::Unmeasured => {}
     }
     line
 }
@@ -304,13 +302,7 @@ mod tests {
 
     #[test]
     fn one_instance_fewer_reads_against_the_goodputs_measured_range() {
-        let at = |load_over_goodput| OneFewer {
-            instances: 1,
-            replicas: 1,
-            load_per_replica: 0.45,
-            load_over_goodput,
-            goodput_range: Some([0.79, 1.12]),
-        };
+        let at = |load_over_goodput| OneFewer::new(1, 1, 0.45, load_over_goodput, Some([0.79, 1.12]));
         assert_eq!(
             one_fewer_line(&at(1.26)),
             "one instance fewer (1 instance, 1 replica): 0.45 requests/s each, 1.26× the estimated goodput, \

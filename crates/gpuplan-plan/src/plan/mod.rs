@@ -25,7 +25,7 @@ mod batch;
 mod checks;
 mod fleet;
 mod one_fewer;
-pub use one_fewer::OneFewer;
+pub use one_fewer::{OneFewer, OneFewerReading};
 mod price;
 mod rank;
 mod scale_to_zero;

@@ -21,6 +21,22 @@ pub struct OneFewer {
     /// The 80 % range of measured goodput over estimated goodput (held-out MLPerf runs);
     /// `None` where the calibration data holds none.
     pub goodput_range: Option<[f64; 2]>,
+    /// `load_over_goodput` read against `goodput_range`.
+    pub reading: OneFewerReading,
+}
+
+/// What one instance fewer would mean, read against the goodput's measured range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OneFewerReading {
+    /// At most the estimated goodput: only the headroom asks for the last instance.
+    HeadroomOnly,
+    /// Above the goodput but within the top of its range: it may hold; a load test decides.
+    WithinRange,
+    /// Past the top of the range: the last instance is needed.
+    BeyondRange,
+    /// Above the goodput, and no measured range to read it against.
+    Unmeasured,
 }
 
 /// One instance fewer for a load of `rate` requests/s spread over replicas of `goodput`
@@ -32,20 +48,38 @@ pub(super) fn one_fewer(instances: u32, replicas_per_instance: u32, rate: f64, g
         return None;
     }
     let load_per_replica = rate / f64::from(replicas);
-    Some(OneFewer {
+    Some(OneFewer::new(
         instances,
         replicas,
         load_per_replica,
-        load_over_goodput: load_per_replica / goodput,
-        goodput_range: capacity_range().map(|(low, high)| [low, high]),
-    })
+        load_per_replica / goodput,
+        capacity_range().map(|(low, high)| [low, high]),
+    ))
 }
 
 impl OneFewer {
-    /// Whether the load without the last instance stays under the top of the goodput's range.
-    pub fn within_range(&self) -> bool {
-        self.goodput_range
-            .is_some_and(|[_, high]| self.load_over_goodput <= high)
+    /// The figures, with their reading.
+    pub fn new(
+        instances: u32,
+        replicas: u32,
+        load_per_replica: f64,
+        load_over_goodput: f64,
+        goodput_range: Option<[f64; 2]>,
+    ) -> OneFewer {
+        let reading = match goodput_range {
+            _ if load_over_goodput <= 1.0 => OneFewerReading::HeadroomOnly,
+            Some([_, high]) if load_over_goodput <= high => OneFewerReading::WithinRange,
+            Some(_) => OneFewerReading::BeyondRange,
+            None => OneFewerReading::Unmeasured,
+        };
+        OneFewer {
+            instances,
+            replicas,
+            load_per_replica,
+            load_over_goodput,
+            goodput_range,
+            reading,
+        }
     }
 }
 
@@ -69,21 +103,13 @@ mod tests {
 
     #[test]
     fn a_load_past_the_top_of_the_range_is_not_within_it() {
-        let at = |load_over_goodput| OneFewer {
-            instances: 1,
-            replicas: 1,
-            load_per_replica: 1.0,
-            load_over_goodput,
-            goodput_range: Some([0.8, 1.12]),
-        };
-        assert!(at(1.1).within_range());
-        assert!(!at(1.2).within_range());
-        assert!(
-            !OneFewer {
-                goodput_range: None,
-                ..at(1.0)
-            }
-            .within_range()
+        let at = |load_over_goodput| OneFewer::new(1, 1, 1.0, load_over_goodput, Some([0.8, 1.12]));
+        assert_eq!(at(1.1).reading, OneFewerReading::WithinRange);
+        assert_eq!(at(1.2).reading, OneFewerReading::BeyondRange);
+        assert_eq!(at(1.0).reading, OneFewerReading::HeadroomOnly);
+        assert_eq!(
+            OneFewer::new(1, 1, 1.0, 1.05, None).reading,
+            OneFewerReading::Unmeasured
         );
     }
 }
