@@ -160,6 +160,11 @@ impl Session {
         self.post(&format!("/element/{element}/click"), json!({}));
     }
 
+    /// The value the script `body` returns, run in the page.
+    fn script(&self, body: &str) -> Value {
+        self.post("/execute/sync", json!({ "script": body, "args": [] }))
+    }
+
     fn url(&self) -> String {
         self.get("/url").as_str().unwrap_or_default().to_string()
     }
@@ -168,10 +173,7 @@ impl Session {
     /// its impact, the first element it names and how many elements break it.
     fn accessibility_violations(&self) -> Vec<String> {
         const AXE: &str = include_str!("fixtures/axe-core/axe.min.js");
-        self.post(
-            "/execute/sync",
-            json!({"script": format!("{AXE}\n;return typeof window.axe;"), "args": []}),
-        );
+        self.script(&format!("{AXE}\n;return typeof window.axe;"));
         let found = self.post(
             "/execute/async",
             json!({"script": "const done = arguments[arguments.length - 1];
@@ -316,10 +318,7 @@ fn plans_draws_and_shares(site: &str, page: &Session) {
     let status = page.wait_for_text("#status", |t| t.contains("configurations"));
     assert!(status.contains("evaluated"), "{status}");
     // The answer downloads as the JSON the CLI writes, and the table as CSV.
-    let files = page.post(
-        "/execute/sync",
-        json!({"script": "const href = (id) => document.getElementById(id).href; return [JSON.stringify(lastPlan), planCsv(lastPlan), href('download-json'), href('download-csv')];", "args": []}),
-    );
+    let files = page.script("const href = (id) => document.getElementById(id).href; return [JSON.stringify(lastPlan), planCsv(lastPlan), href('download-json'), href('download-csv')];");
     let saved: Value = serde_json::from_str(files[0].as_str().unwrap_or_else(|| panic!("{files}"))).unwrap();
     assert!(
         saved["recommendations"].as_array().is_some_and(|r| r.len() > 1),
@@ -336,10 +335,7 @@ fn plans_draws_and_shares(site: &str, page: &Session) {
     );
     // Times that span a factor of more than 20 are drawn on a logarithmic axis, whose ticks
     // are 1, 2 and 5 times powers of ten.
-    let scale = page.post(
-        "/execute/sync",
-        json!({"script": "const c = document.querySelector('#scatter'); const xs = lastPlan.recommendations.map(r => r.time_seconds).filter(t => t > 0); return [c.dataset.xScale, Math.max(...xs) / Math.min(...xs), [...c.querySelectorAll('text')].map(t => t.textContent)];", "args": []}),
-    );
+    let scale = page.script("const c = document.querySelector('#scatter'); const xs = lastPlan.recommendations.map(r => r.time_seconds).filter(t => t > 0); return [c.dataset.xScale, Math.max(...xs) / Math.min(...xs), [...c.querySelectorAll('text')].map(t => t.textContent)];");
     let wide = scale[1].as_f64().unwrap_or_default() > 20.0;
     assert_eq!(scale[0], if wide { "log" } else { "linear" }, "{scale}");
     let blob = |i: usize| files[i].as_str().is_some_and(|href| href.starts_with("blob:"));
@@ -348,7 +344,7 @@ fn plans_draws_and_shares(site: &str, page: &Session) {
     page.click("#export-k8s");
     let exported = page.wait_for_text("#export-status", |t| t.contains("kubernetes-1.yaml"));
     assert!(exported.contains("priorityclass.yaml"), "{exported}");
-    let stream = page.post("/execute/sync", json!({"script": "return lastExport;", "args": []}));
+    let stream = page.script("return lastExport;");
     let stream = stream.as_str().unwrap_or_default();
     assert!(
         stream.contains("apiVersion: batch/v1") || stream.contains("kind: JobSet"),
@@ -401,16 +397,10 @@ fn plans_draws_and_shares(site: &str, page: &Session) {
     );
     let header = page.text(&page.wait_for("#plan-table thead tr")[0]);
     assert!(header.contains("replicas") && header.contains("$/M tokens"), "{header}");
-    page.post(
-        "/execute/sync",
-        json!({"script": "document.getElementById('plan-table').scrollIntoView();", "args": []}),
-    );
+    page.script("document.getElementById('plan-table').scrollIntoView();");
     page.screenshot(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/page-serving.png"));
     // The replicas cell gives the autoscaling range only where there is one: never "(1–1)".
-    let ranges = page.post(
-        "/execute/sync",
-        json!({"script": "const cells = [...document.querySelectorAll('#plan-table tbody tr')].map(r => r.cells[8].firstChild.textContent); return lastPlan.recommendations.map((r, i) => [r.serving.min_replicas === r.serving.max_replicas, cells[i]]);", "args": []}),
-    );
+    let ranges = page.script("const cells = [...document.querySelectorAll('#plan-table tbody tr')].map(r => r.cells[8].firstChild.textContent); return lastPlan.recommendations.map((r, i) => [r.serving.min_replicas === r.serving.max_replicas, cells[i]]);");
     let rows = ranges.as_array().unwrap();
     assert!(
         rows.iter().any(|r| r[0] == json!(true)) && rows.iter().any(|r| r[0] == json!(false)),
@@ -423,10 +413,7 @@ fn plans_draws_and_shares(site: &str, page: &Session) {
     // A row of more than one instance says what one instance fewer would ask of each replica,
     // against the goodput's measured range, as the command line's line does; a row of one
     // instance says nothing of it.
-    let fewer = page.post(
-        "/execute/sync",
-        json!({"script": "return [[...document.querySelectorAll('#plan-table .fewer')].map(e => [e.textContent, e.title]), lastPlan.recommendations.filter(r => r.serving.one_fewer).length];", "args": []}),
-    );
+    let fewer = page.script("return [[...document.querySelectorAll('#plan-table .fewer')].map(e => [e.textContent, e.title]), lastPlan.recommendations.filter(r => r.serving.one_fewer).length];");
     let (notes, expected) = (fewer[0].as_array().unwrap(), fewer[1].as_u64().unwrap());
     assert!(expected >= 1 && notes.len() as u64 == expected, "{fewer}");
     for note in notes {
@@ -445,10 +432,7 @@ fn plans_draws_and_shares(site: &str, page: &Session) {
         "{site}/?model=llama-3.1-8b&task=inference&qps=5&seq=1024&output_tokens=200&engine=tensorrt-llm&headroom=0"
     ));
     page.wait_for("#plan-table tbody tr");
-    let asked = page.post(
-        "/execute/sync",
-        json!({"script": "const s = lastPlan.recommendations[0].serving; return [document.getElementById('engine').value, document.getElementById('headroom').value, lastPlan.request.engine, lastPlan.request.headroom, s.requests_per_second_per_replica / s.goodput_per_replica];", "args": []}),
-    );
+    let asked = page.script("const s = lastPlan.recommendations[0].serving; return [document.getElementById('engine').value, document.getElementById('headroom').value, lastPlan.request.engine, lastPlan.request.headroom, s.requests_per_second_per_replica / s.goodput_per_replica];");
     let asked = asked.as_array().unwrap();
     assert_eq!(
         asked[..4],
@@ -462,10 +446,7 @@ fn plans_draws_and_shares(site: &str, page: &Session) {
         "{site}/?model=llama-3.1-8b&task=inference&concurrency=64&seq=1024&output_tokens=200&tpot=p90:60ms"
     ));
     page.wait_for("#plan-table tbody tr");
-    let closed = page.post(
-        "/execute/sync",
-        json!({"script": "const s = lastPlan.recommendations[0].serving; return [document.getElementById('concurrency').value, lastPlan.request.concurrency, lastPlan.request.qps, s.users_within_targets_per_replica, document.querySelectorAll('#latency .latency-bar').length, document.querySelector('#plan-table tbody tr').textContent];", "args": []}),
-    );
+    let closed = page.script("const s = lastPlan.recommendations[0].serving; return [document.getElementById('concurrency').value, lastPlan.request.concurrency, lastPlan.request.qps, s.users_within_targets_per_replica, document.querySelectorAll('#latency .latency-bar').length, document.querySelector('#plan-table tbody tr').textContent];");
     let closed = closed.as_array().unwrap();
     assert_eq!(
         closed[..3],
@@ -485,10 +466,7 @@ fn plans_draws_and_shares(site: &str, page: &Session) {
 
     // Axis ticks are round numbers (1, 2 or 5 times a power of ten apart), not fifths of the
     // range ($23, $45, $68).
-    let labels = page.post(
-        "/execute/sync",
-        json!({"script": "return [ticks(0, 68, 0, 100, (v, d) => '$' + v.toFixed(d)).map(t => t.label), ticks(0, 0.37, 0, 1, (v, d) => v.toFixed(d)).map(t => t.label)];", "args": []}),
-    );
+    let labels = page.script("return [ticks(0, 68, 0, 100, (v, d) => '$' + v.toFixed(d)).map(t => t.label), ticks(0, 0.37, 0, 1, (v, d) => v.toFixed(d)).map(t => t.label)];");
     assert_eq!(
         labels,
         json!([["$0", "$20", "$40", "$60"], ["0.0", "0.1", "0.2", "0.3"]])
@@ -502,10 +480,7 @@ fn plans_draws_and_shares(site: &str, page: &Session) {
     ));
     // The page's width and the window's.
     let widths = || {
-        let widths = page.post(
-            "/execute/sync",
-            json!({"script": "return [document.documentElement.scrollWidth, window.innerWidth];", "args": []}),
-        );
+        let widths = page.script("return [document.documentElement.scrollWidth, window.innerWidth];");
         (widths[0].as_u64().unwrap(), widths[1].as_u64().unwrap())
     };
     page.wait_for("#plan-table tbody tr");
@@ -531,10 +506,7 @@ fn plans_draws_and_shares(site: &str, page: &Session) {
     ));
     let error = page.wait_for_text("#status", |t| t.contains("“Tokens to train on”"));
     assert!(error.contains("must be a positive number"), "{error}");
-    let hidden = page.post(
-        "/execute/sync",
-        json!({"script": "return document.getElementById('results').hidden;", "args": []}),
-    );
+    let hidden = page.script("return document.getElementById('results').hidden;");
     assert_eq!(hidden, json!(true));
 
     // Nothing fits: what ruled the configurations out, the nearest misses, and what to relax
@@ -563,12 +535,7 @@ fn plans_draws_and_shares(site: &str, page: &Session) {
 const QWEN3_8B_CONFIG: &str = r#"{"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "hidden_size": 4096, "intermediate_size": 12288, "num_hidden_layers": 36, "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 151936, "tie_word_embeddings": false, "max_position_embeddings": 40960, "rms_norm_eps": 1e-06, "rope_theta": 1000000, "torch_dtype": "bfloat16"}"#;
 
 fn estimates_prices_and_forecasts(site: &str, page: &Session) {
-    let hidden = |id: &str| {
-        page.post(
-            "/execute/sync",
-            json!({"script": format!("return document.getElementById('{id}').hidden;"), "args": []}),
-        )
-    };
+    let hidden = |id: &str| page.script(&format!("return document.getElementById('{id}').hidden;"));
 
     // Estimate: the memory breakdown by part, and the figures.
     page.open(&format!("{site}/?view=estimate"));
@@ -590,9 +557,8 @@ fn estimates_prices_and_forecasts(site: &str, page: &Session) {
 
     // Every built-in model is offered, in groups by kind; a pasted config.json stands in for
     // them (Qwen3-8B's: 8.19B parameters), and one that lacks a field is refused naming it.
-    let groups = page.post(
-        "/execute/sync",
-        json!({"script": "return [...document.querySelectorAll('#e-model optgroup')].map(g => g.label + ':' + g.children.length);", "args": []}),
+    let groups = page.script(
+        "return [...document.querySelectorAll('#e-model optgroup')].map(g => g.label + ':' + g.children.length);",
     );
     let groups = groups.as_array().map(|g| g.len()).unwrap_or_default();
     assert_eq!(groups, 3, "language, image classification and image generation models");
@@ -622,10 +588,8 @@ fn estimates_prices_and_forecasts(site: &str, page: &Session) {
     assert!(shared.contains("model=Org%2FModel"), "{shared}");
     page.open(&shared);
     page.wait_for_text("#e-figures", |t| t.contains("Org/Model"));
-    let restored = page.post(
-        "/execute/sync",
-        json!({"script": "return [document.querySelector('#e-hub_id').value, document.querySelector('#e-own-model').open];", "args": []}),
-    );
+    let restored =
+        page.script("return [document.querySelector('#e-hub_id').value, document.querySelector('#e-own-model').open];");
     assert_eq!(restored, json!(["Org/Model", true]));
 
     // Cost: one bar per billing mode, the spot line marked with its interruptions.
@@ -648,10 +612,7 @@ fn estimates_prices_and_forecasts(site: &str, page: &Session) {
     assert_eq!(page.find_all("#f-chart .commitment-line").len(), 1);
     assert_eq!(page.find_all("#f-chart .history-line").len(), 1);
     // The chart shows the recent history; "History shown" widens it to all of it and back.
-    let counts = page.post(
-        "/execute/sync",
-        json!({"script": "const count = () => document.querySelector('#f-chart .history-line').getAttribute('points').split(' ').length; const w = document.querySelector('#f-window'); const before = count(); w.value = 'all'; w.dispatchEvent(new Event('change')); const all = count(); w.value = 'recent'; w.dispatchEvent(new Event('change')); return [before, all, count(), lastForecast.history.length];", "args": []}),
-    );
+    let counts = page.script("const count = () => document.querySelector('#f-chart .history-line').getAttribute('points').split(' ').length; const w = document.querySelector('#f-window'); const before = count(); w.value = 'all'; w.dispatchEvent(new Event('change')); const all = count(); w.value = 'recent'; w.dispatchEvent(new Event('change')); return [before, all, count(), lastForecast.history.length];");
     let counts: Vec<u64> = counts.as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
     assert_eq!(counts[1], counts[3], "all of the history: {counts:?}");
     assert!(counts[0] <= counts[1] && counts[2] == counts[0], "{counts:?}");
