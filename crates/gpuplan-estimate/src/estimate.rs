@@ -471,6 +471,7 @@ fn transformer(
             hidden: spec.hidden,
             vocab: spec.vocab,
             matmul_parameters: counts.active_matmul() as f64,
+            logits_matmul_parameters: counts.logits_matmul as f64,
             attention_flops_per_token_per_context: flops::attention_forward_per_token(spec, 1),
             weight_bytes_gpu: memory.weights.as_u64() as f64,
             expert_bytes_gpu: expert_bytes,
@@ -513,6 +514,21 @@ fn transformer(
                         ""
                     },
                     Bytes(shape.expert_row_bytes_per_token() as u64),
+                )
+            });
+        }
+        if shape.logits_matmul_parameters > 0.0 {
+            assumptions.add(|| {
+                format!(
+                    "the logits projection ({} × {} = {:.2}B parameters) runs only for the tokens that yield an output, each generated token and the last of each prompt{}",
+                    spec.vocab,
+                    spec.hidden,
+                    shape.logits_matmul_parameters / 1e9,
+                    if workload.precision.bits() <= 8 {
+                        ", and in 16 bits: quantised checkpoints keep the output layer unquantised"
+                    } else {
+                        ""
+                    }
                 )
             });
         }

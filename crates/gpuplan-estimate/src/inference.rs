@@ -69,6 +69,10 @@ pub struct InferenceShape {
     pub vocab: u64,
     /// Parameters in matmuls per token (active experts only), whole model.
     pub matmul_parameters: f64,
+    /// Of which the output layer's logits projection (vocabulary × hidden; 0 for encoders). It
+    /// runs only for the tokens that yield an output, and in 16 bits whatever the weights'
+    /// precision (the served checkpoints leave it unquantised).
+    pub logits_matmul_parameters: f64,
     /// Forward attention FLOPs per token at a given context, whole model: `a × context`.
     pub attention_flops_per_token_per_context: f64,
     /// Weight bytes read per decode step on one GPU with all experts touched.
@@ -130,6 +134,11 @@ impl InferenceShape {
     pub fn matmul_parameters_at_dense_rate(&self, expert_imbalance: f64) -> f64 {
         let experts = self.expert_matmul_parameters;
         (self.matmul_parameters - experts).max(0.0) + experts * expert_imbalance / self.expert_gemm_efficiency()
+    }
+
+    /// The logits projection's FLOPs per token that yields an output, on one of `tp` GPUs.
+    pub fn logits_flops(&self, tp: f64) -> f64 {
+        2.0 * self.logits_matmul_parameters / tp
     }
 
     /// Bytes one GPU moves through its memory per token to route it through its experts,
@@ -221,13 +230,14 @@ pub fn estimate(
         + profile.per_layer_overhead_seconds * layers
         + serving_moe_expert_seconds() * shape.scaled_expert_layers as f64 / f64::from(shape.expert_parallel.max(1));
 
-    // Prefill: every prompt token through every weight; causal attention averages half the
-    // prompt, an encoder's bidirectional attention covers all of it.
+    // Prefill: every prompt token through every layer's weights, and the logits projection
+    // once a prompt, for its last token; causal attention averages half the prompt, an
+    // encoder's bidirectional attention covers all of it.
     let attended = if shape.generates { seq / 2.0 } else { seq };
+    let layer_matmul = shape.matmul_parameters_at_dense_rate(1.0) - shape.logits_matmul_parameters;
     let prefill_flops = batch
-        * seq
-        * (2.0 * shape.matmul_parameters_at_dense_rate(1.0) + shape.attention_flops_per_token_per_context * attended)
-        / tp;
+        * (seq * (2.0 * layer_matmul + shape.attention_flops_per_token_per_context * attended) / tp
+            + shape.logits_flops(tp));
     let prefill_fraction = if shape.generates {
         profile.prefill_peak_fraction
     } else {
@@ -254,9 +264,7 @@ pub fn estimate(
         (shape.weight_bytes_gpu - shape.expert_bytes_gpu * (1.0 - experts_touched)) * shape.weight_factor(batch);
     let traffic = stages * (weight_bytes + batch * context * shape.kv_bytes_per_token_gpu);
     let decode_memory = traffic / bandwidth;
-    let decode_flops = batch
-        * (2.0 * shape.matmul_parameters_at_dense_rate(1.0) + shape.attention_flops_per_token_per_context * context)
-        / tp;
+    let decode_flops = batch * (2.0 * layer_matmul + shape.attention_flops_per_token_per_context * context) / tp;
     let low_precision = matches!(workload.precision, Precision::Fp8 | Precision::Int8);
     let decode_fraction = profile.decode_peak_fraction
         * if low_precision {
@@ -264,7 +272,9 @@ pub fn estimate(
         } else {
             1.0
         };
-    let decode_compute = decode_flops / (peak.0 * decode_fraction * shape.gemm_factor);
+    let decode_compute = decode_flops / (peak.0 * decode_fraction * shape.gemm_factor)
+        + batch * shape.logits_flops(tp)
+            / (logits_peak(accelerator, peak, workload.precision) * profile.decode_peak_fraction);
     let (decode_core, bound) = if decode_memory >= decode_compute {
         (decode_memory, Bound::Memory)
     } else {
@@ -346,4 +356,20 @@ pub fn expert_row_copy_bytes(engine: Engine, precision: Precision) -> f64 {
 /// doubling, each a round of the fitted constant.
 pub fn all_reduce_latency(n: f64) -> f64 {
     all_reduce_round_seconds() * (1.0 + n.max(1.0).log2())
+}
+
+/// The rate the logits projection multiplies at, FLOP/s of dense peak: the 16-bit rate where
+/// the weights are quantised to 8 bits or fewer, since served checkpoints keep the output layer
+/// in 16 bits (ModelOpt's fp8 and NVFP4 exports list `lm_head` among the excluded modules;
+/// vLLM's fp8, AWQ and GPTQ methods quantise the layers' linear modules, not the LM head;
+/// bitsandbytes skips `lm_head`), and the precision's own rate otherwise.
+pub(crate) fn logits_peak(accelerator: &Accelerator, peak: FlopsPerSecond, precision: Precision) -> f64 {
+    if precision.bits() > 8 {
+        return peak.0;
+    }
+    accelerator
+        .peak(Precision::Bf16)
+        .or(accelerator.peak(Precision::Fp16))
+        .unwrap_or(peak)
+        .0
 }

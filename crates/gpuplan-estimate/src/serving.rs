@@ -375,7 +375,11 @@ pub struct StepCost {
     /// The quantised-weight kernel's weight phase at one token per step, relative to more.
     batch1_weight_ratio: f64,
     kv_seconds_per_token: f64,
+    /// GEMM time per token through the layers (the logits projection apart).
     gemm_seconds_per_token: f64,
+    /// GEMM time of the logits projection per token that yields an output: each decode, and
+    /// the last token of each prompt (engines compute no logits for the rest of a prompt).
+    logits_seconds_per_output: f64,
     /// The part of `gemm_seconds_per_token` outside the routed experts (attention
     /// projections, dense and shared FFNs), which attention data parallelism leaves on the rank
     /// that holds the token.
@@ -436,6 +440,12 @@ impl StepCost {
                 1.0
             };
         let gemm_rate = peak.0 * gemm_fraction * shape.gemm_factor;
+        let logits_rate = if low_precision {
+            crate::inference::logits_peak(accelerator, peak, precision) * engine_fraction
+        } else {
+            gemm_rate
+        };
+        let logits = shape.logits_flops(tp);
         let attention_rate = match accelerator.peak(Precision::Fp8) {
             Some(fp8) if native_fp4 => fp8.0 * engine_fraction * serving_eight_bit_gemm_factor(),
             _ => gemm_rate,
@@ -445,8 +455,8 @@ impl StepCost {
         // own share of them, and the step waits for the one that drew the most tokens.
         let ep = f64::from(shape.expert_parallel.max(1));
         let imbalance = if ep > 1.0 { serving_expert_imbalance() } else { 1.0 };
-        let dense_matmul = 2.0 * (shape.matmul_parameters - shape.expert_matmul_parameters).max(0.0) / tp;
-        let matmul = 2.0 * shape.matmul_parameters_at_dense_rate(imbalance) / tp;
+        let dense_matmul = 2.0 * (shape.matmul_parameters - shape.expert_matmul_parameters).max(0.0) / tp - logits;
+        let matmul = 2.0 * shape.matmul_parameters_at_dense_rate(imbalance) / tp - logits;
         let ranks = if shape.attention_data_parallel { tp } else { 1.0 };
         let attention = shape.attention_flops_per_token_per_context / tp;
         let (sync_fixed, sync_per_token) = shape.collective_seconds(tp);
@@ -468,6 +478,7 @@ impl StepCost {
             batch1_weight_ratio: shape.weight_time_factor_batch1 / weight_factor,
             kv_seconds_per_token: shape.kv_bytes_per_token_gpu / bandwidth,
             gemm_seconds_per_token: matmul / gemm_rate / stages,
+            logits_seconds_per_output: logits / logits_rate / stages,
             dense_gemm_seconds_per_token: dense_matmul / gemm_rate / stages,
             ranks,
             gemm_half_tokens: serving_gemm_half_tokens(),
@@ -510,9 +521,12 @@ impl StepCost {
         let touched = 1.0 - (1.0 - self.expert_share).powf(tokens.max(1.0));
         let single = if tokens <= 1.0 { self.batch1_weight_ratio } else { 1.0 };
         let weights = (self.dense_weight_seconds + self.expert_weight_seconds * touched) * single;
+        // Tokens that yield an output: the decodes and, per prompt, its last token.
+        let outputs = decodes + prefill_tokens / prompt.max(1.0);
         let gemms = rounded_roofline(
             weights,
-            (tokens + self.gemm_half_tokens) * self.gemm_seconds_per_token,
+            (tokens + self.gemm_half_tokens) * self.gemm_seconds_per_token
+                + (outputs + self.gemm_half_tokens) * self.logits_seconds_per_output,
             self.roofline_knee,
         );
         let decode_attention = decodes * context * self.kv_seconds_per_token.max(self.attention_seconds_per_context);

@@ -1651,6 +1651,71 @@ fn a_checkpoints_safetensors_index_sets_the_weights_it_holds() {
     assert!(error.to_string().contains("torch_dtype"), "{error}");
 }
 
+/// The output layer's logits are computed only for the tokens that yield an output, and in 16
+/// bits in quantised checkpoints.
+mod logits {
+    use super::*;
+    /// Llama 3.1 8B, or the same model with a vocabulary `times` as large.
+    fn llama_8b_with_vocabulary(times: u64) -> ModelSource {
+        let mut config: serde_json::Value =
+            serde_json::from_str(include_str!("../../gpuplan-catalog/data/models/llama-3.1-8b.json")).unwrap();
+        let mut config = config["config"].take();
+        config["vocab_size"] = (128_256 * times).into();
+        ModelSource::Config {
+            name: "config.json".into(),
+            text: config.to_string(),
+            checkpoint_index: None,
+        }
+    }
+
+    fn request(times: u64, precision: Precision, seq: u64, output: u64) -> WorkloadRequest {
+        let mut r = WorkloadRequest::new(llama_8b_with_vocabulary(times), Task::Inference, "H100-SXM5-80GB");
+        (r.precision, r.seq, r.output_tokens, r.batch) = (Some(precision), Some(seq), Some(output), Some(1));
+        r.engine = Some(gpuplan::model::Engine::TensorrtLlm);
+        r
+    }
+
+    /// An engine computes a prompt's logits for its last token only: four times the vocabulary
+    /// (1.6 B more output-layer parameters, a fifth more matmul FLOPs per token) leaves an
+    /// 8,192-token prompt's time to first token within a few per cent, where charging every
+    /// prompt token for them would add about a fifth.
+    #[test]
+    fn a_prompt_pays_for_its_logits_once() {
+        let ttft = |times| {
+            let answer = estimate_workload(catalog(), &request(times, Precision::Bf16, 8192, 1)).unwrap();
+            answer.estimate.inference.unwrap().ttft_seconds
+        };
+        let (base, wide) = (ttft(1), ttft(4));
+        assert!(wide > base && wide < 1.03 * base, "{base} {wide}");
+    }
+
+    /// Quantised checkpoints keep the output layer in 16 bits, so at fp8 it multiplies at the
+    /// 16-bit rate while the layers run at the 8-bit one: in a compute-bound decode step (256
+    /// sequences at once) four times the vocabulary adds more to the step in fp8 than in bf16.
+    #[test]
+    fn the_output_layer_stays_in_sixteen_bits_when_the_layers_are_quantised() {
+        let tpot = |times, precision| {
+            let mut r = request(times, precision, 128, 128);
+            r.batch = Some(256);
+            let inference = estimate_workload(catalog(), &r).unwrap().estimate.inference.unwrap();
+            assert_eq!(inference.decode_bound, gpuplan::estimator::Bound::Compute);
+            inference.tpot_seconds
+        };
+        let grows = |precision| tpot(4, precision) / tpot(1, precision);
+        let (fp8, bf16) = (grows(Precision::Fp8), grows(Precision::Bf16));
+        assert!(fp8 > bf16 && bf16 > 1.0, "fp8 grows {fp8:.3}, bf16 {bf16:.3}");
+        let said = estimate_workload(catalog(), &request(1, Precision::Fp8, 128, 2048)).unwrap();
+        assert!(
+            said.estimate
+                .assumptions
+                .iter()
+                .any(|a| a.contains("logits projection") && a.contains("in 16 bits")),
+            "{:?}",
+            said.estimate.assumptions
+        );
+    }
+}
+
 /// Configs of architectures gpuplan does not know by name, read by their structure.
 mod pasted_configs {
     use super::*;

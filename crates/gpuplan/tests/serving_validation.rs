@@ -555,12 +555,12 @@ fn a_second_set_of_mlperf_runs_is_reported_against_the_same_model() {
         interval.0,
         interval.1
     );
-    // Today: Offline 12.6 %, goodput 15.2 %, p99s 45.4 %, ten rows past the estimated capacity,
-    // and the interval holds three of 16 runs. Most of the set is under-estimated: the
-    // Llama-3.1-8B runs whose iterations hold 1,536 tokens (Quanta's and Cisco's H200 and H200
-    // NVL) come out 12–16 % slow Offline, where a replica's fixed iteration time weighs most.
+    // Today: Offline 9.6 %, goodput 12.2 %, p99s 46.7 %, ten rows past the estimated capacity.
+    // Most of the set is under-estimated: the Llama-3.1-8B runs whose iterations hold 1,536
+    // tokens (Quanta's and Cisco's H200 and H200 NVL) come out 9–13 % slow Offline, where a
+    // replica's fixed iteration time weighs most.
     assert!(table.case.len() >= 40, "{}", table.case.len());
-    assert!(o <= 0.13 && g <= 0.16 && p <= 0.46, "{o:.3} {g:.3} {p:.3}");
+    assert!(o <= 0.10 && g <= 0.13 && p <= 0.47, "{o:.3} {g:.3} {p:.3}");
     assert!(not_evaluated <= 10, "{not_evaluated}");
 }
 
