@@ -32,6 +32,9 @@ pub struct TrainingFlops {
     pub model: f64,
     /// FLOPs the hardware executes: recomputation included, frozen weights' gradients excluded.
     pub hardware: f64,
+    /// Of `hardware`, the output layer's logits projection, forward and backward: the one
+    /// matmul that low-precision training leaves in 16 bits.
+    pub logits: f64,
 }
 
 pub fn training_per_token(
@@ -51,6 +54,11 @@ pub fn training_per_token(
         _ => 2.0 * forward,
     };
     let model = forward + backward;
+    let logits_forward = 2.0 * counts.logits_matmul as f64;
+    let logits = match task {
+        Task::Lora | Task::Qlora => 2.0 * logits_forward,
+        _ => 3.0 * logits_forward,
+    };
     let recompute = match checkpointing {
         Checkpointing::Full => forward,
         Checkpointing::Selective => attention,
@@ -61,6 +69,7 @@ pub fn training_per_token(
     TrainingFlops {
         model,
         hardware: forward + backward + recompute,
+        logits,
     }
 }
 
@@ -87,5 +96,11 @@ mod tests {
         assert_eq!(lora.hardware, lora.model);
         let full = training_per_token(&spec, &counts, 4096, Task::Pretrain, Checkpointing::Full);
         assert!((full.hardware / full.model - 4.0 / 3.0).abs() < 1e-12);
+        // The output layer's share: forward and both gradients, or no weight gradient when
+        // the base is frozen; recomputation does not redo it.
+        let output = 32000.0 * 4096.0;
+        assert_eq!(flops.logits, 6.0 * output);
+        assert_eq!(lora.logits, 4.0 * output);
+        assert_eq!(full.logits, flops.logits);
     }
 }

@@ -12,7 +12,7 @@ use crate::flops::TrainingFlops;
 use crate::notes::Notes;
 use crate::parallel_costs::StepOf;
 use crate::precision_bytes::{gradient_bytes, weight_bytes};
-use gpuplan_model::{Accelerator, FlopsPerSecond, Task, Workload};
+use gpuplan_model::{Accelerator, FlopsPerSecond, Precision, Task, Workload};
 use serde::Serialize;
 
 /// How fast training runs and how long it takes.
@@ -145,7 +145,15 @@ pub fn estimate(
     let gpus = f64::from(cluster.gpus);
     let achieved = efficiency(accelerator, workload, shape, notes);
     let tokens_per_step = (workload.batch * shape.seq) as f64;
-    let ideal = shape.flops_per_token.hardware * tokens_per_step / (gpus * peak.0 * achieved);
+    let ideal = ideal_compute_seconds(accelerator, peak, workload, shape, achieved) * tokens_per_step / gpus;
+    if workload.precision.bits() <= 8 && shape.flops_per_token.logits > 0.0 {
+        notes.add(|| {
+            format!(
+                "the output layer's logits projection ({:.1} % of the FLOPs) runs in 16 bits, as the frameworks leave it",
+                100.0 * shape.flops_per_token.logits / shape.flops_per_token.hardware
+            )
+        });
+    }
 
     let micro_batches = (workload.batch as f64 / (workload.micro_batch as f64 * f64::from(layout.dp))).max(1.0);
     let step_of = StepOf {
@@ -314,5 +322,29 @@ impl TrainingEstimate {
         self.time_seconds = Some(seconds);
         self.gpu_hours = Some(seconds * f64::from(gpus) / 3600.0);
         self
+    }
+}
+
+/// Seconds of compute per token on one GPU at full utilisation of `achieved` of `peak`. At 8
+/// bits or fewer the output layer's logits projection runs in 16 bits: Megatron-Core builds
+/// it as a plain `ColumnParallelLinear`, outside Transformer Engine's fp8 autocast, and
+/// torchtitan's Float8 conversion leaves the module named `output` out by default.
+fn ideal_compute_seconds(
+    accelerator: &Accelerator,
+    peak: FlopsPerSecond,
+    workload: &Workload,
+    shape: &TrainingShape,
+    achieved: f64,
+) -> f64 {
+    let flops = shape.flops_per_token;
+    let sixteen = accelerator.peak(Precision::Bf16).or(accelerator.peak(Precision::Fp16));
+    match sixteen {
+        Some(sixteen) if workload.precision.bits() <= 8 && flops.logits > 0.0 => {
+            let (low, _) = training_peak_fraction(accelerator, workload.precision);
+            let (high, _) = training_peak_fraction(accelerator, Precision::Bf16);
+            let achieved_sixteen = achieved * high / low;
+            (flops.hardware - flops.logits) / (peak.0 * achieved) + flops.logits / (sixteen.0 * achieved_sixteen)
+        }
+        _ => flops.hardware / (peak.0 * achieved),
     }
 }
