@@ -521,7 +521,8 @@ impl StepCost {
         let touched = 1.0 - (1.0 - self.expert_share).powf(tokens.max(1.0));
         let single = if tokens <= 1.0 { self.batch1_weight_ratio } else { 1.0 };
         let weights = (self.dense_weight_seconds + self.expert_weight_seconds * touched) * single;
-        // Tokens that yield an output: the decodes and, per prompt, its last token.
+        // Tokens that yield an output: the decodes and, per prompt, its last token (`prompt` is
+        // the size-biased mean length for a mix, so a mix's prompts are counted a little short).
         let outputs = decodes + prefill_tokens / prompt.max(1.0);
         let gemms = rounded_roofline(
             weights,
