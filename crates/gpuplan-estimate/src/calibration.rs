@@ -166,7 +166,11 @@ mod tests {
     fn serving_evidence_states_the_values_in_force() {
         for profile in calibration().engines.values() {
             if let Some(serving) = &profile.serving {
-                let ms = format!("{} ms fixed", serving.step_seconds * 1e3);
+                let ms = if serving.seconds_per_layer > 0.0 {
+                    format!("{} µs per layer", (serving.seconds_per_layer * 1e6).round())
+                } else {
+                    format!("{} ms fixed", serving.step_seconds * 1e3)
+                };
                 let percent = format!("{} % of peak", (serving.gemm_peak_fraction * 100.0).round());
                 assert!(
                     serving.evidence.contains(&ms) && serving.evidence.contains(&percent),

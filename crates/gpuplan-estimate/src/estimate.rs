@@ -600,6 +600,8 @@ fn transformer(
         });
         if serving_cost.is_some() {
             assumptions.add(|| crate::efficiency::serving_gemm_note(request.accelerator));
+            assumptions
+                .add(|| crate::serving::iteration_note(workload.engine, &workload.engine_settings, shape.layers));
         }
         assumptions.add(|| {
             format!(

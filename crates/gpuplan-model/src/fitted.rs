@@ -359,6 +359,11 @@ pub struct ServingProfile {
     pub gemm_peak_fraction: f64,
     /// Time every iteration costs whatever it holds: scheduling, sampling, launches, seconds.
     pub step_seconds: f64,
+    /// Time every iteration costs per layer of the model whatever it holds (the kernels each
+    /// layer runs, launched one after another), seconds; 0 where the fixed cost is per
+    /// iteration only.
+    #[serde(default)]
+    pub seconds_per_layer: f64,
     /// Host time per running sequence per iteration (detokenising, sampling, bookkeeping),
     /// seconds.
     pub seconds_per_sequence: f64,
@@ -383,7 +388,7 @@ impl EngineProfile {
         match &self.serving {
             Some(serving) => IterationCosts {
                 gemm_peak_fraction: serving.gemm_peak_fraction,
-                step_seconds: serving.step_seconds,
+                step_seconds: serving.step_seconds + serving.seconds_per_layer * layers,
                 seconds_per_sequence: serving.seconds_per_sequence,
             },
             None => IterationCosts {
@@ -592,6 +597,22 @@ impl Calibration {
     /// The architectures' serving factors are positive and the roofline's knee at least 1 (a
     /// smaller exponent would make a step longer than its two sides together).
     fn check_serving_factors(&self) -> Result<(), CalibrationDataError> {
+        for (name, profile) in &self.engines {
+            let Some(serving) = &profile.serving else { continue };
+            for (field, value) in [
+                ("step_seconds", serving.step_seconds),
+                ("seconds_per_layer", serving.seconds_per_layer),
+                ("seconds_per_sequence", serving.seconds_per_sequence),
+            ] {
+                if !(value >= 0.0 && value.is_finite()) {
+                    return Err(CalibrationDataError::OutOfRange {
+                        what: format!("{name} serving {field}"),
+                        value,
+                        bound: "0 or more",
+                    });
+                }
+            }
+        }
         let knee = self.constants.serving_roofline_knee.value;
         if knee.is_nan() || knee < 1.0 {
             return Err(CalibrationDataError::OutOfRange {

@@ -23,23 +23,23 @@ use crate::catalog;
 
 /// Case-id prefixes the serving constants were set from (see `efficiency.rs`:
 /// `low_precision_decode_factor()` cites TensorRT-LLM's fp8 throughput tables on H100/H200).
-/// Median relative error allowed on the held-out cases: 11 % for throughput (10.0 % today, with
-/// experts' GEMMs at the efficiency of their width: a bar against regressions; the issue's
-/// target is 10 %), 20 % for latency percentiles.
-const THROUGHPUT_TARGET: f64 = 0.11;
+/// Median relative error allowed on the held-out cases: 10 % for throughput (the issue's
+/// target; 9.2 % today, since TensorRT-LLM's fixed iteration time is read per layer), 20 % for
+/// latency percentiles.
+const THROUGHPUT_TARGET: f64 = 0.10;
 const LATENCY_TARGET: f64 = 0.20;
 /// Median relative error allowed on the highest load held-out MLPerf Server and Interactive
 /// runs passed, against the model's goodput within the same limits.
 const GOODPUT_TARGET: f64 = 0.10;
 /// The same for the Llama-3.1-405B and 8B runs (v5.0–v5.1, fp4 on Blackwell), where the model
-/// is not yet within the target: a bar against regressions (14.1 % today, 25.9 % before the
+/// is not yet within the target: a bar against regressions (11.2 % today, 25.9 % before the
 /// prompt queue drained at the GPU's pace where that is the slower one). Long prompts fill
 /// iterations several times the decode-only length, and the queue behind them waits for that
 /// time; the 405B goodputs come within −12…+6 % but NVIDIA's 405B Interactive run on 8 B200
 /// (+45 %), and the Llama-3.1-8B fp4 runs on B200, whose Offline capacity is itself 14–24 %
 /// high, stay above.
-const LLAMA3_GOODPUT_BAR: f64 = 0.15;
-/// Where the model's p99 TTFT and TPOT at those loads stand today (17.6 %: a bar against
+const LLAMA3_GOODPUT_BAR: f64 = 0.13;
+/// Where the model's p99 TTFT and TPOT at those loads stand today (18.7 %: a bar against
 /// regressions, not a target met). AMD's runs, described with the fp8 KV cache they used, read
 /// shorter decode steps than measured at their passed loads (v4.1 8 × MI300X p99 TPOT −33 %);
 /// the prompt queue's tail (Cramér–Lundberg rather than an exponential of the mean wait)
@@ -555,12 +555,12 @@ fn a_second_set_of_mlperf_runs_is_reported_against_the_same_model() {
         interval.0,
         interval.1
     );
-    // Today: Offline 9.6 %, goodput 12.2 %, p99s 46.7 %, ten rows past the estimated capacity.
-    // Most of the set is under-estimated: the Llama-3.1-8B runs whose iterations hold 1,536
-    // tokens (Quanta's and Cisco's H200 and H200 NVL) come out 9–13 % slow Offline, where a
-    // replica's fixed iteration time weighs most.
+    // Today: Offline 3.9 %, goodput 8.5 %, p99s 23.3 %, eight rows past the estimated capacity.
+    // The Llama-3.1-8B runs whose iterations hold 1,536 tokens (Quanta's and Cisco's H200 and
+    // H200 NVL) came out 9–13 % slow Offline while TensorRT-LLM's fixed iteration time was 4 ms
+    // whatever the model; read as 50 µs a layer, a 32-layer model's is 1.6 ms.
     assert!(table.case.len() >= 40, "{}", table.case.len());
-    assert!(o <= 0.10 && g <= 0.13 && p <= 0.47, "{o:.3} {g:.3} {p:.3}");
+    assert!(o <= 0.05 && g <= 0.09 && p <= 0.24, "{o:.3} {g:.3} {p:.3}");
     assert!(not_evaluated <= 10, "{not_evaluated}");
 }
 
