@@ -600,8 +600,9 @@ fn transformer(
         });
         if serving_cost.is_some() {
             assumptions.add(|| crate::efficiency::serving_gemm_note(request.accelerator));
-            assumptions
-                .add(|| crate::serving::iteration_note(workload.engine, &workload.engine_settings, shape.layers));
+            assumptions.add(|| {
+                crate::serving_iteration::iteration_note(workload.engine, &workload.engine_settings, shape.layers)
+            });
         }
         assumptions.add(|| {
             format!(

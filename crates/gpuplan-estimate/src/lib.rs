@@ -43,6 +43,7 @@ pub mod parameters;
 pub mod precision_bytes;
 mod prompt_queue;
 pub mod serving;
+pub mod serving_iteration;
 pub mod serving_near_capacity;
 pub mod serving_users;
 pub mod spot;

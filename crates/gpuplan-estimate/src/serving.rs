@@ -405,42 +405,6 @@ pub struct StepCost {
     pub engine: Engine,
 }
 
-/// An iteration's own costs for `engine` (its release's where the release differs) on a model of
-/// `layers` layers: GEMM efficiency, fixed time and time per running sequence.
-fn iteration_costs(engine: Engine, settings: &EngineSettings, layers: f64) -> gpuplan_model::fitted::IterationCosts {
-    let mut serving = engine_profile(engine).iteration_costs(layers);
-    if let Some(release) = release_profile(engine, settings) {
-        serving.gemm_peak_fraction = release.gemm_peak_fraction.unwrap_or(serving.gemm_peak_fraction);
-        serving.step_seconds = release.step_seconds.unwrap_or(serving.step_seconds);
-        serving.seconds_per_sequence = release.seconds_per_sequence.unwrap_or(serving.seconds_per_sequence);
-    }
-    serving
-}
-
-/// The iteration's fixed time and time per running sequence in words, for the estimate's
-/// assumptions.
-pub fn iteration_note(engine: Engine, settings: &EngineSettings, layers: u64) -> String {
-    let costs = iteration_costs(engine, settings, layers as f64);
-    let per_layer = engine_profile(engine)
-        .serving
-        .as_ref()
-        .map_or(0.0, |s| s.seconds_per_layer);
-    let fixed = if per_layer > 0.0 && release_profile(engine, settings).and_then(|r| r.step_seconds).is_none() {
-        format!(
-            "{:.1} ms fixed ({:.0} µs a layer × {layers} layers)",
-            costs.step_seconds * 1e3,
-            per_layer * 1e6
-        )
-    } else {
-        format!("{:.1} ms fixed", costs.step_seconds * 1e3)
-    };
-    format!(
-        "a serving iteration costs {fixed} and {:.0} µs per running sequence on the host, beside its GEMMs, \
-         attention and collectives",
-        costs.seconds_per_sequence * 1e6
-    )
-}
-
 impl StepCost {
     pub fn new(
         accelerator: &Accelerator,
@@ -455,7 +419,7 @@ impl StepCost {
         let tp = f64::from(layout.tp.max(1));
         let stages = f64::from(layout.pp.max(1));
         let layers = shape.layers as f64;
-        let serving = iteration_costs(engine, settings, layers);
+        let serving = crate::serving_iteration::iteration_costs(engine, settings, layers);
         let bandwidth = accelerator.memory_bandwidth.map_or(f64::INFINITY, |b| b.0) * profile.decode_bandwidth_fraction;
         let low_precision = precision.bits() <= 8;
         let engine_fraction = serving.gemm_peak_fraction * serving_architecture_factor(accelerator);
@@ -1513,23 +1477,6 @@ mod tests {
         // Never more than a rank's budget, and nothing without ranks.
         assert!(busiest_rank_excess(8192.0, 20_000.0, 8.0, 8192.0) <= 8192.0 - 1024.0);
         assert_eq!(busiest_rank_excess(8192.0, 5000.0, 1.0, 8192.0), 0.0);
-    }
-
-    #[test]
-    fn tensorrt_llm_iterations_cost_a_fixed_time_per_layer() {
-        // Set as 4 ms an iteration on 80-layer models: 1.6 ms for Llama 3.1 8B's 32 layers,
-        // 6.3 ms for 405B's 126. vLLM's is the iteration's whatever the depth.
-        let settings = EngineSettings::default();
-        let layers = |n: u64| iteration_costs(Engine::TensorrtLlm, &settings, n as f64).step_seconds;
-        assert!((layers(80) - 0.004).abs() < 1e-12);
-        assert!((layers(32) - 0.0016).abs() < 1e-12 && (layers(126) - 0.0063).abs() < 1e-12);
-        let vllm = |n: u64| iteration_costs(Engine::Vllm, &settings, n as f64).step_seconds;
-        assert_eq!(vllm(32), vllm(126));
-        assert!(
-            iteration_note(Engine::TensorrtLlm, &settings, 32).contains("1.6 ms fixed (50 µs a layer × 32 layers)"),
-            "{}",
-            iteration_note(Engine::TensorrtLlm, &settings, 32)
-        );
     }
 
     #[test]
