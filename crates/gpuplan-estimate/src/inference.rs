@@ -362,7 +362,8 @@ pub fn all_reduce_latency(n: f64) -> f64 {
 /// the weights are quantised to 8 bits or fewer, since served checkpoints keep the output layer
 /// in 16 bits (ModelOpt's fp8 and NVFP4 exports list `lm_head` among the excluded modules;
 /// vLLM's fp8, AWQ and GPTQ methods quantise the layers' linear modules, not the LM head;
-/// bitsandbytes skips `lm_head`), and the precision's own rate otherwise.
+/// bitsandbytes skips `lm_head`) and low-precision training leaves it there too, and the
+/// precision's own rate otherwise (or where the GPU states no 16-bit peak).
 pub(crate) fn logits_peak(accelerator: &Accelerator, peak: FlopsPerSecond, precision: Precision) -> f64 {
     if precision.bits() > 8 {
         return peak.0;

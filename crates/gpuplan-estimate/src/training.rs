@@ -145,15 +145,7 @@ pub fn estimate(
     let gpus = f64::from(cluster.gpus);
     let achieved = efficiency(accelerator, workload, shape, notes);
     let tokens_per_step = (workload.batch * shape.seq) as f64;
-    let ideal = ideal_compute_seconds(accelerator, peak, workload, shape, achieved) * tokens_per_step / gpus;
-    if workload.precision.bits() <= 8 && shape.flops_per_token.logits > 0.0 {
-        notes.add(|| {
-            format!(
-                "the output layer's logits projection ({:.1} % of the FLOPs) runs in 16 bits, as the frameworks leave it",
-                100.0 * shape.flops_per_token.logits / shape.flops_per_token.hardware
-            )
-        });
-    }
+    let ideal = ideal_compute_seconds(accelerator, peak, workload, shape, achieved, notes) * tokens_per_step / gpus;
 
     let micro_batches = (workload.batch as f64 / (workload.micro_batch as f64 * f64::from(layout.dp))).max(1.0);
     let step_of = StepOf {
@@ -335,16 +327,20 @@ fn ideal_compute_seconds(
     workload: &Workload,
     shape: &TrainingShape,
     achieved: f64,
+    notes: &mut Notes,
 ) -> f64 {
     let flops = shape.flops_per_token;
-    let sixteen = accelerator.peak(Precision::Bf16).or(accelerator.peak(Precision::Fp16));
-    match sixteen {
-        Some(sixteen) if workload.precision.bits() <= 8 && flops.logits > 0.0 => {
-            let (low, _) = training_peak_fraction(accelerator, workload.precision);
-            let (high, _) = training_peak_fraction(accelerator, Precision::Bf16);
-            let achieved_sixteen = achieved * high / low;
-            (flops.hardware - flops.logits) / (peak.0 * achieved) + flops.logits / (sixteen.0 * achieved_sixteen)
-        }
-        _ => flops.hardware / (peak.0 * achieved),
+    if workload.precision.bits() > 8 || flops.logits <= 0.0 {
+        return flops.hardware / (peak.0 * achieved);
     }
+    notes.add(|| {
+        format!(
+            "the output layer's logits projection ({:.1} % of the FLOPs) runs in 16 bits, as the frameworks leave it",
+            100.0 * flops.logits / flops.hardware
+        )
+    });
+    let (low, _) = training_peak_fraction(accelerator, workload.precision);
+    let (high, _) = training_peak_fraction(accelerator, Precision::Bf16);
+    let sixteen = crate::inference::logits_peak(accelerator, peak, workload.precision);
+    (flops.hardware - flops.logits) / (peak.0 * achieved) + flops.logits / (sixteen * achieved * high / low)
 }

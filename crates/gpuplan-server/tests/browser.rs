@@ -103,6 +103,12 @@ impl Session {
         self.post("/url", json!({ "url": url }));
     }
 
+    /// Opens `url` and waits for its plan: the table's rows.
+    fn open_plan(&self, url: &str) -> Vec<String> {
+        self.open(url);
+        self.wait_for("#plan-table tbody tr")
+    }
+
     fn find_all(&self, css: &str) -> Vec<String> {
         let found = self.post("/elements", json!({"using": "css selector", "value": css}));
         found
@@ -373,17 +379,15 @@ fn plans_draws_and_shares(site: &str, page: &Session) {
     }
     let routes = page.wait_for_text("#routes", |t| t.contains("/api/v1/plan"));
     assert!(!routes.contains('`'), "{routes}");
-    page.open(&shared);
-    let again = page.wait_for("#plan-table tbody tr");
+    let again = page.open_plan(&shared);
     assert_eq!(page.text(&again[0]), first);
 
     // Serving: the latency percentiles replace the memory chart; each row says how many
     // replicas of how many GPUs, the autoscaling range, TPOT and the price per million tokens,
     // and the targets and output length the form sends come back in the shared address.
-    page.open(&format!(
+    page.open_plan(&format!(
         "{site}/?model=llama-3.1-8b&task=inference&qps=5&seq=1024&output_tokens=200&tpot=p90:60ms"
     ));
-    page.wait_for("#plan-table tbody tr");
     let bars = page.wait_for("#latency .latency-bar");
     assert!(bars.len() >= 3, "p50, p90 and p99 bars");
     let latency = page.text(&page.wait_for("#plan-table tbody tr")[0]);
@@ -428,10 +432,9 @@ fn plans_draws_and_shares(site: &str, page: &Session) {
     // The serving engine and the headroom are form fields: a shared address restores them, the
     // API plans with them (headroom 0 plans each replica at its goodput), and a headroom out of
     // range is named by the field's label.
-    page.open(&format!(
+    page.open_plan(&format!(
         "{site}/?model=llama-3.1-8b&task=inference&qps=5&seq=1024&output_tokens=200&engine=tensorrt-llm&headroom=0"
     ));
-    page.wait_for("#plan-table tbody tr");
     let asked = page.script("const s = lastPlan.recommendations[0].serving; return [document.getElementById('engine').value, document.getElementById('headroom').value, lastPlan.request.engine, lastPlan.request.headroom, s.requests_per_second_per_replica / s.goodput_per_replica];");
     let asked = asked.as_array().unwrap();
     assert_eq!(
@@ -442,10 +445,9 @@ fn plans_draws_and_shares(site: &str, page: &Session) {
     assert!((asked[4].as_f64().unwrap() - 1.0).abs() < 1e-9, "{asked:?}");
     // A closed loop of users in place of a request rate: the request carries `concurrency` and
     // no `qps`, and each row says how many users a replica takes within the targets.
-    page.open(&format!(
+    page.open_plan(&format!(
         "{site}/?model=llama-3.1-8b&task=inference&concurrency=64&seq=1024&output_tokens=200&tpot=p90:60ms"
     ));
-    page.wait_for("#plan-table tbody tr");
     let closed = page.script("const s = lastPlan.recommendations[0].serving; return [document.getElementById('concurrency').value, lastPlan.request.concurrency, lastPlan.request.qps, s.users_within_targets_per_replica, document.querySelectorAll('#latency .latency-bar').length, document.querySelector('#plan-table tbody tr').textContent];");
     let closed = closed.as_array().unwrap();
     assert_eq!(

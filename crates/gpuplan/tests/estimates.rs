@@ -1656,7 +1656,7 @@ fn a_checkpoints_safetensors_index_sets_the_weights_it_holds() {
 mod logits {
     use super::*;
     /// Llama 3.1 8B, or the same model with a vocabulary `times` as large.
-    fn llama_8b_with_vocabulary(times: u64) -> ModelSource {
+    pub(super) fn llama_8b_with_vocabulary(times: u64) -> ModelSource {
         let mut config: serde_json::Value =
             serde_json::from_str(include_str!("../../gpuplan-catalog/data/models/llama-3.1-8b.json")).unwrap();
         let mut config = config["config"].take();
@@ -1722,15 +1722,7 @@ mod logits {
 #[test]
 fn fp8_training_keeps_the_output_layer_in_sixteen_bits() {
     let step = |times: u64, precision| {
-        let mut config: serde_json::Value =
-            serde_json::from_str(include_str!("../../gpuplan-catalog/data/models/llama-3.1-8b.json")).unwrap();
-        let mut config = config["config"].take();
-        config["vocab_size"] = (128_256 * times).into();
-        let model = ModelSource::Config {
-            name: "config.json".into(),
-            text: config.to_string(),
-            checkpoint_index: None,
-        };
+        let model = logits::llama_8b_with_vocabulary(times);
         let mut r = WorkloadRequest::new(model, Task::Pretrain, "H100-SXM5-80GB");
         (r.gpus, r.precision, r.framework) = (Some(8), Some(precision), Some(Framework::Megatron));
         let answer = estimate_workload(catalog(), &r).unwrap();
