@@ -50,6 +50,11 @@ const LIMIT_PERCENTILE_BAR: f64 = 0.24;
 /// public TensorRT-LLM tables the fp4 GEMM factor also answers to, and at the model's lower
 /// goodput their p99 TPOT reaches the 200 ms limit where the runs stopped near 150 ms.
 const OWN_LIMIT_PERCENTILE_BAR: f64 = 0.19;
+/// The MLPerf runs' mean TTFT and TPOT at the loads they passed (LoadGen's summaries give
+/// them beside the p99s): a bar against regressions for Llama-2-70B and for Llama-3.1 405B/8B.
+/// A mean is steadier than the p99 of a few hundred requests (a 405B run completes about 270),
+/// but at a load near the limit it is as sensitive to the capacity's error.
+const MEAN_AT_LOAD_BAR: (f64, f64) = (0.20, 0.26);
 /// The same rows whose load is past the estimated capacity but inside that range, reported as
 /// near capacity without latencies: three runs, 3–8 % above the estimate (AMD's and MiTAC's
 /// v5.1 MI325X, Red Hat's TP4 L40S with vLLM).
@@ -423,6 +428,9 @@ fn predict(case: &Case) -> Result<f64, String> {
 /// near saturation whatever error the goodput itself has (a 9 % error in capacity moves the
 /// percentiles at a fixed load by half near the limit).
 fn at_own_goodput(case: &Case) -> Option<f64> {
+    if case.statistic != "p99" {
+        return None;
+    }
     let (ttft, tpot) = case.limits()?;
     let (input, output) = (case.input_tokens?.round() as u64, case.output_tokens?.round() as u64);
     let cost = step_cost(case, input, output)?;
@@ -618,6 +626,8 @@ fn held_out_serving_errors_meet_the_targets() {
     let mut llama3_own = Vec::new();
     let mut limit_percentiles = Vec::new();
     let mut own_limit = Vec::new();
+    // MLPerf runs' mean TTFT and TPOT at their passed loads: (Llama-2-70B?, TTFT?, |error|).
+    let mut means = Vec::new();
     let mut saturated = 0;
     let mut near_capacity = 0;
     let mut skipped = Vec::new();
@@ -656,6 +666,9 @@ fn held_out_serving_errors_meet_the_targets() {
                         (true, true) if case.model == "llama-2-70b" => goodput.push(error.abs()),
                         (true, true) => llama3_goodput.push(error.abs()),
                         (true, false) => throughput.push(error.abs()),
+                        (false, true) if case.statistic == "mean" => {
+                            means.push((case.model == "llama-2-70b", case.kind == "ttft", error.abs()))
+                        }
                         (false, true) if case.model == "llama-2-70b" => limit_percentiles.push(error.abs()),
                         (false, true) => llama3_percentiles.push(error.abs()),
                         (false, false) => latency.push(error.abs()),
@@ -664,7 +677,7 @@ fn held_out_serving_errors_meet_the_targets() {
             }
             Err(why) => {
                 println!("{:<64} {:>10.1} {:>10} ({why})", case.id, case.measured, "-");
-                if !calibration && case.limits().is_some() {
+                if !calibration && case.limits().is_some() && case.statistic == "p99" {
                     saturated += usize::from(why.starts_with("saturated"));
                     near_capacity += usize::from(why.starts_with("near capacity"));
                 }
@@ -716,6 +729,45 @@ fn held_out_serving_errors_meet_the_targets() {
         "held out: MLPerf Llama-2-70B p99 TTFT/TPOT at the model's own goodput {:.1} % over {}; published loads found saturated (all MLPerf rows): {saturated}; near capacity, within its 80 % range: {near_capacity}",
         o * 100.0,
         own_limit.len()
+    );
+    let mean_of = |llama2: bool, ttft: Option<bool>| {
+        let errors: Vec<f64> = means
+            .iter()
+            .filter(|(l, t, _)| *l == llama2 && ttft.is_none_or(|ttft| *t == ttft))
+            .map(|(_, _, e)| *e)
+            .collect();
+        (median(errors.clone()), errors.len())
+    };
+    let [
+        (m2, n2),
+        (m2_ttft, _),
+        (m2_tpot, _),
+        (m3, n3),
+        (m3_ttft, _),
+        (m3_tpot, _),
+    ] = [
+        (true, None),
+        (true, Some(true)),
+        (true, Some(false)),
+        (false, None),
+        (false, Some(true)),
+        (false, Some(false)),
+    ]
+    .map(|(l, t)| mean_of(l, t));
+    println!(
+        "held out: MLPerf mean TTFT/TPOT at the passed load, Llama-2-70B {:.1} % over {n2} (TTFT {:.1} %, TPOT {:.1} %), Llama-3.1-405B/8B {:.1} % over {n3} (TTFT {:.1} %, TPOT {:.1} %)",
+        m2 * 100.0,
+        m2_ttft * 100.0,
+        m2_tpot * 100.0,
+        m3 * 100.0,
+        m3_ttft * 100.0,
+        m3_tpot * 100.0
+    );
+    // Not yet within the percentiles' 15 %: held to today's 18.1 % and 23.2 %.
+    assert!(n2 >= 60 && n3 >= 30, "{n2} {n3}");
+    assert!(
+        m2 <= MEAN_AT_LOAD_BAR.0 && m3 <= MEAN_AT_LOAD_BAR.1,
+        "means {m2:.3} {m3:.3}"
     );
     crate::estimates::intervals::check(&capacities);
     println!(
