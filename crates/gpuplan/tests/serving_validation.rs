@@ -641,7 +641,10 @@ fn held_out_serving_errors_meet_the_targets() {
     println!("{:<64} {:>10} {:>10} {:>8}  role", "case", "measured", "model", "error");
     let table = table();
     for case in &table.case {
-        let calibration = calibrated.contains(case.id.as_str());
+        // A run's mean goes with its p99 row: in-sample where that row set a constant.
+        let p99_twin = case.id.strip_suffix("-mean").map(|run| format!("{run}-p99"));
+        let calibration =
+            calibrated.contains(case.id.as_str()) || p99_twin.is_some_and(|twin| calibrated.contains(twin.as_str()));
         let role = |short: bool| match (calibration, short) {
             (true, _) => "calibration",
             (false, true) => "held out, short of its limits: a lower bound",
@@ -763,7 +766,7 @@ fn held_out_serving_errors_meet_the_targets() {
         m3_ttft * 100.0,
         m3_tpot * 100.0
     );
-    // Not yet within the percentiles' 15 %: held to today's 18.1 % and 23.2 %.
+    // Not yet within the percentiles' 15 %: held to today's 17.9 % and 23.2 %.
     assert!(n2 >= 60 && n3 >= 30, "{n2} {n3}");
     assert!(
         m2 <= MEAN_AT_LOAD_BAR.0 && m3 <= MEAN_AT_LOAD_BAR.1,
