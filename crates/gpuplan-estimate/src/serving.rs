@@ -985,7 +985,12 @@ pub fn at_load(cost: &StepCost, rate: f64, mix: &RequestMix) -> Result<LoadPoint
             let steps = (tokens / left).ceil().max(1.0);
             let chunk = tokens.min(left);
             let prompt = if chunk >= prefill_tokens { tokens } else { biased };
-            steps * cost.step(sequences, context, prefill_tokens.max(chunk), prompt, 1.0)
+            // Every chunk but the last fills the iteration's budget; the last holds what is left
+            // of the prompt, beside the other prompts' tokens.
+            let last = tokens - (steps - 1.0) * left;
+            let last_prompt = if last >= prefill_tokens { tokens } else { biased };
+            (steps - 1.0) * cost.step(sequences, context, prefill_tokens.max(chunk), prompt, 1.0)
+                + cost.step(sequences, context, prefill_tokens.max(last), last_prompt, 1.0)
         }
         Some(batch) => {
             let prompt = if tokens >= batch { tokens } else { biased };

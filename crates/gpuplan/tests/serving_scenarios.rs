@@ -1266,10 +1266,11 @@ fn a_mixture_of_experts_states_the_bytes_its_routing_moves_a_token() {
     assert!(line("llama-3.1-70b", gpuplan::model::Engine::Vllm).is_none());
 }
 
-/// A replica is eight H200s for Llama-3.1-405B: a load a fifth past one replica's estimated
-/// goodput takes a second instance, doubling the bill. The goodput is an estimate with a
-/// measured error, so the plan says what the last instance buys: what each replica would
-/// carry without it, as a multiple of its goodput, beside the range measured goodputs fall in.
+/// Llama-3.1-405B in fp8 fills an 8-H200 instance, whether as one TP8 replica or two TP4
+/// ones: a load past what one instance's replicas carry takes a second instance, doubling the
+/// bill. The goodput is an estimate with a measured error, so the plan says what the last
+/// instance buys: what each replica would carry without it, as a multiple of its goodput,
+/// beside the range measured goodputs fall in.
 #[test]
 fn a_plan_rounded_up_to_a_second_eight_gpu_instance_says_what_one_would_carry() {
     let mut q = serving("llama-3.1-405b", 0.45, 9429, 654, "p99:6s", "p99:175ms");
@@ -1281,13 +1282,22 @@ fn a_plan_rounded_up_to_a_second_eight_gpu_instance_says_what_one_would_carry() 
     let serving = &r["serving"];
     assert_eq!(f(&r["nodes"]), 2.0, "{}", r["nodes"]);
     let fewer = &serving["one_fewer"];
-    assert_eq!((f(&fewer["instances"]), f(&fewer["replicas"])), (1.0, 1.0), "{fewer}");
-    // One replica would carry the whole load, past its goodput: the second instance is not
-    // the headroom's doing.
-    assert!((f(&fewer["load_per_replica"]) - 0.45).abs() < 1e-9, "{fewer}");
+    // One instance fewer keeps one instance's replicas, half the plan's.
+    let replicas = f(&serving["replicas"]);
+    assert_eq!(
+        (f(&fewer["instances"]), f(&fewer["replicas"])),
+        (1.0, replicas / 2.0),
+        "{fewer}"
+    );
+    // They would carry the whole load, past their goodput: the second instance is not the
+    // headroom's doing.
+    assert!(
+        (f(&fewer["load_per_replica"]) - 0.45 / f(&fewer["replicas"])).abs() < 1e-9,
+        "{fewer}"
+    );
     let over = f(&fewer["load_over_goodput"]);
     assert!(
-        (over - 0.45 / f(&serving["goodput_per_replica"])).abs() < 1e-9,
+        (over - f(&fewer["load_per_replica"]) / f(&serving["goodput_per_replica"])).abs() < 1e-9,
         "{fewer}"
     );
     assert!(over > 1.0, "{over}");
