@@ -986,11 +986,16 @@ pub fn at_load(cost: &StepCost, rate: f64, mix: &RequestMix) -> Result<LoadPoint
             let chunk = tokens.min(left);
             let prompt = if chunk >= prefill_tokens { tokens } else { biased };
             // Every chunk but the last fills the iteration's budget; the last holds what is left
-            // of the prompt, beside the other prompts' tokens.
+            // of the prompt, beside the other prompts' tokens. A prompt that fits is its own last
+            // chunk, timed once.
             let last = tokens - (steps - 1.0) * left;
             let last_prompt = if last >= prefill_tokens { tokens } else { biased };
-            (steps - 1.0) * cost.step(sequences, context, prefill_tokens.max(chunk), prompt, 1.0)
-                + cost.step(sequences, context, prefill_tokens.max(last), last_prompt, 1.0)
+            let full = if steps > 1.0 {
+                (steps - 1.0) * cost.step(sequences, context, prefill_tokens.max(chunk), prompt, 1.0)
+            } else {
+                0.0
+            };
+            full + cost.step(sequences, context, prefill_tokens.max(last), last_prompt, 1.0)
         }
         Some(batch) => {
             let prompt = if tokens >= batch { tokens } else { biased };
