@@ -198,6 +198,36 @@ type ShapeKey = (String, u32, u32, Option<GpuInterconnect>, u64, Precision, u64,
 /// degree): the same for every offering and region of that shape.
 type ReplicaKey = (String, u32, Option<GpuInterconnect>, Precision, u32);
 
+/// The replica size an offering gets (GPU, GPUs an instance, link, node network, precision):
+/// the same for every offering and region of that instance shape.
+type InstanceShapeKey = (String, u32, Option<GpuInterconnect>, u64, Precision);
+
+/// The latency of the replica an instance shape gets, at a load per replica (requests/s and
+/// users, as bits).
+type LatencyKey = (InstanceShapeKey, u64, Option<u64>);
+
+/// The instance-shape key of `offering` at `precision`.
+fn instance_shape_key(offering: &Offering, precision: Precision) -> InstanceShapeKey {
+    (
+        offering.accelerator.as_ref().map(|a| a.to_string()).unwrap_or_default(),
+        offering.accelerator_count,
+        offering.gpu_interconnect,
+        node_network_gbps(offering).map_or(0, |n| (n * 10.0) as u64),
+        precision,
+    )
+}
+
+/// The replica-shape key of `gpus` GPUs of `offering`'s accelerator.
+fn replica_key(offering: &Offering, gpus: u32, precision: Precision, ep: u32) -> ReplicaKey {
+    (
+        offering.accelerator.as_ref().map(|a| a.to_string()).unwrap_or_default(),
+        gpus,
+        offering.gpu_interconnect,
+        precision,
+        ep,
+    )
+}
+
 /// A price per instance-hour under a billing mode, with the note a derived price carries.
 type Priced = (BillingMode, f64, Option<String>);
 
@@ -248,6 +278,10 @@ struct Evaluator<'a, S: OfferingSource> {
     replicas: HashMap<ReplicaKey, Result<Option<SizedReplica>, Rejection>>,
     /// Disaggregated pools per replica shape and KV-transfer bandwidth (MB/s).
     splits: HashMap<(ReplicaKey, u64), Option<SplitPools>>,
+    /// The replica size chosen per instance shape.
+    sized: HashMap<InstanceShapeKey, Result<SizedReplica, Rejection>>,
+    /// A replica's latency at its share of the load.
+    latencies: HashMap<LatencyKey, ServingLatency>,
 }
 
 impl<S: OfferingSource> Evaluator<'_, S> {
@@ -337,6 +371,8 @@ pub fn plan(source: &impl OfferingSource, request: &PlanRequest) -> Result<Plan,
     let mut evaluator = Evaluator {
         replicas: HashMap::new(),
         splits: HashMap::new(),
+        sized: HashMap::new(),
+        latencies: HashMap::new(),
         source,
         request,
         cache: HashMap::new(),

@@ -100,13 +100,7 @@ pub(super) fn size_continuous_replica(
     ask: ReplicaAsk<'_>,
     label: &str,
 ) -> Result<Option<SizedReplica>, Rejection> {
-    let key = (
-        offering.accelerator.as_ref().map(|a| a.to_string()).unwrap_or_default(),
-        ask.gpus,
-        offering.gpu_interconnect,
-        ask.precision,
-        ask.ep,
-    );
+    let key = replica_key(offering, ask.gpus, ask.precision, ask.ep);
     if let Some(cached) = evaluator.replicas.get(&key) {
         return cached.clone().map_err(|rejection| Rejection {
             candidate: label.to_string(),
@@ -145,8 +139,28 @@ pub(super) fn size_continuous_uncached(
     }))
 }
 
-/// The replica size of `offering` that serves the most requests per instance.
+/// The replica size of `offering` that serves the most requests per instance, sized once per
+/// instance shape.
 pub(super) fn size_replica(
+    evaluator: &mut Evaluator<'_, impl OfferingSource>,
+    offering: &Offering,
+    precision: Precision,
+    mix: &RequestMix,
+    offline: bool,
+) -> Result<SizedReplica, Rejection> {
+    let key = instance_shape_key(offering, precision);
+    if let Some(cached) = evaluator.sized.get(&key) {
+        return cached.clone().map_err(|rejection| Rejection {
+            candidate: candidate_label(offering, 1, None),
+            ..rejection
+        });
+    }
+    let sized = size_replica_uncached(evaluator, offering, precision, mix, offline);
+    evaluator.sized.insert(key, sized.clone());
+    sized
+}
+
+fn size_replica_uncached(
     evaluator: &mut Evaluator<'_, impl OfferingSource>,
     offering: &Offering,
     precision: Precision,
@@ -317,10 +331,9 @@ pub(super) fn split_for_load(
         offering.node_bandwidth_gbps().0 * 1e9 / 8.0 / f64::from(per_node)
     };
     let key = (
-        (
-            offering.accelerator.as_ref().map(|a| a.to_string()).unwrap_or_default(),
+        replica_key(
+            offering,
             sized.gpus_per_replica,
-            offering.gpu_interconnect,
             precision,
             sized.configured.workload.layout.ep,
         ),
@@ -417,7 +430,19 @@ pub(super) fn evaluate_serving(
     let serving_replicas = split.map_or(instances * replicas_per_instance, |s| s.replicas());
     let load = asked.map_or(sized.planned, |qps| qps / f64::from(serving_replicas));
     let users = targets.concurrency.map(|n| n / f64::from(serving_replicas));
-    let mut latency = serving_latency(&sized, load, users, &mix);
+    let latency_key = (
+        instance_shape_key(offering, precision),
+        load.to_bits(),
+        users.map(f64::to_bits),
+    );
+    let mut latency = match evaluator.latencies.get(&latency_key) {
+        Some(cached) => *cached,
+        None => {
+            let latency = serving_latency(&sized, load, users, &mix);
+            evaluator.latencies.insert(latency_key, latency);
+            latency
+        }
+    };
     if let Some(split) = &split {
         latency.ttft = Some(split.ttft);
         latency.tpot = Some(split.tpot);
