@@ -365,3 +365,73 @@ fn spot_is_priced_with_its_interruptions() {
     assert!(spot.expected_interruptions.unwrap() > 0.0);
     assert!(spot.time_seconds.unwrap() > on_demand.time_seconds.unwrap());
 }
+
+/// A serving request for an 8B model at `qps`, with latency targets.
+fn serving_request(qps: f64) -> PlanRequest<'static> {
+    let mut template = template();
+    template.task = Task::Inference;
+    template.engine = Engine::Vllm;
+    template.batch = None;
+    template.seq = 512;
+    template.output_tokens = 128;
+    template.flash_attention = true;
+    PlanRequest {
+        // Needs two GPUs or more of 16–24 GB, one of 80 GB: the replica size depends on the
+        // instance's GPUs.
+        model: catalog().models().get("llama-3.1-8b").unwrap(),
+        template,
+        precisions: vec![Precision::Fp16],
+        amount: None,
+        constraints: Constraints {
+            serving: gpuplan_plan::ServingTargets {
+                qps: Some(qps),
+                ttft: Some(gpuplan_model::LatencyTarget::at_default_percentile(1.0).unwrap()),
+                tpot: Some(gpuplan_model::LatencyTarget::at_default_percentile(0.05).unwrap()),
+                ..Default::default()
+            },
+            ..Constraints::default()
+        },
+        objective: Objective::Cost,
+        top: 100,
+        tolerance: 0.0,
+        operational: Operational::default(),
+        cancel: Default::default(),
+    }
+}
+
+/// What a serving recommendation says of one offering, to compare across plans.
+fn serving_answer(plan: &gpuplan_plan::Plan, instance_type: &str) -> Option<String> {
+    plan.recommendations
+        .iter()
+        .find(|r| r.offering.instance_type == instance_type && r.billing == BillingMode::OnDemand)
+        .map(|r| {
+            let s = r.serving.as_ref().unwrap();
+            format!(
+                "{} instances, {} × {} GPUs, {:.6} req/s a replica, {:?}",
+                r.nodes, s.replicas, s.gpus_per_replica, s.requests_per_second_per_replica, s.latency
+            )
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    /// Replica sizes and latencies are worked out once per instance shape and reused: an
+    /// offering's serving answer must not depend on the other offerings planned beside it.
+    #[test]
+    fn a_serving_answer_does_not_depend_on_the_other_offerings(
+        source in arbitrary_catalog(),
+        qps in 1.0f64..60.0,
+    ) {
+        let request = serving_request(qps);
+        let Ok(together) = plan(&source, &request) else {
+            return Ok(());
+        };
+        prop_assert!(serving_answer(&together, &together.recommendations[0].offering.instance_type).is_some());
+        for offering in &source.offerings {
+            let alone = SmallCatalog { offerings: vec![offering.clone()] };
+            let by_itself = plan(&alone, &request).ok().and_then(|p| serving_answer(&p, &offering.instance_type));
+            prop_assert_eq!(serving_answer(&together, &offering.instance_type), by_itself);
+        }
+    }
+}
