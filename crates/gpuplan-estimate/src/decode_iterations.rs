@@ -127,23 +127,40 @@ impl DecodeIterations {
     /// meets a Poisson count of stalls of mean `stalls · o / mean output` and spreads them over
     /// its `o` tokens; the quantile of the mixture over the kept output lengths.
     fn mixed_tpot_at(&self, outputs: &[f64; OUTPUT_POINTS], q: f64) -> f64 {
-        let (decode, stall) = (self.decode_step_seconds, self.stall_seconds.max(1e-12));
-        let mean_stalls = |o: f64| self.stalls_per_request * o / self.mean_output;
-        let above = |t: f64| {
-            let share: f64 = outputs
-                .iter()
-                .map(|&o| poisson_above(mean_stalls(o), (t - decode) * o / stall))
-                .sum();
-            share / OUTPUT_POINTS as f64
-        };
+        let decode = self.decode_step_seconds;
         let high = outputs
             .iter()
             .map(|&o| {
-                let m = mean_stalls(o);
-                decode + stall * (m + 12.0 * m.sqrt() + 12.0) / o
+                let m = self.stalls_per_request * o / self.mean_output;
+                decode + self.stall_seconds.max(1e-12) * (m + 12.0 * m.sqrt() + 12.0) / o
             })
             .fold(decode, f64::max);
-        crate::serving::bisect(decode, high, crate::serving::STEP_TOLERANCE, |t| above(t) > 1.0 - q).1
+        crate::serving::bisect(decode, high, crate::serving::STEP_TOLERANCE, |t| {
+            self.share_above(outputs, t) > 1.0 - q
+        })
+        .1
+    }
+
+    /// Share of requests of the kept output lengths whose time per output token exceeds `t`.
+    fn share_above(&self, outputs: &[f64; OUTPUT_POINTS], t: f64) -> f64 {
+        let (decode, stall) = (self.decode_step_seconds, self.stall_seconds.max(1e-12));
+        let share: f64 = outputs
+            .iter()
+            .map(|&o| poisson_above(self.stalls_per_request * o / self.mean_output, (t - decode) * o / stall))
+            .sum();
+        share / OUTPUT_POINTS as f64
+    }
+
+    /// Whether the time per output token at quantile `q` is at most `seconds`: what
+    /// `tpot_at(q) <= seconds` answers, without searching for the quantile where the output
+    /// lengths vary (a goodput search asks this at every load it tries).
+    pub fn tpot_within(&self, q: f64, seconds: f64) -> bool {
+        match &self.outputs {
+            Some(outputs) if self.stalls_per_request > 0.0 => {
+                seconds >= self.decode_step_seconds && self.share_above(outputs, seconds) <= 1.0 - q
+            }
+            _ => self.tpot_at(q) <= seconds,
+        }
     }
 
     /// Mean time per output token: the mean iteration.
@@ -304,6 +321,32 @@ mod tests {
         let per_prompt = 0.015 / 0.62;
         assert!((poisson.itl_at(0.9) - (0.035 + 2.0 * per_prompt)).abs() < 1e-12);
         assert_eq!(poisson.tpot_mean(), one_each.tpot_mean());
+    }
+
+    proptest::proptest! {
+        /// The goodput search's direct check answers as the quantile does, a little above it
+        /// and a little below (beyond the bisection's relative 1e-5), for fixed outputs and a
+        /// log's varied ones.
+        #[test]
+        fn the_direct_check_agrees_with_the_quantile(
+            stalls in 0.1f64..200.0,
+            share in 0.05f64..0.95,
+            q in 0.5f64..0.995,
+            varied in proptest::bool::ANY,
+        ) {
+            let mix = if varied {
+                let shapes = (1..=400u64)
+                    .map(|i| gpuplan_model::RequestShape { input_tokens: 300, output_tokens: 1 + (i * i) % 900 })
+                    .collect();
+                RequestMix::from_shapes(shapes, "test").unwrap()
+            } else {
+                RequestMix::fixed(300, 400)
+            };
+            let iterations = DecodeIterations::mixed(0.05, 0.03, share, None, stalls, &mix);
+            let tpot = iterations.tpot_at(q);
+            proptest::prop_assert!(iterations.tpot_within(q, tpot * (1.0 + 1e-4)));
+            proptest::prop_assert!(!iterations.tpot_within(q, tpot * (1.0 - 1e-4)));
+        }
     }
 
     #[test]

@@ -119,18 +119,33 @@ impl PromptQueue {
         if own.iter().all(|&s| s == own[0]) {
             return self.wait_quantile(step, q) + own[0];
         }
-        let cdf = |t: f64| {
-            OWN_SHARES
-                .iter()
-                .zip(own)
-                .map(|(&(_, weight), &s)| weight * self.wait_cdf(step, t - s))
-                .sum::<f64>()
-        };
         // Every prompt has waited its `q` quantile by then and finished its own prefill too, so
         // the sum's quantile lies below.
         let longest = own.iter().copied().fold(0.0, f64::max);
         let high = self.wait_above(step, q) + longest;
-        crate::serving::bisect(0.0, high, crate::serving::STEP_TOLERANCE, |t| cdf(t) < q).1
+        crate::serving::bisect(0.0, high, crate::serving::STEP_TOLERANCE, |t| {
+            self.sojourn_cdf(step, own, t) < q
+        })
+        .1
+    }
+
+    /// Whether the time from arrival to the end of its prefill at quantile `q` is at most
+    /// `seconds`: what `sojourn_quantile(step, own, q) <= seconds` answers, without searching
+    /// for the quantile (a goodput search asks this at every load it tries).
+    pub(crate) fn sojourn_within(&self, step: f64, own: &[f64; OWN_POINTS], q: f64, seconds: f64) -> bool {
+        seconds >= 0.0 && self.sojourn_cdf(step, own, seconds) >= q
+    }
+
+    /// Share of prompts done with their prefill `t` seconds after arriving.
+    fn sojourn_cdf(&self, step: f64, own: &[f64; OWN_POINTS], t: f64) -> f64 {
+        if own.iter().all(|&s| s == own[0]) {
+            return self.wait_cdf(step, t - own[0]);
+        }
+        OWN_SHARES
+            .iter()
+            .zip(own)
+            .map(|(&(_, weight), &s)| weight * self.wait_cdf(step, t - s))
+            .sum::<f64>()
     }
 }
 
@@ -300,6 +315,30 @@ mod tests {
             proptest::prop_assert!(sojourn <= wait + longest + slack, "{sojourn} {wait} {longest}");
             let higher = queue.sojourn_quantile(step, &own, (q + 0.004).min(0.999));
             proptest::prop_assert!(higher >= sojourn - slack, "{higher} {sojourn}");
+        }
+
+        /// The goodput search's direct check answers as the quantile does, a little above it
+        /// and a little below (beyond the bisection's relative 1e-5).
+        #[test]
+        fn the_direct_check_agrees_with_the_quantile(
+            utilisation in 0.05f64..0.95,
+            longest in 1u64..40,
+            q in 0.5f64..0.995,
+            alike in proptest::bool::ANY,
+        ) {
+            let mix = prompts(250, longest);
+            let seconds_per_token = 2e-4;
+            let rate = utilisation / (mix.mean_prefill() * seconds_per_token);
+            let queue = PromptQueue::new(rate, seconds_per_token, &mix).unwrap();
+            let own = if alike {
+                [0.02; OWN_POINTS]
+            } else {
+                OWN_SHARES.map(|(p, _)| mix.prefill_quantile(p) * seconds_per_token)
+            };
+            let step = 0.03;
+            let sojourn = queue.sojourn_quantile(step, &own, q);
+            proptest::prop_assert!(queue.sojourn_within(step, &own, q, sojourn * (1.0 + 1e-4)));
+            proptest::prop_assert!(!queue.sojourn_within(step, &own, q, sojourn * (1.0 - 1e-4)));
         }
     }
 

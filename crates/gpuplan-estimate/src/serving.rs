@@ -1048,6 +1048,14 @@ impl LoadPoint {
             + self.admission.at(q)
     }
 
+    /// Whether the time to first token at quantile `q` is at most `seconds`: what
+    /// `ttft_at(q) <= seconds` answers, without searching for the quantile.
+    pub fn ttft_within(&self, q: f64, seconds: f64) -> bool {
+        let fixed = q * self.batch_wait_window + self.admission.at(q);
+        self.queue
+            .sojourn_within(self.iterations.step_seconds, &self.own_prefill, q, seconds - fixed)
+    }
+
     pub fn ttft_mean(&self) -> f64 {
         self.iterations.step_seconds / 2.0
             + self.queue.mean_wait
@@ -1091,8 +1099,8 @@ impl LoadPoint {
 
     /// Whether the latency percentiles meet the targets.
     pub fn meets(&self, ttft: Option<LatencyTarget>, tpot: Option<LatencyTarget>) -> bool {
-        ttft.is_none_or(|t| self.ttft_at(t.percentile / 100.0) <= t.seconds)
-            && tpot.is_none_or(|t| self.tpot_at(t.percentile / 100.0) <= t.seconds)
+        ttft.is_none_or(|t| self.ttft_within(t.percentile / 100.0, t.seconds))
+            && tpot.is_none_or(|t| self.iterations.tpot_within(t.percentile / 100.0, t.seconds))
     }
 }
 
@@ -1205,7 +1213,7 @@ pub fn goodput(
     let (low, _) = bisect(1e-6, high, LOAD_TOLERANCE, |rate| match at_load(cost, rate, mix) {
         Ok(point) if point.meets(ttft, tpot) => true,
         Ok(point) => {
-            limit = if ttft.is_some_and(|t| point.ttft_at(t.percentile / 100.0) > t.seconds) {
+            limit = if ttft.is_some_and(|t| !point.ttft_within(t.percentile / 100.0, t.seconds)) {
                 GoodputLimit::TimeToFirstToken
             } else {
                 GoodputLimit::TimePerOutputToken

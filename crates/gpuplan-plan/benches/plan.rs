@@ -6,7 +6,7 @@
 
 use gpuplan_catalog::Catalog;
 use gpuplan_estimate::TrainingAmount;
-use gpuplan_model::{Engine, LatencyTarget, Optimizer, Precision, Task};
+use gpuplan_model::{Engine, LatencyTarget, Optimizer, Precision, RequestMix, RequestShape, Task};
 use gpuplan_plan::{Constraints, Objective, Operational, PlanRequest, ServingTargets, WorkloadTemplate, plan};
 use std::sync::OnceLock;
 
@@ -81,11 +81,10 @@ fn plan_lora_fine_tuning(bencher: divan::Bencher) {
     bencher.bench(|| plan(catalog(), &request).unwrap().evaluated);
 }
 
-/// `gpuplan plan --model mistral-7b --task inference --qps 20 --input-tokens 1000 --output-tokens 200 --ttft 1s --tpot 50ms`
-#[divan::bench]
-fn plan_serving(bencher: divan::Bencher) {
+/// The serving benchmark's request: `requests` lengths, or 1,000 in / 200 out.
+fn serving_request(requests: Option<RequestMix>) -> PlanRequest<'static> {
     let model = catalog().models().get("mistral-7b").unwrap();
-    let request = PlanRequest {
+    PlanRequest {
         model,
         template: template(Task::Inference, None, 1000, 200, Engine::Vllm),
         precisions: vec![Precision::Bf16],
@@ -96,7 +95,7 @@ fn plan_serving(bencher: divan::Bencher) {
                 peak_qps: None,
                 ttft: Some(LatencyTarget::at_default_percentile(1.0).unwrap()),
                 tpot: Some(LatencyTarget::at_default_percentile(0.05).unwrap()),
-                requests: None,
+                requests,
                 headroom: None,
                 concurrency: None,
             },
@@ -107,6 +106,33 @@ fn plan_serving(bencher: divan::Bencher) {
         tolerance: gpuplan_plan::DEFAULT_TOLERANCE,
         operational: Operational::default(),
         cancel: Default::default(),
-    };
+    }
+}
+
+/// `gpuplan plan --model mistral-7b --task inference --qps 20 --input-tokens 1000 --output-tokens 200 --ttft 1s --tpot 50ms`
+#[divan::bench]
+fn plan_serving(bencher: divan::Bencher) {
+    let request = serving_request(None);
+    bencher.bench(|| plan(catalog(), &request).unwrap().evaluated);
+}
+
+/// The same with `--requests` of a request log: the 24,576 prompt and output lengths of the
+/// MLPerf Llama-2-70B dataset (the validation tables' copy).
+#[divan::bench]
+fn plan_serving_request_log(bencher: divan::Bencher) {
+    let text = include_str!("../../gpuplan/tests/validation/openorca-llama2-lengths.csv");
+    let shapes: Vec<RequestShape> = text
+        .lines()
+        .filter(|line| !line.starts_with('#'))
+        .skip(1)
+        .map(|line| {
+            let mut fields = line.split(',').map(|f| f.trim().parse::<u64>().unwrap());
+            RequestShape {
+                input_tokens: fields.next().unwrap(),
+                output_tokens: fields.next().unwrap(),
+            }
+        })
+        .collect();
+    let request = serving_request(RequestMix::from_shapes(shapes, "bench"));
     bencher.bench(|| plan(catalog(), &request).unwrap().evaluated);
 }

@@ -16,13 +16,11 @@ pub(super) struct SizedReplica {
 }
 
 /// The request shapes a serving plan sizes for: the user's log, or the template's lengths.
-pub(super) fn serving_mix(request: &PlanRequest) -> RequestMix {
-    request
-        .constraints
-        .serving
-        .requests
-        .clone()
-        .unwrap_or_else(|| RequestMix::fixed(request.template.seq, request.template.output_tokens))
+pub(super) fn serving_mix<'r>(request: &'r PlanRequest) -> std::borrow::Cow<'r, RequestMix> {
+    match &request.constraints.serving.requests {
+        Some(mix) => std::borrow::Cow::Borrowed(mix),
+        None => std::borrow::Cow::Owned(RequestMix::fixed(request.template.seq, request.template.output_tokens)),
+    }
 }
 
 pub(super) fn refusal(label: &str, refusal: Refusal) -> Rejection {
