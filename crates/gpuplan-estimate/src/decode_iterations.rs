@@ -111,6 +111,13 @@ impl DecodeIterations {
     /// Time per output token at quantile `q` over requests: the decode-only step plus the
     /// prefills that stall it during its life (a Poisson count).
     pub fn tpot_at(&self, q: f64) -> f64 {
+        self.tpot_at_with(q, &mut Vec::new())
+    }
+
+    /// [`Self::tpot_at`], with the shares of slower requests already worked out at the times
+    /// in `seen`, and those it works out added: the searches for several quantiles start from
+    /// the same bracket and share their first steps.
+    fn tpot_at_with(&self, q: f64, seen: &mut Vec<(f64, f64)>) -> f64 {
         if self.stalls_per_request <= 0.0 {
             return self.step_seconds;
         }
@@ -119,14 +126,14 @@ impl DecodeIterations {
                 self.decode_step_seconds
                     + self.stall_seconds * poisson_quantile(self.stalls_per_request, q) / self.mean_output
             }
-            Some(outputs) => self.mixed_tpot_at(outputs, q),
+            Some(outputs) => self.mixed_tpot_at(outputs, q, seen),
         }
     }
 
     /// TPOT at quantile `q` over requests of varied output lengths: a request of `o` tokens
     /// meets a Poisson count of stalls of mean `stalls · o / mean output` and spreads them over
     /// its `o` tokens; the quantile of the mixture over the kept output lengths.
-    fn mixed_tpot_at(&self, outputs: &[f64; OUTPUT_POINTS], q: f64) -> f64 {
+    fn mixed_tpot_at(&self, outputs: &[f64; OUTPUT_POINTS], q: f64, seen: &mut Vec<(f64, f64)>) -> f64 {
         let decode = self.decode_step_seconds;
         let high = outputs
             .iter()
@@ -136,7 +143,15 @@ impl DecodeIterations {
             })
             .fold(decode, f64::max);
         crate::serving::bisect(decode, high, crate::serving::STEP_TOLERANCE, |t| {
-            self.share_above(outputs, t) > 1.0 - q
+            let share = match seen.iter().find(|(at, _)| *at == t) {
+                Some(&(_, share)) => share,
+                None => {
+                    let share = self.share_above(outputs, t);
+                    seen.push((t, share));
+                    share
+                }
+            };
+            share > 1.0 - q
         })
         .1
     }
@@ -184,11 +199,12 @@ impl DecodeIterations {
     }
 
     pub fn tpot(&self) -> Percentiles {
+        let mut seen = Vec::new();
         Percentiles {
             mean: self.tpot_mean(),
-            p50: self.tpot_at(0.5),
-            p90: self.tpot_at(0.9),
-            p99: self.tpot_at(0.99),
+            p50: self.tpot_at_with(0.5, &mut seen),
+            p90: self.tpot_at_with(0.9, &mut seen),
+            p99: self.tpot_at_with(0.99, &mut seen),
         }
     }
 }
