@@ -67,6 +67,10 @@ pub struct Serving {
     pub scale_to_zero: Option<crate::ScaleToZero>,
     /// More than one instance at a given load: what each replica would carry with one fewer.
     pub one_fewer: Option<crate::OneFewer>,
+    /// The replica's load point, whose latency percentiles are worked out once the plan is
+    /// ranked, for the configurations it keeps (an index into the search's own table).
+    #[serde(skip)]
+    pub(crate) pending_latency: Option<u32>,
 }
 
 /// A serving fleet whose instances are billed under two modes: a floor of reserved or

@@ -428,6 +428,11 @@ proptest! {
             return Ok(());
         };
         prop_assert!(serving_answer(&together, &together.recommendations[0].offering.instance_type).is_some());
+        // Every configuration kept has its latency percentiles, worked out once ranked.
+        for kept in &together.recommendations {
+            let latency = kept.serving.as_ref().unwrap().latency;
+            prop_assert!(latency.ttft.is_some() && latency.tpot.is_some(), "{latency:?}");
+        }
         for offering in &source.offerings {
             let alone = SmallCatalog { offerings: vec![offering.clone()] };
             let by_itself = plan(&alone, &request).ok().and_then(|p| serving_answer(&p, &offering.instance_type));

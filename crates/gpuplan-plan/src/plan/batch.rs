@@ -129,6 +129,7 @@ pub(super) fn evaluate_batch(
                 fleet: None,
                 scale_to_zero: None,
                 one_fewer: None,
+                pending_latency: None,
             }),
             cost_metric: total,
             time_metric: seconds,

@@ -280,8 +280,11 @@ struct Evaluator<'a, S: OfferingSource> {
     splits: HashMap<(ReplicaKey, u64), Option<SplitPools>>,
     /// The replica size chosen per instance shape.
     sized: HashMap<InstanceShapeKey, Result<SizedReplica, Rejection>>,
-    /// A replica's latency at its share of the load.
-    latencies: HashMap<LatencyKey, ServingLatency>,
+    /// A replica's latency at its share of the load, and where its percentiles are pending
+    /// the index of its load point in `points`.
+    latencies: HashMap<LatencyKey, (ServingLatency, Option<u32>)>,
+    /// The load points whose latency percentiles are worked out once the plan is ranked.
+    points: Vec<gpuplan_estimate::serving::LoadPoint>,
 }
 
 impl<S: OfferingSource> Evaluator<'_, S> {
@@ -373,6 +376,7 @@ pub fn plan(source: &impl OfferingSource, request: &PlanRequest) -> Result<Plan,
         splits: HashMap::new(),
         sized: HashMap::new(),
         latencies: HashMap::new(),
+        points: Vec::new(),
         source,
         request,
         cache: HashMap::new(),
@@ -485,7 +489,11 @@ pub fn plan(source: &impl OfferingSource, request: &PlanRequest) -> Result<Plan,
             rejections, counts, evaluated, request,
         ))));
     }
-    Ok(rank(feasible, rejections, counts, evaluated, request))
+    let mut plan = rank(feasible, rejections, counts, evaluated, request);
+    for recommendation in &mut plan.recommendations {
+        serving::complete_latency(recommendation, &evaluator.points);
+    }
+    Ok(plan)
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::{BatchPass, DynamicReplica};
+use gpuplan_estimate::serving::LoadPoint;
 
 /// One replica size of an offering and the load it is planned to carry.
 #[derive(Clone)]
@@ -259,10 +260,17 @@ pub(super) fn offered_rate(targets: &ServingTargets, sized: &SizedReplica) -> Op
 }
 
 /// The latency at `rate` requests/s per replica, or with `users` per replica in a closed loop.
-pub(super) fn serving_latency(sized: &SizedReplica, rate: f64, users: Option<f64>, mix: &RequestMix) -> ServingLatency {
+/// At a Poisson rate the percentiles are left to [`complete_latency`], which works them out for
+/// the configurations the plan keeps; the load point they come from is returned beside.
+pub(super) fn serving_latency(
+    sized: &SizedReplica,
+    rate: f64,
+    users: Option<f64>,
+    mix: &RequestMix,
+) -> (ServingLatency, Option<LoadPoint>) {
     let Some(replica) = &sized.continuous else {
         let point = sized.dynamic.as_ref().map(|d| d.at_rate(rate));
-        return ServingLatency {
+        let latency = ServingLatency {
             batching: Batching::Dynamic,
             goodput_per_replica: sized.dynamic.as_ref().map(|d| d.goodput),
             goodput_limit: sized.dynamic.as_ref().map(|d| d.limit),
@@ -275,10 +283,11 @@ pub(super) fn serving_latency(sized: &SizedReplica, rate: f64, users: Option<f64
             users_per_replica: None,
             request_latency_seconds: point.map_or(0.0, |p| p.request_latency_seconds),
         };
+        return (latency, None);
     };
     if let Some(users) = users.filter(|_| replica.users.is_some()) {
         let point = latency_with_users(replica, users, mix);
-        return ServingLatency {
+        let latency = ServingLatency {
             batching: Batching::Continuous,
             goodput_per_replica: Some(replica.goodput),
             goodput_limit: replica.limit,
@@ -291,20 +300,33 @@ pub(super) fn serving_latency(sized: &SizedReplica, rate: f64, users: Option<f64
             users_per_replica: Some(users),
             request_latency_seconds: point.ttft.mean + point.tpot.mean * (mix.mean_output() - 1.0).max(0.0),
         };
+        return (latency, None);
     }
     let point = latency_at(replica, rate, mix);
-    ServingLatency {
+    let latency = ServingLatency {
         batching: Batching::Continuous,
         goodput_per_replica: Some(replica.goodput),
         goodput_limit: replica.limit,
         load_per_replica: rate,
-        ttft: point.map(|p| p.ttft()),
-        tpot: point.map(|p| p.tpot()),
+        ttft: None,
+        tpot: None,
         concurrent_sequences: point.map(|p| p.sequences),
         kv_cache_utilisation: point.map(|p| p.kv_utilisation),
         users_within_targets_per_replica: None,
         users_per_replica: None,
         request_latency_seconds: point.map_or(f64::INFINITY, |p| p.e2e_mean()),
+    };
+    (latency, point)
+}
+
+/// The latency percentiles of a kept configuration whose search left them to be worked out.
+pub(super) fn complete_latency(recommendation: &mut Recommendation, points: &[LoadPoint]) {
+    let Some(serving) = recommendation.serving.as_mut() else {
+        return;
+    };
+    if let Some(point) = serving.pending_latency.take().and_then(|i| points.get(i as usize)) {
+        serving.latency.ttft = Some(point.ttft());
+        serving.latency.tpot = Some(point.tpot());
     }
 }
 
@@ -433,15 +455,20 @@ pub(super) fn evaluate_serving(
         load.to_bits(),
         users.map(f64::to_bits),
     );
-    let mut latency = match evaluator.latencies.get(&latency_key) {
+    let (mut latency, mut pending_latency) = match evaluator.latencies.get(&latency_key) {
         Some(cached) => *cached,
         None => {
-            let latency = serving_latency(&sized, load, users, &mix);
-            evaluator.latencies.insert(latency_key, latency);
-            latency
+            let (latency, point) = serving_latency(&sized, load, users, &mix);
+            let pending = point.map(|point| {
+                evaluator.points.push(point);
+                (evaluator.points.len() - 1) as u32
+            });
+            evaluator.latencies.insert(latency_key, (latency, pending));
+            (latency, pending)
         }
     };
     if let Some(split) = &split {
+        pending_latency = None;
         latency.ttft = Some(split.ttft);
         latency.tpot = Some(split.tpot);
         latency.concurrent_sequences = Some(split.decode_sequences);
@@ -587,6 +614,7 @@ pub(super) fn evaluate_serving(
                 fleet,
                 scale_to_zero: idle,
                 one_fewer: fewer,
+                pending_latency,
             }),
             cost_metric: hourly,
             time_metric: latency.request_latency_seconds,
