@@ -13,7 +13,10 @@ pub(crate) fn iteration_costs(engine: Engine, settings: &EngineSettings, layers:
     let mut serving = engine_profile(engine).iteration_costs(layers);
     if let Some(release) = release_profile(engine, settings) {
         serving.gemm_peak_fraction = release.gemm_peak_fraction.unwrap_or(serving.gemm_peak_fraction);
-        serving.step_seconds = release.step_seconds.unwrap_or(serving.step_seconds);
+        if let Some(step) = release.step_seconds {
+            serving.step_seconds = step;
+            serving.seconds_per_layer = 0.0;
+        }
         serving.seconds_per_sequence = release.seconds_per_sequence.unwrap_or(serving.seconds_per_sequence);
     }
     serving
@@ -23,15 +26,11 @@ pub(crate) fn iteration_costs(engine: Engine, settings: &EngineSettings, layers:
 /// assumptions.
 pub fn iteration_note(engine: Engine, settings: &EngineSettings, layers: u64) -> String {
     let costs = iteration_costs(engine, settings, layers as f64);
-    let per_layer = engine_profile(engine)
-        .serving
-        .as_ref()
-        .map_or(0.0, |s| s.seconds_per_layer);
-    let fixed = if per_layer > 0.0 && release_profile(engine, settings).and_then(|r| r.step_seconds).is_none() {
+    let fixed = if costs.seconds_per_layer > 0.0 {
         format!(
             "{:.1} ms fixed ({:.0} µs a layer × {layers} layers)",
             costs.step_seconds * 1e3,
-            per_layer * 1e6
+            costs.seconds_per_layer * 1e6
         )
     } else {
         format!("{:.1} ms fixed", costs.step_seconds * 1e3)

@@ -379,6 +379,9 @@ pub struct ServingProfile {
 pub struct IterationCosts {
     pub gemm_peak_fraction: f64,
     pub step_seconds: f64,
+    /// The share of `step_seconds` the serving profile states per layer of the model (0 where
+    /// the fixed time is the iteration's, or a release states its own).
+    pub seconds_per_layer: f64,
     pub seconds_per_sequence: f64,
 }
 
@@ -389,11 +392,13 @@ impl EngineProfile {
             Some(serving) => IterationCosts {
                 gemm_peak_fraction: serving.gemm_peak_fraction,
                 step_seconds: serving.step_seconds + serving.seconds_per_layer * layers,
+                seconds_per_layer: serving.seconds_per_layer,
                 seconds_per_sequence: serving.seconds_per_sequence,
             },
             None => IterationCosts {
                 gemm_peak_fraction: self.decode_peak_fraction,
                 step_seconds: self.step_overhead_seconds + self.per_layer_overhead_seconds * layers,
+                seconds_per_layer: 0.0,
                 seconds_per_sequence: 0.0,
             },
         }
