@@ -209,18 +209,28 @@ type LatencyKey = (InstanceShapeKey, u64, Option<u64>);
 /// The instance-shape key of `offering` at `precision`.
 fn instance_shape_key(offering: &Offering, precision: Precision) -> InstanceShapeKey {
     (
-        offering.accelerator.as_ref().map(|a| a.to_string()).unwrap_or_default(),
+        accelerator_key(offering),
         offering.accelerator_count,
         offering.gpu_interconnect,
-        node_network_gbps(offering).map_or(0, |n| (n * 10.0) as u64),
+        network_key(offering),
         precision,
     )
+}
+
+/// The accelerator of `offering` in a key, empty where it has none.
+fn accelerator_key(offering: &Offering) -> String {
+    offering.accelerator.as_ref().map(|a| a.to_string()).unwrap_or_default()
+}
+
+/// The node network of `offering` in a key: tenths of Gbps, 0 where it states none.
+fn network_key(offering: &Offering) -> u64 {
+    node_network_gbps(offering).map_or(0, |n| (n * 10.0) as u64)
 }
 
 /// The replica-shape key of `gpus` GPUs of `offering`'s accelerator.
 fn replica_key(offering: &Offering, gpus: u32, precision: Precision, ep: u32) -> ReplicaKey {
     (
-        offering.accelerator.as_ref().map(|a| a.to_string()).unwrap_or_default(),
+        accelerator_key(offering),
         gpus,
         offering.gpu_interconnect,
         precision,
@@ -297,7 +307,7 @@ impl<S: OfferingSource> Evaluator<'_, S> {
         batch: Option<u64>,
         ep: u32,
     ) -> Result<Option<Configured>, EstimateError> {
-        let accelerator_id = offering.accelerator.as_ref().map(|a| a.to_string()).unwrap_or_default();
+        let accelerator_id = accelerator_key(offering);
         let Some(accelerator) = offering.accelerator.as_ref().and_then(|id| self.source.accelerator(id)) else {
             return Ok(None);
         };
@@ -311,7 +321,7 @@ impl<S: OfferingSource> Evaluator<'_, S> {
         } else {
             precision
         };
-        let network = node_network_gbps(offering).map_or(0, |n| (n * 10.0) as u64);
+        let network = network_key(offering);
         let key = (
             accelerator_id,
             gpus,
