@@ -327,6 +327,13 @@ fn step_cost(case: &Case, input: u64, output: u64) -> Option<StepCost> {
 }
 
 /// Whether a case measures throughput (else a latency in ms).
+/// A case's replica and traffic: its step cost and request mix, where its lengths are stated
+/// and the model fits.
+fn served(case: &Case) -> Option<(StepCost, RequestMix)> {
+    let (input, output) = (case.input_tokens?.round() as u64, case.output_tokens?.round() as u64);
+    Some((step_cost(case, input, output)?, case_mix(case, input, output)))
+}
+
 fn is_throughput(case: &Case) -> bool {
     case.kind.contains("throughput")
 }
@@ -435,9 +442,7 @@ fn at_own_goodput(case: &Case) -> Option<f64> {
         return None;
     }
     let (ttft, tpot) = case.limits()?;
-    let (input, output) = (case.input_tokens?.round() as u64, case.output_tokens?.round() as u64);
-    let cost = step_cost(case, input, output)?;
-    let mix = case_mix(case, input, output);
+    let (cost, mix) = served(case)?;
     let rate = serving::goodput(&cost, &mix, Some(ttft), Some(tpot))?.requests_per_second;
     let point = serving::at_load(&cost, rate, &mix).ok()?;
     let seconds = match case.kind.as_str() {
@@ -453,9 +458,7 @@ fn at_own_goodput(case: &Case) -> Option<f64> {
 /// limits, with no headroom (the submission ran at its limit too).
 fn planned_gpus(case: &Case) -> Option<u32> {
     let (ttft, tpot) = case.limits()?;
-    let (input, output) = (case.input_tokens?.round() as u64, case.output_tokens?.round() as u64);
-    let cost = step_cost(case, input, output)?;
-    let mix = case_mix(case, input, output);
+    let (cost, mix) = served(case)?;
     let per_replica = serving::goodput(&cost, &mix, Some(ttft), Some(tpot))?.requests_per_second;
     let replicas = (case.request_rate? / per_replica).ceil() as u32;
     Some(replicas.max(1) * case.replica_gpus())
@@ -851,16 +854,11 @@ fn mlperf_runs_at_the_concurrency_they_held() {
         let Some(tpot) = table.case.iter().find(|c| c.id == twin).map(|c| c.measured / 1e3) else {
             continue;
         };
-        let (Some(input), Some(output)) = (case.input_tokens, case.output_tokens) else {
-            continue;
-        };
-        let (input, output) = (input.round() as u64, output.round() as u64);
-        let Some(cost) = step_cost(case, input, output) else {
+        let Some((cost, mix)) = served(case) else {
             continue;
         };
         let replicas = f64::from(case.gpus / case.replica_gpus());
         let sequences = case.measured / replicas * tpot;
-        let mix = case_mix(case, input, output);
         let model = closed_loop(&cost, &mix, Some(sequences)).output_tokens_per_second * replicas;
         let error = (model - case.measured) / case.measured;
         let calibration = calibrated.contains(case.id.as_str());
