@@ -55,9 +55,9 @@ const OWN_LIMIT_PERCENTILE_BAR: f64 = 0.19;
 /// but at a load near the limit it is as sensitive to the capacity's error.
 const MEAN_AT_LOAD_BAR: (f64, f64) = (0.20, 0.23);
 /// The same rows whose load is past the estimated capacity but inside that range, reported as
-/// near capacity without latencies: two runs, 3–5 % above the estimate (AMD's and MiTAC's v5.1
-/// MI325X).
-const NEAR_CAPACITY_BAR: usize = 4;
+/// near capacity without latencies: three runs, 3–5 % above the estimate (AMD's and MiTAC's v5.1
+/// MI325X, and Cisco's 16 H100 in their pipeline-parallel layout).
+const NEAR_CAPACITY_BAR: usize = 6;
 /// Median error allowed on each end of the vLLM 0.11.1 batch sweeps (time between tokens and
 /// throughput, at 8–32 and at 128–256 sequences): 12.0 % and 12.3 % at 8–32, 14.4 % and 11.7 %
 /// at 128–256, with the benchmark's top-p sampling charged (vLLM sorts each sequence's logits
@@ -825,11 +825,10 @@ fn held_out_serving_errors_meet_the_targets() {
         o * 100.0
     );
     // Held-out MLPerf Server and Interactive percentile rows (two per run) whose published
-    // load the model finds beyond even the top of its capacity's 80 % range. The target
-    // is none; one run is: Cisco's 16 H100, whose configuration is not published and whose
-    // load is 9 % above what the model's KV cache holds at the engine's defaults, just past
-    // the range's top (1.089 since a prompt's last chunk is timed at its size; 1.117 before).
-    assert!(saturated <= 2, "{saturated} published loads found saturated");
+    // load the model finds beyond even the top of its capacity's 80 % range: none. (Cisco's 16
+    // H100 were, while read as TP2 at the engine's defaults: 9 % past what the KV cache held;
+    // their configuration's TP1 × PP2 layout and knobs bring them within 3 %.)
+    assert_eq!(saturated, 0, "{saturated} published loads found saturated");
     assert!(
         near_capacity <= NEAR_CAPACITY_BAR,
         "{near_capacity} published loads found near capacity"
