@@ -497,8 +497,10 @@ fn transformer(
         if shape.expert_width > 0.0 {
             assumptions.add(|| {
                 format!(
-                    "routed experts' GEMMs at {:.0} % of the dense GEMMs' rate: each expert is {:.0} wide on one GPU against the model's {} (GEMM efficiency w/(w + {:.0}))",
+                    "routed experts' GEMMs at {:.0} % of the dense GEMMs' rate: the engines' grouped GEMMs at {:.0} % (set from NVIDIA's MLPerf Mixtral-8x7B H100 run), × {:.0} % for a width of {:.0} on one GPU against the model's {} (GEMM efficiency w/(w + {:.0}))",
                     shape.expert_gemm_efficiency() * 100.0,
+                    crate::efficiency::serving_grouped_gemm_factor() * 100.0,
+                    shape.expert_width_efficiency() * 100.0,
                     shape.expert_width,
                     shape.hidden,
                     crate::efficiency::hidden_size_at_half_efficiency()

@@ -10,7 +10,7 @@
 
 use crate::efficiency::{
     all_reduce_round_seconds, engine_profile, hidden_size_at_half_efficiency, low_precision_decode_factor,
-    serving_moe_expert_seconds, training_peak_fraction,
+    serving_grouped_gemm_factor, serving_moe_expert_seconds, training_peak_fraction,
 };
 use crate::notes::Notes;
 use gpuplan_model::{Accelerator, Engine, FlopsPerSecond, Precision, Workload};
@@ -115,15 +115,21 @@ pub struct InferenceShape {
 }
 
 impl InferenceShape {
-    /// How fast an expert's GEMMs run against the model's dense ones: each multiplies by a
-    /// matrix as narrow as the expert's feed-forward width on one GPU, and GEMM efficiency falls
-    /// with the narrow dimension as w/(w + h½) (the training estimator's law, h½ = 400):
-    /// Qwen3-235B's 1,536-wide experts split over 8 GPUs run at about a third of the rate of its
-    /// 4,096-wide dense GEMMs, Mixtral's 14,336-wide ones at the full rate.
+    /// How fast an expert's GEMMs run against the model's dense ones: the engines' grouped
+    /// GEMMs run at [`serving_grouped_gemm_factor`] of a dense GEMM's rate, and each multiplies
+    /// by a matrix as narrow as the expert's feed-forward width on one GPU, whose efficiency
+    /// falls with the narrow dimension as w/(w + h½) (the training estimator's law, h½ = 400):
+    /// Qwen3-235B's 1,536-wide experts split over 8 GPUs lose two thirds of the rate to their
+    /// width, Mixtral's 14,336-wide ones none.
     pub fn expert_gemm_efficiency(&self) -> f64 {
         if self.expert_width <= 0.0 {
             return 1.0;
         }
+        self.expert_width_efficiency() * serving_grouped_gemm_factor()
+    }
+
+    /// The narrow expert's GEMM efficiency against the model's dense width (at most 1).
+    pub fn expert_width_efficiency(&self) -> f64 {
         let law = |width: f64| width / (width + hidden_size_at_half_efficiency());
         (law(self.expert_width) / law(self.hidden as f64)).min(1.0)
     }

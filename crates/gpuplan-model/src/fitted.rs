@@ -89,6 +89,7 @@ macro_rules! for_each_scalar_constant {
     serving_eight_bit_gemm_factor: f64,
     serving_four_bit_gemm_factor: f64,
     serving_moe_expert_seconds: f64,
+    serving_grouped_gemm_factor: f64,
     serving_expert_imbalance: f64,
     serving_sort_seconds_per_logit: f64,
     serving_eager_seconds_per_layer: f64,

@@ -69,6 +69,29 @@ const NEAR_CAPACITY_BAR: usize = 6;
 /// bar against regressions; the targets are 10 % and 15 %.
 const SWEEP_BAR: f64 = 0.15;
 
+/// Bars on the Mixtral-8x7B runs (`mlperf_mixtral_runs_are_reported_against_the_same_model`),
+/// at today's figures: Offline capacity 4.9 % over 11, goodput 3.9 % over 9 (the issue's 10 %
+/// met), p99 TTFT/TPOT at the loads passed 48.0 % over 16 (its 15 % not met: the runs' p99
+/// times to first token are 1.6–7 times their means, the model's 1.5–1.9 times; the vLLM runs'
+/// times per token come out twice as long where the model finds their loads near its
+/// capacity), 16 latency rows of 4 runs not evaluated (their loads 0–5 % past the estimated
+/// capacity), no plan above 1.15×.
+struct MixtralBars {
+    rows: usize,
+    offline: f64,
+    goodput: f64,
+    percentiles: f64,
+    not_evaluated: usize,
+}
+
+const MIXTRAL_BARS: MixtralBars = MixtralBars {
+    rows: 72,
+    offline: 0.06,
+    goodput: 0.05,
+    percentiles: 0.50,
+    not_evaluated: 16,
+};
+
 /// Held-out MLPerf runs' throughput at the concurrency each held (Little's law on its mean
 /// time per output token), median |error|: today's figure, not a target of the issue.
 const CONCURRENCY_HELD_BAR: f64 = 0.10;
@@ -216,6 +239,11 @@ fn second_table() -> Table {
     toml::from_str(include_str!("validation/serving-mlperf-llama3-more.toml")).unwrap()
 }
 
+/// MLPerf Inference's Mixtral-8x7B runs, a mixture of experts served on the same harnesses.
+fn mixtral_table() -> Table {
+    toml::from_str(include_str!("validation/serving-mlperf-mixtral.toml")).unwrap()
+}
+
 /// The per-request lengths of a dataset the table names (`dataset:openorca-mlperf` …), read
 /// once from the files beside the table.
 fn dataset(name: &str) -> Option<&'static [RequestShape]> {
@@ -233,6 +261,10 @@ fn dataset(name: &str) -> Option<&'static [RequestShape]> {
             (
                 "dataset:llama3.1-8b-mlperf",
                 include_str!("validation/llama3.1-8b-lengths.csv"),
+            ),
+            (
+                "dataset:mixtral-8x7b-mlperf",
+                include_str!("validation/mixtral-8x7b-lengths.csv"),
             ),
         ]
         .into_iter()
@@ -515,67 +547,158 @@ fn plans_at_mlperf_loads_use_about_the_gpus_the_submissions_used() {
 #[test]
 fn a_second_set_of_mlperf_runs_is_reported_against_the_same_model() {
     let table = second_table();
-    let interval = gpuplan::estimator::calibration::calibration()
-        .intervals
-        .iter()
-        .find(|i| i.kind == gpuplan::model::fitted::IntervalKind::ServingCapacity)
-        .map(|i| (i.low, i.high))
-        .unwrap();
-    let (mut offline, mut goodput, mut percentiles) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut inside, mut ratios, mut not_evaluated) = (0usize, 0usize, 0usize);
-    for case in &table.case {
-        let role = |short: bool| {
-            if short {
-                "second set, short of its limits: a lower bound"
-            } else {
-                "second set"
-            }
-        };
-        match evaluate(case, &table, role) {
-            Ok((predicted, error, short)) => {
-                if short {
-                    continue;
-                }
-                if is_throughput(case) {
-                    let ratio = case.measured / predicted;
-                    ratios += 1;
-                    inside += usize::from((interval.0..=interval.1).contains(&ratio));
-                }
-                match (is_throughput(case), case.limits().is_some()) {
-                    (true, true) => goodput.push(error.abs()),
-                    (true, false) => offline.push(error.abs()),
-                    (false, _) => percentiles.push(error.abs()),
-                }
-            }
-            Err(why) => {
-                println!("{:<64} {:>10.1} {:>10} ({why})", case.id, case.measured, "-");
-                not_evaluated += 1;
-            }
-        }
-    }
-    let (o, g, p) = (
-        median(offline.clone()),
-        median(goodput.clone()),
-        median(percentiles.clone()),
-    );
-    println!(
-        "second set: Offline capacity {:.1} % over {}, goodput {:.1} % over {}, p99 TTFT/TPOT at the passed load {:.1} % over {}; {not_evaluated} not evaluated (saturated or near capacity); the serving capacity's 80 % interval {:.3}–{:.3} holds {inside} of {ratios} runs",
-        o * 100.0,
-        offline.len(),
-        g * 100.0,
-        goodput.len(),
-        p * 100.0,
-        percentiles.len(),
-        interval.0,
-        interval.1
-    );
+    let set = SetReport::of(&table, ("second set", "second set, short of its limits: a lower bound"));
+    set.print("second set");
     // Today: Offline 3.9 %, goodput 7.2 %, p99s 22.5 %, eight rows past the estimated capacity.
     // The Llama-3.1-8B runs whose iterations hold 1,536 tokens (Quanta's and Cisco's H200 and
     // H200 NVL) came out 9–13 % slow Offline while TensorRT-LLM's fixed iteration time was 4 ms
     // whatever the model; read as 50 µs a layer, a 32-layer model's is 1.6 ms.
     assert!(table.case.len() >= 40, "{}", table.case.len());
+    let (o, g, p) = set.medians();
     assert!(o <= 0.05 && g <= 0.08 && p <= 0.23, "{o:.3} {g:.3} {p:.3}");
-    assert!(not_evaluated <= 10, "{not_evaluated}");
+    assert!(set.not_evaluated <= 10, "{}", set.not_evaluated);
+}
+
+/// MLPerf Inference's Mixtral-8x7B runs (v4.1 and v5.1: TensorRT-LLM on H100 and H200,
+/// vLLM on MI300X and MI325X), none of which set a constant: a mixture of experts at the
+/// loads and limits of the Llama-2-70B benchmark, over the dataset's own 15,000 request
+/// lengths, with the GPUs a plan at each Server load asks for.
+#[test]
+fn mlperf_mixtral_runs_are_reported_against_the_same_model() {
+    let table = mixtral_table();
+    let set = SetReport::of(&table, ("mixtral", "mixtral, short of its limits: a lower bound"));
+    let mut plans = Vec::new();
+    for case in table.case.iter().filter(|c| c.limits().is_some() && is_throughput(c)) {
+        let gpus = planned_gpus(case).unwrap_or_else(|| panic!("{}: no plan", case.id));
+        let ratio = f64::from(gpus) / f64::from(case.gpus);
+        println!(
+            "{:<64} {:>3} GPUs planned, {:>3} used: {ratio:.2}×",
+            case.id, gpus, case.gpus
+        );
+        plans.push(ratio);
+    }
+    set.print("mixtral");
+    let over = plans.iter().filter(|r| **r > 1.15).count();
+    println!(
+        "mixtral: {} Server runs planned, {over} above 1.15× the submission's GPUs",
+        plans.len()
+    );
+    let (o, g, p) = set.medians();
+    assert!(table.case.len() >= MIXTRAL_BARS.rows, "{}", table.case.len());
+    assert!(
+        o <= MIXTRAL_BARS.offline && g <= MIXTRAL_BARS.goodput && p <= MIXTRAL_BARS.percentiles,
+        "{o:.3} {g:.3} {p:.3}"
+    );
+    assert!(set.not_evaluated <= MIXTRAL_BARS.not_evaluated, "{}", set.not_evaluated);
+    assert_eq!(over, 0, "plans above 1.15× the submission's GPUs");
+}
+
+/// A set of MLPerf runs read apart from the tables the constants were set from: their
+/// Offline capacities, goodputs within each scenario's limits, p99s at the loads passed, the
+/// rows not evaluated (a load past the estimated capacity), and how many of the runs the
+/// serving capacity's 80 % interval holds.
+struct SetReport {
+    offline: Vec<f64>,
+    goodput: Vec<f64>,
+    percentiles: Vec<f64>,
+    means: Vec<f64>,
+    not_evaluated: usize,
+    inside: usize,
+    ratios: usize,
+    interval: (f64, f64),
+}
+
+impl SetReport {
+    /// Every case of `table` evaluated and printed with its role, the first of `labels`, or
+    /// the second for a run stopped short of its limits (printed, but left out of the medians,
+    /// as a row a constant was set from is).
+    fn of(table: &Table, labels: (&'static str, &'static str)) -> SetReport {
+        let calibrated = gpuplan::estimator::calibration::calibrated_cases();
+        let interval = gpuplan::estimator::calibration::calibration()
+            .intervals
+            .iter()
+            .find(|i| i.kind == gpuplan::model::fitted::IntervalKind::ServingCapacity)
+            .map(|i| (i.low, i.high))
+            .unwrap();
+        let mut set = SetReport {
+            offline: Vec::new(),
+            goodput: Vec::new(),
+            percentiles: Vec::new(),
+            means: Vec::new(),
+            not_evaluated: 0,
+            inside: 0,
+            ratios: 0,
+            interval,
+        };
+        for case in &table.case {
+            let calibration = calibrated.contains(case.id.as_str());
+            let role = |short| match (calibration, short) {
+                (true, _) => "calibration",
+                (false, true) => labels.1,
+                (false, false) => labels.0,
+            };
+            match evaluate(case, table, role) {
+                Ok(_) if calibration => {}
+                Ok((_, _, true)) => {}
+                Ok((predicted, error, false)) => set.add(case, predicted, error),
+                Err(why) => {
+                    println!("{:<64} {:>10.1} {:>10} ({why})", case.id, case.measured, "-");
+                    set.not_evaluated += 1;
+                }
+            }
+        }
+        set
+    }
+
+    fn add(&mut self, case: &Case, predicted: f64, error: f64) {
+        if is_throughput(case) {
+            let ratio = case.measured / predicted;
+            self.ratios += 1;
+            self.inside += usize::from((self.interval.0..=self.interval.1).contains(&ratio));
+        }
+        match (is_throughput(case), case.limits().is_some()) {
+            (true, true) => self.goodput.push(error.abs()),
+            (true, false) => self.offline.push(error.abs()),
+            (false, _) if case.statistic == "mean" => self.means.push(error.abs()),
+            (false, _) => self.percentiles.push(error.abs()),
+        }
+    }
+
+    /// Median |error| of the Offline capacities, the goodputs and the p99 latency rows.
+    fn medians(&self) -> (f64, f64, f64) {
+        (
+            median(self.offline.clone()),
+            median(self.goodput.clone()),
+            median(self.percentiles.clone()),
+        )
+    }
+
+    fn print(&self, label: &str) {
+        let (o, g, p) = self.medians();
+        let means = if self.means.is_empty() {
+            String::new()
+        } else {
+            format!(
+                ", means {:.1} % over {}",
+                median(self.means.clone()) * 100.0,
+                self.means.len()
+            )
+        };
+        println!(
+            "{label}: Offline capacity {:.1} % over {}, goodput {:.1} % over {}, p99 TTFT/TPOT at the passed load {:.1} % over {}{means}; {} not evaluated (saturated or near capacity); the serving capacity's 80 % interval {:.3}–{:.3} holds {} of {} runs",
+            o * 100.0,
+            self.offline.len(),
+            g * 100.0,
+            self.goodput.len(),
+            p * 100.0,
+            self.percentiles.len(),
+            self.not_evaluated,
+            self.interval.0,
+            self.interval.1,
+            self.inside,
+            self.ratios
+        );
+    }
 }
 
 /// The model's figure for a case of `table`, printed as a line of the table (measured, model,
