@@ -55,9 +55,9 @@ const OWN_LIMIT_PERCENTILE_BAR: f64 = 0.19;
 /// but at a load near the limit it is as sensitive to the capacity's error.
 const MEAN_AT_LOAD_BAR: (f64, f64) = (0.20, 0.23);
 /// The same rows whose load is past the estimated capacity but inside that range, reported as
-/// near capacity without latencies: three runs, 3–5 % above the estimate (AMD's and MiTAC's v5.1
-/// MI325X, and Cisco's 16 H100 in their pipeline-parallel layout).
-const NEAR_CAPACITY_BAR: usize = 6;
+/// near capacity without latencies: four runs, 3–5 % above the estimate (AMD's and MiTAC's v5.1
+/// MI325X, and Cisco's 16 and 32 H100 in their pipeline-parallel layout).
+const NEAR_CAPACITY_BAR: usize = 8;
 /// Median error allowed on each end of the vLLM 0.11.1 batch sweeps (time between tokens and
 /// throughput, at 8–32 and at 128–256 sequences): 12.0 % and 12.3 % at 8–32, 14.4 % and 11.7 %
 /// at 128–256, with the benchmark's top-p sampling charged (vLLM sorts each sequence's logits
@@ -1005,7 +1005,7 @@ fn mlperf_runs_at_the_concurrency_they_held() {
         absolute * 100.0,
         signed * 100.0
     );
-    // Today 6.6 % over 53 held-out runs (median signed +2.9 %).
+    // Today 5.6 % over 54 held-out runs (median signed +2.3 %).
     assert!(n >= 50, "{n}");
     assert!(absolute <= CONCURRENCY_HELD_BAR, "{absolute:.3}");
 }
