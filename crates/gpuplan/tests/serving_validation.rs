@@ -98,6 +98,21 @@ const MIXTRAL_BARS: SetBars = SetBars {
     plans_over: 2,
 };
 
+/// Bars on the DeepSeek-R1 runs (`mlperf_deepseek_runs_are_reported_against_the_same_model`),
+/// at today's figures, far from the issue's targets: every run comes out fast, Offline
+/// capacity by 16–36 % (median 31.6 %) and goodput within the 80 ms p99 time per token by
+/// 77–172 % (median 134.6 %), because at the loads passed the model's iteration is half the
+/// measured 58–70 ms; the p99s there 73.0 % (median) short. Plans at the two NVL72 runs' loads
+/// ask for 40 and 48 GPUs where 72 served; at the 8-GPU runs' loads, one replica, as used.
+const DEEPSEEK_BARS: SetBars = SetBars {
+    rows: 48,
+    offline: 0.32,
+    goodput: 1.35,
+    percentiles: 0.74,
+    not_evaluated: 0,
+    plans_over: 0,
+};
+
 /// Held-out MLPerf runs' throughput at the concurrency each held (Little's law on its mean
 /// time per output token), median |error|: today's figure, not a target of the issue.
 const CONCURRENCY_HELD_BAR: f64 = 0.10;
@@ -250,6 +265,12 @@ fn mixtral_table() -> Table {
     toml::from_str(include_str!("validation/serving-mlperf-mixtral.toml")).unwrap()
 }
 
+/// MLPerf Inference v5.1's DeepSeek-R1 runs: experts spread over each 8-GPU replica with
+/// attention data parallelism, long reasoning outputs.
+fn deepseek_table() -> Table {
+    toml::from_str(include_str!("validation/serving-mlperf-deepseek.toml")).unwrap()
+}
+
 /// The per-request lengths of a dataset the table names (`dataset:openorca-mlperf` …), read
 /// once from the files beside the table.
 fn dataset(name: &str) -> Option<&'static [RequestShape]> {
@@ -271,6 +292,10 @@ fn dataset(name: &str) -> Option<&'static [RequestShape]> {
             (
                 "dataset:mixtral-8x7b-mlperf",
                 include_str!("validation/mixtral-8x7b-lengths.csv"),
+            ),
+            (
+                "dataset:deepseek-r1-mlperf",
+                include_str!("validation/deepseek-r1-lengths.csv"),
             ),
         ]
         .into_iter()
@@ -580,6 +605,18 @@ fn mlperf_mixtral_runs_are_reported_against_the_same_model() {
     set.check(&table, &MIXTRAL_BARS);
 }
 
+/// MLPerf Inference v5.1's DeepSeek-R1 runs (TensorRT-LLM on B200, GB200 and GB300: one
+/// replica of TP 8 × EP 8 with attention data parallelism per 8 GPUs), none of which set a
+/// constant, over the dataset's 4,388 request lengths (804 tokens in, about 3,700 out), with
+/// the GPUs a plan at each Server load asks for.
+#[test]
+fn mlperf_deepseek_runs_are_reported_against_the_same_model() {
+    let table = deepseek_table();
+    let set = SetReport::of(&table, ("deepseek", "deepseek, short of its limits: a lower bound"));
+    set.print("deepseek");
+    set.check(&table, &DEEPSEEK_BARS);
+}
+
 /// A set of MLPerf runs read apart from the tables the constants were set from: their
 /// Offline capacities, goodputs within each scenario's limits, p99s at the loads passed, the
 /// rows not evaluated (a load past the estimated capacity), and how many of the runs the
@@ -715,8 +752,9 @@ impl SetReport {
             self.ratios
         );
         if !self.plans.is_empty() {
+            let under = self.plans.iter().filter(|r| **r < 1.0 / 1.15).count();
             println!(
-                "{label}: {} Server and Interactive runs planned, {} above 1.15× the submission's GPUs",
+                "{label}: {} Server and Interactive runs planned, {} above 1.15× the submission's GPUs, {under} below 1/1.15 of them",
                 self.plans.len(),
                 self.plans_over()
             );
