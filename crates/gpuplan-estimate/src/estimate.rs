@@ -473,6 +473,7 @@ fn transformer(
             matmul_parameters: counts.active_matmul() as f64,
             logits_matmul_parameters: counts.logits_matmul as f64,
             attention_flops_per_token_per_context: flops::attention_forward_per_token(spec, 1),
+            decode_attention_flops_per_token_per_context: flops::attention_decode_per_token(spec, 1),
             weight_bytes_gpu: memory.weights.as_u64() as f64,
             expert_bytes_gpu: expert_bytes,
             expert_share_per_token: spec.moe.map_or(0.0, |m| m.experts_per_token as f64 / m.experts as f64),
@@ -494,6 +495,18 @@ fn transformer(
             dispatch_bytes: if workload.precision.bits() <= 8 { 1.0 } else { 2.0 },
             expert_row_copy_bytes: crate::inference::expert_row_copy_bytes(workload.engine, workload.precision),
         };
+        if let Some(mla) = spec.mla {
+            assumptions.add(|| {
+                format!(
+                    "multi-head latent attention decodes in its absorbed form, each of {} heads scoring the {}-wide latent and its {}-wide rotary key: {:.1} MFLOP per token of context, {:.1}× the form its prompts are attended in",
+                    spec.heads,
+                    mla.kv_lora_rank,
+                    mla.qk_rope_head_dim,
+                    shape.decode_attention_flops_per_token_per_context / 1e6,
+                    shape.decode_attention_flops_per_token_per_context / shape.attention_flops_per_token_per_context
+                )
+            });
+        }
         if shape.expert_width > 0.0 {
             assumptions.add(|| {
                 format!(

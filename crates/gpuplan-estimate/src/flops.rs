@@ -24,6 +24,21 @@ pub fn attention_forward_per_token(spec: &TransformerSpec, seq: u64) -> f64 {
     4.0 * layers * width * seq as f64
 }
 
+/// Attention-score FLOPs per generated token over `seq` tokens of context. Multi-head latent
+/// attention decodes with the up-projections absorbed into the query and output (DeepSeek-V2
+/// §2.1.2; FlashMLA, vLLM's, SGLang's and TensorRT-LLM's MLA decode kernels): every head scores
+/// the cached latent and its rotary part (`kv_lora_rank + qk_rope_head_dim` wide) and sums the
+/// latent (`kv_lora_rank` wide), 2.1× the width its prompts are attended with. Other attention
+/// decodes as it prefills.
+pub fn attention_decode_per_token(spec: &TransformerSpec, seq: u64) -> f64 {
+    let Some(mla) = spec.mla else {
+        return attention_forward_per_token(spec, seq);
+    };
+    let layers = (spec.layers + spec.decoder_layers) as f64;
+    let per_head = 2.0 * (mla.kv_lora_rank + mla.qk_rope_head_dim) as f64 + 2.0 * mla.kv_lora_rank as f64;
+    layers * spec.heads as f64 * per_head * seq as f64
+}
+
 /// FLOPs per trained token.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TrainingFlops {
@@ -102,5 +117,33 @@ mod tests {
         assert_eq!(flops.logits, 6.0 * output);
         assert_eq!(lora.logits, 4.0 * output);
         assert_eq!(full.logits, flops.logits);
+    }
+
+    /// DeepSeek-V3's latent attention (128 heads, a 512-wide latent, 64-wide rotary keys,
+    /// 128 + 64 query and 128 value dimensions a head) decodes with its up-projections
+    /// absorbed: 128 × (2 × 576 + 2 × 512) FLOPs a layer per token of context, against the
+    /// 4 × 128 × 320 / 2 of its prompts. Grouped-query attention decodes as it prefills.
+    #[test]
+    fn latent_attention_decodes_in_its_absorbed_form() {
+        let mut spec = crate::test_specs::llama(7168, 61, 128, 128, 18432, 129280);
+        spec.mla = Some(gpuplan_model::MlaSpec {
+            q_lora_rank: 1536,
+            kv_lora_rank: 512,
+            qk_nope_head_dim: 128,
+            qk_rope_head_dim: 64,
+            v_head_dim: 128,
+        });
+        let (prompt, decode) = (
+            attention_forward_per_token(&spec, 1),
+            attention_decode_per_token(&spec, 1),
+        );
+        assert_eq!(prompt, 4.0 * 61.0 * 128.0 * 320.0 / 2.0);
+        assert_eq!(decode, 61.0 * 128.0 * (2.0 * 576.0 + 2.0 * 512.0));
+        assert!((decode / prompt - 3.4).abs() < 0.01, "{}", decode / prompt);
+        let llama = llama_2_7b();
+        assert_eq!(
+            attention_decode_per_token(&llama, 100),
+            attention_forward_per_token(&llama, 100)
+        );
     }
 }

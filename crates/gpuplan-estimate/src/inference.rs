@@ -75,6 +75,8 @@ pub struct InferenceShape {
     pub logits_matmul_parameters: f64,
     /// Forward attention FLOPs per token at a given context, whole model: `a × context`.
     pub attention_flops_per_token_per_context: f64,
+    /// The same for a generated token, which latent attention scores in its absorbed form.
+    pub decode_attention_flops_per_token_per_context: f64,
     /// Weight bytes read per decode step on one GPU with all experts touched.
     pub weight_bytes_gpu: f64,
     /// Of which bytes belong to routed experts (MoE), and the share each token uses.
@@ -270,7 +272,7 @@ pub fn estimate(
         (shape.weight_bytes_gpu - shape.expert_bytes_gpu * (1.0 - experts_touched)) * shape.weight_factor(batch);
     let traffic = stages * (weight_bytes + batch * context * shape.kv_bytes_per_token_gpu);
     let decode_memory = traffic / bandwidth;
-    let decode_flops = batch * (2.0 * layer_matmul + shape.attention_flops_per_token_per_context * context) / tp;
+    let decode_flops = batch * (2.0 * layer_matmul + shape.decode_attention_flops_per_token_per_context * context) / tp;
     let low_precision = matches!(workload.precision, Precision::Fp8 | Precision::Int8);
     let decode_fraction = profile.decode_peak_fraction
         * if low_precision {

@@ -391,6 +391,9 @@ pub struct StepCost {
     /// The exponent of the roofline's rounded knee ([`rounded_roofline`]).
     roofline_knee: f64,
     attention_seconds_per_context: f64,
+    /// The attention of a generated token per token of its context (latent attention's
+    /// absorbed form where the model has it).
+    decode_attention_seconds_per_context: f64,
     sync_seconds_per_token: f64,
     /// The routed experts' rows through memory beyond their weights, per token
     /// ([`InferenceShape::expert_row_bytes_per_token`]), on the busiest GPU.
@@ -454,6 +457,7 @@ impl StepCost {
         let matmul = 2.0 * shape.matmul_parameters_at_dense_rate(imbalance) / tp - logits;
         let ranks = if shape.attention_data_parallel { tp } else { 1.0 };
         let attention = shape.attention_flops_per_token_per_context / tp;
+        let decode_attention = shape.decode_attention_flops_per_token_per_context / tp;
         let (sync_fixed, sync_per_token) = shape.collective_seconds(tp);
         StepCost {
             stages,
@@ -479,6 +483,7 @@ impl StepCost {
             gemm_half_tokens: serving_gemm_half_tokens(),
             roofline_knee: serving_roofline_knee(),
             attention_seconds_per_context: attention / attention_rate / stages,
+            decode_attention_seconds_per_context: decode_attention / attention_rate / stages,
             sync_seconds_per_token: sync_per_token / stages,
             expert_rows_seconds_per_token: shape.expert_row_bytes_per_token() * imbalance / bandwidth / stages,
             kv_bytes_per_token: shape.kv_bytes_per_token_gpu,
@@ -525,7 +530,8 @@ impl StepCost {
                 + (outputs + self.gemm_half_tokens) * self.logits_seconds_per_output,
             self.roofline_knee,
         );
-        let decode_attention = decodes * context * self.kv_seconds_per_token.max(self.attention_seconds_per_context);
+        let decode_attention =
+            decodes * context * self.kv_seconds_per_token.max(self.decode_attention_seconds_per_context);
         let prefill_attention =
             prefill_tokens * (self.kv_seconds_per_token + self.attention_seconds_per_context * prompt / 2.0);
         let busiest = self.busiest_rank_excess(prefill_tokens, prompt)
