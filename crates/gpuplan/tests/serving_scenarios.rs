@@ -947,19 +947,11 @@ fn eight_h200_with_tensorrt_llm_fp8_engines_serve_llama_2_70b_at_100_qps_within_
 /// expert's grouped GEMMs at the dense GEMMs' rate asks for, nor more than nine.
 #[test]
 fn eight_h100_with_tensorrt_llm_serve_mixtral_at_its_mlperf_load() {
-    let shapes = include_str!("validation/mixtral-8x7b-lengths.csv")
-        .lines()
-        .filter_map(|line| line.split_once(','))
-        .filter_map(|(input, output)| {
-            Some(RequestShape {
-                input_tokens: input.parse().ok()?,
-                // The runs' outputs averaged 146 tokens against the reference answers' 145.
-                output_tokens: output.parse().ok()?,
-            })
-        })
-        .collect();
+    // The dataset's reference answers as they are: the runs' outputs averaged 146 tokens
+    // against their 145.
+    let shapes = crate::serving_validation::dataset("dataset:mixtral-8x7b-mlperf").unwrap();
     let mut q = serving("mixtral-8x7b", 348.0, 427, 146, "p99:2s", "p99:200ms");
-    q.serving.requests = RequestMix::from_shapes(shapes, "MLPerf Mixtral-8x7B");
+    q.serving.requests = RequestMix::from_shapes(shapes.to_vec(), "MLPerf Mixtral-8x7B");
     q.gpus = vec!["H100-SXM5-80GB".to_string()];
     q.precisions = vec![gpuplan::model::Precision::Fp8];
     q.engine = Some(gpuplan::model::Engine::TensorrtLlm);

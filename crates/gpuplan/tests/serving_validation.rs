@@ -273,7 +273,7 @@ fn deepseek_table() -> Table {
 
 /// The per-request lengths of a dataset the table names (`dataset:openorca-mlperf` …), read
 /// once from the files beside the table.
-fn dataset(name: &str) -> Option<&'static [RequestShape]> {
+pub(crate) fn dataset(name: &str) -> Option<&'static [RequestShape]> {
     static SETS: OnceLock<Vec<(&'static str, Vec<RequestShape>)>> = OnceLock::new();
     let sets = SETS.get_or_init(|| {
         [
@@ -640,12 +640,7 @@ impl SetReport {
     /// as a row a constant was set from is).
     fn of(table: &Table, labels: (&'static str, &'static str)) -> SetReport {
         let calibrated = gpuplan::estimator::calibration::calibrated_cases();
-        let interval = gpuplan::estimator::calibration::calibration()
-            .intervals
-            .iter()
-            .find(|i| i.kind == gpuplan::model::fitted::IntervalKind::ServingCapacity)
-            .map(|i| (i.low, i.high))
-            .unwrap();
+        let interval = gpuplan::estimator::serving_near_capacity::capacity_range().unwrap();
         let mut set = SetReport {
             offline: Vec::new(),
             goodput: Vec::new(),
