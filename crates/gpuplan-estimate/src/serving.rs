@@ -369,6 +369,9 @@ pub struct StepCost {
     /// Host time to launch one stage-step's kernels where no graph replays them (an engine
     /// run eagerly); the GPU's work hides it when longer.
     launch_seconds: f64,
+    /// The same for a stage-step that carries prompt tokens: engines whose graphs replay
+    /// decode-only iterations alone launch those eagerly (TensorRT-LLM's PyTorch backend).
+    prompt_launch_seconds: f64,
     dense_weight_seconds: f64,
     expert_weight_seconds: f64,
     expert_share: f64,
@@ -459,6 +462,7 @@ impl StepCost {
         let attention = shape.attention_flops_per_token_per_context / tp;
         let decode_attention = shape.decode_attention_flops_per_token_per_context / tp;
         let (sync_fixed, sync_per_token) = shape.collective_seconds(tp);
+        let eager_launch = serving_eager_seconds_per_layer() * layers / stages;
         StepCost {
             stages,
             fixed_seconds: serving.step_seconds
@@ -467,7 +471,14 @@ impl StepCost {
                 + sort_seconds_per_sequence(engine, settings, shape.vocab),
             prefill_fixed_seconds: profile.prefill_per_layer_overhead_seconds * layers / stages,
             launch_seconds: if settings.enforce_eager == Some(true) {
-                serving_eager_seconds_per_layer() * layers / stages
+                eager_launch
+            } else {
+                0.0
+            },
+            prompt_launch_seconds: if settings.enforce_eager == Some(true)
+                || release_profile(engine, settings).is_some_and(|release| release.eager_prompt_iterations)
+            {
+                eager_launch
             } else {
                 0.0
             },
@@ -544,10 +555,15 @@ impl StepCost {
             + decode_attention
             + prefill_attention
             + busiest;
+        // The iterations that carry a prompt chunk (`prefill_share` of them) last at least their
+        // eager launches where no graph replays them.
+        let launched = device.max(self.launch_seconds);
+        let prompt_launches = prefill_share.min(1.0) * (self.prompt_launch_seconds - launched).max(0.0);
         self.fixed_seconds
             + self.seconds_per_sequence * decodes
             + self.prefill_fixed_seconds * prefill_share.min(1.0)
-            + device.max(self.launch_seconds)
+            + launched
+            + prompt_launches
     }
 
     /// Prompt tokens the busiest attention data-parallel rank runs beyond an even share.

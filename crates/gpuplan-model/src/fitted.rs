@@ -436,6 +436,11 @@ pub struct ReleaseProfile {
     /// from the current release.
     #[serde(default)]
     pub pipeline_limits: Option<crate::PipelineLimits>,
+    /// The runtime's CUDA graphs replay decode-only iterations alone: an iteration that carries
+    /// prompt tokens launches its kernels from the host one by one, and lasts at least that
+    /// long (the constant `serving_eager_seconds_per_layer` a layer).
+    #[serde(default)]
+    pub eager_prompt_iterations: bool,
     pub evidence: String,
     pub sources: Vec<String>,
     #[serde(default)]

@@ -865,6 +865,8 @@ fn long_prompts_stall_the_decode_steps_they_share() {
         (r.gpus, r.tp, r.precision) = (Some(8), Some(8), Some(gpuplan::model::Precision::Fp8));
         (r.seq, r.output_tokens) = (Some(input), Some(650));
         r.engine = Some(gpuplan::model::Engine::TensorrtLlm);
+        // The runs' TensorRT engines, whose graphs cover the iterations that carry prompts.
+        r.engine_settings.backend = Some(gpuplan::model::EngineBackend::Tensorrt);
         r.engine_settings.max_num_batched_tokens = Some(2560);
         let mut at = |qps: f64| {
             r.serving.qps = Some(qps);
@@ -1156,6 +1158,56 @@ fn an_eager_vllm_is_slower_with_a_few_users_and_not_with_many() {
         "{graphs} s with graphs, {eager} s eager"
     );
     assert!(at(8.0, Some(true)).scheduler.contains("run eagerly"));
+}
+
+/// TensorRT-LLM's PyTorch backend replays CUDA graphs of decode-only iterations alone. At one
+/// request a second, Llama 3.1 8B's short prompts are prefilled in iterations its host
+/// launches kernel by kernel, at least 32 layers × 0.30 ms = 9.6 ms, where TensorRT engines
+/// take the GPU's own time (about 6 ms to read 16 GB of weights on an H100): the time to
+/// first token grows by the difference. The decode-only iterations are alike, and the answer
+/// says why the prompts' are not.
+#[test]
+fn tensorrt_llm_s_pytorch_backend_prefills_without_graphs() {
+    use gpuplan::model::{EngineBackend, EngineSettings};
+    let at = |backend: EngineBackend| {
+        let mut r = llama_8b_h100(
+            "tensorrt-llm",
+            EngineSettings {
+                backend: Some(backend),
+                ..EngineSettings::default()
+            },
+        );
+        (r.seq, r.output_tokens, r.serving.qps) = (Some(100), Some(200), Some(1.0));
+        serving_of(&r)
+    };
+    let (pytorch, engines) = (at(EngineBackend::Pytorch), at(EngineBackend::Tensorrt));
+    let first_token = |report: &gpuplan::estimator::serving::LoadReport| report.ttft.unwrap().p50;
+    // The prompt's iteration lasts its launches instead of its GPU time: longer, by less than
+    // the launches themselves.
+    let longer = first_token(&pytorch) - first_token(&engines);
+    assert!(
+        (0.002..0.0096).contains(&longer),
+        "PyTorch backend {} s, engines {} s",
+        first_token(&pytorch),
+        first_token(&engines)
+    );
+    let per_token = |report: &gpuplan::estimator::serving::LoadReport| report.tpot.unwrap().p50;
+    assert!(
+        (per_token(&pytorch) / per_token(&engines) - 1.0).abs() < 0.05,
+        "PyTorch backend {} s, engines {} s",
+        per_token(&pytorch),
+        per_token(&engines)
+    );
+    assert!(
+        pytorch.scheduler.contains("decode-only iterations"),
+        "{}",
+        pytorch.scheduler
+    );
+    assert!(
+        !engines.scheduler.contains("decode-only iterations"),
+        "{}",
+        engines.scheduler
+    );
 }
 
 /// Llama-2-70B in fp8 on one H200 with TensorRT-LLM: at about 80 sequences a decode step's

@@ -101,8 +101,8 @@ const MIXTRAL_BARS: SetBars = SetBars {
 /// Bars on the DeepSeek-R1 runs (`mlperf_deepseek_runs_are_reported_against_the_same_model`),
 /// at today's figures, far from the targets: every run comes out fast, Offline
 /// capacity by 13–32 % (median 27.9 %) and goodput within the 80 ms p99 time per token by
-/// 72–160 % (median 125.7 %), because at the loads passed the model's iteration is about half
-/// the measured 58–70 ms; the p99s there 72.5 % (median) short. Plans at the two NVL72 runs'
+/// 67–160 % (median 125.1 %), because at the loads passed the model's iteration is about half
+/// the measured 58–70 ms; the p99s there 71.8 % (median) short. Plans at the two NVL72 runs'
 /// loads ask for 40 and 48 GPUs where 72 served; at the 8-GPU runs' loads, one replica, as used.
 const DEEPSEEK_BARS: SetBars = SetBars {
     rows: 48,
