@@ -471,6 +471,10 @@ fn transformer(
             hidden: spec.hidden,
             vocab: spec.vocab,
             matmul_parameters: counts.active_matmul() as f64,
+            sixteen_bit_matmul_parameters: crate::precision_bytes::sixteen_bit_layer_parameters(
+                spec,
+                workload.precision,
+            ),
             logits_matmul_parameters: counts.logits_matmul as f64,
             attention_flops_per_token_per_context: flops::attention_forward_per_token(spec, 1),
             decode_attention_flops_per_token_per_context: flops::attention_decode_per_token(spec, 1),
@@ -800,14 +804,24 @@ fn push_memory_assumptions(assumptions: &mut Notes, request: &EstimateRequest) {
                     )
                 }),
                 None => assumptions.add(|| {
-                    let format = match &request.model.architecture {
+                    let (format, kept) = match &request.model.architecture {
                         gpuplan_model::Architecture::Transformer(spec) if w.precision == Precision::Fp4 => {
                             let format = crate::precision_bytes::Fp4Format::of(spec, request.accelerator);
-                            format!(" as {}", format.describe())
+                            let kept = crate::precision_bytes::sixteen_bit_layer_parameters(spec, w.precision);
+                            (format!(" as {}", format.describe()), kept)
                         }
-                        _ => String::new(),
+                        _ => (String::new(), 0.0),
                     };
-                    format!("{} weights{format}; embeddings and output layer kept in 16-bit", w.precision)
+                    let latent = if kept > 0.0 {
+                        format!(
+                            "; so are latent attention's projections but the output one ({:.2}B parameters, 16-bit \
+                             weights and matmuls), as NVIDIA's NVFP4 checkpoints of DeepSeek-R1 keep them",
+                            kept / 1e9
+                        )
+                    } else {
+                        String::new()
+                    };
+                    format!("{} weights{format}; embeddings and output layer kept in 16-bit{latent}", w.precision)
                 }),
             }
         }

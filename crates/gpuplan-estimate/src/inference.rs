@@ -69,6 +69,9 @@ pub struct InferenceShape {
     pub vocab: u64,
     /// Parameters in matmuls per token (active experts only), whole model.
     pub matmul_parameters: f64,
+    /// Of which the checkpoint keeps in 16 bits beside lower-precision layers, multiplied at
+    /// the 16-bit rate ([`crate::precision_bytes::sixteen_bit_layer_parameters`]).
+    pub sixteen_bit_matmul_parameters: f64,
     /// Of which the output layer's logits projection (vocabulary × hidden; 0 for encoders). It
     /// runs only for the tokens that yield an output, and in 16 bits whatever the weights'
     /// precision (the served checkpoints leave it unquantised).
@@ -142,6 +145,17 @@ impl InferenceShape {
     pub fn matmul_parameters_at_dense_rate(&self, expert_imbalance: f64) -> f64 {
         let experts = self.expert_matmul_parameters;
         (self.matmul_parameters - experts).max(0.0) + experts * expert_imbalance / self.expert_gemm_efficiency()
+    }
+
+    /// Seconds a token takes on one of `tp` GPUs in the matmuls kept in 16 bits, at
+    /// `sixteen_bit_rate` FLOP/s, beyond what they would take at the precision's `rate`.
+    pub fn sixteen_bit_seconds_per_token(&self, tp: f64, rate: f64, sixteen_bit_rate: Option<f64>) -> f64 {
+        match sixteen_bit_rate {
+            Some(slow) if self.sixteen_bit_matmul_parameters > 0.0 && slow > 0.0 => {
+                (2.0 * self.sixteen_bit_matmul_parameters / tp * (1.0 / slow - 1.0 / rate)).max(0.0)
+            }
+            _ => 0.0,
+        }
     }
 
     /// The logits projection's FLOPs per token that yields an output, on one of `tp` GPUs.
@@ -251,7 +265,12 @@ pub fn estimate(
     } else {
         encoder_fraction(accelerator, workload, batch * seq, notes)
     };
-    let prefill_compute = prefill_flops / (peak.0 * prefill_fraction * shape.gemm_factor);
+    let prefill_rate = peak.0 * prefill_fraction * shape.gemm_factor;
+    let sixteen_bit_rate = accelerator
+        .peak(Precision::Bf16)
+        .map(|bf16| bf16.0 * prefill_fraction * shape.gemm_factor);
+    let prefill_compute = prefill_flops / prefill_rate
+        + batch * seq * shape.sixteen_bit_seconds_per_token(tp, prefill_rate, sixteen_bit_rate);
     let prefill_memory = stages * shape.weight_bytes_gpu * shape.weight_factor(batch * seq) / bandwidth;
     let host_prefill = shape.host.map_or(0.0, |h| h.prefill_seconds(batch * seq));
     // The routed experts' rows pass through memory in kernels of their own, after the whole

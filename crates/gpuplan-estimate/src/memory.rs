@@ -389,10 +389,12 @@ pub fn inference(
     // A serving replica spreads its experts over its own tensor-parallel GPUs (whole experts
     // or slices of every one, the same bytes per GPU), so expert parallelism moves none away.
     let body_params = counts.total as f64 - embedding_params;
+    let sixteen_bit = crate::precision_bytes::sixteen_bit_layer_parameters(spec, workload.precision);
     let weights = match crate::precision_bytes::served_file_bytes(spec, workload) {
         Some(bytes) => counts.total as f64 * bytes / model_split,
         None => {
-            (body_params * served_weight_bytes(spec, accelerator, workload.precision)
+            ((body_params - sixteen_bit) * served_weight_bytes(spec, accelerator, workload.precision)
+                + sixteen_bit * 2.0
                 + embedding_params * embedding_bytes(Task::Inference, workload.precision))
                 / model_split
         }

@@ -52,17 +52,7 @@ fn norm(spec: &TransformerSpec) -> u64 {
 fn attention(spec: &TransformerSpec) -> u64 {
     let h = spec.hidden;
     if let Some(mla) = spec.mla {
-        let query_width = spec.heads * (mla.qk_nope_head_dim + mla.qk_rope_head_dim);
-        let query = if mla.q_lora_rank > 0 {
-            h * mla.q_lora_rank + mla.q_lora_rank + mla.q_lora_rank * query_width
-        } else {
-            h * query_width
-        };
-        let key_value = h * (mla.kv_lora_rank + mla.qk_rope_head_dim)
-            + mla.kv_lora_rank
-            + mla.kv_lora_rank * spec.heads * (mla.qk_nope_head_dim + mla.v_head_dim);
-        let output = spec.heads * mla.v_head_dim * h;
-        return query + key_value + output;
+        return latent_projections(spec, mla) + spec.heads * mla.v_head_dim * h;
     }
     let q = spec.attention_width();
     let kv = spec.kv_width();
@@ -73,6 +63,28 @@ fn attention(spec: &TransformerSpec) -> u64 {
         AttentionBias::All => q + 2 * kv + h,
     };
     weights + biases
+}
+
+/// Multi-head latent attention's projections of one layer but the output one: the query's
+/// (down to `q_lora_rank` and up, or one projection without compression) and the keys' and
+/// values' (down to the latent and its rotary key, and up), with the norms of the latents.
+fn latent_projections(spec: &TransformerSpec, mla: gpuplan_model::MlaSpec) -> u64 {
+    let h = spec.hidden;
+    let query_width = spec.heads * (mla.qk_nope_head_dim + mla.qk_rope_head_dim);
+    let query = if mla.q_lora_rank > 0 {
+        h * mla.q_lora_rank + mla.q_lora_rank + mla.q_lora_rank * query_width
+    } else {
+        h * query_width
+    };
+    let key_value = h * (mla.kv_lora_rank + mla.qk_rope_head_dim)
+        + mla.kv_lora_rank
+        + mla.kv_lora_rank * spec.heads * (mla.qk_nope_head_dim + mla.v_head_dim);
+    query + key_value
+}
+
+/// [`latent_projections`] over all layers; 0 without latent attention.
+pub fn latent_projection_parameters(spec: &TransformerSpec) -> u64 {
+    spec.mla.map_or(0, |mla| spec.layers * latent_projections(spec, mla))
 }
 
 /// Cross-attention of an encoder-decoder's decoder layer (keys and values from the encoder).

@@ -27,6 +27,22 @@ pub fn served_weight_bytes(spec: &TransformerSpec, accelerator: &Accelerator, pr
     }
 }
 
+/// Parameters of a served model's layers that its checkpoints keep in 16 bits when the rest
+/// are 4-bit floats: multi-head latent attention's projections but the output one (DeepSeek-V3
+/// and R1: 70 M a layer, 4.25 B in all). NVIDIA's NVFP4 checkpoints of DeepSeek-R1 leave them
+/// out of quantisation: `exclude_modules` names `self_attn.fused_a`, `q_proj`, `q_b_proj` and
+/// `kv_b_proj` of every layer in MLPerf Inference v5.1's
+/// `closed/NVIDIA/code/deepseek-r1/tensorrt/hf_quant_config.json` and in nvidia/DeepSeek-R1-FP4
+/// (whose first release keeps the output projection `o_proj` out too; its v2 quantises it, as
+/// MLPerf's does). 0 at other precisions and without latent attention.
+pub fn sixteen_bit_layer_parameters(spec: &TransformerSpec, precision: Precision) -> f64 {
+    if precision == Precision::Fp4 {
+        crate::parameters::latent_projection_parameters(spec) as f64
+    } else {
+        0.0
+    }
+}
+
 /// Bytes of a value held in `precision` for compute.
 pub fn activation_bytes(precision: Precision) -> f64 {
     match precision {
@@ -159,6 +175,30 @@ mod tests {
         assert!((NF4_DOUBLE_QUANT_BYTES_PER_PARAMETER - 0.5159).abs() < 1e-4);
         assert_eq!(embedding_bytes(Task::Qlora, Precision::Bf16), 2.0);
         assert_eq!(weight_bytes(Task::Inference, Precision::Int8), 1.0);
+    }
+
+    #[test]
+    fn latent_attention_keeps_its_projections_in_sixteen_bits_beside_fp4() {
+        // DeepSeek-V3/R1: fused_a 7168 × (1536 + 576), q_b_proj 1536 × 128·192, kv_b_proj
+        // 512 × 128·256, and the two latents' norms, in each of 61 layers: 4.25 B.
+        let mut spec = crate::test_specs::llama(7168, 61, 128, 128, 18432, 129280);
+        spec.mla = Some(gpuplan_model::MlaSpec {
+            q_lora_rank: 1536,
+            kv_lora_rank: 512,
+            qk_nope_head_dim: 128,
+            qk_rope_head_dim: 64,
+            v_head_dim: 128,
+        });
+        let per_layer: u64 = 7168 * 2112 + 1536 * 24576 + 512 * 32768 + 1536 + 512;
+        assert_eq!(
+            sixteen_bit_layer_parameters(&spec, Precision::Fp4),
+            (61 * per_layer) as f64
+        );
+        assert!((sixteen_bit_layer_parameters(&spec, Precision::Fp4) / 1e9 - 4.25).abs() < 0.01);
+        // fp8 checkpoints quantise them with the rest; grouped-query attention has none.
+        assert_eq!(sixteen_bit_layer_parameters(&spec, Precision::Fp8), 0.0);
+        let llama = crate::test_specs::llama_2_7b();
+        assert_eq!(sixteen_bit_layer_parameters(&llama, Precision::Fp4), 0.0);
     }
 
     #[test]

@@ -441,6 +441,15 @@ impl StepCost {
                 1.0
             };
         let gemm_rate = peak.0 * gemm_fraction * shape.gemm_factor;
+        // Weights the checkpoint keeps in 16 bits beside the others multiply at the 16-bit
+        // rate: the time they take beyond the precision's, per token.
+        let sixteen_bit_seconds = shape.sixteen_bit_seconds_per_token(
+            tp,
+            gemm_rate,
+            accelerator
+                .peak(Precision::Bf16)
+                .map(|bf16| bf16.0 * engine_fraction * shape.gemm_factor),
+        );
         let logits_rate = if low_precision {
             crate::inference::logits_peak(accelerator, peak, precision) * engine_fraction
         } else {
@@ -487,9 +496,9 @@ impl StepCost {
             expert_share: shape.expert_share_per_token,
             batch1_weight_ratio: shape.weight_time_factor_batch1 / weight_factor,
             kv_seconds_per_token: shape.kv_bytes_per_token_gpu / bandwidth,
-            gemm_seconds_per_token: matmul / gemm_rate / stages,
+            gemm_seconds_per_token: (matmul / gemm_rate + sixteen_bit_seconds) / stages,
             logits_seconds_per_output: logits / logits_rate / stages,
-            dense_gemm_seconds_per_token: dense_matmul / gemm_rate / stages,
+            dense_gemm_seconds_per_token: (dense_matmul / gemm_rate + sixteen_bit_seconds) / stages,
             ranks,
             gemm_half_tokens: serving_gemm_half_tokens(),
             roofline_knee: serving_roofline_knee(),
