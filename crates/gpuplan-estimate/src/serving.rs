@@ -64,6 +64,10 @@ pub struct Scheduler {
     /// every decoding sequence waits (SGLang without `--enable-mixed-chunk`, TGI, vLLM 0.6
     /// without chunked prefill).
     pub mixes_prefill: bool,
+    /// Prompts longer than the iteration's room are cut into chunks (vLLM's and SGLang's
+    /// chunked prefill, TensorRT-LLM's chunked context). TensorRT-LLM's in-flight batching
+    /// runs prompts beside the decodes with its chunked context off too, each whole.
+    pub chunks_prompts: bool,
     pub evidence: &'static str,
     /// How a pipeline's micro-batches share the limits (the release's, where it differs).
     pub pipeline_limits: PipelineLimits,
@@ -81,7 +85,7 @@ impl Scheduler {
     fn with(mut self, engine: Engine, given: &EngineSettings) -> Scheduler {
         if let Some(profile) = release_profile(engine, given) {
             if let Some(chunked) = profile.chunked_prefill {
-                self.mixes_prefill = chunked;
+                self.set_chunked_prefill(engine, chunked);
             }
             if let Some(seqs) = profile.max_num_seqs {
                 self.max_sequences = seqs;
@@ -100,7 +104,7 @@ impl Scheduler {
             self.steps_per_schedule = f64::from(steps.max(1));
         }
         if let Some(chunked) = given.chunked_prefill {
-            self.mixes_prefill = chunked;
+            self.set_chunked_prefill(engine, chunked);
         }
         if let Some(reserve) = given.reserve_full_context {
             self.reserves_full_context = reserve;
@@ -110,6 +114,17 @@ impl Scheduler {
         }
         self.given = *given;
         self
+    }
+
+    /// Chunked prefill on or off. TensorRT-LLM batches prompts with the decodes in flight either
+    /// way ("sequences in the context phase can be processed together with sequences in the
+    /// generation phase", its in-flight batching documentation); its chunked context only cuts
+    /// them. The other engines without it run prompts in prefill-only iterations.
+    fn set_chunked_prefill(&mut self, engine: Engine, chunked: bool) {
+        self.chunks_prompts = chunked;
+        if engine != Engine::TensorrtLlm {
+            self.mixes_prefill = chunked;
+        }
     }
 
     /// The replica's limits where it schedules in parts, each up to the limits given: with
@@ -203,10 +218,10 @@ impl Scheduler {
             text.push_str(&format!(
                 "; in force: {per_scheduler}, {}, prompts {}, KV cache {}, {:.0} % of {}",
                 gpuplan_model::counted(self.steps_per_schedule, "scheduler step", "scheduler steps"),
-                if self.mixes_prefill {
-                    "chunked into the decode iterations"
-                } else {
-                    "in prefill-only iterations"
+                match (self.mixes_prefill, self.chunks_prompts) {
+                    (true, true) => "chunked into the decode iterations",
+                    (true, false) => "whole, in the decode iterations (in-flight batching without chunked context)",
+                    (false, _) => "in prefill-only iterations",
                 },
                 if self.reserves_full_context {
                     "reserved for each request's whole length on admission"
@@ -289,6 +304,7 @@ fn default_scheduler(engine: Engine, accelerator: &Accelerator) -> Scheduler {
             sequence_parts: 1.0,
             pipeline_limits: PipelineLimits::Replica,
             mixes_prefill: false,
+            chunks_prompts: true,
             given: EngineSettings::default(),
             evidence: "SGLang defaults: chunked prefill 2048–16384 tokens by GPU memory in prefill-only iterations (mixed chunks off), up to 4096 running requests, ≥ 10 GB kept out of the pool on large GPUs",
         },
@@ -304,6 +320,7 @@ fn default_scheduler(engine: Engine, accelerator: &Accelerator) -> Scheduler {
             sequence_parts: 1.0,
             pipeline_limits: PipelineLimits::PerMicroBatch,
             mixes_prefill: true,
+            chunks_prompts: false,
             given: EngineSettings::default(),
             evidence: "TensorRT-LLM defaults: max_num_tokens 8192, max_batch_size 2048, KV cache in 90 % of the memory free after the weights, reserved per sequence (GUARANTEED_NO_EVICT)",
         },
@@ -319,6 +336,7 @@ fn default_scheduler(engine: Engine, accelerator: &Accelerator) -> Scheduler {
             sequence_parts: 1.0,
             pipeline_limits: PipelineLimits::Replica,
             mixes_prefill: false,
+            chunks_prompts: false,
             given: EngineSettings::default(),
             evidence: "TGI defaults: max_batch_prefill_tokens 4096 in prefill-only iterations, max_concurrent_requests 128, new prompts join when 30 % of the running batch or after 20 steps",
         },
@@ -336,6 +354,7 @@ fn default_scheduler(engine: Engine, accelerator: &Accelerator) -> Scheduler {
                 sequence_parts: 1.0,
                 pipeline_limits: PipelineLimits::TokensPerMicroBatch,
                 mixes_prefill: true,
+                chunks_prompts: true,
                 given: EngineSettings::default(),
                 evidence: "vLLM defaults: max_num_batched_tokens 8192 and max_num_seqs 1024 on ≥ 70 GiB GPUs other than A100 (2048 and 256 otherwise), gpu_memory_utilization 0.9",
             }

@@ -27,7 +27,9 @@ pub struct EngineKnobs {
     #[cfg_attr(feature = "cli", arg(long, help_heading = "Serving engine"))]
     pub scheduler_steps: Option<u32>,
     /// Whether prompt chunks share iterations with decoding (true) or run in prefill-only
-    /// iterations every decoding sequence waits for (false).
+    /// iterations every decoding sequence waits for (false). TensorRT-LLM's in-flight batching
+    /// runs prompts beside the decodes either way: false there (its default) only keeps each
+    /// prompt whole (enable_chunked_context).
     #[serde(default)]
     #[cfg_attr(feature = "cli", arg(long, help_heading = "Serving engine"))]
     pub chunked_prefill: Option<bool>,

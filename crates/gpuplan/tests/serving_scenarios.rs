@@ -1210,6 +1210,39 @@ fn tensorrt_llm_s_pytorch_backend_prefills_without_graphs() {
     );
 }
 
+/// TensorRT-LLM batches prompts with the running decodes in flight whether its chunked context
+/// is on or off: off, it only keeps each prompt whole. With 1,000-token prompts, which fit its
+/// 8,192-token iterations whole, the two settings give the same latencies, and the answer says
+/// the prompts ride in the decode iterations, not in prefill-only ones.
+#[test]
+fn tensorrt_llm_without_chunked_context_still_batches_prompts_in_flight() {
+    use gpuplan::model::EngineSettings;
+    let at = |chunked: bool| {
+        let mut r = llama_8b_h100(
+            "tensorrt-llm",
+            EngineSettings {
+                chunked_prefill: Some(chunked),
+                ..EngineSettings::default()
+            },
+        );
+        r.serving.qps = Some(20.0);
+        serving_of(&r)
+    };
+    let (whole, chunked) = (at(false), at(true));
+    assert_eq!(whole.tpot, chunked.tpot);
+    assert_eq!(whole.ttft, chunked.ttft);
+    assert!(
+        whole.scheduler.contains("prompts whole, in the decode iterations"),
+        "{}",
+        whole.scheduler
+    );
+    assert!(
+        chunked.scheduler.contains("prompts chunked into the decode iterations"),
+        "{}",
+        chunked.scheduler
+    );
+}
+
 /// Llama-2-70B in fp8 on one H200 with TensorRT-LLM: at about 80 sequences a decode step's
 /// weight stream and GEMMs take about as long, and a real step then takes longer than either
 /// (NVIDIA's MLPerf Interactive run: 34 ms a token where each alone is ~18 ms). Far from that
