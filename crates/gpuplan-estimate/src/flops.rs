@@ -125,14 +125,7 @@ mod tests {
     /// 4 × 128 × 320 / 2 of its prompts. Grouped-query attention decodes as it prefills.
     #[test]
     fn latent_attention_decodes_in_its_absorbed_form() {
-        let mut spec = crate::test_specs::llama(7168, 61, 128, 128, 18432, 129280);
-        spec.mla = Some(gpuplan_model::MlaSpec {
-            q_lora_rank: 1536,
-            kv_lora_rank: 512,
-            qk_nope_head_dim: 128,
-            qk_rope_head_dim: 64,
-            v_head_dim: 128,
-        });
+        let spec = crate::test_specs::deepseek_v3_attention();
         let (prompt, decode) = (
             attention_forward_per_token(&spec, 1),
             attention_decode_per_token(&spec, 1),

@@ -181,14 +181,7 @@ mod tests {
     fn latent_attention_keeps_its_projections_in_sixteen_bits_beside_fp4() {
         // DeepSeek-V3/R1: fused_a 7168 × (1536 + 576), q_b_proj 1536 × 128·192, kv_b_proj
         // 512 × 128·256, and the two latents' norms, in each of 61 layers: 4.25 B.
-        let mut spec = crate::test_specs::llama(7168, 61, 128, 128, 18432, 129280);
-        spec.mla = Some(gpuplan_model::MlaSpec {
-            q_lora_rank: 1536,
-            kv_lora_rank: 512,
-            qk_nope_head_dim: 128,
-            qk_rope_head_dim: 64,
-            v_head_dim: 128,
-        });
+        let spec = crate::test_specs::deepseek_v3_attention();
         let per_layer: u64 = 7168 * 2112 + 1536 * 24576 + 512 * 32768 + 1536 + 512;
         assert_eq!(
             sixteen_bit_layer_parameters(&spec, Precision::Fp4),

@@ -37,3 +37,18 @@ pub(crate) fn llama(hidden: u64, layers: u64, heads: u64, kv_heads: u64, ffn: u6
 pub(crate) fn llama_2_7b() -> TransformerSpec {
     llama(4096, 32, 32, 32, 11008, 32000)
 }
+
+/// DeepSeek-V3's attention on a Llama body: 61 layers, 7168 wide, 128 heads of multi-head
+/// latent attention (queries through a 1,536-wide latent, keys and values through a 512-wide
+/// one with a 64-wide rotary key). Its experts are left out.
+pub(crate) fn deepseek_v3_attention() -> TransformerSpec {
+    let mut spec = llama(7168, 61, 128, 128, 18432, 129280);
+    spec.mla = Some(gpuplan_model::MlaSpec {
+        q_lora_rank: 1536,
+        kv_lora_rank: 512,
+        qk_nope_head_dim: 128,
+        qk_rope_head_dim: 64,
+        v_head_dim: 128,
+    });
+    spec
+}
