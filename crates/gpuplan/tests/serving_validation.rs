@@ -807,6 +807,33 @@ fn the_table_has_enough_cases_across_gpus_and_engines() {
     assert!(gpus.len() >= 3 && engines.len() >= 3, "{gpus:?} {engines:?}");
 }
 
+/// Every MLPerf run on TensorRT-LLM 1.0 or later names the runtime it ran: that release's
+/// default is the PyTorch backend, while NVIDIA's v5.1 harness builds TensorRT engines for its
+/// Llama and Mixtral runs and serves DeepSeek-R1 on the PyTorch backend, and the two differ in
+/// their GEMMs' efficiency and their CUDA graphs. (NVIDIA's GB200 NVL72 Llama-3.1-405B rows had
+/// named none, and were read on the wrong one.)
+#[test]
+fn every_mlperf_run_on_tensorrt_llm_1_names_its_runtime() {
+    let release_one = EngineRelease::new(1, 0);
+    let mut cases = table().case;
+    for extra in [second_table(), mixtral_table(), deepseek_table()] {
+        cases.extend(extra.case);
+    }
+    let unnamed: Vec<&str> = cases
+        .iter()
+        .filter(|c| c.id.starts_with("mlperf-") && c.engine == "tensorrt-llm")
+        .filter(|c| {
+            c.engine_version
+                .as_deref()
+                .and_then(EngineRelease::parse)
+                .is_some_and(|release| release >= release_one)
+        })
+        .filter(|c| c.engine_backend.is_none())
+        .map(|c| c.id.as_str())
+        .collect();
+    assert!(unnamed.is_empty(), "{unnamed:?}");
+}
+
 #[test]
 fn held_out_serving_errors_meet_the_targets() {
     let mut throughput = Vec::new();
