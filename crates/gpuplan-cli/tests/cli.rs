@@ -2246,6 +2246,34 @@ mod serving {
         assert!(!one.stdout.contains("replicas  "), "{}", one.stdout);
     }
 
+    /// A replica's capacity comes with the range measured runs of its kind fell in: a dense
+    /// model's from the Llama MLPerf runs, a mixture of experts' from the Mixtral-8x7B and
+    /// DeepSeek-R1 runs, far wider below. The text prints it in requests/s under the capacity,
+    /// the JSON carries the multiples and what they were measured on.
+    #[test]
+    fn an_estimate_states_the_capacity_range_of_its_kind_of_replica() {
+        let estimate = |model: &str, format: &str| {
+            let line =
+                format!("estimate --model {model} --task inference --gpu H100 --precision fp8 --format {format}");
+            gpuplan(&line.split_whitespace().collect::<Vec<_>>())
+        };
+        let dense = estimate("llama-3.1-8b", "table");
+        assert_eq!(dense.code, 0, "{}", dense.stderr);
+        assert!(
+            dense.stdout.contains("capacity range")
+                && dense
+                    .stdout
+                    .contains("runs of dense models (Llama-2-70B, Llama-3.1-405B and 8B) measured 0.72–1.05×"),
+            "{}",
+            dense.stdout
+        );
+        let experts = estimate("mixtral-8x7b", "json").json();
+        let range = &experts["serving"]["capacity_interval"];
+        assert_eq!(range["measured_on"], "mixtures_of_experts", "{range}");
+        let (low, high) = (range["low"].as_f64().unwrap(), range["high"].as_f64().unwrap());
+        assert!(low < 0.5 && high > 1.0, "{range}");
+    }
+
     /// A load a few per cent past the estimated capacity is inside the estimate's error: the
     /// text says how far past it is and that it may hold, the JSON carries the same, and
     /// neither calls it saturated; far past it, both do.

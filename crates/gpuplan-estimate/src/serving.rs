@@ -625,6 +625,12 @@ impl StepCost {
         (self.step(decodes, context, chunk, prompt, 1.0) - self.step(decodes, context, 0.0, prompt, 0.0)) / chunk
     }
 
+    /// The kind of replica, as far as the capacity's measured range goes: dense, or a mixture
+    /// of experts.
+    pub fn measured_on(&self) -> crate::serving_near_capacity::MeasuredOn {
+        crate::serving_near_capacity::MeasuredOn::of(self.expert_share > 0.0)
+    }
+
     /// The decode-only iteration with `decodes` sequences at context `context`.
     pub fn decode_step(&self, decodes: f64, context: f64) -> f64 {
         self.step(decodes, context, 0.0, 0.0, 0.0)
@@ -1425,6 +1431,10 @@ pub struct LoadReport {
     pub goodput_limit: Option<GoodputLimit>,
     /// The offered load the figures below are at, requests/s.
     pub load_requests_per_second: Option<f64>,
+    /// The capacity's 80 % range as multiples of the estimate (measured over estimated, held-out
+    /// MLPerf runs: dense models', or mixtures of experts' for a replica with routed experts);
+    /// `None` where the calibration data holds none.
+    pub capacity_interval: Option<crate::serving_near_capacity::CapacityInterval>,
     /// What the load saturates, when it exceeds the replica beyond the capacity's error.
     pub saturated: Option<Saturation>,
     /// A load past the estimated capacity but within its error: it may hold, at its limit.
@@ -1469,9 +1479,9 @@ pub fn report(
     let point = load.map(|rate| at_load(cost, rate, mix));
     let at = point.and_then(Result::ok);
     // A load the model finds saturating: within the capacity's error, or beyond it.
-    let past = load
-        .zip(point.and_then(Result::err))
-        .map(|(rate, bound)| crate::serving_near_capacity::classify(bound, rate, capacity.requests_per_second));
+    let past = load.zip(point.and_then(Result::err)).map(|(rate, bound)| {
+        crate::serving_near_capacity::classify(bound, rate, capacity.requests_per_second, cost.measured_on())
+    });
     LoadReport {
         requests: mix.origin.clone(),
         requests_scaled: mix.scaling.clone(),
@@ -1483,6 +1493,7 @@ pub fn report(
         goodput_requests_per_second: found.map(|g| g.requests_per_second).or(targeted.then_some(0.0)),
         goodput_limit: found.map(|g| g.limit),
         load_requests_per_second: load,
+        capacity_interval: crate::serving_near_capacity::capacity_interval(cost.measured_on()),
         saturated: past.and_then(Result::err),
         near_capacity: past.and_then(Result::ok),
         ttft: at.map(|p| p.ttft()),

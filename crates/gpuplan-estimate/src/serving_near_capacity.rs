@@ -23,19 +23,75 @@ pub struct NearCapacity {
 }
 
 /// A load at `rate` that the model finds exhausting `bound`, against the estimated `capacity`
-/// (requests/s): near capacity where it lies within the capacity's 80 % range, else saturated
-/// (also where the calibration data holds no measured range).
-pub fn classify(bound: Saturation, rate: f64, capacity: f64) -> Result<NearCapacity, Saturation> {
-    split(bound, rate, capacity, capacity_range().map(|(_, high)| high))
+/// (requests/s) of a replica of kind `of`: near capacity where it lies within the capacity's
+/// 80 % range, else saturated (also where the calibration data holds no measured range).
+pub fn classify(bound: Saturation, rate: f64, capacity: f64, of: MeasuredOn) -> Result<NearCapacity, Saturation> {
+    split(bound, rate, capacity, capacity_range(of).map(|(_, high)| high))
 }
 
 /// The capacity's 80 % range as multiples of the estimate (measured over estimated), low and
-/// high; `None` where the calibration data holds none.
-pub fn capacity_range() -> Option<(f64, f64)> {
+/// high, for replicas like those the range was measured on; `None` where the calibration data
+/// holds none.
+pub fn capacity_range(of: MeasuredOn) -> Option<(f64, f64)> {
     // The range is one for every GPU count; the regime only selects among entries of a kind.
     crate::calibration::calibration()
-        .interval(IntervalKind::ServingCapacity, Regime::OneNode)
+        .interval(of.kind(), Regime::OneNode)
         .map(|i| (i.low, i.high))
+}
+
+/// The capacity's 80 % range for one replica, as multiples of its estimate, and the runs it
+/// was measured on.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct CapacityInterval {
+    pub low: f64,
+    pub high: f64,
+    pub measured_on: MeasuredOn,
+}
+
+/// The held-out MLPerf runs a capacity range comes from, by the kind of replica they ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MeasuredOn {
+    /// Dense models: Llama-2-70B, Llama-3.1-405B and 8B.
+    DenseModels,
+    /// Mixtures of experts: Mixtral-8x7B on one GPU a replica, DeepSeek-R1 with attention data
+    /// parallelism over eight or more.
+    MixturesOfExperts,
+}
+
+impl MeasuredOn {
+    /// The kind of a replica with or without routed experts.
+    pub fn of(routed_experts: bool) -> MeasuredOn {
+        if routed_experts {
+            MeasuredOn::MixturesOfExperts
+        } else {
+            MeasuredOn::DenseModels
+        }
+    }
+
+    fn kind(self) -> IntervalKind {
+        match self {
+            MeasuredOn::DenseModels => IntervalKind::ServingCapacity,
+            MeasuredOn::MixturesOfExperts => IntervalKind::MoeServingCapacity,
+        }
+    }
+
+    /// The runs in words, for the answer.
+    pub fn describe(self) -> &'static str {
+        match self {
+            MeasuredOn::DenseModels => "dense models (Llama-2-70B, Llama-3.1-405B and 8B)",
+            MeasuredOn::MixturesOfExperts => "mixtures of experts (Mixtral-8x7B, DeepSeek-R1)",
+        }
+    }
+}
+
+/// The capacity range of a replica of kind `of`, with its evidence.
+pub fn capacity_interval(of: MeasuredOn) -> Option<CapacityInterval> {
+    capacity_range(of).map(|(low, high)| CapacityInterval {
+        low,
+        high,
+        measured_on: of,
+    })
 }
 
 fn split(bound: Saturation, rate: f64, capacity: f64, high: Option<f64>) -> Result<NearCapacity, Saturation> {

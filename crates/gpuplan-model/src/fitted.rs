@@ -253,6 +253,8 @@ pub enum IntervalKind {
     /// The load a continuous-batching replica takes: its capacity, or its goodput within
     /// latency limits.
     ServingCapacity,
+    /// The same for a mixture of experts, whose error is of another size.
+    MoeServingCapacity,
 }
 
 /// How many GPUs a workload spans, as far as its error goes.

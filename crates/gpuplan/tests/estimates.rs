@@ -639,6 +639,7 @@ pub(crate) mod intervals {
                 "inference_throughput" => (IntervalKind::Inference, ratio),
                 "inference_ttft" | "inference_tpot" | "inference_latency" => (IntervalKind::Inference, 1.0 / ratio),
                 "serving_capacity" => (IntervalKind::ServingCapacity, ratio),
+                "moe_serving_capacity" => (IntervalKind::MoeServingCapacity, ratio),
                 _ => return None,
             };
             (ratio.is_finite() && ratio > 0.0).then(|| Residual {

@@ -333,6 +333,18 @@ fn serving_section(text: &mut String, s: &LoadReport, replicas: u32) {
         rate(s.capacity_output_tokens_per_second),
         s.max_concurrent_sequences
     );
+    if let Some(range) = s.capacity_interval {
+        let _ = writeln!(
+            text,
+            "  {:<18} {}–{} requests/s: 80 % of held-out MLPerf runs of {} measured {:.2}–{:.2}× the estimate",
+            "capacity range",
+            rate(s.capacity_requests_per_second * range.low),
+            rate(s.capacity_requests_per_second * range.high),
+            range.measured_on.describe(),
+            range.low,
+            range.high,
+        );
+    }
     if let Some(goodput) = s.goodput_requests_per_second {
         let limit = s
             .goodput_limit

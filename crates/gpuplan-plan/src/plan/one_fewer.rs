@@ -6,7 +6,7 @@
 //! load each replica would carry without it, as a multiple of its estimated goodput, beside
 //! that range. A multiple inside the range is a plan a load test may well pass.
 
-use gpuplan_estimate::serving_near_capacity::capacity_range;
+use gpuplan_estimate::serving_near_capacity::{MeasuredOn, capacity_range};
 use serde::Serialize;
 
 /// The same offering with one instance fewer, at the same load.
@@ -40,8 +40,15 @@ pub enum OneFewerReading {
 }
 
 /// One instance fewer for a load of `rate` requests/s spread over replicas of `goodput`
-/// requests/s each, `replicas_per_instance` to an instance; `None` for a single instance.
-pub(super) fn one_fewer(instances: u32, replicas_per_instance: u32, rate: f64, goodput: f64) -> Option<OneFewer> {
+/// requests/s each, `replicas_per_instance` to an instance, read against the range measured on
+/// replicas like these (`of`); `None` for a single instance.
+pub(super) fn one_fewer(
+    instances: u32,
+    replicas_per_instance: u32,
+    rate: f64,
+    goodput: f64,
+    of: MeasuredOn,
+) -> Option<OneFewer> {
     let instances = instances.checked_sub(1).filter(|n| *n > 0)?;
     let replicas = instances * replicas_per_instance;
     if replicas == 0 || goodput <= 0.0 {
@@ -53,7 +60,7 @@ pub(super) fn one_fewer(instances: u32, replicas_per_instance: u32, rate: f64, g
         replicas,
         load_per_replica,
         load_per_replica / goodput,
-        capacity_range().map(|(low, high)| [low, high]),
+        capacity_range(of).map(|(low, high)| [low, high]),
     ))
 }
 
@@ -90,15 +97,15 @@ mod tests {
     #[test]
     fn one_instance_fewer_spreads_the_load_over_the_replicas_left() {
         // 0.45 req/s on two instances of one replica of goodput 0.395: one would carry it all.
-        let fewer = one_fewer(2, 1, 0.45, 0.395).unwrap();
+        let fewer = one_fewer(2, 1, 0.45, 0.395, MeasuredOn::DenseModels).unwrap();
         assert_eq!((fewer.instances, fewer.replicas), (1, 1));
         assert!((fewer.load_over_goodput - 0.45 / 0.395).abs() < 1e-12);
         // Four replicas to an instance, three instances: two would hold eight replicas.
-        let fewer = one_fewer(3, 4, 10.0, 1.0).unwrap();
+        let fewer = one_fewer(3, 4, 10.0, 1.0, MeasuredOn::DenseModels).unwrap();
         assert_eq!(fewer.replicas, 8);
         assert!((fewer.load_per_replica - 1.25).abs() < 1e-12);
         // A single instance has nothing to drop.
-        assert_eq!(one_fewer(1, 8, 10.0, 1.0), None);
+        assert_eq!(one_fewer(1, 8, 10.0, 1.0, MeasuredOn::DenseModels), None);
     }
 
     #[test]

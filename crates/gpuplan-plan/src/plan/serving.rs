@@ -478,7 +478,13 @@ pub(super) fn evaluate_serving(
     // What the last instance buys, where the replicas carry a given rate.
     let fewer = match (asked, latency.goodput_per_replica, &split, users, latency.batching) {
         (Some(rate), Some(goodput), None, None, Batching::Continuous) => {
-            super::one_fewer::one_fewer(instances, replicas_per_instance, rate, goodput)
+            let of = sized
+                .continuous
+                .as_ref()
+                .map_or(gpuplan_estimate::serving_near_capacity::MeasuredOn::DenseModels, |c| {
+                    c.cost.measured_on()
+                });
+            super::one_fewer::one_fewer(instances, replicas_per_instance, rate, goodput, of)
         }
         _ => None,
     };
