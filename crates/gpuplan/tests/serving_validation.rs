@@ -617,12 +617,15 @@ fn mlperf_mixtral_runs_are_reported_against_the_same_model() {
 }
 
 fn mixtral_set() -> (Table, SetReport) {
-    let table = mixtral_table();
-    let set = SetReport::of(
-        &table,
+    moe_set(
+        mixtral_table(),
         ("mixtral", "mixtral, short of its limits: a lower bound"),
-        MeasuredOn::MixturesOfExperts,
-    );
+    )
+}
+
+/// A set of mixture-of-experts runs evaluated, read against the experts' capacity range.
+fn moe_set(table: Table, labels: (&'static str, &'static str)) -> (Table, SetReport) {
+    let set = SetReport::of(&table, labels, MeasuredOn::MixturesOfExperts);
     (table, set)
 }
 
@@ -638,13 +641,10 @@ fn mlperf_deepseek_runs_are_reported_against_the_same_model() {
 }
 
 fn deepseek_set() -> (Table, SetReport) {
-    let table = deepseek_table();
-    let set = SetReport::of(
-        &table,
+    moe_set(
+        deepseek_table(),
         ("deepseek", "deepseek, short of its limits: a lower bound"),
-        MeasuredOn::MixturesOfExperts,
-    );
-    (table, set)
+    )
 }
 
 /// A mixture of experts' replica has a capacity range of its own: the split-conformal 80 %
