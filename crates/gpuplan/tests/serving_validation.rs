@@ -39,12 +39,13 @@ const GOODPUT_TARGET: f64 = 0.10;
 /// Interactive run on 8 B200 (+45 %), and the Llama-3.1-8B fp4 runs on B200, whose Offline
 /// capacity is itself 21–31 % high, stay above.
 const LLAMA3_GOODPUT_BAR: f64 = 0.10;
-/// Where the model's p99 TTFT and TPOT at those loads stand today (20.9 %: a bar against
-/// regressions, not a target met). AMD's runs, described with the fp8 KV cache they used, read
-/// shorter decode steps than measured at their passed loads (v4.1 8 × MI300X p99 TPOT −33 %);
-/// the prompt queue's tail (Cramér–Lundberg rather than an exponential of the mean wait)
-/// brings the NVIDIA runs' TTFTs closer.
-const LIMIT_PERCENTILE_BAR: f64 = 0.24;
+/// Where the model's p99 TTFT and TPOT at those loads stand today (18.3 %: a bar against
+/// regressions, not a target met; 20.9 % while AMD's v4.1 runs were read as the current vLLM
+/// release rather than the 0.4.3 they ran). Their times to first token stay 69–86 % short:
+/// AMD's harness gathers requests for 0.3 s and hands each batch to one GPU, which the model's
+/// Poisson arrivals do not reproduce. The prompt queue's tail (Cramér–Lundberg rather than an
+/// exponential of the mean wait) brings the NVIDIA runs' TTFTs closer.
+const LIMIT_PERCENTILE_BAR: f64 = 0.21;
 /// The same percentiles at the model's own goodput (the curve's shape at its limit). The
 /// issue's target is 15 %; NVIDIA's tuned MLPerf fp4 runs on B200 are ≈ 13 % faster than the
 /// public TensorRT-LLM tables the fp4 GEMM factor also answers to, and at the model's lower
