@@ -62,7 +62,8 @@ const MEAN_AT_LOAD_BAR: (f64, f64) = (0.20, 0.23);
 const NEAR_CAPACITY_BAR: usize = 6;
 /// The same rows whose load is past even the top of that range (1.046), reported as saturated:
 /// one run today, AMD's v5.1 MI325X Server (vLLM 0.9's V0 engine, eager, nine scheduler steps),
-/// whose goodput comes out 6.2 % short and its load about 5 % past the estimated capacity. The
+/// whose goodput comes out 6.2 % short and its load about 5 % past the estimated capacity: its
+/// configuration alone tunes and swizzles its fp8 GEMMs, which the model does not know. The
 /// issue's target is none. (The range's top was 1.056 while NVIDIA's GB200 NVL72 Llama-3.1-405B
 /// runs were read on the PyTorch backend, their Interactive goodput 17 % short; their
 /// configurations build TensorRT engines, and read so, that run is 2.5 % short.)
