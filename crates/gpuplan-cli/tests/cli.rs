@@ -2263,7 +2263,7 @@ mod serving {
             dense.stdout.contains("capacity range")
                 && dense
                     .stdout
-                    .contains("runs of dense models (Llama-2-70B, Llama-3.1-405B and 8B) measured 0.72–1.05×"),
+                    .contains("runs of dense models (Llama-2-70B, Llama-3.1-405B and 8B) measured 0.73–1.06×"),
             "{}",
             dense.stdout
         );

@@ -476,8 +476,11 @@ fn transformer(
                 workload.precision,
             ),
             logits_matmul_parameters: counts.logits_matmul as f64,
-            attention_flops_per_token_per_context: flops::attention_forward_per_token(spec, 1),
-            decode_attention_flops_per_token_per_context: flops::attention_decode_per_token(spec, 1),
+            // Sliding-window layers attend to their window only: the work per token of context
+            // is averaged over the request's length as its cache is.
+            attention_flops_per_token_per_context: flops::attention_forward_per_token(spec, 1) * share,
+            decode_attention_flops_per_token_per_context: flops::attention_decode_per_token(spec, 1) * share,
+            attention_exponentials_per_token_per_context: flops::attention_exponentials_per_token(spec, 1) * share,
             weight_bytes_gpu: memory.weights.as_u64() as f64,
             expert_bytes_gpu: expert_bytes,
             expert_share_per_token: spec.moe.map_or(0.0, |m| m.experts_per_token as f64 / m.experts as f64),
@@ -617,8 +620,11 @@ fn transformer(
                 &shape,
             )
         });
-        if serving_cost.is_some() {
+        if let Some(cost) = &serving_cost {
             assumptions.add(|| crate::efficiency::serving_gemm_note(request.accelerator));
+            if let Some(note) = cost.attention_note() {
+                assumptions.add(|| note);
+            }
             assumptions.add(|| {
                 crate::serving_iteration::iteration_note(workload.engine, &workload.engine_settings, shape.layers)
             });

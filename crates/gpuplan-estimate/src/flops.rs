@@ -39,6 +39,16 @@ pub fn attention_decode_per_token(spec: &TransformerSpec, seq: u64) -> f64 {
     layers * spec.heads as f64 * per_head * seq as f64
 }
 
+/// Softmax exponentials per token over `seq` tokens of context: one per head and key in every
+/// layer, whatever the form the scores are computed in (latent attention's absorbed decode
+/// included). Where the special-function units return fewer of them than the tensor cores
+/// multiply scores, they set attention's pace (FlashAttention-3, Shah et al. 2024, §3: H100
+/// SXM5's 3.9 TFLOPS of special functions against 989 TFLOPS of FP16 matmul;
+/// FlashAttention-4 on Blackwell, whose tensor cores doubled and exponentials did not).
+pub fn attention_exponentials_per_token(spec: &TransformerSpec, seq: u64) -> f64 {
+    ((spec.layers + spec.decoder_layers) * spec.heads) as f64 * seq as f64
+}
+
 /// FLOPs per trained token.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TrainingFlops {
@@ -93,6 +103,21 @@ mod tests {
     use super::*;
     use crate::parameters::count_parameters;
     use crate::test_specs::llama_2_7b;
+
+    #[test]
+    fn an_exponential_comes_with_four_head_widths_of_score_flops() {
+        let spec = llama_2_7b();
+        let exponentials = attention_exponentials_per_token(&spec, 4096);
+        assert_eq!(exponentials, 32.0 * 32.0 * 4096.0);
+        assert_eq!(attention_forward_per_token(&spec, 4096) / exponentials, 4.0 * 128.0);
+        // Latent attention's absorbed decode scores more per exponential than its prompts.
+        let mla = crate::test_specs::deepseek_v3_attention();
+        let per_exponential = |flops: f64| flops / attention_exponentials_per_token(&mla, 1);
+        assert!(
+            per_exponential(attention_decode_per_token(&mla, 1))
+                > 3.0 * per_exponential(attention_forward_per_token(&mla, 1))
+        );
+    }
 
     #[test]
     fn six_n_plus_attention() {

@@ -80,6 +80,9 @@ pub struct InferenceShape {
     pub attention_flops_per_token_per_context: f64,
     /// The same for a generated token, which latent attention scores in its absorbed form.
     pub decode_attention_flops_per_token_per_context: f64,
+    /// Softmax exponentials per token at a given context, whole model
+    /// ([`crate::flops::attention_exponentials_per_token`]).
+    pub attention_exponentials_per_token_per_context: f64,
     /// Weight bytes read per decode step on one GPU with all experts touched.
     pub weight_bytes_gpu: f64,
     /// Of which bytes belong to routed experts (MoE), and the share each token uses.

@@ -416,6 +416,8 @@ pub struct StepCost {
     /// The attention of a generated token per token of its context (latent attention's
     /// absorbed form where the model has it).
     decode_attention_seconds_per_context: f64,
+    /// Where softmax's exponentials, not the tensor cores, set the prompts' attention pace.
+    attention_exponentials: Option<ExponentialBound>,
     sync_seconds_per_token: f64,
     /// The routed experts' rows through memory beyond their weights, per token
     /// ([`InferenceShape::expert_row_bytes_per_token`]), on the busiest GPU.
@@ -489,6 +491,10 @@ impl StepCost {
         let ranks = if shape.attention_data_parallel { tp } else { 1.0 };
         let attention = shape.attention_flops_per_token_per_context / tp;
         let decode_attention = shape.decode_attention_flops_per_token_per_context / tp;
+        // Softmax's exponentials, at the engine's share of the special-function units' rate.
+        let exponentials = ExponentialBound::of(accelerator, engine_fraction, shape, tp);
+        let attention_seconds =
+            |flops: f64| (flops / attention_rate).max(exponentials.map_or(0.0, |bound| bound.seconds_per_context));
         let (sync_fixed, sync_per_token) = shape.collective_seconds(tp);
         let eager_launch = serving_eager_seconds_per_layer() * layers / stages;
         StepCost {
@@ -521,8 +527,9 @@ impl StepCost {
             ranks,
             gemm_half_tokens: serving_gemm_half_tokens(),
             roofline_knee: serving_roofline_knee(),
-            attention_seconds_per_context: attention / attention_rate / stages,
-            decode_attention_seconds_per_context: decode_attention / attention_rate / stages,
+            attention_seconds_per_context: attention_seconds(attention) / stages,
+            decode_attention_seconds_per_context: attention_seconds(decode_attention) / stages,
+            attention_exponentials: exponentials.filter(|bound| bound.seconds_per_context > attention / attention_rate),
             sync_seconds_per_token: sync_per_token / stages,
             expert_rows_seconds_per_token: shape.expert_row_bytes_per_token() * imbalance / bandwidth / stages,
             kv_bytes_per_token: shape.kv_bytes_per_token_gpu,
@@ -625,6 +632,18 @@ impl StepCost {
         (self.step(decodes, context, chunk, prompt, 1.0) - self.step(decodes, context, 0.0, prompt, 0.0)) / chunk
     }
 
+    /// What the estimate says of its prompts' attention where softmax's exponentials, not the
+    /// tensor cores, set its pace.
+    pub fn attention_note(&self) -> Option<String> {
+        let bound = self.attention_exponentials?;
+        Some(format!(
+            "prompt attention at the pace of its softmax exponentials: {:.0} a token of context on each GPU, at {:.0} % of the special-function units' {:.1} × 10¹² a second (as the engine's GEMMs run at that share of theirs), slower than the tensor cores would score them",
+            bound.per_context,
+            bound.fraction * 100.0,
+            bound.peak / 1e12,
+        ))
+    }
+
     /// The kind of replica, as far as the capacity's measured range goes: dense, or a mixture
     /// of experts.
     pub fn measured_on(&self) -> crate::serving_near_capacity::MeasuredOn {
@@ -651,6 +670,30 @@ impl StepCost {
         } else {
             (held, Saturation::KvCache)
         }
+    }
+}
+
+/// Softmax's exponentials as a bound on attention: how many a token of context costs one GPU,
+/// how fast its special-function units return them, and at what share of that.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct ExponentialBound {
+    per_context: f64,
+    peak: f64,
+    fraction: f64,
+    seconds_per_context: f64,
+}
+
+impl ExponentialBound {
+    /// `None` where the part's rate is unknown (no compute capability or 32-bit peak).
+    fn of(accelerator: &Accelerator, fraction: f64, shape: &InferenceShape, tp: f64) -> Option<ExponentialBound> {
+        let peak = accelerator.exponentials_per_second()?;
+        let per_context = shape.attention_exponentials_per_token_per_context / tp;
+        Some(ExponentialBound {
+            per_context,
+            peak,
+            fraction,
+            seconds_per_context: per_context / (peak * fraction),
+        })
     }
 }
 

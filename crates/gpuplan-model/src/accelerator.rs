@@ -164,6 +164,16 @@ impl Accelerator {
                 .is_some_and(|f| f.starts_with("SXM") || f.eq_ignore_ascii_case("superchip"))
     }
 
+    /// Exponentials a second the special-function units return (softmax's `exp2f`), NVIDIA
+    /// parts whose 32-bit peak and compute capability are known: the 32-bit peak counts two
+    /// FLOPs an FMA lane a clock, and the capability says how many lanes share one
+    /// exponential a clock ([`crate::ComputeCapability::fp32_lanes_per_exponential`]). B200:
+    /// 75 TFLOPS / 2 / 8 = 4.7 × 10¹² a second.
+    pub fn exponentials_per_second(&self) -> Option<f64> {
+        let lanes = self.cuda_capability()?.fp32_lanes_per_exponential()?;
+        Some(self.peak(Precision::Fp32)?.0 / 2.0 / lanes)
+    }
+
     /// Ampere and newer (compute capability 8.0+): bf16 at the fp16 tensor rate, even where a
     /// datasheet lists only fp16 (A10G).
     pub fn is_ampere_or_newer(&self) -> bool {

@@ -34,6 +34,21 @@ impl ComputeCapability {
             None => at(&text, "0"),
         }
     }
+
+    /// 32-bit FMA lanes of an SM per exponential its special-function units return a clock
+    /// (`exp2f`, which softmax runs on), where the capability is known: the CUDA C++
+    /// Programming Guide's arithmetic-instruction throughput table gives 64 or 128 FMA results
+    /// and 16 (32 on 6.1) exponentials a clock per SM, so 4 on Pascal, Volta, Turing and A100,
+    /// 8 from 8.6 (Ampere's GeForce and workstation parts, Ada, Hopper, Blackwell); Blackwell
+    /// Ultra (10.3) doubles the special-function units' exponentials (NVIDIA's Blackwell Ultra
+    /// technical brief: 2× attention-layer acceleration), so 4 again.
+    pub fn fp32_lanes_per_exponential(&self) -> Option<f64> {
+        match (self.major, self.minor) {
+            (6, _) | (7, _) | (8, 0) | (10, 3) => Some(4.0),
+            (8, _) | (9, 0) | (10, _) | (12, _) => Some(8.0),
+            _ => None,
+        }
+    }
 }
 
 impl fmt::Display for ComputeCapability {
@@ -58,5 +73,17 @@ mod tests {
         assert_eq!(ComputeCapability::parse("8.x"), None);
         assert!(ComputeCapability::parse("8.6") < ComputeCapability::parse("8.9"));
         assert!(ComputeCapability::parse("9.0") < ComputeCapability::parse("10.0"));
+    }
+
+    #[test]
+    fn special_function_units_keep_up_with_fewer_lanes_from_ampere_geforce_on() {
+        let lanes = |text| ComputeCapability::parse(text).and_then(|cc| cc.fp32_lanes_per_exponential());
+        assert_eq!(lanes("8.0"), Some(4.0));
+        assert_eq!(lanes("8.6"), Some(8.0));
+        assert_eq!(lanes("9.0"), Some(8.0));
+        assert_eq!(lanes("10.0"), Some(8.0));
+        assert_eq!(lanes("10.3"), Some(4.0));
+        assert_eq!(lanes("12.0"), Some(8.0));
+        assert_eq!(lanes("5.2"), None);
     }
 }

@@ -1452,3 +1452,30 @@ fn a_plan_rounded_up_to_a_second_eight_gpu_instance_says_what_one_would_carry() 
         );
     }
 }
+
+/// Attention computes one softmax exponential per head and key, and the special-function
+/// units return 16 a clock per SM on Hopper and Blackwell alike (CUDA C++ Programming Guide).
+/// Hopper's units keep up with its 16-bit and fp8 tensor cores at the engines' shares;
+/// Blackwell's fp8 tensor cores outrun them (FlashAttention-4), so long prompts on a B200 in
+/// fp8 are timed by their exponentials, and the estimate says so, while the same model in 16
+/// bits on the B200, or in fp8 on an H100, is timed by its FLOPs and says nothing of it.
+#[test]
+fn blackwell_fp8_prompt_attention_waits_on_its_exponentials_and_hopper_does_not() {
+    let says_so = |gpu: &str, precision: &str| {
+        let mut r = vllm_request("llama-3.3-70b", gpu, 32_768, 256);
+        r.precision = Some(precision.parse().unwrap());
+        if gpu.starts_with("H100") {
+            r.tp = Some(2);
+            r.gpus = Some(2);
+        }
+        let answer = estimate_workload(catalog(), &r).unwrap();
+        answer
+            .estimate
+            .assumptions
+            .iter()
+            .any(|a| a.contains("softmax exponentials"))
+    };
+    assert!(says_so("B200", "fp8"));
+    assert!(!says_so("B200", "bf16"));
+    assert!(!says_so("H100-SXM5-80GB", "fp8"));
+}

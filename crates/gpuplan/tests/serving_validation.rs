@@ -54,20 +54,20 @@ const OWN_LIMIT_PERCENTILE_BAR: f64 = 0.19;
 /// The MLPerf runs' mean TTFT and TPOT at the loads they passed (LoadGen's summaries give
 /// them beside the p99s): a bar against regressions for Llama-2-70B and for Llama-3.1 405B/8B.
 /// A mean is steadier than the p99 of a few hundred requests (a 405B run completes about 270),
-/// but at a load near the limit it is as sensitive to the capacity's error.
-const MEAN_AT_LOAD_BAR: (f64, f64) = (0.20, 0.23);
+/// but at a load near the limit it is as sensitive to the capacity's error. Today 18.7 % and
+/// 16.8 %.
+const MEAN_AT_LOAD_BAR: (f64, f64) = (0.20, 0.19);
 /// The same rows whose load is past the estimated capacity but inside that range, reported as
-/// near capacity without latencies: three runs, 3–4 % above the estimate (MiTAC's v5.1 MI325X,
-/// and Cisco's 16 and 32 H100 in their pipeline-parallel layout).
-const NEAR_CAPACITY_BAR: usize = 6;
-/// The same rows whose load is past even the top of that range (1.046), reported as saturated:
-/// one run today, AMD's v5.1 MI325X Server (vLLM 0.9's V0 engine, eager, nine scheduler steps),
-/// whose goodput comes out 6.2 % short and its load about 5 % past the estimated capacity: its
-/// configuration alone tunes and swizzles its fp8 GEMMs, which the model does not know. The
-/// issue's target is none. (The range's top was 1.056 while NVIDIA's GB200 NVL72 Llama-3.1-405B
-/// runs were read on the PyTorch backend, their Interactive goodput 17 % short; their
-/// configurations build TensorRT engines, and read so, that run is 2.5 % short.)
-const SATURATED_BAR: usize = 2;
+/// near capacity without latencies: four runs, 3–5 % above the estimate (AMD's and MiTAC's v5.1
+/// MI325X, whose configuration alone tunes and swizzles its fp8 GEMMs, which the model does not
+/// know, and Cisco's 16 and 32 H100 in their pipeline-parallel layout).
+const NEAR_CAPACITY_BAR: usize = 8;
+/// The same rows whose load is past even the top of that range (1.056), reported as saturated:
+/// none, the target. (AMD's v5.1 MI325X Server run read as saturated while the range's top was
+/// 1.046; prompt attention timed at the pace of Blackwell's softmax exponentials moves the
+/// Llama-3.1-405B B200 and GB200 residuals, from which the range is learned, and its top with
+/// them.)
+const SATURATED_BAR: usize = 0;
 /// Median error allowed on each end of the vLLM 0.11.1 batch sweeps (time between tokens and
 /// throughput, at 8–32 and at 128–256 sequences): 12.0 % and 12.3 % at 8–32, 14.4 % and 11.7 %
 /// at 128–256, with the benchmark's top-p sampling charged (vLLM sorts each sequence's logits
@@ -1092,10 +1092,11 @@ fn held_out_serving_errors_meet_the_targets() {
         "Llama-3.1 goodput median error {:.1} %",
         g3 * 100.0
     );
-    // The Llama-3.1 p99s: 26.5 % at the loads passed (35.0 % before the GPU's pace), 19.1 % at
+    // The Llama-3.1 p99s: 22.3 % at the loads passed (24.6 % before prompt attention went at
+    // the pace of Blackwell's softmax exponentials, 35.0 % before the GPU's pace), 19.1 % at
     // the model's own goodput (the goodput, limited by the time to first token, leaves the
     // time per token shorter than the runs' at theirs).
-    assert!(median(llama3_percentiles) <= 0.29 && median(llama3_own) <= 0.21);
+    assert!(median(llama3_percentiles) <= 0.25 && median(llama3_own) <= 0.21);
     // The tails at the passed load are not yet within their target (15 %): near its limit the
     // model's step grows more slowly than the measured systems'. Held to today's level.
     assert!(p <= LIMIT_PERCENTILE_BAR, "MLPerf p99 median error {:.1} %", p * 100.0);
@@ -1108,10 +1109,7 @@ fn held_out_serving_errors_meet_the_targets() {
     // load the model finds beyond even the top of its capacity's 80 % range. (Cisco's 16 H100
     // were, while read as TP2 at the engine's defaults: 9 % past what the KV cache held; their
     // configuration's TP1 × PP2 layout and knobs bring them within 3 %.)
-    assert!(
-        saturated <= SATURATED_BAR,
-        "{saturated} published loads found saturated"
-    );
+    assert_eq!(saturated, SATURATED_BAR, "{saturated} published loads found saturated");
     assert!(
         near_capacity <= NEAR_CAPACITY_BAR,
         "{near_capacity} published loads found near capacity"
