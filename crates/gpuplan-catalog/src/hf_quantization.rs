@@ -54,7 +54,21 @@ pub(crate) fn checkpoint_quantization(
         kernel,
         bits_per_weight,
         fp4_format,
+        unquantized_attention: keeps_attention_unquantized(q),
     }))
+}
+
+/// Whether the modules the config keeps out of quantisation include whole attention layers:
+/// Transformers' `modules_to_not_convert` (gpt-oss: `model.layers.*.self_attn`),
+/// compressed-tensors' `ignore` (`re:.*self_attn.*`) and ModelOpt's `exclude_modules`, by
+/// name; a list that names single projections (`self_attn.q_proj`) does not count.
+fn keeps_attention_unquantized(q: &Map<String, Value>) -> bool {
+    ["modules_to_not_convert", "ignore", "exclude_modules"]
+        .iter()
+        .filter_map(|key| q.get(*key).and_then(Value::as_array))
+        .flatten()
+        .filter_map(Value::as_str)
+        .any(|module| module.trim_end_matches(['*', '.']).ends_with("self_attn"))
 }
 
 /// How a 4-bit float checkpoint stores its weights, where the config says: the `mxfp4` method
@@ -219,6 +233,21 @@ mod tests {
     /// A 4-bit float checkpoint keeps the format its config names, which sets its bytes:
     /// ModelOpt's NVFP4 and MXFP4, the `mxfp4` method, compressed-tensors' group of 16 or 32;
     /// a config that does not say leaves it to the GPU.
+    #[test]
+    fn a_checkpoint_that_keeps_its_attention_unquantized_says_so() {
+        let keeps = |json: &str| read(json).unwrap().unquantized_attention;
+        assert!(keeps(
+            r#"{"quantization_config": {"quant_method": "mxfp4", "modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router", "lm_head"]}}"#
+        ));
+        assert!(keeps(
+            r#"{"quantization_config": {"quant_method": "compressed-tensors", "ignore": ["lm_head", "re:.*self_attn.*"]}}"#
+        ));
+        assert!(!keeps(
+            r#"{"quantization_config": {"quant_method": "modelopt", "exclude_modules": ["model.layers.0.self_attn.q_proj"]}}"#
+        ));
+        assert!(!keeps(r#"{"quantization_config": {"quant_method": "fp8"}}"#));
+    }
+
     #[test]
     fn four_bit_float_checkpoints_name_their_format() {
         let format = |json: &str| read(json).unwrap().fp4_format;

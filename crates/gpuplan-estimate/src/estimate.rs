@@ -141,12 +141,23 @@ pub fn weight_kernel(workload: &Workload) -> WeightKernel {
         .unwrap_or_else(|| WeightKernel::default_for(workload.engine, workload.precision))
 }
 
-fn compute_peak(accelerator: &Accelerator, workload: &Workload) -> Result<(Precision, FlopsPerSecond), EstimateError> {
+/// The precision the matmuls run at and the part's dense peak there. `fp4_format` is the
+/// 4-bit float checkpoint's format, where the model is a transformer.
+fn compute_peak(
+    accelerator: &Accelerator,
+    workload: &Workload,
+    fp4_format: Option<gpuplan_model::Fp4Format>,
+) -> Result<(Precision, FlopsPerSecond), EstimateError> {
     let wanted = match (workload.task, workload.precision) {
         // Weight-only quantisation: int4 weights are dequantised to 16-bit for the matmul.
         (Task::Inference, Precision::Int4 | Precision::Fp4 | Precision::Fp6) => {
             if accelerator.peak(workload.precision).is_some() && workload.precision == Precision::Fp4 {
-                Precision::Fp4
+                // MXFP4 weights meet MXFP8 activations on NVIDIA's 8-bit MMA.
+                if fp4_format.is_some_and(|format| format.multiplies_eight_bit_activations(accelerator)) {
+                    Precision::Fp8
+                } else {
+                    Precision::Fp4
+                }
             } else {
                 Precision::Fp16
             }
@@ -324,18 +335,27 @@ fn validate(request: &EstimateRequest) -> Result<(), EstimateError> {
 /// Estimates memory and speed of `request`.
 pub fn estimate(request: &EstimateRequest) -> Result<Estimate, EstimateError> {
     validate(request)?;
-    let (compute_precision, peak) = compute_peak(request.accelerator, request.workload)?;
+    let fp4_format = match &request.model.architecture {
+        Architecture::Transformer(spec) => Some(crate::precision_bytes::Fp4Format::of(spec, request.accelerator)),
+        Architecture::Cited(_) => None,
+    };
+    let (compute_precision, peak) = compute_peak(request.accelerator, request.workload, fp4_format)?;
     let mut assumptions = Notes::new(request.explain);
     if compute_precision != request.workload.precision {
+        let why = if request.workload.precision == Precision::Fp4 && compute_precision == Precision::Fp8 {
+            ": the engines multiply MXFP4 weights by MXFP8 activations on NVIDIA's 8-bit MMA"
+        } else {
+            ""
+        };
         assumptions.add(|| {
             format!(
-                "{} weights; matmuls run at {} ({} dense peak {peak})",
+                "{} weights; matmuls run at {} ({} dense peak {peak}){why}",
                 request.workload.precision, compute_precision, request.accelerator.id
             )
         });
     }
     match &request.model.architecture {
-        Architecture::Transformer(spec) => transformer(request, spec, peak, assumptions),
+        Architecture::Transformer(spec) => transformer(request, spec, (compute_precision, peak), assumptions),
         Architecture::Cited(spec) => cited(request, spec, peak, assumptions),
     }
 }
@@ -351,7 +371,7 @@ fn effective_sequence(spec: &TransformerSpec, workload: &Workload) -> u64 {
 fn transformer(
     request: &EstimateRequest,
     spec: &TransformerSpec,
-    peak: FlopsPerSecond,
+    (compute_precision, peak): (Precision, FlopsPerSecond),
     mut assumptions: Notes,
 ) -> Result<Estimate, EstimateError> {
     let workload = request.workload;
@@ -481,6 +501,7 @@ fn transformer(
             attention_flops_per_token_per_context: flops::attention_forward_per_token(spec, 1) * share,
             decode_attention_flops_per_token_per_context: flops::attention_decode_per_token(spec, 1) * share,
             attention_exponentials_per_token_per_context: flops::attention_exponentials_per_token(spec, 1) * share,
+            four_bit_matmuls: compute_precision == Precision::Fp4,
             weight_bytes_gpu: memory.weights.as_u64() as f64,
             expert_bytes_gpu: expert_bytes,
             expert_share_per_token: spec.moe.map_or(0.0, |m| m.experts_per_token as f64 / m.experts as f64),

@@ -83,6 +83,9 @@ pub struct InferenceShape {
     /// Softmax exponentials per token at a given context, whole model
     /// ([`crate::flops::attention_exponentials_per_token`]).
     pub attention_exponentials_per_token_per_context: f64,
+    /// Whether the matmuls multiply 4-bit weights by 4-bit activations at the part's 4-bit
+    /// rate (NVFP4 on Blackwell), rather than by wider ones.
+    pub four_bit_matmuls: bool,
     /// Weight bytes read per decode step on one GPU with all experts touched.
     pub weight_bytes_gpu: f64,
     /// Of which bytes belong to routed experts (MoE), and the share each token uses.

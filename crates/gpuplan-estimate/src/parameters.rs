@@ -82,6 +82,11 @@ fn latent_projections(spec: &TransformerSpec, mla: gpuplan_model::MlaSpec) -> u6
     query + key_value
 }
 
+/// Self-attention's parameters over all layers (the main stack's).
+pub fn attention_parameters(spec: &TransformerSpec) -> u64 {
+    spec.layers * attention(spec)
+}
+
 /// [`latent_projections`] over all layers; 0 without latent attention.
 pub fn latent_projection_parameters(spec: &TransformerSpec) -> u64 {
     spec.mla.map_or(0, |mla| spec.layers * latent_projections(spec, mla))

@@ -34,8 +34,20 @@ pub fn served_weight_bytes(spec: &TransformerSpec, accelerator: &Accelerator, pr
 /// `kv_b_proj` of every layer in MLPerf Inference v5.1's
 /// `closed/NVIDIA/code/deepseek-r1/tensorrt/hf_quant_config.json` and in nvidia/DeepSeek-R1-FP4
 /// (whose first release keeps the output projection `o_proj` out too; its v2 quantises it, as
-/// MLPerf's does). 0 at other precisions and without latent attention.
+/// MLPerf's does). A checkpoint whose config keeps its attention layers out of quantisation
+/// holds all of them in 16 bits (gpt-oss: 0.96 B parameters of the 120b model's 117 B;
+/// [`gpuplan_model::CheckpointQuantization::unquantized_attention`]). 0 in 16 bits and wider.
 pub fn sixteen_bit_layer_parameters(spec: &TransformerSpec, precision: Precision) -> f64 {
+    if precision.bits() > 8 {
+        return 0.0;
+    }
+    if spec
+        .quantization
+        .as_ref()
+        .is_some_and(|q| q.unquantized_attention && q.precision == Some(precision))
+    {
+        return crate::parameters::attention_parameters(spec) as f64;
+    }
     if precision == Precision::Fp4 {
         crate::parameters::latent_projection_parameters(spec) as f64
     } else {
@@ -175,6 +187,27 @@ mod tests {
         assert!((NF4_DOUBLE_QUANT_BYTES_PER_PARAMETER - 0.5159).abs() < 1e-4);
         assert_eq!(embedding_bytes(Task::Qlora, Precision::Bf16), 2.0);
         assert_eq!(weight_bytes(Task::Inference, Precision::Int8), 1.0);
+    }
+
+    #[test]
+    fn a_checkpoint_that_keeps_attention_unquantized_holds_it_in_sixteen_bits() {
+        let mut spec = crate::test_specs::llama_2_7b();
+        assert_eq!(sixteen_bit_layer_parameters(&spec, Precision::Fp4), 0.0);
+        spec.quantization = Some(gpuplan_model::CheckpointQuantization {
+            method: "mxfp4".into(),
+            precision: Some(Precision::Fp4),
+            kernel: None,
+            bits_per_weight: None,
+            fp4_format: Some(Fp4Format::Mxfp4),
+            unquantized_attention: true,
+        });
+        // Llama 2 7B's attention: four 4096 × 4096 projections in each of 32 layers.
+        assert_eq!(
+            sixteen_bit_layer_parameters(&spec, Precision::Fp4),
+            32.0 * 4.0 * 4096.0 * 4096.0
+        );
+        // Served at another precision than its checkpoint's, the checkpoint says nothing.
+        assert_eq!(sixteen_bit_layer_parameters(&spec, Precision::Fp8), 0.0);
     }
 
     #[test]

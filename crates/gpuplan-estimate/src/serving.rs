@@ -452,7 +452,7 @@ impl StepCost {
         let engine_fraction = serving.gemm_peak_fraction * serving_architecture_factor(accelerator);
         // Blackwell's fp4 tensor cores multiply the weights in fp4; attention stays in fp8
         // (TensorRT-LLM's fp8 context FMHA), so its FLOPs run at the 8-bit rate.
-        let native_fp4 = precision == Precision::Fp4 && accelerator.peak(Precision::Fp4).is_some();
+        let native_fp4 = shape.four_bit_matmuls;
         let gemm_fraction = engine_fraction
             * if native_fp4 {
                 serving_four_bit_gemm_factor()

@@ -38,6 +38,16 @@ impl Fp4Format {
         }
     }
 
+    /// Whether an engine multiplies weights of this format by 8-bit activations on
+    /// `accelerator`, at its 8-bit rate, rather than by 4-bit ones at its 4-bit rate: MXFP4 on
+    /// NVIDIA's parts, whose engines quantise the activations to MXFP8 (TensorRT-LLM's gpt-oss
+    /// support matrix: mxfp8 activations by mxfp4 weights on Blackwell's 8-bit MMA, UTCQMMA, or
+    /// bf16 ones; vLLM's FlashInfer MXFP4 MoE likewise). NVFP4 checkpoints quantise the
+    /// activations to NVFP4 too, and AMD's CDNA 4 multiplies MX formats natively.
+    pub fn multiplies_eight_bit_activations(self, accelerator: &Accelerator) -> bool {
+        self == Fp4Format::Mxfp4 && accelerator.vendor == "NVIDIA"
+    }
+
     pub fn bytes_per_parameter(self) -> f64 {
         match self {
             Fp4Format::Nvfp4 => NVFP4_BYTES_PER_PARAMETER,

@@ -226,6 +226,11 @@ pub struct CheckpointQuantization {
     /// the `mxfp4` method, compressed-tensors' group size).
     #[serde(default)]
     pub fp4_format: Option<crate::Fp4Format>,
+    /// Whether the checkpoint leaves its attention layers unquantised, in 16 bits, where its
+    /// config's list of modules kept out of quantisation names them (gpt-oss's
+    /// `modules_to_not_convert`: every `self_attn`, the routers, embeddings and output layer).
+    #[serde(default)]
+    pub unquantized_attention: bool,
 }
 
 impl TransformerSpec {

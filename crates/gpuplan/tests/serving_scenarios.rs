@@ -1479,3 +1479,26 @@ fn blackwell_fp8_prompt_attention_waits_on_its_exponentials_and_hopper_does_not(
     assert!(!says_so("B200", "bf16"));
     assert!(!says_so("H100-SXM5-80GB", "fp8"));
 }
+
+/// gpt-oss ships its experts in MXFP4 and everything else in bf16 (its config's
+/// `modules_to_not_convert`), and NVIDIA's engines multiply MXFP4 weights by MXFP8
+/// activations on Blackwell (TensorRT-LLM's gpt-oss support matrix): on a B200 its matmuls run
+/// at the 8-bit rate and its attention layers' weights are 16-bit, where an NVFP4 checkpoint
+/// such as NVIDIA's Llama 3.3 70B multiplies at the 4-bit rate. So gpt-oss-120b's capacity is
+/// below what a 4-bit rate would give, and the estimate says why.
+#[test]
+fn gpt_oss_mxfp4_experts_multiply_eight_bit_activations_on_blackwell() {
+    let estimate = |model: &str| {
+        let mut r = vllm_request(model, "B200", 8192, 1024);
+        r.precision = Some("fp4".parse().unwrap());
+        r.engine = Some("tensorrt-llm".parse().unwrap());
+        estimate_workload(catalog(), &r).unwrap()
+    };
+    let says =
+        |answer: &gpuplan::EstimateAnswer, words: &str| answer.estimate.assumptions.iter().any(|a| a.contains(words));
+    let gpt_oss = estimate("gpt-oss-120b");
+    assert!(says(&gpt_oss, "matmuls run at fp8"));
+    assert!(says(&gpt_oss, "MXFP8 activations"));
+    let llama = estimate("llama-3.3-70b");
+    assert!(!says(&llama, "matmuls run at fp8"));
+}
