@@ -39,7 +39,7 @@ const GOODPUT_TARGET: f64 = 0.10;
 /// Interactive run on 8 B200 (+45 %), and the Llama-3.1-8B fp4 runs on B200, whose Offline
 /// capacity is itself 21–31 % high, stay above.
 const LLAMA3_GOODPUT_BAR: f64 = 0.10;
-/// Where the model's p99 TTFT and TPOT at those loads stand today (18.3 %: a bar against
+/// Where the model's p99 TTFT and TPOT at those loads stand today (18.4 %: a bar against
 /// regressions, not a target met; 20.9 % while AMD's v4.1 runs were read as the current vLLM
 /// release rather than the 0.4.3 they ran). Their times to first token stay 69–86 % short:
 /// AMD's harness gathers requests for 0.3 s and hands each batch to one GPU, which the model's
