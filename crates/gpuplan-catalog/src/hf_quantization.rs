@@ -230,9 +230,8 @@ mod tests {
         assert!(error(r#"{"quantization_config": {"quant_method": "bitsandbytes"}}"#).contains("load_in_4bit"));
     }
 
-    /// A 4-bit float checkpoint keeps the format its config names, which sets its bytes:
-    /// ModelOpt's NVFP4 and MXFP4, the `mxfp4` method, compressed-tensors' group of 16 or 32;
-    /// a config that does not say leaves it to the GPU.
+    /// A config that keeps whole attention layers out of quantisation says so, whichever
+    /// quantizer's list names them; one that names single projections does not.
     #[test]
     fn a_checkpoint_that_keeps_its_attention_unquantized_says_so() {
         let keeps = |json: &str| read(json).unwrap().unquantized_attention;
@@ -248,6 +247,9 @@ mod tests {
         assert!(!keeps(r#"{"quantization_config": {"quant_method": "fp8"}}"#));
     }
 
+    /// A 4-bit float checkpoint keeps the format its config names, which sets its bytes:
+    /// ModelOpt's NVFP4 and MXFP4, the `mxfp4` method, compressed-tensors' group of 16 or 32;
+    /// a config that does not say leaves it to the GPU.
     #[test]
     fn four_bit_float_checkpoints_name_their_format() {
         let format = |json: &str| read(json).unwrap().fp4_format;
