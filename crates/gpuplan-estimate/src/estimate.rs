@@ -141,6 +141,29 @@ pub fn weight_kernel(workload: &Workload) -> WeightKernel {
         .unwrap_or_else(|| WeightKernel::default_for(workload.engine, workload.precision))
 }
 
+/// The layers a quantised checkpoint keeps in 16 bits beside the rest, in words (empty where
+/// none): the attention layers its config keeps out of quantisation, or latent attention's
+/// projections beside 4-bit weights.
+fn sixteen_bit_layers_note(spec: &TransformerSpec, precision: Precision) -> String {
+    let kept = crate::precision_bytes::sixteen_bit_layer_parameters(spec, precision);
+    if kept <= 0.0 {
+        return String::new();
+    }
+    if spec.quantization.as_ref().is_some_and(|q| q.unquantized_attention) {
+        format!(
+            "; so are its attention layers ({:.2}B parameters, 16-bit weights and matmuls), which the checkpoint's \
+             config keeps out of quantisation",
+            kept / 1e9
+        )
+    } else {
+        format!(
+            "; so are latent attention's projections but the output one ({:.2}B parameters, 16-bit weights and \
+             matmuls), as NVIDIA's NVFP4 checkpoints of DeepSeek-R1 keep them",
+            kept / 1e9
+        )
+    }
+}
+
 /// The precision the matmuls run at and the part's dense peak there. `fp4_format` is the
 /// 4-bit float checkpoint's format, where the model is a transformer.
 fn compute_peak(
@@ -832,23 +855,18 @@ fn push_memory_assumptions(assumptions: &mut Notes, request: &EstimateRequest) {
                 }),
                 None => assumptions.add(|| {
                     let (format, kept) = match &request.model.architecture {
-                        gpuplan_model::Architecture::Transformer(spec) if w.precision == Precision::Fp4 => {
-                            let format = crate::precision_bytes::Fp4Format::of(spec, request.accelerator);
-                            let kept = crate::precision_bytes::sixteen_bit_layer_parameters(spec, w.precision);
-                            (format!(" as {}", format.describe()), kept)
+                        gpuplan_model::Architecture::Transformer(spec) => {
+                            let format = if w.precision == Precision::Fp4 {
+                                let format = crate::precision_bytes::Fp4Format::of(spec, request.accelerator);
+                                format!(" as {}", format.describe())
+                            } else {
+                                String::new()
+                            };
+                            (format, sixteen_bit_layers_note(spec, w.precision))
                         }
-                        _ => (String::new(), 0.0),
+                        gpuplan_model::Architecture::Cited(_) => (String::new(), String::new()),
                     };
-                    let latent = if kept > 0.0 {
-                        format!(
-                            "; so are latent attention's projections but the output one ({:.2}B parameters, 16-bit \
-                             weights and matmuls), as NVIDIA's NVFP4 checkpoints of DeepSeek-R1 keep them",
-                            kept / 1e9
-                        )
-                    } else {
-                        String::new()
-                    };
-                    format!("{} weights{format}; embeddings and output layer kept in 16-bit{latent}", w.precision)
+                    format!("{} weights{format}; embeddings and output layer kept in 16-bit{kept}", w.precision)
                 }),
             }
         }
