@@ -494,7 +494,7 @@ impl StepCost {
         // Softmax's exponentials, at the engine's share of the special-function units' rate.
         let exponentials = ExponentialBound::of(accelerator, engine_fraction, shape, tp);
         let attention_seconds =
-            |flops: f64| (flops / attention_rate).max(exponentials.map_or(0.0, |bound| bound.seconds_per_context));
+            |flops: f64| (flops / attention_rate).max(exponentials.map_or(0.0, ExponentialBound::seconds_per_context));
         let (sync_fixed, sync_per_token) = shape.collective_seconds(tp);
         let eager_launch = serving_eager_seconds_per_layer() * layers / stages;
         StepCost {
@@ -529,7 +529,8 @@ impl StepCost {
             roofline_knee: serving_roofline_knee(),
             attention_seconds_per_context: attention_seconds(attention) / stages,
             decode_attention_seconds_per_context: attention_seconds(decode_attention) / stages,
-            attention_exponentials: exponentials.filter(|bound| bound.seconds_per_context > attention / attention_rate),
+            attention_exponentials: exponentials
+                .filter(|bound| bound.seconds_per_context() > attention / attention_rate),
             sync_seconds_per_token: sync_per_token / stages,
             expert_rows_seconds_per_token: shape.expert_row_bytes_per_token() * imbalance / bandwidth / stages,
             kv_bytes_per_token: shape.kv_bytes_per_token_gpu,
@@ -680,20 +681,21 @@ struct ExponentialBound {
     per_context: f64,
     peak: f64,
     fraction: f64,
-    seconds_per_context: f64,
 }
 
 impl ExponentialBound {
     /// `None` where the part's rate is unknown (no compute capability or 32-bit peak).
     fn of(accelerator: &Accelerator, fraction: f64, shape: &InferenceShape, tp: f64) -> Option<ExponentialBound> {
-        let peak = accelerator.exponentials_per_second()?;
-        let per_context = shape.attention_exponentials_per_token_per_context / tp;
         Some(ExponentialBound {
-            per_context,
-            peak,
+            per_context: shape.attention_exponentials_per_token_per_context / tp,
+            peak: accelerator.exponentials_per_second()?,
             fraction,
-            seconds_per_context: per_context / (peak * fraction),
         })
+    }
+
+    /// The time a token of context's exponentials take.
+    fn seconds_per_context(self) -> f64 {
+        self.per_context / (self.peak * self.fraction)
     }
 }
 

@@ -26,17 +26,7 @@ pub struct NearCapacity {
 /// (requests/s) of a replica of kind `of`: near capacity where it lies within the capacity's
 /// 80 % range, else saturated (also where the calibration data holds no measured range).
 pub fn classify(bound: Saturation, rate: f64, capacity: f64, of: MeasuredOn) -> Result<NearCapacity, Saturation> {
-    split(bound, rate, capacity, capacity_range(of).map(|(_, high)| high))
-}
-
-/// The capacity's 80 % range as multiples of the estimate (measured over estimated), low and
-/// high, for replicas like those the range was measured on; `None` where the calibration data
-/// holds none.
-pub fn capacity_range(of: MeasuredOn) -> Option<(f64, f64)> {
-    // The range is one for every GPU count; the regime only selects among entries of a kind.
-    crate::calibration::calibration()
-        .interval(of.kind(), Regime::OneNode)
-        .map(|i| (i.low, i.high))
+    split(bound, rate, capacity, capacity_interval(of).map(|range| range.high))
 }
 
 /// The capacity's 80 % range for one replica, as multiples of its estimate, and the runs it
@@ -85,13 +75,18 @@ impl MeasuredOn {
     }
 }
 
-/// The capacity range of a replica of kind `of`, with its evidence.
+/// The capacity's 80 % range as multiples of the estimate (measured over estimated) for
+/// replicas of kind `of`, with the runs it was measured on; `None` where the calibration data
+/// holds none.
 pub fn capacity_interval(of: MeasuredOn) -> Option<CapacityInterval> {
-    capacity_range(of).map(|(low, high)| CapacityInterval {
-        low,
-        high,
-        measured_on: of,
-    })
+    // The range is one for every GPU count; the regime only selects among entries of a kind.
+    crate::calibration::calibration()
+        .interval(of.kind(), Regime::OneNode)
+        .map(|i| CapacityInterval {
+            low: i.low,
+            high: i.high,
+            measured_on: of,
+        })
 }
 
 fn split(bound: Saturation, rate: f64, capacity: f64, high: Option<f64>) -> Result<NearCapacity, Saturation> {

@@ -659,12 +659,12 @@ fn mixtures_of_experts_have_a_serving_capacity_range_of_their_own() {
     let mut residuals = mixtral_set().1.capacities;
     residuals.extend(deepseek_set().1.capacities);
     crate::estimates::intervals::check(&residuals);
-    let range = gpuplan::estimator::serving_near_capacity::capacity_range;
+    let range = gpuplan::estimator::serving_near_capacity::capacity_interval;
     let (dense, experts) = (
         range(MeasuredOn::DenseModels).unwrap(),
         range(MeasuredOn::MixturesOfExperts).unwrap(),
     );
-    assert!(experts.0 < dense.0 - 0.25, "{experts:?} {dense:?}");
+    assert!(experts.low < dense.low - 0.25, "{experts:?} {dense:?}");
 }
 
 /// A set of MLPerf runs read apart from the tables the constants were set from: their
@@ -679,7 +679,7 @@ struct SetReport {
     not_evaluated: usize,
     /// The capacity's range for these replicas' kind (`None` where none is measured), and
     /// the kind.
-    interval: Option<(f64, f64)>,
+    interval: Option<gpuplan::estimator::serving_near_capacity::CapacityInterval>,
     measured_on: MeasuredOn,
     /// Held-out capacities and goodputs, measured over estimated.
     capacities: Vec<crate::estimates::intervals::Residual>,
@@ -694,7 +694,7 @@ impl SetReport {
     /// measured on their kind.
     fn of(table: &Table, labels: (&'static str, &'static str), measured_on: MeasuredOn) -> SetReport {
         let calibrated = gpuplan::estimator::calibration::calibrated_cases();
-        let interval = gpuplan::estimator::serving_near_capacity::capacity_range(measured_on);
+        let interval = gpuplan::estimator::serving_near_capacity::capacity_interval(measured_on);
         let mut set = SetReport {
             offline: Vec::new(),
             goodput: Vec::new(),
@@ -795,7 +795,7 @@ impl SetReport {
             )
         };
         let ratios: Vec<f64> = self.capacities.iter().map(|r| r.ratio).collect();
-        let range = match self.interval {
+        let range = match self.interval.map(|range| (range.low, range.high)) {
             Some((low, high)) => format!(
                 "the serving capacity's 80 % range for {} {low:.3}–{high:.3} holds {} of {} runs",
                 self.measured_on.describe(),

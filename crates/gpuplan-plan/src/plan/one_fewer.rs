@@ -6,7 +6,7 @@
 //! load each replica would carry without it, as a multiple of its estimated goodput, beside
 //! that range. A multiple inside the range is a plan a load test may well pass.
 
-use gpuplan_estimate::serving_near_capacity::{MeasuredOn, capacity_range};
+use gpuplan_estimate::serving_near_capacity::{MeasuredOn, capacity_interval};
 use serde::Serialize;
 
 /// The same offering with one instance fewer, at the same load.
@@ -60,7 +60,7 @@ pub(super) fn one_fewer(
         replicas,
         load_per_replica,
         load_per_replica / goodput,
-        capacity_range(of).map(|(low, high)| [low, high]),
+        capacity_interval(of).map(|range| [range.low, range.high]),
     ))
 }
 
