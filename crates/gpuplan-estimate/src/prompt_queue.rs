@@ -173,10 +173,12 @@ fn mean_of(points: &[f64], f: impl Fn(f64) -> f64) -> f64 {
 /// The positive root `θ` of `λ(E[e^(θS)] − 1) = θ` over the service times `services`, by
 /// Newton's method from above (the left side less `θ` is convex, zero at 0 and falling there
 /// while ρ < 1, so iterates from a point where it is positive fall monotonically to the root).
-/// `guess` is a decay near the root (an exponential tail's).
+/// `guess` is a decay near the root (an exponential tail's). `None` where the points load the
+/// queue fully (λ·E[S] ≥ 1 over them, which a few quantile points of a mix just under full
+/// load can): the excess then rises from 0 and has no positive root, only the trivial one.
 fn lundberg_decay(rate: f64, services: &[f64], guess: f64) -> Option<f64> {
     let longest = services.iter().copied().fold(0.0, f64::max);
-    if longest <= 0.0 || guess.is_nan() || guess <= 0.0 {
+    if longest <= 0.0 || guess.is_nan() || guess <= 0.0 || rate * mean_of(services, |s| s) >= 1.0 {
         return None;
     }
     // The excess λ(E[e^(θS)] − 1) − θ and its slope λE[S·e^(θS)] − 1, in one pass.
@@ -232,6 +234,14 @@ mod tests {
         let services: Vec<f64> = (0..20_000).map(|j| -(1.0 - (j as f64 + 0.5) / 20_000.0).ln()).collect();
         let decay = lundberg_decay(0.5, &services, 0.3).unwrap();
         assert!((decay - 0.5).abs() < 0.02, "{decay}");
+    }
+
+    #[test]
+    fn points_that_load_the_queue_fully_have_no_decay() {
+        // Two service points of 1 s and 3 s at λ = 0.5: λ·E[S] = 1, no positive root. A load
+        // a little lighter has one.
+        assert_eq!(lundberg_decay(0.5, &[1.0, 3.0], 0.1), None);
+        assert!(lundberg_decay(0.45, &[1.0, 3.0], 0.1).is_some_and(|decay| decay > 0.01));
     }
 
     #[test]
