@@ -435,6 +435,7 @@ mod validation {
             include_str!("validation/serving-sweeps.toml"),
             include_str!("validation/serving-mlperf-llama3.toml"),
             include_str!("validation/serving-mlperf-mixtral.toml"),
+            include_str!("validation/serving-mlperf-v6.toml"),
         ] {
             let serving: toml::Table = toml::from_str(table).unwrap();
             for case in serving["case"].as_array().unwrap() {
