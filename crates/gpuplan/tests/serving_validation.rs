@@ -131,9 +131,9 @@ const DEEPSEEK_BARS: SetBars = SetBars {
 /// dense fp4, 1.56× B200's, buys the submissions 1.07–1.12× B200's throughput), the RTX PRO 6000
 /// 10–29 % slow on TensorRT-LLM 1.2's PyTorch backend, and the H200 NVL's two 1.2 Offline runs
 /// 16–20 % slow. A slow capacity near the published load reads that load as past it (60 RTX PRO
-/// 6000 latency rows) and plans 1.25–1.38× the GPUs. The MI355X's serving factor was set from AMD's Offline
-/// run of the set (left out of the medians); its other runs came within 0.7–5.6 % Offline and
-/// in Server goodput, Interactive 17–20 % short.
+/// 6000 latency rows) and plans 1.25–1.38× the GPUs. The MI355X's serving factor was set from
+/// AMD's Offline run of the set (left out of the medians); its other runs came within 0.7–5.6 %
+/// Offline and in Server goodput, Interactive 17–20 % short.
 const V6_BARS: SetBars = SetBars {
     rows: 339,
     offline: 0.115,
@@ -141,6 +141,21 @@ const V6_BARS: SetBars = SetBars {
     percentiles: 0.395,
     not_evaluated: 80,
     plans_over: 25,
+};
+
+/// Bars on MLPerf Inference v6.0's DeepSeek-R1 runs, at their first reading. The round turned the
+/// v5.1 picture over: the same 8 B200 that ran 33k tokens/s Offline on TensorRT-LLM 1.0 ran 57–59k
+/// on 1.2, so where the model had come out 17–37 % fast Offline it now comes out 19–36 % slow
+/// (median 25.8 %), the Server goodputs within 10.3 % (median; Cisco's and Nebius's runs 25–32 %
+/// slow, Google's NVL72 Server run, at half NVIDIA's load on the same rack, 137 % fast), and the
+/// plans at the 8-GPU Server loads ask for two replicas where one served, 11 of 17 above 1.15×.
+const V6_DEEPSEEK_BARS: SetBars = SetBars {
+    rows: 102,
+    offline: 0.26,
+    goodput: 0.105,
+    percentiles: 0.79,
+    not_evaluated: 28,
+    plans_over: 11,
 };
 
 /// Held-out MLPerf runs' throughput at the concurrency each held (Little's law on its mean
@@ -295,6 +310,12 @@ fn second_table() -> Table {
 /// (B300, GB300 NVL72, MI355X, RTX PRO 6000, H200 NVL) the model had not met. Reported apart.
 fn v6_table() -> Table {
     toml::from_str(include_str!("validation/serving-mlperf-v6.toml")).unwrap()
+}
+
+/// MLPerf Inference v6.0's DeepSeek-R1 runs (B200, B300, GB200, GB300 on TensorRT-LLM 1.2),
+/// gathered with the dense ones and reported apart.
+fn v6_deepseek_table() -> Table {
+    toml::from_str(include_str!("validation/serving-mlperf-v6-deepseek.toml")).unwrap()
 }
 
 /// MLPerf Inference's Mixtral-8x7B runs, a mixture of experts served on the same harnesses.
@@ -648,6 +669,17 @@ fn mlperf_v6_runs_are_reported_against_the_same_model() {
     set.check(&table, &V6_BARS);
 }
 
+/// MLPerf Inference v6.0's DeepSeek-R1 runs against the model as it stands: none set a constant.
+#[test]
+fn mlperf_v6_deepseek_runs_are_reported_against_the_same_model() {
+    let (table, set) = moe_set(
+        v6_deepseek_table(),
+        ("v6.0 deepseek", "v6.0 deepseek, short of its limits: a lower bound"),
+    );
+    set.print("v6.0 deepseek");
+    set.check(&table, &V6_DEEPSEEK_BARS);
+}
+
 /// MLPerf Inference's Mixtral-8x7B runs (v4.1 and v5.1: TensorRT-LLM on H100, H200, GH200
 /// and RTX PRO 6000, vLLM on MI300X and MI325X), one of which set a constant: a mixture of
 /// experts at the loads and limits of the Llama-2-70B benchmark, over the dataset's own
@@ -925,7 +957,13 @@ fn the_table_has_enough_cases_across_gpus_and_engines() {
 fn every_mlperf_run_on_tensorrt_llm_1_names_its_runtime() {
     let release_one = EngineRelease::new(1, 0);
     let mut cases = table().case;
-    for extra in [second_table(), v6_table(), mixtral_table(), deepseek_table()] {
+    for extra in [
+        second_table(),
+        v6_table(),
+        v6_deepseek_table(),
+        mixtral_table(),
+        deepseek_table(),
+    ] {
         cases.extend(extra.case);
     }
     let unnamed: Vec<&str> = cases
