@@ -428,20 +428,7 @@ mod validation {
         for table in MEASUREMENT_TABLES {
             ids.extend(toml::from_str::<Cases>(table).unwrap().case.into_iter().map(|c| c.id));
         }
-        for table in [
-            include_str!("validation/serving.toml"),
-            include_str!("validation/serving-mlperf.toml"),
-            include_str!("validation/serving-moe.toml"),
-            include_str!("validation/serving-sweeps.toml"),
-            include_str!("validation/serving-mlperf-llama3.toml"),
-            include_str!("validation/serving-mlperf-mixtral.toml"),
-            include_str!("validation/serving-mlperf-v6.toml"),
-        ] {
-            let serving: toml::Table = toml::from_str(table).unwrap();
-            for case in serving["case"].as_array().unwrap() {
-                ids.insert(case["id"].as_str().unwrap().to_string());
-            }
-        }
+        ids.extend(crate::serving_validation::every_case_id());
         for id in gpuplan::estimator::calibration::calibrated_cases() {
             assert!(
                 ids.contains(id),

@@ -297,6 +297,26 @@ fn table() -> Table {
     table
 }
 
+/// Every serving case of every table, the ones reported apart included.
+fn every_case() -> Vec<Case> {
+    let mut cases = table().case;
+    for extra in [
+        second_table(),
+        v6_table(),
+        v6_deepseek_table(),
+        mixtral_table(),
+        deepseek_table(),
+    ] {
+        cases.extend(extra.case);
+    }
+    cases
+}
+
+/// The id of every serving case, for the checks that a constant's evidence names real rows.
+pub(crate) fn every_case_id() -> Vec<String> {
+    every_case().into_iter().map(|case| case.id).collect()
+}
+
 /// A second set of MLPerf Inference v5.1 Llama-3.1 runs, gathered after the model and its
 /// serving-capacity interval were set: other submitters, GPUs and engines (Red Hat's vLLM on
 /// one L40S and one H100, H200 NVL, RTX PRO 6000, GB300 NVL72). It is reported apart, as a
@@ -659,25 +679,23 @@ fn a_second_set_of_mlperf_runs_is_reported_against_the_same_model() {
 /// no constant was set from them, and none was changed after reading them.
 #[test]
 fn mlperf_v6_runs_are_reported_against_the_same_model() {
-    let table = v6_table();
-    let set = SetReport::of(
-        &table,
+    report_apart(
+        v6_table(),
         ("v6.0", "v6.0, short of its limits: a lower bound"),
         MeasuredOn::DenseModels,
+        &V6_BARS,
     );
-    set.print("v6.0");
-    set.check(&table, &V6_BARS);
 }
 
 /// MLPerf Inference v6.0's DeepSeek-R1 runs against the model as it stands: none set a constant.
 #[test]
 fn mlperf_v6_deepseek_runs_are_reported_against_the_same_model() {
-    let (table, set) = moe_set(
+    report_apart(
         v6_deepseek_table(),
         ("v6.0 deepseek", "v6.0 deepseek, short of its limits: a lower bound"),
+        MeasuredOn::MixturesOfExperts,
+        &V6_DEEPSEEK_BARS,
     );
-    set.print("v6.0 deepseek");
-    set.check(&table, &V6_DEEPSEEK_BARS);
 }
 
 /// MLPerf Inference's Mixtral-8x7B runs (v4.1 and v5.1: TensorRT-LLM on H100, H200, GH200
@@ -702,6 +720,15 @@ fn mixtral_set() -> (Table, SetReport) {
 fn moe_set(table: Table, labels: (&'static str, &'static str)) -> (Table, SetReport) {
     let set = SetReport::of(&table, labels, MeasuredOn::MixturesOfExperts);
     (table, set)
+}
+
+/// A set reported apart: evaluated against the capacity range of its replicas' kind, printed
+/// under `label` (its runs short of their limits under "`label`, short of its limits"), and
+/// held to `bars`.
+fn report_apart(table: Table, labels: (&'static str, &'static str), measured_on: MeasuredOn, bars: &SetBars) {
+    let set = SetReport::of(&table, labels, measured_on);
+    set.print(labels.0);
+    set.check(&table, bars);
 }
 
 /// MLPerf Inference v5.1's DeepSeek-R1 runs (TensorRT-LLM on B200, GB200 and GB300: one
@@ -956,16 +983,7 @@ fn the_table_has_enough_cases_across_gpus_and_engines() {
 #[test]
 fn every_mlperf_run_on_tensorrt_llm_1_names_its_runtime() {
     let release_one = EngineRelease::new(1, 0);
-    let mut cases = table().case;
-    for extra in [
-        second_table(),
-        v6_table(),
-        v6_deepseek_table(),
-        mixtral_table(),
-        deepseek_table(),
-    ] {
-        cases.extend(extra.case);
-    }
+    let cases = every_case();
     let unnamed: Vec<&str> = cases
         .iter()
         .filter(|c| c.id.starts_with("mlperf-") && c.engine == "tensorrt-llm")
