@@ -199,6 +199,12 @@ impl Scheduler {
             )),
             Some(Sampling::Greedy) | None => {}
         }
+        if self.given.piecewise_cuda_graphs == Some(true) {
+            text.push_str(
+                "; piecewise CUDA graphs: the iterations that carry prompt tokens replay captured \
+                 graphs too, so none waits for the host's launches",
+            );
+        }
         if self.given.enforce_eager == Some(true) {
             text.push_str(&format!(
                 "; run eagerly (no CUDA/HIP graphs): an iteration lasts at least the host's kernel \
@@ -510,7 +516,8 @@ impl StepCost {
                 0.0
             },
             prompt_launch_seconds: if settings.enforce_eager == Some(true)
-                || release_profile(engine, settings).is_some_and(|release| release.eager_prompt_iterations)
+                || (settings.piecewise_cuda_graphs != Some(true)
+                    && release_profile(engine, settings).is_some_and(|release| release.eager_prompt_iterations))
             {
                 eager_launch
             } else {

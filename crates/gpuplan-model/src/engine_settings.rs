@@ -103,6 +103,12 @@ pub struct EngineSettings {
     /// `None`: graphs captured, the engines' default.
     #[serde(default)]
     pub enforce_eager: Option<bool>,
+    /// Whether TensorRT-LLM's PyTorch backend replays piecewise CUDA graphs for the iterations
+    /// that carry prompt tokens (`torch_compile_config.enable_piecewise_cuda_graph`, with
+    /// `capture_num_tokens` up to `max_num_tokens`) rather than launching their kernels from
+    /// Python; `None`: the release's default, decode-only graphs.
+    #[serde(default)]
+    pub piecewise_cuda_graphs: Option<bool>,
     /// The engine's share of GPU memory: of the whole GPU for vLLM
     /// (`--gpu-memory-utilization`), SGLang (`--mem-fraction-static`) and TGI
     /// (`--cuda-memory-fraction`), of the memory the weights leave free for TensorRT-LLM
@@ -165,6 +171,7 @@ impl EngineSettings {
             (Field::ReserveFullContext, self.reserve_full_context.is_some()),
             (Field::Sampling, self.sampling.is_some()),
             (Field::EnforceEager, self.enforce_eager.is_some()),
+            (Field::PiecewiseCudaGraphs, self.piecewise_cuda_graphs.is_some()),
             (Field::GpuMemoryFraction, self.gpu_memory_fraction.is_some()),
             (Field::EngineBackend, self.backend.is_some()),
             (Field::Engine, self.release.is_some()),

@@ -97,6 +97,7 @@ fields! {
     EngineBackend = "engine_backend";
     Sampling = "sampling";
     EnforceEager = "enforce_eager";
+    PiecewiseCudaGraphs = "piecewise_cuda_graphs";
     GpuMemoryFraction = "gpu_memory_fraction";
     GpuLayers = "gpu_layers";
     HostBandwidth = "host_bandwidth";

@@ -60,6 +60,13 @@ pub struct EngineKnobs {
     #[serde(default)]
     #[cfg_attr(feature = "cli", arg(long, help_heading = "Serving engine"))]
     pub enforce_eager: Option<bool>,
+    /// TensorRT-LLM's PyTorch backend: whether the iterations that carry prompt tokens replay
+    /// piecewise CUDA graphs (torch_compile_config.enable_piecewise_cuda_graph, capturing up to
+    /// max_num_tokens) instead of launching their kernels one by one from Python. Default: the
+    /// release's (false: graphs of decode-only iterations).
+    #[serde(default)]
+    #[cfg_attr(feature = "cli", arg(long, help_heading = "Serving engine"))]
+    pub piecewise_cuda_graphs: Option<bool>,
     /// The engine's share of GPU memory for weights, activations and KV cache: of the whole
     /// GPU for vLLM (--gpu-memory-utilization, default 0.9), SGLang (--mem-fraction-static) and
     /// TGI (--cuda-memory-fraction); of the memory left free after the weights for
@@ -137,6 +144,7 @@ impl EngineKnobs {
             .with_hint("drop it, or add {engine} vllm")
             .into());
         }
+        self.check_piecewise(engine, release)?;
         self.check_offload(engine)?;
         for (field, value) in [
             (Field::MaxNumSeqs, self.max_num_seqs),
@@ -166,6 +174,26 @@ impl EngineKnobs {
             }
         }
         Ok(self.as_settings(release))
+    }
+
+    /// Piecewise CUDA graphs are a knob of TensorRT-LLM's PyTorch backend; its TensorRT engines
+    /// capture whole iterations.
+    fn check_piecewise(&self, engine: Option<Engine>, release: Option<EngineRelease>) -> Result<(), Error> {
+        if self.piecewise_cuda_graphs.is_none() {
+            return Ok(());
+        }
+        let backend = (engine == Some(Engine::TensorrtLlm))
+            .then(|| self.as_settings(release).backend_of(Engine::TensorrtLlm))
+            .flatten();
+        if backend == Some(EngineBackend::Pytorch) {
+            return Ok(());
+        }
+        Err(RequestError::not_applicable(
+            Field::PiecewiseCudaGraphs,
+            "TensorRT-LLM's PyTorch backend ({engine} tensorrt-llm, {engine_backend} pytorch)",
+        )
+        .with_hint("drop it, or add {engine} tensorrt-llm")
+        .into())
     }
 
     /// Layers on the host are llama.cpp's, and a host bandwidth needs them.
@@ -210,6 +238,7 @@ impl EngineKnobs {
             reserve_full_context: self.reserve_full_context,
             sampling: self.sampling,
             enforce_eager: self.enforce_eager,
+            piecewise_cuda_graphs: self.piecewise_cuda_graphs,
             gpu_memory_fraction: self.gpu_memory_fraction,
             gpu_layers: self.gpu_layers,
             host_bandwidth_gb_per_s: self.host_bandwidth,
@@ -298,6 +327,32 @@ mod tests {
         );
         let refused = read.settings(Some(Engine::TensorrtLlm), None).unwrap_err();
         assert!(format!("{refused:?}").contains("EnforceEager"), "{refused:?}");
+        assert!(read.check_task(gpuplan_model::Task::Pretrain).is_err());
+    }
+
+    #[test]
+    fn piecewise_graphs_are_a_knob_of_tensorrt_llm_s_pytorch_backend_alone() {
+        let read: EngineKnobs = serde_json::from_str(r#"{"piecewise_cuda_graphs": true}"#).unwrap();
+        let on = |engine, release| read.settings(engine, release);
+        assert_eq!(
+            on(Some(Engine::TensorrtLlm), None).unwrap().piecewise_cuda_graphs,
+            Some(true)
+        );
+        let file: EngineKnobs = toml::from_str("piecewise_cuda_graphs = false").unwrap();
+        assert_eq!(file.piecewise_cuda_graphs, Some(false));
+        // Other engines, TensorRT engines, and releases whose default runtime is the engines.
+        let engines = EngineKnobs {
+            engine_backend: Some(EngineBackend::Tensorrt),
+            ..read
+        };
+        for refused in [
+            on(None, None),
+            on(Some(Engine::Vllm), None),
+            on(Some(Engine::TensorrtLlm), EngineRelease::parse("0.12")),
+            engines.settings(Some(Engine::TensorrtLlm), None),
+        ] {
+            assert_eq!(refused.unwrap_err().field(), Some(Field::PiecewiseCudaGraphs));
+        }
         assert!(read.check_task(gpuplan_model::Task::Pretrain).is_err());
     }
 

@@ -1210,6 +1210,54 @@ fn tensorrt_llm_s_pytorch_backend_prefills_without_graphs() {
     );
 }
 
+/// With piecewise CUDA graphs (torch_compile_config.enable_piecewise_cuda_graph, as NVIDIA's
+/// MLPerf v6 configurations set it), TensorRT-LLM's PyTorch backend replays graphs for the
+/// iterations that carry prompts too: at one request a second Llama 3.1 8B's first token comes
+/// as soon as with prebuilt engines, not a host's 32 layers of launches later, and the answer
+/// says so.
+#[test]
+fn piecewise_cuda_graphs_take_the_host_out_of_the_pytorch_backend_s_prompts() {
+    use gpuplan::model::{EngineBackend, EngineSettings};
+    let at = |backend: EngineBackend, piecewise_cuda_graphs: Option<bool>| {
+        let mut r = llama_8b_h100(
+            "tensorrt-llm",
+            EngineSettings {
+                backend: Some(backend),
+                piecewise_cuda_graphs,
+                ..EngineSettings::default()
+            },
+        );
+        (r.seq, r.output_tokens, r.serving.qps) = (Some(100), Some(200), Some(1.0));
+        serving_of(&r)
+    };
+    let first_token = |report: &gpuplan::estimator::serving::LoadReport| report.ttft.unwrap().p50;
+    let eager = at(EngineBackend::Pytorch, None);
+    let piecewise = at(EngineBackend::Pytorch, Some(true));
+    let engines = at(EngineBackend::Tensorrt, None);
+    assert!(
+        first_token(&eager) > first_token(&piecewise) + 0.002,
+        "eager prompts {} s, piecewise graphs {} s",
+        first_token(&eager),
+        first_token(&piecewise)
+    );
+    assert!(
+        (first_token(&piecewise) / first_token(&engines) - 1.0).abs() < 0.05,
+        "piecewise graphs {} s, engines {} s",
+        first_token(&piecewise),
+        first_token(&engines)
+    );
+    assert!(
+        piecewise.scheduler.contains("piecewise CUDA graphs"),
+        "{}",
+        piecewise.scheduler
+    );
+    assert!(
+        !eager.scheduler.contains("piecewise CUDA graphs"),
+        "{}",
+        eager.scheduler
+    );
+}
+
 /// TensorRT-LLM batches prompts with the running decodes in flight whether its chunked context
 /// is on or off: off, it only keeps each prompt whole. With 1,000-token prompts, which fit its
 /// 8,192-token iterations whole, the two settings give the same latencies, and the answer says

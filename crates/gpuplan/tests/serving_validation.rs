@@ -238,6 +238,10 @@ struct Case {
     /// Whether the engine ran without CUDA/HIP graphs, where its configuration says
     /// (AMD's MLPerf vLLM builds: enforce_eager True).
     enforce_eager: Option<bool>,
+    /// Whether TensorRT-LLM's PyTorch backend replayed piecewise CUDA graphs for the iterations
+    /// that carry prompts, where the submission's configuration says
+    /// (`torch_compile_config.enable_piecewise_cuda_graph`).
+    piecewise_cuda_graphs: Option<bool>,
     /// The engine's share of GPU memory, where its configuration says (AMD's MLPerf vLLM
     /// builds: gpu_memory_utilization 1.0, 0.98 Offline).
     gpu_memory_fraction: Option<f64>,
@@ -486,6 +490,7 @@ fn step_cost(case: &Case, input: u64, output: u64) -> Option<StepCost> {
         max_num_batched_tokens: case.max_num_batched_tokens,
         sampling: case.sampling.as_deref().map(|s| s.parse().unwrap()),
         enforce_eager: case.enforce_eager,
+        piecewise_cuda_graphs: case.piecewise_cuda_graphs,
         gpu_memory_fraction: case.gpu_memory_fraction,
         ..EngineSettings::default()
     };
