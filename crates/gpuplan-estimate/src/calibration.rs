@@ -147,6 +147,20 @@ mod tests {
                 .to_string()
                 .contains("serving is 0; it must be above 0")
         );
+        let mut b300: Calibration = toml::from_str(CALIBRATION_TOML).unwrap();
+        let entry = b300
+            .training_peak_fraction
+            .architectures
+            .iter_mut()
+            .find(|a| a.serving_four_bit.is_some())
+            .unwrap();
+        entry.serving_four_bit = Some(f64::NAN);
+        assert!(
+            b300.check()
+                .unwrap_err()
+                .to_string()
+                .contains("serving_four_bit is NaN; it must be above 0")
+        );
     }
 
     #[test]

@@ -51,13 +51,25 @@ fn training_ratio_factor(accelerator: &Accelerator) -> f64 {
 
 /// The architecture's own serving factor, where serving measurements set one.
 fn measured_serving_factor(accelerator: &Accelerator) -> Option<f64> {
+    peak_fraction_entry(accelerator).and_then(|entry| entry.serving)
+}
+
+/// The first entry of the training-fraction table that covers `accelerator`.
+fn peak_fraction_entry(accelerator: &Accelerator) -> Option<&'static gpuplan_model::fitted::ArchitectureFraction> {
     let architecture = accelerator.architecture.to_lowercase();
     calibration()
         .training_peak_fraction
         .architectures
         .iter()
         .find(|entry| entry.covers(accelerator.id.as_str(), &architecture))
-        .and_then(|entry| entry.serving)
+}
+
+/// The part's own factor on the serving engines' native 4-bit GEMMs, where serving
+/// measurements set one (1 elsewhere).
+pub fn serving_four_bit_part_factor(accelerator: &Accelerator) -> f64 {
+    peak_fraction_entry(accelerator)
+        .and_then(|entry| entry.serving_four_bit)
+        .unwrap_or(1.0)
 }
 
 /// The serving assumptions for `accelerator` in words: the factor above and the rounded roofline.
@@ -70,9 +82,16 @@ pub fn serving_gemm_note(accelerator: &Accelerator) -> String {
             "the ratio of the training fractions",
         ),
     };
+    let four_bit = match peak_fraction_entry(accelerator).and_then(|entry| entry.serving_four_bit) {
+        Some(part) => format!(
+            "; native 4-bit GEMMs at {part:.2}× the 4-bit factor on the {} (set from serving runs on it)",
+            accelerator.id
+        ),
+        None => String::new(),
+    };
     format!(
-        "serving iterations: the engine's GEMM fraction (set on Hopper) × {:.2} on {} ({}); a step's weight \
-         stream and GEMMs combine as a roofline rounded at its ridge, (wᵖ + cᵖ)^(1/p) with p = {knee}, \
+        "serving iterations: the engine's GEMM fraction (set on Hopper) × {:.2} on {} ({}){four_bit}; a step's \
+         weight stream and GEMMs combine as a roofline rounded at its ridge, (wᵖ + cᵖ)^(1/p) with p = {knee}, \
          ×{:.2} where the two take as long",
         factor,
         accelerator.architecture,

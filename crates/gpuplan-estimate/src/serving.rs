@@ -461,7 +461,7 @@ impl StepCost {
         let native_fp4 = shape.four_bit_matmuls;
         let gemm_fraction = engine_fraction
             * if native_fp4 {
-                serving_four_bit_gemm_factor()
+                serving_four_bit_gemm_factor() * crate::efficiency::serving_four_bit_part_factor(accelerator)
             } else if low_precision {
                 serving_eight_bit_gemm_factor()
             } else {

@@ -158,6 +158,13 @@ pub struct ArchitectureFraction {
     /// The validation cases `serving` was set from.
     #[serde(default)]
     pub serving_calibrated_on: Vec<String>,
+    /// The serving engines' native 4-bit GEMMs on this part against its own 4-bit peak, as a
+    /// factor on `serving_four_bit_gemm_factor`, where serving measurements set one (a part
+    /// whose 4-bit peak its power limit does not let it sustain).
+    pub serving_four_bit: Option<f64>,
+    /// The validation cases `serving_four_bit` was set from.
+    #[serde(default)]
+    pub serving_four_bit_calibrated_on: Vec<String>,
     /// How this entry was set, where the table's evidence does not say.
     pub note: Option<String>,
 }
@@ -539,7 +546,7 @@ impl Calibration {
                 self.training_peak_fraction
                     .architectures
                     .iter()
-                    .flat_map(|a| &a.serving_calibrated_on),
+                    .flat_map(|a| a.serving_calibrated_on.iter().chain(&a.serving_four_bit_calibrated_on)),
             )
             .chain(self.engines.values().flat_map(|e| &e.calibrated_on))
             .chain(
@@ -635,13 +642,16 @@ impl Calibration {
             });
         }
         let architectures = &self.training_peak_fraction.architectures;
-        match architectures
-            .iter()
-            .find(|a| a.serving.is_some_and(|f| f.is_nan() || f <= 0.0))
-        {
-            Some(a) => Err(CalibrationDataError::OutOfRange {
-                what: format!("training_peak_fraction {:?} serving", a.matches),
-                value: a.serving.unwrap_or_default(),
+        let bad = |f: &Option<f64>| f.is_some_and(|f| f.is_nan() || f <= 0.0);
+        match architectures.iter().find_map(|a| {
+            [("serving", a.serving), ("serving_four_bit", a.serving_four_bit)]
+                .into_iter()
+                .find(|(_, f)| bad(f))
+                .map(|(field, f)| (a, field, f))
+        }) {
+            Some((a, field, value)) => Err(CalibrationDataError::OutOfRange {
+                what: format!("training_peak_fraction {:?} {field}", a.matches),
+                value: value.unwrap_or_default(),
                 bound: "above 0",
             }),
             None => Ok(()),

@@ -127,18 +127,19 @@ const DEEPSEEK_BARS: SetBars = SetBars {
 /// at today's figures, far from the targets and kept as a record against regressions.
 /// The model holds where it has been before (B200's Llama-2-70B and 8B runs within 1–12 %, GB200
 /// and GB300 NVL72 Offline within 2–12 %, Dell's MI300X within 4 %) and misses on the parts new
-/// to it, by GPU rather than by submitter: B300 comes out 7–35 % fast Offline (its 14 PFLOPS of
-/// dense fp4, 1.56× B200's, buys the submissions 1.07–1.12× B200's throughput), the RTX PRO 6000
-/// 10–29 % slow on TensorRT-LLM 1.2's PyTorch backend, and the H200 NVL's two 1.2 Offline runs
-/// 16–20 % slow. A slow capacity near the published load reads that load as past it (60 RTX PRO
-/// 6000 latency rows) and plans 1.25–1.38× the GPUs. The MI355X's serving factor was set from
-/// AMD's Offline run of the set (left out of the medians); its other runs came within 0.7–5.6 %
-/// Offline and in Server goodput, Interactive 17–20 % short.
+/// to it, by GPU rather than by submitter: the RTX PRO 6000 10–29 % slow on TensorRT-LLM 1.2's
+/// PyTorch backend and the H200 NVL's two 1.2 Offline runs 16–20 % slow. A slow capacity near the
+/// published load reads that load as past it (60 RTX PRO 6000 latency rows) and plans 1.25–1.38×
+/// the GPUs. Two factors were set from one run each of the set (left out of the medians): the
+/// MI355X's serving factor (AMD's Offline run; its other runs came within 0.7–5.6 % Offline and in
+/// Server goodput, Interactive 17–20 % short) and the B300's on its 4-bit GEMMs (NVIDIA's
+/// Llama-2-70B Offline run: the B300's 14 PFLOPS of dense fp4, 1.56× B200's, had put its runs
+/// 7–35 % fast Offline; Llama-2-70B and 405B now come within +0.7…+4.1 %, 8B +12…+29 %).
 const V6_BARS: SetBars = SetBars {
     rows: 339,
-    offline: 0.115,
-    goodput: 0.17,
-    percentiles: 0.395,
+    offline: 0.08,
+    goodput: 0.14,
+    percentiles: 0.32,
     not_evaluated: 80,
     plans_over: 25,
 };
@@ -146,31 +147,32 @@ const V6_BARS: SetBars = SetBars {
 /// Bars on MLPerf Inference v6.1's dense-model runs, at their first reading, kept as a record
 /// against regressions. The MI355X's serving factor, set from one v6.0 Offline run on vLLM 0.14,
 /// holds on the round's vLLM 0.22 build (Offline −2.6…+2.2 %); the RTX PRO 4500, new to the
-/// tables, comes within 0.3–2.6 % on Llama-3.1-8B Offline; GB200 and GB300 within 3.3 %. The
-/// misses are v6.0's: B300 5–16 % fast Offline, the RTX PRO 6000 17–30 % slow (its latency rows
-/// past the estimated capacity, its plans 1.25–1.5× the GPUs), and the p99s at the passed loads
-/// far off where AMD's patched vLLM holds prompts back for decode steps (times to first token
-/// 65–85 % longer than the model's). The MI350X, the MI355X's chip at 1,000 W, runs Llama-2-70B at
-/// 0.79× the MI355X's speed per GPU against 0.92× its peak: the model is 16 % fast there.
+/// tables, comes within 0.3–2.6 % on Llama-3.1-8B Offline; GB200 and GB300 within 3.3 %; the B300,
+/// with the 4-bit factor set from one v6.0 run, within −1.5…+7.9 % on Llama-2-70B Offline (5–16 %
+/// fast before it). The misses are v6.0's: the RTX PRO 6000 17–30 % slow (its latency rows past
+/// the estimated capacity, its plans 1.25–1.5× the GPUs), and the p99s at the passed loads far off
+/// where AMD's patched vLLM holds prompts back for decode steps (times to first token 64–85 %
+/// longer than the model's). The MI350X, the MI355X's chip at 1,000 W, runs Llama-2-70B at 0.80×
+/// the MI355X's speed per GPU against 0.92× its peak: the model is 16 % fast there.
 const V61_BARS: SetBars = SetBars {
     rows: 377,
-    offline: 0.08,
-    goodput: 0.125,
-    percentiles: 0.58,
-    not_evaluated: 92,
+    offline: 0.045,
+    goodput: 0.11,
+    percentiles: 0.485,
+    not_evaluated: 108,
     plans_over: 23,
 };
 
 /// Bars on MLPerf Inference v6.1's DeepSeek-R1 runs, at their first reading.
 /// v6.0's picture holds a round on: TensorRT-LLM 1.2's DeepSeek-R1 iterations are faster than the
-/// model's, Offline by 17–28 % on every 8-GPU replica and NVL72 rack (median 25.3 %), the Server
-/// goodputs 7–41 % short, so every latency row's load reads past the estimated capacity and every
+/// model's, Offline by 17–28 % on every 8-GPU replica and NVL72 rack (median 26.5 % with the B300's
+/// 4-bit factor, 25.3 % before it), the Server goodputs 7–41 % short, so every latency row's load reads past the estimated capacity and every
 /// plan asks for more GPUs than served (two replicas where one did). Crusoe's SGLang on 512 MI355X
 /// comes out 60–72 % slow: the MI355X's serving factor was set on a dense model under vLLM.
 const V61_DEEPSEEK_BARS: SetBars = SetBars {
     rows: 88,
-    offline: 0.26,
-    goodput: 0.32,
+    offline: 0.27,
+    goodput: 0.325,
     percentiles: 0.0,
     not_evaluated: 60,
     plans_over: 15,
@@ -179,15 +181,16 @@ const V61_DEEPSEEK_BARS: SetBars = SetBars {
 /// Bars on MLPerf Inference v6.0's DeepSeek-R1 runs, at their first reading. The round turned the
 /// v5.1 picture over: the same 8 B200 that ran 33k tokens/s Offline on TensorRT-LLM 1.0 ran 57–59k
 /// on 1.2, so where the model had come out 17–37 % fast Offline it now comes out 19–36 % slow
-/// (median 25.8 %), the Server goodputs within 10.3 % (median; Cisco's and Nebius's runs 25–32 %
-/// slow, Google's NVL72 Server run, at half NVIDIA's load on the same rack, 137 % fast), and the
-/// plans at the 8-GPU Server loads ask for two replicas where one served, 11 of 17 above 1.15×.
+/// (median 25.8 %; 26.9 % since the B300's 4-bit factor, which slows its B300 replicas further),
+/// the Server goodputs within 11.2 % (median; Cisco's and Nebius's runs 25–32 % slow, Google's
+/// NVL72 Server run, at half NVIDIA's load on the same rack, 137 % fast), and the plans at the
+/// 8-GPU Server loads ask for two replicas where one served, 11 of 17 above 1.15×.
 const V6_DEEPSEEK_BARS: SetBars = SetBars {
     rows: 102,
-    offline: 0.26,
-    goodput: 0.105,
-    percentiles: 0.79,
-    not_evaluated: 28,
+    offline: 0.27,
+    goodput: 0.113,
+    percentiles: 0.73,
+    not_evaluated: 36,
     plans_over: 11,
 };
 
